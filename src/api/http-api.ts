@@ -1,0 +1,94 @@
+// The REST management API as plain request → response handlers, independent
+// of uWS: the HTTP adapter parses, this module routes, authenticates and shapes
+// every error into the one envelope.
+import { timingSafeEqual } from 'node:crypto';
+import { CofferError, ERROR_HTTP_STATUS, type ErrorBody } from '../protocol/errors.js';
+
+export interface ApiRequest {
+  method: string;
+  /** Path below /api/v1, e.g. /servers/files. */
+  path: string;
+  query: URLSearchParams;
+  headers: Record<string, string>;
+  body: unknown;
+}
+
+export interface ApiResponse {
+  status: number;
+  body?: unknown;
+}
+
+export type ApiHandler = (request: ApiRequest, params: Record<string, string>) => Promise<ApiResponse> | ApiResponse;
+
+export interface Route {
+  method: string;
+  /** Segments; `:name` captures one (percent-decoded). */
+  pattern: string;
+  public?: boolean;
+  handler: ApiHandler;
+}
+
+export function errorResponse(body: ErrorBody): ApiResponse {
+  return { status: ERROR_HTTP_STATUS[body.code], body: { error: body } };
+}
+
+/** Constant-time: the comparison does not reveal how much of a guess was right. */
+export function tokenMatches(presented: string | undefined, expected: string): boolean {
+  if (presented === undefined) return false;
+  const a = Buffer.from(presented);
+  const b = Buffer.from(expected);
+  return a.length === b.length && timingSafeEqual(a, b);
+}
+
+export function presentedToken(headers: Record<string, string>): string | undefined {
+  const authorization = headers['authorization'];
+  if (authorization?.startsWith('Bearer ')) return authorization.slice('Bearer '.length).trim();
+  return headers['x-coffer-token'];
+}
+
+function match(pattern: string, path: string): Record<string, string> | null {
+  const want = pattern.split('/').filter(Boolean);
+  const have = path.split('/').filter(Boolean);
+  if (want.length !== have.length) return null;
+  const params: Record<string, string> = {};
+  for (let i = 0; i < want.length; i++) {
+    const segment = want[i]!;
+    if (segment.startsWith(':')) {
+      try {
+        params[segment.slice(1)] = decodeURIComponent(have[i]!);
+      } catch {
+        return null;
+      }
+    } else if (segment !== have[i]) return null;
+  }
+  return params;
+}
+
+export class HttpApi {
+  constructor(
+    private readonly routes: Route[],
+    private readonly token: () => string,
+  ) {}
+
+  async handle(request: ApiRequest): Promise<ApiResponse> {
+    let pathMatched = false;
+    for (const route of this.routes) {
+      const params = match(route.pattern, request.path);
+      if (!params) continue;
+      pathMatched = true;
+      if (route.method !== request.method) continue;
+      if (!route.public && !tokenMatches(presentedToken(request.headers), this.token())) {
+        return errorResponse({ code: 'UNAUTHENTICATED', message: "missing or wrong token: send 'Authorization: Bearer <token>' with the token from daemon.json" });
+      }
+      try {
+        return await route.handler(request, params);
+      } catch (error) {
+        if (error instanceof CofferError) return errorResponse(error.toBody());
+        throw error;
+      }
+    }
+    return pathMatched
+      ? errorResponse({ code: 'METHOD_NOT_ALLOWED', message: `${request.method} is not supported on ${request.path}` })
+      : errorResponse({ code: 'RESOURCE_NOT_FOUND', message: `no route ${request.method} /api/v1${request.path}` });
+  }
+}

@@ -1,0 +1,32 @@
+// /daemon routes: status (the only route without a token) and shutdown.
+import type { Route } from '../http-api.js';
+
+export interface DaemonStatus {
+  status: 'starting' | 'ready' | 'stopping';
+  version: string;
+  started_at: string;
+  port: number;
+  pid: number;
+  native_http: boolean;
+  upstreams: { registered: number; enabled: number; healthy: number; degraded: number };
+}
+
+export interface DaemonControl {
+  status(): Promise<DaemonStatus>;
+  /** Starts a graceful stop after the answer is sent. */
+  requestShutdown(): void;
+}
+
+export function daemonRoutes(control: DaemonControl): Route[] {
+  return [
+    { method: 'GET', pattern: '/daemon/status', public: true, handler: async () => ({ status: 200, body: await control.status() }) },
+    {
+      method: 'POST',
+      pattern: '/daemon/shutdown',
+      handler: () => {
+        setImmediate(() => control.requestShutdown());
+        return { status: 202, body: { status: 'stopping' } };
+      },
+    },
+  ];
+}

@@ -1,0 +1,65 @@
+// Argument parsing on node:util parseArgs. Every command also accepts the
+// global --home and --help, so they may appear anywhere on the line.
+import { parseArgs } from 'node:util';
+import { usageError } from './output.js';
+
+type OptionSpec = { type: 'string' | 'boolean'; multiple?: boolean; short?: string };
+type OptionSpecs = Record<string, OptionSpec>;
+
+type ValueOf<S extends OptionSpec> = S['type'] extends 'string'
+  ? S['multiple'] extends true
+    ? string[]
+    : string
+  : S['multiple'] extends true
+    ? boolean[]
+    : boolean;
+
+export type ParsedArgs<S extends OptionSpecs> = {
+  values: { [K in keyof S]?: ValueOf<S[K]> } & { home?: string; help?: boolean };
+  positionals: string[];
+};
+
+const GLOBAL_OPTIONS = {
+  home: { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+} as const satisfies OptionSpecs;
+
+export function parseCommandArgs<S extends OptionSpecs>(argv: string[], options: S): ParsedArgs<S> {
+  try {
+    const { values, positionals } = parseArgs({
+      args: argv,
+      options: { ...GLOBAL_OPTIONS, ...options },
+      allowPositionals: true,
+      strict: true,
+    });
+    return { values: values as ParsedArgs<S>['values'], positionals };
+  } catch (error) {
+    // parseArgs throws TypeErrors with ERR_PARSE_ARGS_* codes: a usage problem.
+    throw usageError(error instanceof Error ? error.message : String(error));
+  }
+}
+
+/** `K=V` pairs of --env / --header; the key may not be empty, the value may. */
+export function parseKeyValues(pairs: string[] | undefined, flag: string): Record<string, string> {
+  const result: Record<string, string> = {};
+  for (const pair of pairs ?? []) {
+    const at = pair.indexOf('=');
+    if (at <= 0) throw usageError(`${flag} expects KEY=VALUE, got '${pair.split('=')[0]}'`);
+    result[pair.slice(0, at)] = pair.slice(at + 1);
+  }
+  return result;
+}
+
+export function parsePort(raw: string | undefined, source: string): number | undefined {
+  if (raw === undefined || raw === '') return undefined;
+  const port = Number(raw);
+  if (!Number.isInteger(port) || port < 1 || port > 65535) throw usageError(`${source} must be a port number 1-65535, got '${raw}'`);
+  return port;
+}
+
+/** Exactly the named positionals, in order (e.g. ['NAME']); anything missing or extra is a usage error. */
+export function expectPositionals(positionals: string[], names: string[]): string[] {
+  if (positionals.length < names.length) throw usageError(`missing ${names[positionals.length]}`);
+  if (positionals.length > names.length) throw usageError(`unexpected argument '${positionals[names.length]}'`);
+  return positionals;
+}

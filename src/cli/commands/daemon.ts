@@ -1,0 +1,74 @@
+// `coffer daemon start|stop|status`: the background daemon of one $COFFER_HOME.
+import { resolveHome } from '../../daemon/daemon-file.js';
+import { daemonUnreachable, daemonUrl, type DaemonStatus } from '../api-client.js';
+import { expectPositionals, parseCommandArgs, parsePort } from '../args.js';
+import type { Command } from '../command.js';
+import { daemonLogPath, probeDaemon, startDaemonProcess, stopDaemonProcess } from '../daemon-control.js';
+import { EXIT, type ExitCode } from '../exit-codes.js';
+import { printFields, printJson, printLine, usageError } from '../output.js';
+
+const usage = `Usage: coffer daemon <start|stop|status> [--home DIR] [--json]
+
+  start [--port N]   start a background daemon (log: $COFFER_HOME/logs/daemon.log)
+                     and wait until it is ready; does nothing if one already runs
+  stop               ask the daemon to shut down and wait until its process is gone
+  status             show whether a daemon runs, and its upstream counts (exit 3 if none)
+  --json             machine-readable output on stdout`;
+
+const options = { json: { type: 'boolean' }, port: { type: 'string' } } as const;
+
+type Handler = (home: string, values: { json?: boolean; port?: string }) => Promise<ExitCode>;
+
+const handlers: Record<string, Handler> = {
+  async start(home, values) {
+    const port = parsePort(values.port, '--port');
+    const { file, status, alreadyRunning } = await startDaemonProcess(home, { port });
+    if (values.json) printJson({ status: status.status, url: daemonUrl(file.port), port: file.port, pid: file.pid, already_running: alreadyRunning });
+    else printLine(`coffer daemon ${alreadyRunning ? 'already running' : 'started'} on ${daemonUrl(file.port)} (pid ${file.pid}, log ${daemonLogPath(home)})`);
+    return EXIT.OK;
+  },
+
+  async stop(home, values) {
+    const stopped = await stopDaemonProcess(home);
+    if (values.json) printJson({ stopped: stopped !== null, pid: stopped?.pid ?? null });
+    else printLine(stopped ? `coffer daemon stopped (pid ${stopped.pid})` : 'coffer daemon is not running');
+    return EXIT.OK;
+  },
+
+  async status(home, values) {
+    const running = await probeDaemon(home);
+    if (!running) {
+      if (values.json) printJson({ status: 'stopped' });
+      throw daemonUnreachable(home, 'no coffer daemon is running');
+    }
+    if (values.json) printJson(running.status);
+    else printStatus(running.status, home);
+    return EXIT.OK;
+  },
+};
+
+function printStatus(status: DaemonStatus, home: string): void {
+  const { registered, enabled, healthy, degraded } = status.upstreams;
+  printFields([
+    ['status', status.status],
+    ['url', daemonUrl(status.port)],
+    ['pid', String(status.pid)],
+    ['version', status.version],
+    ['started', status.started_at],
+    ['home', home],
+    ['upstreams', `${registered} registered, ${enabled} enabled, ${healthy} healthy, ${degraded} degraded`],
+  ]);
+}
+
+export const daemonCommand: Command = {
+  name: 'daemon',
+  summary: 'start, stop or inspect the background daemon',
+  usage,
+  async run(argv) {
+    const { values, positionals } = parseCommandArgs(argv, options);
+    const [action] = expectPositionals(positionals, ['an action (start, stop or status)']);
+    if (!Object.hasOwn(handlers, action!)) throw usageError(`unknown daemon action '${action}'`);
+    if (values.port !== undefined && action !== 'start') throw usageError('--port only applies to `coffer daemon start`');
+    return handlers[action!]!(resolveHome(values.home), values);
+  },
+};

@@ -1,0 +1,47 @@
+// `coffer serve`: the daemon in the foreground of this process.
+import { resolveHome } from '../../daemon/daemon-file.js';
+import { daemonUrl } from '../api-client.js';
+import { expectPositionals, parseCommandArgs, parsePort } from '../args.js';
+import type { Command } from '../command.js';
+import { probeDaemon } from '../daemon-control.js';
+import { EXIT } from '../exit-codes.js';
+import { CliError, printLine, printMessage } from '../output.js';
+
+const usage = `Usage: coffer serve [--port N] [--home DIR]
+
+Runs the coffer daemon in the foreground until SIGINT or SIGTERM.
+  --port N     port to bind on 127.0.0.1 (env COFFER_PORT; default 7077 or the next free one)
+  --home DIR   data directory (env COFFER_HOME; default ~/.coffer)`;
+
+export const serveCommand: Command = {
+  name: 'serve',
+  summary: 'run the daemon in the foreground',
+  usage,
+  async run(argv) {
+    const { values, positionals } = parseCommandArgs(argv, { port: { type: 'string' } });
+    expectPositionals(positionals, []);
+    const port = parsePort(values.port, '--port') ?? parsePort(process.env.COFFER_PORT, 'COFFER_PORT');
+    const home = resolveHome(values.home);
+
+    const running = await probeDaemon(home);
+    if (running) {
+      throw new CliError(EXIT.CONFLICT, 'DAEMON_ALREADY_RUNNING', `a coffer daemon already runs for ${home} on port ${running.file.port} (pid ${running.file.pid})`);
+    }
+    // Loaded here, not at the top: every other command stays free of the daemon's heavy imports.
+    const { startDaemon } = await import('../../daemon/daemon.js');
+    const daemon = await startDaemon({ home, port });
+    printLine(`coffer daemon listening on ${daemonUrl(daemon.port)} (pid ${process.pid}, home ${home})`);
+
+    const signal = await new Promise<NodeJS.Signals>((resolve) => {
+      process.once('SIGINT', resolve);
+      process.once('SIGTERM', resolve);
+    });
+    // A second signal while stopping means "now".
+    const forceExit = (): never => process.exit(EXIT.ERROR);
+    process.once('SIGINT', forceExit);
+    process.once('SIGTERM', forceExit);
+    printMessage(`coffer daemon stopping (${signal})`);
+    await daemon.stop();
+    return EXIT.OK;
+  },
+};

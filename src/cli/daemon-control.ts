@@ -1,0 +1,184 @@
+// Starting and stopping a background daemon for one $COFFER_HOME; used by
+// `coffer daemon start|stop` and by `coffer shim` (which starts one if none runs).
+import { spawn } from 'node:child_process';
+import { closeSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { ensureHome, readDaemonFile, removeDaemonFile, type DaemonFile } from '../daemon/daemon-file.js';
+import { CLI_ENTRY } from '../paths.js';
+import { daemonUrl, fetchStatus, type DaemonStatus } from './api-client.js';
+import { EXIT } from './exit-codes.js';
+import { CliError } from './output.js';
+
+export interface RunningDaemonInfo {
+  file: DaemonFile;
+  status: DaemonStatus;
+}
+
+export const START_TIMEOUT_MS = 20_000;
+const STOP_TIMEOUT_MS = 15_000;
+const POLL_MS = 100;
+
+export const daemonLogPath = (home: string): string => join(home, 'logs', 'daemon.log');
+
+/** The daemon daemon.json points at, if it answers. */
+export async function probeDaemon(home: string): Promise<RunningDaemonInfo | null> {
+  const file = readDaemonFile(home);
+  if (!file) return null;
+  const status = await fetchStatus(file.port);
+  return status ? { file, status } : null;
+}
+
+/** Alive and not a zombie (an exited child its parent has not reaped yet counts as gone). */
+export function isProcessAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
+  } catch {
+    return true; // no procfs: trust kill(0)
+  }
+}
+
+/**
+ * Spawns `coffer serve` detached (output to logs/daemon.log) and waits until it
+ * reports ready. Returns the running one instead when there already is one; a
+ * concurrent starter (two shims launched together) is waited for, not raced.
+ */
+export async function startDaemonProcess(
+  home: string,
+  options: { port?: number; timeoutMs?: number } = {},
+): Promise<RunningDaemonInfo & { alreadyRunning: boolean }> {
+  const deadline = Date.now() + (options.timeoutMs ?? START_TIMEOUT_MS);
+  const running = await probeDaemon(home);
+  if (running?.status.status === 'ready') return { ...running, alreadyRunning: true };
+  ensureHome(home);
+  const release = acquireStartLock(home);
+  if (!release) return { ...(await waitUntilReady(home, deadline)), alreadyRunning: true };
+  try {
+    const log = openSync(daemonLogPath(home), 'a', 0o600);
+    const args = [CLI_ENTRY, 'serve', '--home', home, ...(options.port ? ['--port', String(options.port)] : [])];
+    const child = spawn(process.execPath, args, { detached: true, stdio: ['ignore', log, log], env: process.env });
+    closeSync(log);
+    let exited: string | null = null;
+    child.on('exit', (code, signal) => (exited = signal ?? `code ${code}`));
+    try {
+      const ready = await waitUntilReady(home, deadline, child.pid, () => exited);
+      child.unref();
+      return { ...ready, alreadyRunning: false };
+    } catch (error) {
+      // A daemon that missed its deadline is not left behind half-started.
+      if (exited === null) child.kill('SIGTERM');
+      throw error;
+    }
+  } finally {
+    release();
+  }
+}
+
+async function waitUntilReady(
+  home: string,
+  deadline: number,
+  pid?: number,
+  exited: () => string | null = () => null,
+): Promise<RunningDaemonInfo> {
+  for (;;) {
+    const how = exited();
+    if (how !== null) throw startFailure(home, `the daemon exited (${how}) before it was ready`);
+    const file = readDaemonFile(home);
+    if (file && (pid === undefined || file.pid === pid)) {
+      const status = await fetchStatus(file.port);
+      if (status?.status === 'ready') return { file, status };
+    }
+    if (Date.now() >= deadline) throw startFailure(home, 'the daemon did not become ready in time');
+    await sleep(POLL_MS);
+  }
+}
+
+function startFailure(home: string, why: string): CliError {
+  let tail = '';
+  try {
+    tail = readFileSync(daemonLogPath(home), 'utf8').trimEnd().split('\n').slice(-10).join('\n');
+  } catch {
+    // no log yet
+  }
+  const message = `${why}; see ${daemonLogPath(home)}` + (tail ? `\n--- last lines of the log ---\n${tail}` : '');
+  return new CliError(EXIT.ERROR, 'DAEMON_START_FAILED', message);
+}
+
+/** An exclusive lock file holding the starter's pid; a lock whose holder died is taken over. */
+function acquireStartLock(home: string): (() => void) | null {
+  const path = join(home, 'daemon.start.lock');
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      writeFileSync(path, String(process.pid), { flag: 'wx', mode: 0o600 });
+      return () => rmSync(path, { force: true });
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      const holder = Number(readFileSafe(path));
+      if (holder && isProcessAlive(holder)) return null;
+      rmSync(path, { force: true });
+    }
+  }
+  return null;
+}
+
+function readFileSafe(path: string): string {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch {
+    return '';
+  }
+}
+
+/**
+ * Asks the daemon to shut down (SIGTERM to the pid in daemon.json when it does
+ * not answer) and waits until the process is gone. null: nothing was running.
+ */
+export async function stopDaemonProcess(home: string): Promise<{ pid: number } | null> {
+  const file = readDaemonFile(home);
+  if (!file) return null;
+  if (!isProcessAlive(file.pid)) {
+    removeDaemonFile(home, file.pid); // left behind by a daemon that crashed
+    return null;
+  }
+  let signalled = false;
+  const terminate = (): void => {
+    signalled = true;
+    try {
+      process.kill(file.pid, 'SIGTERM');
+    } catch {
+      // already gone
+    }
+  };
+  if (!(await requestShutdown(file))) terminate();
+  let deadline = Date.now() + STOP_TIMEOUT_MS;
+  while (isProcessAlive(file.pid)) {
+    if (Date.now() >= deadline) {
+      if (signalled) throw new CliError(EXIT.ERROR, 'DAEMON_STOP_FAILED', `the daemon (pid ${file.pid}) did not exit in time`);
+      terminate(); // it accepted the shutdown request but hangs: one more, harder, nudge
+      deadline = Date.now() + 5_000;
+    }
+    await sleep(POLL_MS);
+  }
+  removeDaemonFile(home, file.pid);
+  return { pid: file.pid };
+}
+
+async function requestShutdown(file: DaemonFile): Promise<boolean> {
+  try {
+    const response = await fetch(`${daemonUrl(file.port)}/api/v1/daemon/shutdown`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${file.token}` },
+      signal: AbortSignal.timeout(5_000),
+    });
+    await response.body?.cancel();
+    return response.ok;
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,51 @@
+// $COFFER_HOME and daemon.json: how the CLI and the shim find a running daemon.
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+
+export interface DaemonFile {
+  port: number;
+  pid: number;
+  token: string;
+  started_at: string;
+}
+
+/** --home, then COFFER_HOME, then ~/.coffer. */
+export function resolveHome(explicit?: string): string {
+  return explicit ?? process.env.COFFER_HOME ?? join(homedir(), '.coffer');
+}
+
+export function ensureHome(home: string): void {
+  mkdirSync(home, { recursive: true, mode: 0o700 });
+  mkdirSync(join(home, 'logs'), { recursive: true, mode: 0o700 });
+}
+
+export const daemonFilePath = (home: string): string => join(home, 'daemon.json');
+
+export function newToken(): string {
+  return randomBytes(32).toString('base64url');
+}
+
+/** Atomic: written to a temporary file with mode 0600, then renamed over. */
+export function writeDaemonFile(home: string, data: DaemonFile): void {
+  const target = daemonFilePath(home);
+  const temporary = `${target}.${process.pid}.tmp`;
+  writeFileSync(temporary, JSON.stringify(data, null, 2) + '\n', { mode: 0o600 });
+  renameSync(temporary, target);
+}
+
+/** null when there is none or it is unreadable (a daemon that never finished starting). */
+export function readDaemonFile(home: string): DaemonFile | null {
+  try {
+    const parsed = JSON.parse(readFileSync(daemonFilePath(home), 'utf8')) as Partial<DaemonFile>;
+    if (typeof parsed.port !== 'number' || typeof parsed.token !== 'string' || typeof parsed.pid !== 'number') return null;
+    return parsed as DaemonFile;
+  } catch {
+    return null;
+  }
+}
+
+export function removeDaemonFile(home: string, pid: number): void {
+  if (readDaemonFile(home)?.pid === pid) rmSync(daemonFilePath(home), { force: true });
+}

@@ -1,0 +1,186 @@
+// Starts and stops the coffer daemon: DB writer, preference snapshot, actor
+// pool, router, MCP sessions and the HTTP server, in that order; stops them in
+// reverse, letting open calls finish first.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { HttpApi } from '../api/http-api.js';
+import { daemonRoutes, type DaemonStatus } from '../api/routes/daemon.js';
+import { serverRoutes } from '../api/routes/servers.js';
+import { openDbWriter } from '../db/writer-handle.js';
+import { startHttpServer, type HttpServer } from '../http/server.js';
+import { nativeBindingLoaded } from '../http/uws.js';
+import { Logger, type LogLevel } from '../log.js';
+import { Dispatcher } from '../mcp/dispatcher.js';
+import { SessionRegistry } from '../mcp/sessions.js';
+import { MIGRATIONS_DIR, PROJECT_ROOT } from '../paths.js';
+import { DEFAULT_ACTOR_TUNING, type ActorTuning } from '../protocol/actor.js';
+import type { ListKind } from '../protocol/capabilities.js';
+import { Registry } from '../registry/registry.js';
+import { PreferenceGate } from '../router/preference-gate.js';
+import { Router } from '../router/router.js';
+import { UpstreamPool } from '../upstreams/pool.js';
+import { ensureHome, newToken, readDaemonFile, removeDaemonFile, writeDaemonFile } from './daemon-file.js';
+
+export interface DaemonOptions {
+  home: string;
+  /** Default 7077; 0 picks any free port (tests). */
+  port?: number;
+  logLevel?: LogLevel;
+  /** Log to stderr instead of $home/logs/daemon.log. */
+  logToStderr?: boolean;
+  tuning?: Partial<ActorTuning>;
+  /** Items per page of a merged list. */
+  pageSize?: number;
+  /** How long stop() lets open calls finish. */
+  drainMs?: number;
+}
+
+export interface RunningDaemon {
+  port: number;
+  token: string;
+  /** Graceful: open calls finish (up to drainMs) or fail cleanly, actors and their children stop. Idempotent. */
+  stop(): Promise<void>;
+  /** Resolves once the daemon has stopped, whoever asked. */
+  stopped: Promise<void>;
+}
+
+export const DEFAULT_PORT = 7077;
+export const VERSION: string = (JSON.parse(readFileSync(join(PROJECT_ROOT, 'package.json'), 'utf8')) as { version: string }).version;
+
+const LIST_CHANGED_METHOD: Record<ListKind, string> = {
+  tools: 'notifications/tools/list_changed',
+  resources: 'notifications/resources/list_changed',
+  resourceTemplates: 'notifications/resources/list_changed',
+  prompts: 'notifications/prompts/list_changed',
+};
+
+function isProcessAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon> {
+  const home = options.home;
+  ensureHome(home);
+  const existing = readDaemonFile(home);
+  if (existing && existing.pid !== process.pid && isProcessAlive(existing.pid)) {
+    throw new Error(`a coffer daemon (pid ${existing.pid}) already runs for ${home} on port ${existing.port}: stop it with 'coffer daemon stop'`);
+  }
+  const log = new Logger(options.logToStderr ? null : join(home, 'logs', 'daemon.log'), options.logLevel ?? 'info');
+  const startedAt = new Date().toISOString();
+  let phase: DaemonStatus['status'] = 'starting';
+
+  const opened = await openDbWriter(
+    { dbPath: join(home, 'coffer.db'), migrationsDir: MIGRATIONS_DIR, keyPath: join(home, 'secret.key') },
+    { onDeath: (error) => log.error('DB writer died', { error: error.message }) },
+  );
+  if (!opened.ok) throw new Error(`cannot open the database in ${home}: ${opened.error.message}`);
+  const writer = opened.value;
+
+  const configs = new Map((await writer.api.listServers()).map((record) => [record.config.name, record.config]));
+  const gate = new PreferenceGate(writer.api, (server) => configs.get(server)?.auto_enable_new_capabilities ?? true, log);
+  gate.load(await writer.api.getPreferences());
+
+  const tuning: ActorTuning = { ...DEFAULT_ACTOR_TUNING, ...options.tuning };
+  const pool = new UpstreamPool(tuning, join(home, 'logs'), log);
+  const router = new Router(pool, gate);
+  const dispatcher = new Dispatcher(router, { version: VERSION, pageSize: options.pageSize ?? 1000 }, log);
+  const sessions = new SessionRegistry(dispatcher, { maxBodyBytes: 64 * 1024 * 1024, keepAliveMs: 5_000, idleTimeoutMs: 60 * 60_000 }, log);
+
+  const broadcastChanged = (kind: ListKind) => sessions.broadcast({ jsonrpc: '2.0', method: LIST_CHANGED_METHOD[kind] });
+  router.on('list_changed', broadcastChanged);
+  router.on('degraded', (server, kind, reason) => log.warn('upstream left out of list', { server, kind, reason }));
+  router.on('recovered', (server, kind) => log.info('upstream answers again', { server, kind }));
+  pool.on('list_changed', (_server, kind) => broadcastChanged(kind));
+  pool.on('progress', (_server, requestId, progress) => router.progress(requestId, progress));
+  pool.on('state', (server, status) => {
+    log.info('upstream state', { server, state: status.state, error: status.lastError });
+    if (status.state === 'ready') router.upstreamReady(server);
+  });
+
+  const registry = new Registry(writer.api, pool, (server) => router.degradedServers().includes(server), {
+    surfaceChanged: (server) => {
+      void writer.api.getServer(server).then((found) => {
+        if (found) configs.set(server, found.config);
+        else {
+          configs.delete(server);
+          gate.forget(server);
+        }
+        for (const kind of ['tools', 'resources', 'prompts'] as const) broadcastChanged(kind);
+      });
+    },
+  });
+
+  const token = newToken();
+  let http: HttpServer | null = null;
+  let resolveStopped!: () => void;
+  const stopped = new Promise<void>((resolve) => (resolveStopped = resolve));
+  let stopping: Promise<void> | null = null;
+
+  const stop = (): Promise<void> =>
+    (stopping ??= (async () => {
+      phase = 'stopping';
+      log.info('stopping');
+      await sessions.drain(options.drainMs ?? 5_000);
+      await sessions.closeAll();
+      await pool.stopAll();
+      http?.close();
+      await writer.close();
+      removeDaemonFile(home, process.pid);
+      log.info('stopped');
+      resolveStopped();
+    })());
+
+  const api = new HttpApi(
+    [
+      ...daemonRoutes({
+        status: async () => {
+          const statuses = pool.statuses();
+          return {
+            status: phase,
+            version: VERSION,
+            started_at: startedAt,
+            port: http?.port ?? 0,
+            pid: process.pid,
+            native_http: nativeBindingLoaded(),
+            upstreams: {
+              registered: configs.size,
+              enabled: [...configs.values()].filter((config) => config.enabled).length,
+              healthy: statuses.filter((status) => status.state === 'ready').length,
+              degraded: new Set([...router.degradedServers(), ...statuses.filter((status) => status.state !== 'ready').map((status) => status.server)]).size,
+            },
+          };
+        },
+        requestShutdown: () => void stop(),
+      }),
+      ...serverRoutes(registry),
+    ],
+    () => token,
+  );
+
+  try {
+    http = await startHttpServer(
+      { port: options.port ?? DEFAULT_PORT, portRange: 10, mcpMaxBodyBytes: 64 * 1024 * 1024, apiMaxBodyBytes: 1024 * 1024 },
+      api,
+      sessions,
+      log,
+    );
+  } catch (error) {
+    await writer.close();
+    throw error;
+  }
+  for (const config of configs.values()) if (config.enabled) pool.start(config);
+  writeDaemonFile(home, { port: http.port, pid: process.pid, token, started_at: startedAt });
+  phase = 'ready';
+  log.info('ready', { port: http.port, upstreams: configs.size, native_http: nativeBindingLoaded() });
+  return {
+    port: http.port,
+    token,
+    stop,
+    stopped,
+  };
+}

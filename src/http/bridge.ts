@@ -1,0 +1,139 @@
+// Thin adapter between uWebSockets.js and the Fetch API (Request/Response),
+// which the SDK's WebStandardStreamableHTTPServerTransport speaks.
+// uWS rules honoured here: request data is read before any await, every
+// handler sets onAborted, and writes after an await are corked.
+import { STATUS_CODES } from 'node:http';
+import type { HttpRequest, HttpResponse } from './uws.js';
+
+/** What a handler needs of a request, copied out of uWS before any await. */
+export interface IncomingRequest {
+  method: string;
+  path: string;
+  query: string;
+  headers: Record<string, string>;
+}
+
+export function readRequest(req: HttpRequest): IncomingRequest {
+  const headers: Record<string, string> = {};
+  req.forEach((key, value) => {
+    headers[key] = value;
+  });
+  return { method: req.getCaseSensitiveMethod().toUpperCase(), path: req.getUrl(), query: req.getQuery() ?? '', headers };
+}
+
+/** Tracks whether the client went away; uWS forbids touching `res` after that. */
+export class ResponseState {
+  aborted = false;
+  private onAbortHandlers: Array<() => void> = [];
+
+  constructor(readonly res: HttpResponse) {
+    res.onAborted(() => {
+      this.aborted = true;
+      for (const handler of this.onAbortHandlers) handler();
+    });
+  }
+
+  onAbort(handler: () => void): void {
+    this.onAbortHandlers.push(handler);
+  }
+}
+
+export class BodyTooLargeError extends Error {}
+
+/** Collects the body; rejects with BodyTooLargeError past `limit` bytes (the rest is not buffered). */
+export function readBody(state: ResponseState, limit: number): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let failed = false;
+    state.onAbort(() => reject(new Error('client aborted')));
+    state.res.onData((chunk, isLast) => {
+      if (failed) return;
+      size += chunk.byteLength;
+      if (size > limit) {
+        failed = true;
+        reject(new BodyTooLargeError(`body over ${limit} bytes`));
+        return;
+      }
+      // uWS reuses the chunk's memory after this callback returns: copy it.
+      chunks.push(Buffer.from(new Uint8Array(chunk)));
+      if (isLast) resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
+    });
+  });
+}
+
+export function statusLine(status: number): string {
+  return `${status} ${STATUS_CODES[status] ?? 'Unknown'}`;
+}
+
+/** Writes a complete response in one corked batch. */
+export function sendBuffered(state: ResponseState, status: number, headers: Record<string, string>, body: string | Uint8Array): void {
+  if (state.aborted) return;
+  state.res.cork(() => {
+    state.res.writeStatus(statusLine(status));
+    for (const [key, value] of Object.entries(headers)) state.res.writeHeader(key, value);
+    state.res.end(body);
+  });
+}
+
+export function toFetchRequest(incoming: IncomingRequest, origin: string, body: Buffer | null): Request {
+  const url = origin + incoming.path + (incoming.query ? `?${incoming.query}` : '');
+  return new Request(url, { method: incoming.method, headers: incoming.headers, body });
+}
+
+// uWS computes these itself.
+const HOP_HEADERS = new Set(['content-length', 'transfer-encoding', 'connection']);
+
+function waitWritable(state: ResponseState): Promise<void> {
+  return new Promise((resolve) => {
+    if (state.aborted) return resolve();
+    state.onAbort(resolve);
+    state.res.onWritable(() => {
+      resolve();
+      return true;
+    });
+  });
+}
+
+/**
+ * Sends a Fetch Response. Event streams are pumped chunk by chunk with
+ * backpressure (we wait for onWritable before reading more); other bodies are
+ * sent in one write. A client abort cancels the body stream, which tells the
+ * producer (the SDK transport) that the stream is gone.
+ */
+export async function sendFetchResponse(state: ResponseState, response: Response): Promise<void> {
+  const headers: Record<string, string> = {};
+  response.headers.forEach((value, key) => {
+    if (!HOP_HEADERS.has(key)) headers[key] = value;
+  });
+  const streaming = response.body !== null && (response.headers.get('content-type') ?? '').startsWith('text/event-stream');
+  if (!streaming) {
+    const body = response.body === null ? new Uint8Array() : new Uint8Array(await response.arrayBuffer());
+    sendBuffered(state, response.status, headers, body);
+    return;
+  }
+  const reader = response.body!.getReader();
+  state.onAbort(() => void reader.cancel().catch(() => undefined));
+  if (state.aborted) return void (await reader.cancel().catch(() => undefined));
+  state.res.cork(() => {
+    state.res.writeStatus(statusLine(response.status));
+    for (const [key, value] of Object.entries(headers)) state.res.writeHeader(key, value);
+  });
+  for (;;) {
+    let next: Awaited<ReturnType<typeof reader.read>>;
+    try {
+      next = await reader.read();
+    } catch {
+      break;
+    }
+    if (state.aborted) return;
+    if (next.done) break;
+    let writable = true;
+    state.res.cork(() => {
+      writable = state.res.write(next.value);
+    });
+    if (!writable) await waitWritable(state);
+    if (state.aborted) return;
+  }
+  if (!state.aborted) state.res.cork(() => state.res.end());
+}

@@ -1,0 +1,106 @@
+// The uWebSockets.js server: /mcp (Streamable HTTP) and /api/v1 (REST), bound
+// to 127.0.0.1 only. Host and Origin are checked before anything else.
+import type { ApiResponse, HttpApi } from '../api/http-api.js';
+import type { Logger } from '../log.js';
+import type { SessionRegistry } from '../mcp/sessions.js';
+import { BodyTooLargeError, readBody, readRequest, ResponseState, sendBuffered, sendFetchResponse, toFetchRequest, type IncomingRequest } from './bridge.js';
+import { isAllowedHost, isAllowedOrigin } from './host-check.js';
+import { uws, type HttpResponse, type TemplatedApp, type us_listen_socket } from './uws.js';
+
+export const LOOPBACK = '127.0.0.1';
+
+export interface HttpServerOptions {
+  /** 0 picks a free port; otherwise the first free one of port … port + portRange - 1. */
+  port: number;
+  portRange: number;
+  mcpMaxBodyBytes: number;
+  apiMaxBodyBytes: number;
+}
+
+export interface HttpServer {
+  port: number;
+  close(): void;
+}
+
+const JSON_HEADERS = { 'content-type': 'application/json' };
+
+function sendJson(state: ResponseState, response: ApiResponse): void {
+  if (response.body === undefined) sendBuffered(state, response.status, {}, '');
+  else sendBuffered(state, response.status, JSON_HEADERS, JSON.stringify(response.body));
+}
+
+function envelope(status: number, code: string, message: string): ApiResponse {
+  return { status, body: { error: { code, message } } };
+}
+
+export async function startHttpServer(options: HttpServerOptions, api: HttpApi, mcp: SessionRegistry, log: Logger): Promise<HttpServer> {
+  const app = uws.App();
+  let port = 0;
+
+  const guard = (state: ResponseState, incoming: IncomingRequest): boolean => {
+    if (isAllowedHost(incoming.headers['host'], port) && isAllowedOrigin(incoming.headers['origin'])) return true;
+    sendJson(state, envelope(403, 'FORBIDDEN_HOST', 'Host or Origin is not a loopback name of this daemon (DNS-rebinding protection)'));
+    return false;
+  };
+
+  app.any('/mcp', (res: HttpResponse, req) => {
+    const state = new ResponseState(res);
+    const incoming = readRequest(req);
+    if (!guard(state, incoming)) return;
+    void (async () => {
+      const body = incoming.method === 'POST' ? await readBody(state, options.mcpMaxBodyBytes) : null;
+      const response = await mcp.handle(toFetchRequest(incoming, `http://${LOOPBACK}:${port}`, body));
+      await sendFetchResponse(state, response);
+    })().catch((error: unknown) => {
+      if (error instanceof BodyTooLargeError) return sendJson(state, envelope(413, 'PAYLOAD_TOO_LARGE', `request body over ${options.mcpMaxBodyBytes} bytes`));
+      if (!state.aborted) log.error('mcp request failed', { error: String(error) });
+      sendJson(state, envelope(500, 'INTERNAL', 'internal error in coffer; see the daemon log'));
+    });
+  });
+
+  app.any('/api/v1/*', (res: HttpResponse, req) => {
+    const state = new ResponseState(res);
+    const incoming = readRequest(req);
+    if (!guard(state, incoming)) return;
+    void (async () => {
+      const raw = incoming.method === 'GET' || incoming.method === 'DELETE' ? null : await readBody(state, options.apiMaxBodyBytes);
+      let body: unknown;
+      if (raw !== null && raw.length > 0) {
+        try {
+          body = JSON.parse(raw.toString('utf8'));
+        } catch {
+          return sendJson(state, envelope(400, 'BAD_REQUEST', 'request body is not valid JSON'));
+        }
+      }
+      const response = await api.handle({
+        method: incoming.method,
+        path: incoming.path.slice('/api/v1'.length),
+        query: new URLSearchParams(incoming.query),
+        headers: incoming.headers,
+        body,
+      });
+      sendJson(state, response);
+    })().catch((error: unknown) => {
+      if (error instanceof BodyTooLargeError) return sendJson(state, envelope(413, 'PAYLOAD_TOO_LARGE', `request body over ${options.apiMaxBodyBytes} bytes`));
+      if (!state.aborted) log.error('api request failed', { path: incoming.path, error: String(error) });
+      sendJson(state, envelope(500, 'INTERNAL', 'internal error in coffer; see the daemon log'));
+    });
+  });
+
+  app.any('/*', (res: HttpResponse) => {
+    const state = new ResponseState(res);
+    sendJson(state, envelope(404, 'RESOURCE_NOT_FOUND', 'not found: MCP clients use /mcp, management uses /api/v1'));
+  });
+
+  const socket = await listenInRange(app, options.port, options.port === 0 ? 1 : options.portRange);
+  port = uws.us_socket_local_port(socket);
+  return { port, close: () => uws.us_listen_socket_close(socket) };
+}
+
+async function listenInRange(app: TemplatedApp, first: number, count: number): Promise<us_listen_socket> {
+  for (let port = first; port < first + count; port++) {
+    const socket = await new Promise<us_listen_socket | false>((resolve) => app.listen(LOOPBACK, port, resolve));
+    if (socket) return socket;
+  }
+  throw new Error(`no free port in ${first}-${first + count - 1} on ${LOOPBACK}: pass --port or set COFFER_PORT`);
+}

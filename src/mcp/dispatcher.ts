@@ -1,0 +1,120 @@
+// Handles the JSON-RPC messages of a downstream session: initialize and ping
+// here, lists and calls through the router. Results pass through unchanged.
+import { LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS, isJSONRPCNotification, isJSONRPCRequest, type JSONRPCMessage, type JSONRPCRequest } from '@modelcontextprotocol/sdk/types.js';
+import type { ListKind } from '../protocol/capabilities.js';
+import { JSONRPC } from '../protocol/errors.js';
+import { decodeCursor, paginate } from '../router/pagination.js';
+import type { CallKind, Router } from '../router/router.js';
+import type { Logger } from '../log.js';
+import { RpcError } from './rpc-error.js';
+import type { McpSession } from './session.js';
+
+export interface DispatcherOptions {
+  version: string;
+  pageSize: number;
+}
+
+const LIST_METHODS: Record<string, { kind: ListKind; field: string }> = {
+  'tools/list': { kind: 'tools', field: 'tools' },
+  'resources/list': { kind: 'resources', field: 'resources' },
+  'resources/templates/list': { kind: 'resourceTemplates', field: 'resourceTemplates' },
+  'prompts/list': { kind: 'prompts', field: 'prompts' },
+};
+
+const CALL_METHODS: Record<string, CallKind> = {
+  'tools/call': 'tools',
+  'resources/read': 'resources',
+  'prompts/get': 'prompts',
+};
+
+export class Dispatcher {
+  constructor(
+    private readonly router: Router,
+    private readonly options: DispatcherOptions,
+    private readonly log: Logger,
+  ) {}
+
+  onMessage(session: McpSession, message: JSONRPCMessage): void {
+    session.lastActiveAt = Date.now();
+    if (isJSONRPCRequest(message)) {
+      void this.answer(session, message);
+    } else if (isJSONRPCNotification(message) && message.method === 'notifications/cancelled') {
+      const requestId = (message.params as { requestId?: string | number } | undefined)?.requestId;
+      if (requestId !== undefined) session.inflight.get(requestId)?.abort((message.params as { reason?: string }).reason ?? 'cancelled by client');
+    }
+    // notifications/initialized and responses to requests coffer never sent need no action.
+  }
+
+  private async answer(session: McpSession, request: JSONRPCRequest): Promise<void> {
+    let reply: JSONRPCMessage;
+    try {
+      const result = await this.handle(session, request);
+      reply = { jsonrpc: '2.0', id: request.id, result };
+    } catch (error) {
+      const rpc = error instanceof RpcError ? error : new RpcError(JSONRPC.INTERNAL_ERROR, 'internal error in coffer; see the daemon log');
+      if (!(error instanceof RpcError)) this.log.error('request failed', { method: request.method, error: String(error) });
+      reply = { jsonrpc: '2.0', id: request.id, error: rpc.toBody() };
+    }
+    try {
+      await session.transport.send(reply);
+    } catch (error) {
+      // The client went away before its answer: nothing left to tell it.
+      this.log.debug('answer not delivered', { session: session.id, method: request.method, error: String(error) });
+    }
+  }
+
+  private async handle(session: McpSession, request: JSONRPCRequest): Promise<Record<string, unknown>> {
+    const params = (request.params ?? {}) as Record<string, unknown>;
+    if (typeof params !== 'object' || Array.isArray(params)) throw RpcError.invalidParams('params must be an object');
+    if (request.method === 'initialize') return this.initialize(session, params);
+    if (request.method === 'ping') return {};
+    const list = LIST_METHODS[request.method];
+    if (list) return this.list(list.kind, list.field, params);
+    const call = CALL_METHODS[request.method];
+    if (call) return this.call(session, request, call, params);
+    throw new RpcError(JSONRPC.METHOD_NOT_FOUND, `method not found: ${request.method}`);
+  }
+
+  private initialize(session: McpSession, params: Record<string, unknown>): Record<string, unknown> {
+    const requested = typeof params.protocolVersion === 'string' ? params.protocolVersion : '';
+    const protocolVersion = SUPPORTED_PROTOCOL_VERSIONS.includes(requested) ? requested : LATEST_PROTOCOL_VERSION;
+    session.protocolVersion = protocolVersion;
+    session.clientInfo = (params.clientInfo as McpSession['clientInfo']) ?? null;
+    session.clientCapabilities = (params.capabilities as Record<string, unknown>) ?? {};
+    return {
+      protocolVersion,
+      capabilities: { tools: { listChanged: true }, resources: { listChanged: true }, prompts: { listChanged: true } },
+      serverInfo: { name: 'coffer', version: this.options.version },
+      instructions: 'coffer aggregates several MCP servers: tools and prompts are named <server>__<name>, resources coffer://<server>/<uri>.',
+    };
+  }
+
+  private async list(kind: ListKind, field: string, params: Record<string, unknown>): Promise<Record<string, unknown>> {
+    let offset = 0;
+    if (params.cursor !== undefined) {
+      const decoded = typeof params.cursor === 'string' ? decodeCursor(kind, params.cursor) : null;
+      if (decoded === null) throw RpcError.invalidParams('invalid cursor: pass the nextCursor of a previous answer unchanged');
+      offset = decoded;
+    }
+    const page = paginate(kind, await this.router.list(kind), offset, this.options.pageSize);
+    return page.nextCursor === undefined ? { [field]: page.items } : { [field]: page.items, nextCursor: page.nextCursor };
+  }
+
+  private async call(session: McpSession, request: JSONRPCRequest, kind: CallKind, params: Record<string, unknown>): Promise<Record<string, unknown>> {
+    const controller = new AbortController();
+    session.inflight.set(request.id, controller);
+    const progressToken = (params._meta as { progressToken?: string | number } | undefined)?.progressToken;
+    const onProgress =
+      progressToken === undefined
+        ? undefined
+        : (progress: { progress: number; total?: number; message?: string }) =>
+            void session.transport
+              .send({ jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken, ...progress } }, { relatedRequestId: request.id })
+              .catch(() => undefined);
+    try {
+      return await this.router.forward(kind, request.method, params, { sessionId: session.id, signal: controller.signal, ...(onProgress ? { onProgress } : {}) });
+    } finally {
+      session.inflight.delete(request.id);
+    }
+  }
+}

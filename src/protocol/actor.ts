@@ -1,0 +1,99 @@
+// Messages between the router (main thread) and one upstream actor (worker).
+// The router calls ActorApi over comlink on the worker's parentPort; the actor
+// reports ActorEvents on the separate `events` port handed over in ActorInit.
+import type { MessagePort } from 'node:worker_threads';
+import type { ListKind } from './capabilities.js';
+import type { ErrorBody, JsonRpcErrorBody } from './errors.js';
+import type { ServerConfig } from './server-config.js';
+
+export type ActorState = 'connecting' | 'ready' | 'backoff' | 'failed' | 'stopped';
+
+export interface ActorTuning {
+  /** R2: list cache lifetime. */
+  cacheTtlMs: number;
+  /** First reconnect delay; doubles per failed attempt, with jitter. */
+  backoffInitialMs: number;
+  backoffMaxMs: number;
+  /** Consecutive failed connects (or crashes within crashWindowMs of ready) before state `failed`. */
+  crashLoopLimit: number;
+  /** A session that lived shorter than this before dying counts towards the crash loop. */
+  crashWindowMs: number;
+}
+
+export const DEFAULT_ACTOR_TUNING: ActorTuning = {
+  cacheTtlMs: 60_000,
+  backoffInitialMs: 500,
+  backoffMaxMs: 30_000,
+  crashLoopLimit: 8,
+  crashWindowMs: 10_000,
+};
+
+/** workerData of an actor worker. `events` must be in the transfer list. */
+export interface ActorInit {
+  config: ServerConfig;
+  /** Where a stdio child's stderr is appended. */
+  logFile: string;
+  tuning: ActorTuning;
+  events: MessagePort;
+}
+
+/**
+ * A list answer. Live items travel msgpackr-packed in a transferred buffer
+ * (`packed` decodes to the upstream's item array, schemas normalised).
+ * `version` changes whenever the actor's cached list for this kind changes,
+ * so the router can cache what it derives from it.
+ */
+export type ListOutcome =
+  | { ok: true; state: 'live'; kind: ListKind; packed: Uint8Array; count: number; version: number; fetchedAt: number; cached: boolean }
+  /** The upstream answered -32601 or did not advertise the capability: it has none (R7, R8). */
+  | { ok: true; state: 'unsupported'; kind: ListKind; version: number; fetchedAt: number; cached: boolean }
+  /** UPSTREAM_UNAVAILABLE after the one retry on a fresh connection, or UPSTREAM_TIMEOUT (not retried). */
+  | { ok: false; kind: ListKind; error: ErrorBody };
+
+/** One downstream request forwarded as is (original name / URI already restored by the router). */
+export interface ForwardRequest {
+  /** Router-assigned id, used by cancel() and progress events. */
+  id: string;
+  method: string;
+  params: Record<string, unknown>;
+  /** The downstream client asked for progress: report upstream progress as events. */
+  progress: boolean;
+  /** Overrides the server's request_ms. */
+  timeoutMs?: number;
+}
+
+/** The upstream's result unchanged, or a JSON-RPC error (the upstream's own, or coffer's with data.code). */
+export type ForwardOutcome = { ok: true; result: Record<string, unknown> } | { ok: false; error: JsonRpcErrorBody };
+
+export interface ActorStatus {
+  server: string;
+  state: ActorState;
+  since: number;
+  /** Consecutive failed attempts in the current backoff run. */
+  attempts: number;
+  lastError: string | null;
+  serverInfo: { name: string; version: string } | null;
+  protocolVersion: string | null;
+  /** Child pid for stdio upstreams while connected. */
+  pid: number | null;
+}
+
+/** What the router may call on an actor. */
+export interface ActorApi {
+  /** `fresh` bypasses (and replaces) the cache. */
+  list(kind: ListKind, fresh: boolean): Promise<ListOutcome>;
+  forward(req: ForwardRequest): Promise<ForwardOutcome>;
+  /** Aborts a forwarded request; the upstream gets notifications/cancelled. */
+  cancel(id: string, reason: string): void;
+  /** R3: drop the list cache (all kinds). */
+  dropCache(): void;
+  status(): ActorStatus;
+  /** Close the connection, stop the child process (SIGTERM, then SIGKILL), state `stopped`. */
+  shutdown(): Promise<void>;
+}
+
+export type ActorEvent =
+  | { type: 'state'; server: string; status: ActorStatus }
+  /** The upstream said its list changed (cache already dropped), or a reconnect dropped the cache. */
+  | { type: 'list_changed'; server: string; kind: ListKind }
+  | { type: 'progress'; server: string; requestId: string; progress: number; total?: number; message?: string };

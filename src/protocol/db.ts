@@ -1,0 +1,77 @@
+// Messages between the main thread and the DB writer worker (the only SQLite writer).
+import type { CapabilityType } from './capabilities.js';
+import type { Result } from './errors.js';
+import type { ServerConfig } from './server-config.js';
+
+/** Who caused an audited change. */
+export type AuditActor = 'cli' | 'api' | 'ui' | 'system';
+
+export interface ServerRecord {
+  config: ServerConfig;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface PreferenceRow {
+  server: string;
+  capability_type: CapabilityType;
+  capability_key: string;
+  enabled: boolean;
+  first_seen_at: string;
+  last_seen_at: string;
+}
+
+export interface PreferenceChange {
+  capability_type: CapabilityType;
+  capability_key: string;
+  enabled: boolean;
+}
+
+export interface AuditEntry {
+  id: number;
+  at: string;
+  actor: AuditActor;
+  event_type: string;
+  server: string | null;
+  payload: Record<string, unknown>;
+}
+
+export interface DbInit {
+  /** Path of coffer.db. */
+  dbPath: string;
+  /** Folder of numbered *.sql migrations. */
+  migrationsDir: string;
+  /** Key file for secret config values (env, headers); created 0600 if missing. */
+  keyPath: string;
+}
+
+export interface DbWriterApi {
+  /** Applies pending migrations; refuses a DB newer than this build. */
+  migrate(): Promise<Result<{ version: number }>>;
+
+  listServers(): Promise<ServerRecord[]>;
+  getServer(name: string): Promise<ServerRecord | null>;
+  /** RESOURCE_ALREADY_EXISTS if the name is taken. Audited as server_added. */
+  createServer(config: ServerConfig, actor: AuditActor): Promise<Result<ServerRecord>>;
+  /** RESOURCE_NOT_FOUND if missing. Audited as server_updated (secret values redacted). */
+  updateServer(config: ServerConfig, actor: AuditActor): Promise<Result<ServerRecord>>;
+  /** Deletes the server and its preferences. Audited as server_removed. */
+  deleteServer(name: string, actor: AuditActor): Promise<Result<null>>;
+
+  /**
+   * R4, one transaction: inserts unseen keys (enabled = autoEnable, audited as
+   * capability_first_seen), bumps last_seen_at of seen ones, never deletes.
+   * Answers every row of this server and type.
+   */
+  reconcile(server: string, type: CapabilityType, keys: string[], autoEnable: boolean): Promise<Result<PreferenceRow[]>>;
+  /** All rows, or one server's. */
+  getPreferences(server?: string): Promise<PreferenceRow[]>;
+  /** All-or-nothing: RESOURCE_NOT_FOUND naming the first unknown key. Audited per change. */
+  setPreferences(server: string, changes: PreferenceChange[], actor: AuditActor): Promise<Result<PreferenceRow[]>>;
+
+  audit(actor: AuditActor, eventType: string, server: string | null, payload: Record<string, unknown>): Promise<void>;
+  listAudit(filter: { server?: string; event_type?: string; since?: string; limit?: number }): Promise<AuditEntry[]>;
+
+  /** Checkpoints WAL and closes the handle. */
+  close(): Promise<void>;
+}

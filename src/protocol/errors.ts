@@ -1,0 +1,68 @@
+// The one error model of coffer: a stable code, an actionable message, and
+// optional details. REST answers it as {"error": {...}}; MCP answers it as a
+// JSON-RPC error whose data carries the same code.
+
+export const ERROR_HTTP_STATUS = {
+  BAD_REQUEST: 400,
+  UNAUTHENTICATED: 401,
+  TOOL_DISABLED: 403,
+  FORBIDDEN_HOST: 403,
+  RESOURCE_NOT_FOUND: 404,
+  METHOD_NOT_ALLOWED: 405,
+  RESOURCE_ALREADY_EXISTS: 409,
+  PAYLOAD_TOO_LARGE: 413,
+  CONFIG_INVALID: 422,
+  INTERNAL: 500,
+  UPSTREAM_UNAVAILABLE: 503,
+  DAEMON_NOT_READY: 503,
+  UPSTREAM_TIMEOUT: 504,
+} as const;
+
+export type ErrorCode = keyof typeof ERROR_HTTP_STATUS;
+
+export interface ErrorBody {
+  code: ErrorCode;
+  message: string;
+  details?: unknown;
+}
+
+/** JSON-RPC error codes coffer itself produces on /mcp. Upstream errors pass unchanged. */
+export const JSONRPC = {
+  PARSE_ERROR: -32700,
+  INVALID_REQUEST: -32600,
+  METHOD_NOT_FOUND: -32601,
+  INVALID_PARAMS: -32602,
+  INTERNAL_ERROR: -32603,
+  /** R10: a disabled capability. */
+  TOOL_DISABLED: -32000,
+  /** Same value as the SDK's RequestTimeout. */
+  UPSTREAM_TIMEOUT: -32001,
+  UPSTREAM_UNAVAILABLE: -32010,
+} as const;
+
+export interface JsonRpcErrorBody {
+  code: number;
+  message: string;
+  data?: unknown;
+}
+
+/** An Error that carries an ErrorBody; thrown inside a thread, never across one. */
+export class CofferError extends Error {
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    readonly details?: unknown,
+  ) {
+    super(message);
+    this.name = 'CofferError';
+  }
+
+  toBody(): ErrorBody {
+    return this.details === undefined
+      ? { code: this.code, message: this.message }
+      : { code: this.code, message: this.message, details: this.details };
+  }
+}
+
+/** Results that cross a thread boundary carry errors as data (comlink drops custom Error fields). */
+export type Result<T> = { ok: true; value: T } | { ok: false; error: ErrorBody };

@@ -1,0 +1,54 @@
+// The shape of one upstream server's configuration, as stored by the DB writer,
+// validated by src/registry/server-config.ts, and handed to its actor.
+
+export interface StdioTransportConfig {
+  type: 'stdio';
+  command: string;
+  args: string[];
+  env: Record<string, string>;
+  cwd: string | null;
+}
+
+export interface HttpTransportConfig {
+  /** Streamable HTTP. */
+  type: 'http';
+  url: string;
+  headers: Record<string, string>;
+}
+
+export interface SseTransportConfig {
+  /** Legacy HTTP+SSE. */
+  type: 'sse';
+  url: string;
+  headers: Record<string, string>;
+}
+
+export type TransportConfig = StdioTransportConfig | HttpTransportConfig | SseTransportConfig;
+
+export interface TimeoutsConfig {
+  /** Connect + initialize. */
+  connect_ms: number;
+  /** One forwarded request (tools/call, resources/read, ...) and one list on the actor. */
+  request_ms: number;
+  /** How long the router waits for this upstream during a list fan-out. */
+  list_deadline_ms: number;
+}
+
+export interface ServerConfig {
+  name: string;
+  description: string;
+  enabled: boolean;
+  transport: TransportConfig;
+  auto_enable_new_capabilities: boolean;
+  timeouts: TimeoutsConfig;
+}
+
+export const DEFAULT_TIMEOUTS: TimeoutsConfig = {
+  connect_ms: 30_000,
+  request_ms: 120_000,
+  list_deadline_ms: 2_000,
+};
+
+/** `^[A-Za-z0-9_.-]{1,64}$` and no `__` (the namespace separator). */
+export const SERVER_NAME_PATTERN = /^[A-Za-z0-9_.-]{1,64}$/;
+export const NAMESPACE_SEPARATOR = '__';

@@ -1,0 +1,40 @@
+// Namespacing of capability names and resource URIs (DESIGN.md "Surfaces").
+// Pure: tools and prompts become `<server>__<name>`, resources and templates
+// `coffer://<server>/<original uri>`; parsing gives back the original exactly.
+import { NAMESPACE_SEPARATOR, SERVER_NAME_PATTERN } from '../protocol/server-config.js';
+
+export const RESOURCE_SCHEME = 'coffer://';
+
+export interface Namespaced {
+  server: string;
+  original: string;
+}
+
+export function namespaceName(server: string, name: string): string {
+  return `${server}${NAMESPACE_SEPARATOR}${name}`;
+}
+
+/** Splits at the first `__`: server names never contain it, tool names may. */
+export function parseNamespacedName(namespaced: string): Namespaced | null {
+  const at = namespaced.indexOf(NAMESPACE_SEPARATOR);
+  if (at <= 0) return null;
+  const server = namespaced.slice(0, at);
+  const original = namespaced.slice(at + NAMESPACE_SEPARATOR.length);
+  if (!SERVER_NAME_PATTERN.test(server) || original.length === 0) return null;
+  return { server, original };
+}
+
+export function namespaceUri(server: string, uri: string): string {
+  return `${RESOURCE_SCHEME}${server}/${uri}`;
+}
+
+export function parseNamespacedUri(uri: string): Namespaced | null {
+  if (!uri.startsWith(RESOURCE_SCHEME)) return null;
+  const rest = uri.slice(RESOURCE_SCHEME.length);
+  const slash = rest.indexOf('/');
+  if (slash <= 0) return null;
+  const server = rest.slice(0, slash);
+  const original = rest.slice(slash + 1);
+  if (!SERVER_NAME_PATTERN.test(server) || server.includes(NAMESPACE_SEPARATOR) || original.length === 0) return null;
+  return { server, original };
+}

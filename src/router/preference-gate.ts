@@ -1,0 +1,62 @@
+// The in-memory preference snapshot (R10) and the reconciliation hook (R4):
+// every new live list is reconciled by the DB writer before it is merged, and
+// the writer's answer updates the snapshot, so the list that discovers a key
+// already applies the server's auto-enable policy.
+import { CAPABILITY_TYPE_OF, capabilityKey, type CapabilityType, type ListKind } from '../protocol/capabilities.js';
+import type { DbWriterApi, PreferenceRow } from '../protocol/db.js';
+import type { Logger } from '../log.js';
+import type { Upstream } from '../upstreams/upstream.js';
+import type { CapabilityGate } from './gate.js';
+
+const keyOf = (server: string, type: CapabilityType, key: string): string => `${server}\u0000${type}\u0000${key}`;
+
+export class PreferenceGate implements CapabilityGate {
+  version = 0;
+  private enabled = new Map<string, boolean>();
+  /** Last actor list version reconciled, per server and kind: cached lists are not reconciled again. */
+  private reconciled = new Map<string, number>();
+
+  constructor(
+    private readonly writer: Pick<DbWriterApi, 'reconcile'>,
+    private readonly autoEnable: (server: string) => boolean,
+    private readonly log: Logger,
+  ) {}
+
+  load(rows: PreferenceRow[]): void {
+    let changed = false;
+    for (const row of rows) {
+      const key = keyOf(row.server, row.capability_type, row.capability_key);
+      if (this.enabled.get(key) !== row.enabled) {
+        this.enabled.set(key, row.enabled);
+        changed = true;
+      }
+    }
+    if (changed) this.version++;
+  }
+
+  /** A server was removed or replaced: forget its snapshot. */
+  forget(server: string): void {
+    const prefix = `${server}\u0000`;
+    for (const key of this.enabled.keys()) if (key.startsWith(prefix)) this.enabled.delete(key);
+    for (const key of this.reconciled.keys()) if (key.startsWith(prefix)) this.reconciled.delete(key);
+    this.version++;
+  }
+
+  isEnabled(server: string, kind: ListKind, key: string): boolean {
+    return this.enabled.get(keyOf(server, CAPABILITY_TYPE_OF[kind], key)) ?? this.autoEnable(server);
+  }
+
+  async observe(upstream: Upstream, kind: ListKind, items: Record<string, unknown>[], version: number): Promise<void> {
+    const marker = `${upstream.name}\u0000${kind}`;
+    if (this.reconciled.get(marker) === version) return;
+    const keys = items.map((item) => capabilityKey(kind, item));
+    const result = await this.writer.reconcile(upstream.name, CAPABILITY_TYPE_OF[kind], keys, upstream.config.auto_enable_new_capabilities);
+    if (!result.ok) {
+      // The list is still served (unknown keys follow the policy); the next new version retries.
+      this.log.error('reconcile failed', { server: upstream.name, kind, error: result.error.message });
+      return;
+    }
+    this.load(result.value);
+    this.reconciled.set(marker, version);
+  }
+}

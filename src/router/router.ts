@@ -1,0 +1,176 @@
+// The router: fans lists out to the upstreams with a per-upstream deadline,
+// merges and namespaces them, gates them by preference, and routes calls back
+// by namespace. It never waits on an upstream without a deadline.
+import { EventEmitter } from 'node:events';
+import type { ListKind } from '../protocol/capabilities.js';
+import { JSONRPC } from '../protocol/errors.js';
+import type { ForwardOutcome } from '../protocol/actor.js';
+import { RpcError } from '../mcp/rpc-error.js';
+import type { Upstream, UpstreamDirectory } from '../upstreams/upstream.js';
+import { mergeLists, type Item, type UpstreamList } from './merge.js';
+import { parseNamespacedName, parseNamespacedUri, type Namespaced } from './namespace.js';
+import type { CapabilityGate } from './gate.js';
+
+export type CallKind = 'tools' | 'resources' | 'prompts';
+
+export interface ForwardContext {
+  sessionId: string;
+  /** Present when the client asked for progress (its progressToken). */
+  onProgress?: (progress: { progress: number; total?: number; message?: string }) => void;
+  signal: AbortSignal;
+}
+
+export interface RouterEvents {
+  /** Sessions must be told that a downstream list changed. */
+  list_changed: [kind: ListKind];
+  /** An upstream was left out of a list answer. */
+  degraded: [server: string, kind: ListKind, reason: string];
+  /** A left-out upstream answered again. */
+  recovered: [server: string, kind: ListKind];
+}
+
+interface MergedEntry {
+  versions: string;
+  gateVersion: number;
+  items: Item[];
+}
+
+const MISSED = Symbol('missed');
+
+export class Router extends EventEmitter<RouterEvents> {
+  private merged = new Map<ListKind, MergedEntry>();
+  /** Upstreams left out of an answer, per kind, until they answer again. */
+  private missed = new Map<string, Set<ListKind>>();
+  private progressRoutes = new Map<string, NonNullable<ForwardContext['onProgress']>>();
+  private nextForwardId = 0;
+
+  constructor(
+    private readonly upstreams: UpstreamDirectory,
+    private readonly gate: CapabilityGate,
+  ) {
+    super();
+  }
+
+  /** The merged, namespaced, gated list of one kind. */
+  async list(kind: ListKind): Promise<Item[]> {
+    const answers = await Promise.all(this.upstreams.active().map((upstream) => this.listWithDeadline(upstream, kind)));
+    const lists = answers.filter((answer): answer is UpstreamList & { version: number } => answer !== null);
+    const versions = lists.map((list) => `${list.server}:${list.version}`).join(',');
+    const cached = this.merged.get(kind);
+    if (cached && cached.versions === versions && cached.gateVersion === this.gate.version) return cached.items;
+    const items = mergeLists(kind, lists, (server, itemKind, key) => this.gate.isEnabled(server, itemKind, key));
+    this.merged.set(kind, { versions, gateVersion: this.gate.version, items });
+    return items;
+  }
+
+  private async listWithDeadline(upstream: Upstream, kind: ListKind): Promise<(UpstreamList & { version: number }) | null> {
+    const pending = upstream.list(kind, false);
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<typeof MISSED>((resolve) => {
+      timer = setTimeout(() => resolve(MISSED), upstream.config.timeouts.list_deadline_ms);
+    });
+    const answer = await Promise.race([pending, deadline]);
+    clearTimeout(timer);
+    if (answer === MISSED) {
+      this.markMissed(upstream.name, kind, `no answer within ${upstream.config.timeouts.list_deadline_ms} ms`);
+      // Keep listening: the late answer fills the actor's cache, and sessions are told to list again.
+      pending.then((late) => late.ok && this.markAnswered(upstream.name, kind)).catch(() => undefined);
+      return null;
+    }
+    if (!answer.ok) {
+      this.markMissed(upstream.name, kind, `${answer.error.code}: ${answer.error.message}`);
+      return null;
+    }
+    this.markAnswered(upstream.name, kind);
+    if (answer.state === 'unsupported') return { server: upstream.name, items: [], version: answer.version };
+    await this.gate.observe(upstream, kind, answer.items, answer.version);
+    return { server: upstream.name, items: answer.items, version: answer.version };
+  }
+
+  private markMissed(server: string, kind: ListKind, reason: string): void {
+    let kinds = this.missed.get(server);
+    if (!kinds) this.missed.set(server, (kinds = new Set()));
+    kinds.add(kind);
+    this.emit('degraded', server, kind, reason);
+  }
+
+  private markAnswered(server: string, kind: ListKind): void {
+    const kinds = this.missed.get(server);
+    if (!kinds?.delete(kind)) return;
+    if (kinds.size === 0) this.missed.delete(server);
+    this.emit('recovered', server, kind);
+    this.emit('list_changed', kind);
+  }
+
+  /** An upstream became ready: every kind it was left out of may now have items. */
+  upstreamReady(server: string): void {
+    for (const kind of this.missed.get(server) ?? []) this.emit('list_changed', kind);
+    this.missed.delete(server);
+  }
+
+  /** Names of upstreams currently left out of some list. */
+  degradedServers(): string[] {
+    return [...this.missed.keys()];
+  }
+
+  /** Routes tools/call, resources/read or prompts/get to its upstream with the original name / URI. */
+  async forward(kind: CallKind, method: string, params: Record<string, unknown>, ctx: ForwardContext): Promise<Record<string, unknown>> {
+    const { upstream, target } = this.resolve(kind, params);
+    if (!this.gate.isEnabled(upstream.name, kind, target.original)) {
+      throw RpcError.coffer(JSONRPC.TOOL_DISABLED, 'TOOL_DISABLED', `${describe(kind)} '${target.original}' of server '${upstream.name}' is disabled in coffer; enable it with 'coffer mcp cap enable ${upstream.name} ${capRef(kind, target.original)}'`, { server: upstream.name });
+    }
+    const forwarded = { ...params, [kind === 'resources' ? 'uri' : 'name']: target.original };
+    const id = `f${++this.nextForwardId}`;
+    const onAbort = () => upstream.cancel(id, String(ctx.signal.reason ?? 'cancelled by client'));
+    ctx.signal.addEventListener('abort', onAbort, { once: true });
+    if (ctx.onProgress) this.progressRoutes.set(id, ctx.onProgress);
+    let outcome: ForwardOutcome;
+    try {
+      outcome = await upstream.forward({ id, method, params: stripProgressToken(forwarded), progress: ctx.onProgress !== undefined });
+    } finally {
+      ctx.signal.removeEventListener('abort', onAbort);
+      this.progressRoutes.delete(id);
+    }
+    if (!outcome.ok) throw RpcError.from(outcome.error);
+    return outcome.result;
+  }
+
+  /** Progress the actor reported for a forwarded request. */
+  progress(requestId: string, progress: { progress: number; total?: number; message?: string }): void {
+    this.progressRoutes.get(requestId)?.(progress);
+  }
+
+  private resolve(kind: CallKind, params: Record<string, unknown>): { upstream: Upstream; target: Namespaced } {
+    const field = kind === 'resources' ? 'uri' : 'name';
+    const value = params[field];
+    if (typeof value !== 'string') throw RpcError.invalidParams(`params.${field} must be a string`);
+    const target = kind === 'resources' ? parseNamespacedUri(value) : parseNamespacedName(value);
+    const upstream = target ? this.upstreams.get(target.server) : undefined;
+    if (!target || !upstream) {
+      const expected = kind === 'resources' ? 'coffer://<server>/<uri>' : '<server>__<name>';
+      throw RpcError.coffer(JSONRPC.INVALID_PARAMS, 'RESOURCE_NOT_FOUND', `unknown ${describe(kind)} '${value}': expected ${expected} of an enabled server`);
+    }
+    return { upstream, target };
+  }
+}
+
+function describe(kind: CallKind): string {
+  return kind === 'tools' ? 'tool' : kind === 'resources' ? 'resource' : 'prompt';
+}
+
+function capRef(kind: CallKind, key: string): string {
+  return `${describe(kind)}:${key}`;
+}
+
+/** The actor asks the upstream for progress with its own token; the client's stays with the router. */
+function stripProgressToken(params: Record<string, unknown>): Record<string, unknown> {
+  const meta = params._meta as Record<string, unknown> | undefined;
+  if (!meta || !('progressToken' in meta)) return params;
+  const { progressToken: _dropped, ...rest } = meta;
+  return Object.keys(rest).length === 0 ? omit(params, '_meta') : { ...params, _meta: rest };
+}
+
+function omit(object: Record<string, unknown>, key: string): Record<string, unknown> {
+  const { [key]: _dropped, ...rest } = object;
+  return rest;
+}

@@ -1,0 +1,68 @@
+// `coffer shim`: wires the client's stdio to a Relay toward this home's daemon.
+import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import { appendFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { ensureHome, readDaemonFile } from '../daemon/daemon-file.js';
+import { daemonUrl, fetchStatus } from '../cli/api-client.js';
+import { startDaemonProcess } from '../cli/daemon-control.js';
+import { EXIT, type ExitCode } from '../cli/exit-codes.js';
+import { Relay, type DaemonEndpoint } from './relay.js';
+
+/** Well above the SDK's 10 MB default: multi-MB tool arguments and results must pass. */
+const MAX_MESSAGE_BYTES = 64 * 1024 * 1024;
+const DEFAULT_RECONNECT_BOUND_MS = 30_000;
+
+/** stdout carries JSON-RPC only: diagnostics go to logs/shim.log, and to stderr with COFFER_DEBUG. */
+function createLogger(home: string): (line: string) => void {
+  const path = join(home, 'logs', 'shim.log');
+  return (line) => {
+    const text = `${new Date().toISOString()} shim[${process.pid}] ${line}\n`;
+    try {
+      appendFileSync(path, text, { mode: 0o600 });
+    } catch {
+      // logging must never break the relay
+    }
+    if (process.env.COFFER_DEBUG) process.stderr.write(text);
+  };
+}
+
+/** The ready daemon daemon.json names (checked by pid, so a stale file's port reused by another daemon is not taken). */
+async function locate(home: string): Promise<DaemonEndpoint | null> {
+  const file = readDaemonFile(home);
+  if (!file) return null;
+  const status = await fetchStatus(file.port);
+  if (status?.status !== 'ready' || status.pid !== file.pid) return null;
+  return { mcpUrl: new URL(`${daemonUrl(file.port)}/mcp`), identity: `pid ${file.pid} port ${file.port} started ${file.started_at}` };
+}
+
+function reconnectBoundMs(): number {
+  const raw = Number(process.env.COFFER_SHIM_RECONNECT_MS);
+  return Number.isFinite(raw) && raw > 0 ? raw : DEFAULT_RECONNECT_BOUND_MS;
+}
+
+export async function runShim({ home }: { home: string }): Promise<ExitCode> {
+  ensureHome(home);
+  const log = createLogger(home);
+  const client = new StdioServerTransport(process.stdin, process.stdout, { maxBufferSize: MAX_MESSAGE_BYTES });
+  const relay = new Relay({
+    client,
+    locate: () => locate(home),
+    startDaemon: async () => {
+      await startDaemonProcess(home);
+    },
+    reconnectBoundMs: reconnectBoundMs(),
+    log,
+  });
+  // The client closing stdin (or killing us) ends the shim; so does a broken stdout.
+  const ended = new Promise<string>((resolve) => {
+    process.stdin.once('end', () => resolve('stdin closed'));
+    process.stdout.once('error', (error) => resolve(`stdout: ${error.message}`));
+    process.once('SIGINT', () => resolve('SIGINT'));
+    process.once('SIGTERM', () => resolve('SIGTERM'));
+  });
+  log(`started for ${home}`);
+  await relay.start();
+  log(`stopping: ${await ended}`);
+  await relay.close();
+  return EXIT.OK;
+}

@@ -1,0 +1,28 @@
+// What the router needs of one upstream: the pool's entries implement it over
+// an actor worker; nothing in the router knows about threads.
+import type { ActorStatus, ForwardOutcome, ForwardRequest } from '../protocol/actor.js';
+import type { ListKind } from '../protocol/capabilities.js';
+import type { ErrorBody } from '../protocol/errors.js';
+import type { ServerConfig } from '../protocol/server-config.js';
+
+export type ListAnswer =
+  | { ok: true; state: 'live'; items: Record<string, unknown>[]; version: number }
+  | { ok: true; state: 'unsupported'; version: number }
+  | { ok: false; error: ErrorBody };
+
+export interface Upstream {
+  readonly name: string;
+  readonly config: ServerConfig;
+  list(kind: ListKind, fresh: boolean): Promise<ListAnswer>;
+  forward(req: ForwardRequest): Promise<ForwardOutcome>;
+  cancel(id: string, reason: string): void;
+  dropCache(): void;
+  /** The last status the actor reported. */
+  status(): ActorStatus;
+}
+
+export interface UpstreamDirectory {
+  /** Enabled upstreams with a running actor. */
+  active(): Upstream[];
+  get(name: string): Upstream | undefined;
+}

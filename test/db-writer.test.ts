@@ -1,0 +1,373 @@
+// The DB writer through its real worker, on real SQLite files in a temp dir.
+import { spawn } from 'node:child_process';
+import { createHash, randomBytes } from 'node:crypto';
+import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { Worker } from 'node:worker_threads';
+import Database from 'better-sqlite3';
+import t from 'tap';
+import { openDbWriter, superviseDbWriter, type DbWriter } from '../src/db/writer-handle.js';
+import { DIST_ROOT, MIGRATIONS_DIR, workerFile } from '../src/paths.js';
+import type { DbInit } from '../src/protocol/db.js';
+import type { ErrorBody } from '../src/protocol/errors.js';
+import type { ServerConfig } from '../src/protocol/server-config.js';
+import { parseServerConfig, REDACTED } from '../src/registry/server-config.js';
+import { readMigrations } from '../workers/db-writer/migrate.js';
+
+type Test = typeof t;
+
+function tempInit(t: Test, migrationsDir = MIGRATIONS_DIR): DbInit {
+  const dir = mkdtempSync(join(tmpdir(), 'coffer-db-writer-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  return { dbPath: join(dir, 'coffer.db'), migrationsDir, keyPath: join(dir, 'secret.key') };
+}
+
+/** A migrations folder holding only the first `count` of the real files. */
+function firstMigrations(t: Test, count: number): string {
+  const dir = mkdtempSync(join(tmpdir(), 'coffer-migrations-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  for (const migration of readMigrations(MIGRATIONS_DIR).slice(0, count)) copyFileSync(join(MIGRATIONS_DIR, migration.file), join(dir, migration.file));
+  return dir;
+}
+
+async function open(t: Test, init: DbInit): Promise<DbWriter> {
+  const opened = await openDbWriter(init);
+  if (!opened.ok) throw new Error(`writer did not open: ${opened.error.message}`);
+  t.teardown(() => opened.value.close());
+  return opened.value;
+}
+
+/** A direct read-only look at the file, for what the API does not show. */
+function inspect<T>(dbPath: string, look: (db: Database.Database) => T): T {
+  const db = new Database(dbPath, { readonly: true });
+  try {
+    return look(db);
+  } finally {
+    db.close();
+  }
+}
+
+function config(input: Record<string, unknown>): ServerConfig {
+  const parsed = parseServerConfig(input);
+  if (!parsed.ok) throw new Error(parsed.error.message);
+  return parsed.value;
+}
+
+const stdio = (name: string, env: Record<string, string> = {}, extra: Record<string, unknown> = {}): ServerConfig =>
+  config({ name, transport: { type: 'stdio', command: 'node', args: ['server.js'], env }, ...extra });
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const sha = (path: string) => createHash('sha256').update(readFileSync(path)).digest('hex');
+
+t.test('migrations', async (t) => {
+  t.test('a fresh database gets every migration, WAL and the seeded retention', async (t) => {
+    const init = tempInit(t);
+    const writer = await open(t, init);
+    const latest = readMigrations(MIGRATIONS_DIR).length;
+    t.same(await writer.api.migrate(), { ok: true, value: { version: latest } }, 'running again is a no-op');
+    await writer.close();
+    inspect(init.dbPath, (db) => {
+      t.equal(db.pragma('user_version', { simple: true }), latest);
+      t.equal(db.pragma('journal_mode', { simple: true }), 'wal');
+      const tables = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").pluck().all();
+      t.same(tables, ['audit_log', 'invocations', 'mcp_capability_preferences', 'mcp_servers', 'retention_policies']);
+      const preferenceColumns = db.prepare("SELECT name FROM pragma_table_info('mcp_capability_preferences')").pluck().all();
+      t.same(preferenceColumns, ['id', 'resource_id', 'capability_type', 'capability_key', 'enabled', 'first_seen_at', 'last_seen_at'], 'R1: no names, schemas or descriptions');
+      t.same(db.prepare('SELECT table_name, days FROM retention_policies ORDER BY table_name').all(), [
+        { table_name: 'audit', days: 365 },
+        { table_name: 'invocations', days: 30 },
+      ]);
+    });
+    t.equal(statSync(init.keyPath).mode & 0o777, 0o600, 'key file is 0600');
+    t.equal(readFileSync(init.keyPath).length, 32);
+  });
+
+  t.test('an older database is brought up to date, keeping its data', async (t) => {
+    const init = tempInit(t, firstMigrations(t, 1));
+    const old = await open(t, init);
+    t.same(await old.api.migrate(), { ok: true, value: { version: 1 } });
+    t.ok((await old.api.createServer(stdio('kept', { TOKEN: 'abc' }), 'cli')).ok);
+    await old.close();
+
+    const writer = await open(t, { ...init, migrationsDir: MIGRATIONS_DIR });
+    t.same(await writer.api.migrate(), { ok: true, value: { version: 2 } });
+    t.same((await writer.api.getServer('kept'))?.config.transport, { type: 'stdio', command: 'node', args: ['server.js'], env: { TOKEN: 'abc' }, cwd: null });
+    await writer.close();
+    inspect(init.dbPath, (db) => t.equal(db.prepare('SELECT count(*) FROM retention_policies').pluck().get(), 2));
+  });
+
+  t.test('a failing migration is rolled back and named', async (t) => {
+    const dir = firstMigrations(t, 1);
+    writeFileSync(join(dir, '002_broken.sql'), 'CREATE TABLE half_done (a INTEGER);\nTHIS IS NOT SQL;\n');
+    const init = tempInit(t, dir);
+    const opened = await openDbWriter(init);
+    t.equal(opened.ok, false);
+    if (!opened.ok) t.match(opened.error, { code: 'INTERNAL', message: /002_broken\.sql/ });
+    inspect(init.dbPath, (db) => {
+      t.equal(db.pragma('user_version', { simple: true }), 1, 'the good migration stays applied');
+      t.equal(db.prepare("SELECT count(*) FROM sqlite_master WHERE name = 'half_done'").pluck().get(), 0, 'nothing of the failed file is left');
+    });
+  });
+
+  t.test('a database newer than this build is refused and left untouched', async (t) => {
+    const init = tempInit(t);
+    const db = new Database(init.dbPath);
+    db.pragma('journal_mode = WAL');
+    db.exec('CREATE TABLE from_the_future (x); INSERT INTO from_the_future VALUES (1)');
+    db.pragma('user_version = 99');
+    db.close();
+    const before = sha(init.dbPath);
+
+    const opened = await openDbWriter(init);
+    t.equal(opened.ok, false);
+    if (!opened.ok) t.match(opened.error, { code: 'CONFIG_INVALID', details: { db_version: 99, supported_version: 2 } });
+    t.equal(sha(init.dbPath), before, 'same bytes');
+    t.notOk(existsSync(`${init.dbPath}-wal`), 'no WAL left behind');
+    t.notOk(existsSync(init.keyPath), 'no key file created');
+  });
+
+  t.test('migration files must be numbered without gaps', async (t) => {
+    const dir = firstMigrations(t, 1);
+    writeFileSync(join(dir, '003_skipped.sql'), 'SELECT 1;');
+    t.throws(() => readMigrations(dir), /without gaps/);
+  });
+});
+
+t.test('servers: create, duplicate, get, list, update, delete', async (t) => {
+  const init = tempInit(t);
+  const { api } = await open(t, init);
+
+  const created = await api.createServer(stdio('files'), 'cli');
+  t.ok(created.ok);
+  if (!created.ok) return;
+  t.match(created.value.created_at, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+  t.equal(created.value.updated_at, created.value.created_at);
+
+  t.match(await api.createServer(stdio('files'), 'cli'), { ok: false, error: { code: 'RESOURCE_ALREADY_EXISTS' } });
+  t.match(await api.createServer({ ...stdio('x'), name: 'bad__name' }, 'cli'), { ok: false, error: { code: 'CONFIG_INVALID' } }, 'the writer re-validates');
+  t.ok((await api.createServer(config({ name: 'alpha', transport: { type: 'http', url: 'https://example.com/mcp' } }), 'api')).ok);
+
+  t.same((await api.listServers()).map((record) => record.config.name), ['alpha', 'files']);
+  t.equal(await api.getServer('nope'), null);
+  t.same((await api.getServer('files'))?.config, stdio('files'));
+
+  await sleep(5);
+  const updated = await api.updateServer({ ...stdio('files'), description: 'my files', enabled: false }, 'ui');
+  t.ok(updated.ok);
+  if (updated.ok) {
+    t.equal(updated.value.created_at, created.value.created_at);
+    t.ok(updated.value.updated_at > created.value.updated_at);
+    t.same((await api.getServer('files'))?.config, { ...stdio('files'), description: 'my files', enabled: false });
+  }
+  t.match(await api.updateServer(stdio('ghost'), 'ui'), { ok: false, error: { code: 'RESOURCE_NOT_FOUND' } });
+
+  t.ok((await api.reconcile('files', 'tool', ['read', 'write'], true)).ok);
+  t.equal((await api.getPreferences('files')).length, 2);
+  t.same(await api.deleteServer('files', 'cli'), { ok: true, value: null });
+  t.match(await api.deleteServer('files', 'cli'), { ok: false, error: { code: 'RESOURCE_NOT_FOUND' } });
+  t.equal(await api.getServer('files'), null);
+  t.same(await api.getPreferences('files'), []);
+  inspect(init.dbPath, (db) => t.equal(db.prepare('SELECT count(*) FROM mcp_capability_preferences').pluck().get(), 0, 'preferences cascaded'));
+
+  const events = (await api.listAudit({ server: 'files' })).map((entry) => [entry.actor, entry.event_type]).reverse();
+  t.same(events.filter(([, type]) => type.startsWith('server_')), [
+    ['cli', 'server_added'],
+    ['ui', 'server_updated'],
+    ['cli', 'server_removed'],
+  ]);
+});
+
+t.test('reconcile (R4)', async (t) => {
+  const { api } = await open(t, tempInit(t));
+  await api.createServer(stdio('up'), 'cli');
+  await api.createServer(stdio('careful', {}, { auto_enable_new_capabilities: false }), 'cli');
+
+  const first = await api.reconcile('up', 'tool', ['a', 'b', 'a'], true);
+  t.ok(first.ok);
+  if (!first.ok) return;
+  t.same(first.value.map((row) => [row.capability_key, row.enabled]), [['a', true], ['b', true]], 'unseen keys inserted once, per policy');
+  t.same(
+    (await api.listAudit({ event_type: 'capability_first_seen' })).map((entry) => entry.payload).reverse(),
+    [{ type: 'tool', key: 'a', enabled: true }, { type: 'tool', key: 'b', enabled: true }],
+  );
+  await api.setPreferences('up', [{ capability_type: 'tool', capability_key: 'a', enabled: false }], 'cli');
+
+  await sleep(5);
+  const second = await api.reconcile('up', 'tool', ['b', 'c'], true);
+  if (!second.ok) return t.fail('reconcile failed');
+  const [a, b, c] = second.value;
+  const [a0, b0] = first.value;
+  t.same([a.capability_key, b.capability_key, c.capability_key], ['a', 'b', 'c'], 'a vanished key is kept');
+  t.equal(a.last_seen_at, a0.last_seen_at, 'a vanished key is not touched');
+  t.ok(b.last_seen_at > b0.last_seen_at, 'a seen key has last_seen_at bumped');
+  t.equal(b.first_seen_at, b0.first_seen_at);
+
+  await sleep(5);
+  const third = await api.reconcile('up', 'tool', ['a'], true);
+  if (!third.ok) return t.fail('reconcile failed');
+  t.match(third.value[0], { capability_key: 'a', enabled: false, first_seen_at: a0.first_seen_at }, 'a flapping key keeps the user choice');
+  t.equal((await api.listAudit({ event_type: 'capability_first_seen', server: 'up' })).length, 3, 'only a, b and c were ever first seen');
+
+  t.same(await api.reconcile('up', 'prompt', [], true), { ok: true, value: [] }, 'each type on its own');
+  const careful = await api.reconcile('careful', 'resource', ['file:///x'], false);
+  t.match(careful, { ok: true, value: [{ server: 'careful', capability_type: 'resource', capability_key: 'file:///x', enabled: false }] });
+  t.match(await api.reconcile('ghost', 'tool', ['a'], true), { ok: false, error: { code: 'RESOURCE_NOT_FOUND' } });
+  t.same((await api.getPreferences()).map((row) => `${row.server}/${row.capability_key}`), ['careful/file:///x', 'up/a', 'up/b', 'up/c']);
+});
+
+t.test('setPreferences is all or nothing and audits real changes only', async (t) => {
+  const { api } = await open(t, tempInit(t));
+  await api.createServer(stdio('up'), 'cli');
+  await api.reconcile('up', 'tool', ['a', 'b'], true);
+  await api.reconcile('up', 'prompt', ['p'], false);
+
+  const refused = await api.setPreferences('up', [
+    { capability_type: 'tool', capability_key: 'a', enabled: false },
+    { capability_type: 'tool', capability_key: 'p', enabled: true },
+  ], 'api');
+  t.match(refused, { ok: false, error: { code: 'RESOURCE_NOT_FOUND', details: { capability_type: 'tool', capability_key: 'p' } } });
+  t.same((await api.getPreferences('up')).map((row) => row.enabled), [true, true, false], 'nothing changed');
+
+  const changed = await api.setPreferences('up', [
+    { capability_type: 'tool', capability_key: 'a', enabled: false },
+    { capability_type: 'tool', capability_key: 'b', enabled: true },
+    { capability_type: 'prompt', capability_key: 'p', enabled: true },
+  ], 'ui');
+  t.match(changed, { ok: true, value: [{ capability_key: 'a', enabled: false }, { capability_key: 'b', enabled: true }, { capability_key: 'p', enabled: true }] });
+  const audited = (await api.listAudit({ server: 'up' })).filter((entry) => entry.event_type.startsWith('capability_') && entry.event_type !== 'capability_first_seen');
+  t.same(audited.map((entry) => [entry.actor, entry.event_type, entry.payload]).reverse(), [
+    ['ui', 'capability_disabled', { type: 'tool', key: 'a' }],
+    ['ui', 'capability_enabled', { type: 'prompt', key: 'p' }],
+  ], 'b was already enabled: no entry');
+  t.match(await api.setPreferences('ghost', [], 'ui'), { ok: false, error: { code: 'RESOURCE_NOT_FOUND' } });
+});
+
+t.test('listAudit filters and the free-form audit call', async (t) => {
+  const { api } = await open(t, tempInit(t));
+  await api.audit('system', 'daemon_started', null, { port: 1234 });
+  const since = new Date().toISOString();
+  await sleep(5);
+  await api.createServer(stdio('one'), 'cli');
+  await api.createServer(stdio('two'), 'cli');
+  t.match(await api.listAudit({}), [{ event_type: 'server_added', server: 'two' }, { server: 'one' }, { event_type: 'daemon_started', server: null, payload: { port: 1234 } }]);
+  t.equal((await api.listAudit({ since })).length, 2);
+  t.equal((await api.listAudit({ event_type: 'daemon_started' })).length, 1);
+  t.equal((await api.listAudit({ limit: 1 })).length, 1);
+  t.equal((await api.listAudit({ server: 'one' })).length, 1);
+});
+
+t.test('secret values never reach the database file or the audit log', async (t) => {
+  const init = tempInit(t);
+  const writer = await open(t, init);
+  const envSecret = `ENV-SECRET-${randomBytes(8).toString('hex')}`;
+  const newEnvSecret = `ENV-SECRET-${randomBytes(8).toString('hex')}`;
+  const headerSecret = `HEADER-SECRET-${randomBytes(8).toString('hex')}`;
+  const remote = config({ name: 'remote', transport: { type: 'sse', url: 'https://example.com/sse', headers: { Authorization: `Bearer ${headerSecret}` } } });
+
+  await writer.api.createServer(stdio('local', { API_KEY: envSecret }), 'cli');
+  await writer.api.updateServer(stdio('local', { API_KEY: newEnvSecret, OTHER: envSecret }), 'cli');
+  await writer.api.createServer(remote, 'api');
+
+  t.same((await writer.api.getServer('local'))?.config.transport, stdio('local', { API_KEY: newEnvSecret, OTHER: envSecret }).transport, 'decrypts back');
+  t.same((await writer.api.getServer('remote'))?.config, remote);
+
+  const audit = JSON.stringify(await writer.api.listAudit({}));
+  for (const secret of [envSecret, newEnvSecret, headerSecret]) t.notOk(audit.includes(secret), 'not in the audit log');
+  t.match(await writer.api.listAudit({ server: 'local', event_type: 'server_updated' }), [
+    { payload: { config: { transport: { env: { API_KEY: REDACTED, OTHER: REDACTED } } } } },
+  ]);
+
+  const scan = (label: string) => {
+    for (const file of [init.dbPath, `${init.dbPath}-wal`].filter(existsSync)) {
+      const bytes = readFileSync(file);
+      for (const secret of [envSecret, newEnvSecret, headerSecret]) t.equal(bytes.indexOf(secret), -1, `${label}: not in ${file.slice(-10)}`);
+    }
+  };
+  t.ok(statSync(`${init.dbPath}-wal`).size > 0, 'the writes are in the WAL');
+  scan('open');
+  await writer.close();
+  scan('checkpointed');
+
+  writeFileSync(init.keyPath, randomBytes(32));
+  const wrongKey = await open(t, init);
+  await t.rejects(wrongKey.api.getServer('local'), /cannot decrypt the secrets of server "local"/, 'another key does not open them');
+});
+
+t.test('a writer that dies is reported, and its calls fail instead of hanging', async (t) => {
+  const init = tempInit(t);
+  const worker = new Worker(workerFile('db-writer/main.js'), { workerData: init });
+  const deaths: ErrorBody[] = [];
+  const opened = await superviseDbWriter(worker, { onDeath: (error) => deaths.push(error) });
+  if (!opened.ok) return t.fail(opened.error.message);
+  await worker.terminate();
+  await t.rejects(opened.value.api.listServers(), { code: 'INTERNAL' }, 'a call fails');
+  t.match(deaths, [{ code: 'INTERNAL', message: /DB writer worker exited/ }]);
+  await opened.value.close();
+  t.equal(deaths.length, 1, 'close after death reports nothing more');
+});
+
+t.test('close() then no death report; close twice is fine', async (t) => {
+  const deaths: ErrorBody[] = [];
+  const opened = await openDbWriter(tempInit(t), { onDeath: (error) => deaths.push(error) });
+  if (!opened.ok) return t.fail(opened.error.message);
+  await Promise.all([opened.value.close(), opened.value.close()]);
+  await t.rejects(opened.value.api.listServers(), { code: 'INTERNAL' });
+  t.same(deaths, []);
+});
+
+// The child writes through the real handle and prints each acknowledged write; it is SIGKILLed mid-stream.
+const CHILD = `
+import { writeSync } from 'node:fs';
+const { openDbWriter } = await import(process.env.HANDLE_URL);
+const opened = await openDbWriter(JSON.parse(process.env.DB_INIT));
+if (!opened.ok) { writeSync(2, opened.error.message); process.exit(1); }
+const { api } = opened.value;
+const stdio = (name) => ({ name, description: '', enabled: true, auto_enable_new_capabilities: true,
+  transport: { type: 'stdio', command: 'node', args: [], env: { K: 'v' + name }, cwd: null },
+  timeouts: { connect_ms: 30000, request_ms: 120000, list_deadline_ms: 2000 } });
+for (let i = 0; ; i++) {
+  const name = 's' + i;
+  if (!(await api.createServer(stdio(name), 'cli')).ok) process.exit(2);
+  writeSync(1, JSON.stringify({ created: name }) + '\\n');
+  if (!(await api.reconcile(name, 'tool', ['t1', 't2'], true)).ok) process.exit(3);
+  const off = await api.setPreferences(name, [{ capability_type: 'tool', capability_key: 't1', enabled: false }], 'cli');
+  if (!off.ok) process.exit(4);
+  writeSync(1, JSON.stringify({ disabled: name }) + '\\n');
+}
+`;
+
+t.test('every acknowledged write survives SIGKILL', async (t) => {
+  const init = tempInit(t);
+  const child = spawn(process.execPath, ['--input-type=module', '-e', CHILD], {
+    env: { ...process.env, DB_INIT: JSON.stringify(init), HANDLE_URL: pathToFileURL(join(DIST_ROOT, 'src', 'db', 'writer-handle.js')).href },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const acks: { created?: string; disabled?: string }[] = [];
+  let buffered = '';
+  let stderr = '';
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  child.stdout.on('data', (chunk: Buffer) => {
+    buffered += chunk.toString();
+    const lines = buffered.split('\n');
+    buffered = lines.pop() ?? '';
+    for (const line of lines) acks.push(JSON.parse(line));
+    if (acks.length >= 60) child.kill('SIGKILL');
+  });
+  const [, signal] = await new Promise<[number | null, NodeJS.Signals | null]>((resolve) => child.on('close', (code, sig) => resolve([code, sig])));
+  t.equal(signal, 'SIGKILL', `killed, not exited (${stderr.trim()})`);
+  t.ok(acks.length >= 60);
+  t.ok(statSync(`${init.dbPath}-wal`).size > 0, 'the writes were still in the WAL');
+
+  const writer = await open(t, init);
+  for (const ack of acks) {
+    if (ack.created) t.equal((await writer.api.getServer(ack.created))?.config.transport.type, 'stdio', `${ack.created} is there`);
+    if (ack.disabled) {
+      const rows = await writer.api.getPreferences(ack.disabled);
+      t.match(rows, [{ capability_key: 't1', enabled: false }, { capability_key: 't2', enabled: true }], `${ack.disabled}: t1 stays disabled`);
+    }
+  }
+  await writer.close();
+  inspect(init.dbPath, (db) => t.equal(db.pragma('integrity_check', { simple: true }), 'ok'));
+});

@@ -1,0 +1,78 @@
+// The per-session list cache of one upstream (R2, R3): one entry per kind with
+// a TTL, a version that moves only when the content changes, and one shared
+// in-flight fetch per kind. Time comes from `now` so tests need no sleeping.
+import { LIST_KINDS, type ListKind } from '../../src/protocol/capabilities.js';
+
+export type FetchedList = { state: 'live'; packed: Uint8Array; count: number } | { state: 'unsupported' };
+
+export type CachedList = FetchedList & { version: number; fetchedAt: number };
+
+function sameContent(a: FetchedList, b: FetchedList): boolean {
+  if (a.state !== 'live' || b.state !== 'live') return a.state === b.state;
+  return Buffer.compare(a.packed, b.packed) === 0;
+}
+
+export class ListCache {
+  /** The last list stored per kind, kept after a drop so the next store can tell whether it changed. */
+  private readonly latest = new Map<ListKind, CachedList>();
+  private readonly valid = new Set<ListKind>();
+  private readonly inFlight = new Map<ListKind, Promise<unknown>>();
+  /** Bumped on every drop, so a fetch that started before the drop does not refill the cache. */
+  private readonly generations = new Map<ListKind, number>();
+  private nextVersion = 1;
+
+  constructor(
+    private readonly ttlMs: number,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /** The cached list, or undefined when absent, dropped or older than the TTL. */
+  get(kind: ListKind): CachedList | undefined {
+    const entry = this.latest.get(kind);
+    if (!entry || !this.valid.has(kind)) return undefined;
+    if (this.now() - entry.fetchedAt >= this.ttlMs) {
+      this.valid.delete(kind);
+      return undefined;
+    }
+    return entry;
+  }
+
+  generation(kind: ListKind): number {
+    return this.generations.get(kind) ?? 0;
+  }
+
+  /** Records a fetch started at `generation`; it serves later calls only if nothing dropped the kind meanwhile. */
+  store(kind: ListKind, fetched: FetchedList, generation: number): CachedList {
+    const previous = this.latest.get(kind);
+    const version = previous && sameContent(previous, fetched) ? previous.version : this.nextVersion++;
+    const entry: CachedList = { ...fetched, version, fetchedAt: this.now() };
+    this.latest.set(kind, entry);
+    if (generation === this.generation(kind)) this.valid.add(kind);
+    return entry;
+  }
+
+  /** Returns whether the kind had a cached list. */
+  drop(kind: ListKind): boolean {
+    this.generations.set(kind, this.generation(kind) + 1);
+    this.inFlight.delete(kind);
+    const had = this.get(kind) !== undefined;
+    this.valid.delete(kind);
+    return had;
+  }
+
+  /** Drops every kind; returns those that had been cached. */
+  dropAll(): ListKind[] {
+    return LIST_KINDS.filter((kind) => this.drop(kind));
+  }
+
+  /** Concurrent callers for one kind share the fetch already running. */
+  shared<T>(kind: ListKind, fetch: () => Promise<T>): Promise<T> {
+    const running = this.inFlight.get(kind) as Promise<T> | undefined;
+    if (running) return running;
+    const started = fetch().finally(() => {
+      if (this.inFlight.get(kind) === started) this.inFlight.delete(kind);
+    });
+    this.inFlight.set(kind, started);
+    return started;
+  }
+}

@@ -1,0 +1,106 @@
+// mcp_capability_preferences (R1): per capability key, only the user's switch and when it was seen.
+import type { Database, Statement } from 'better-sqlite3';
+import type { CapabilityType } from '../../src/protocol/capabilities.js';
+import type { AuditActor, PreferenceChange, PreferenceRow } from '../../src/protocol/db.js';
+import type { Result } from '../../src/protocol/errors.js';
+import type { AuditLog } from './audit.js';
+import { now } from './clock.js';
+
+interface StoredPreference extends Omit<PreferenceRow, 'enabled'> {
+  enabled: 0 | 1;
+}
+
+const COLUMNS = `s.name AS server, p.capability_type, p.capability_key, p.enabled, p.first_seen_at, p.last_seen_at
+  FROM mcp_capability_preferences p JOIN mcp_servers s ON s.id = p.resource_id`;
+
+function toRow(stored: StoredPreference): PreferenceRow {
+  return { ...stored, enabled: stored.enabled === 1 };
+}
+
+export class PreferenceStore {
+  private readonly selectAll: Statement<[], StoredPreference>;
+  private readonly selectServer: Statement<[number], StoredPreference>;
+  private readonly selectType: Statement<[number, CapabilityType], StoredPreference>;
+  private readonly selectOne: Statement<[number, CapabilityType, string], StoredPreference>;
+  private readonly insert: Statement<[number, CapabilityType, string, number, string, string]>;
+  private readonly touch: Statement<[string, number, CapabilityType, string]>;
+  private readonly setEnabled: Statement<[number, number, CapabilityType, string]>;
+
+  constructor(
+    private readonly db: Database,
+    private readonly audit: AuditLog,
+  ) {
+    const order = 'ORDER BY s.name, p.capability_type, p.capability_key';
+    this.selectAll = db.prepare(`SELECT ${COLUMNS} ${order}`);
+    this.selectServer = db.prepare(`SELECT ${COLUMNS} WHERE p.resource_id = ? ${order}`);
+    this.selectType = db.prepare(`SELECT ${COLUMNS} WHERE p.resource_id = ? AND p.capability_type = ? ${order}`);
+    this.selectOne = db.prepare(`SELECT ${COLUMNS} WHERE p.resource_id = ? AND p.capability_type = ? AND p.capability_key = ?`);
+    this.insert = db.prepare(
+      `INSERT INTO mcp_capability_preferences (resource_id, capability_type, capability_key, enabled, first_seen_at, last_seen_at)
+       VALUES (?, ?, ?, ?, ?, ?)`,
+    );
+    this.touch = db.prepare(
+      'UPDATE mcp_capability_preferences SET last_seen_at = ? WHERE resource_id = ? AND capability_type = ? AND capability_key = ?',
+    );
+    this.setEnabled = db.prepare(
+      'UPDATE mcp_capability_preferences SET enabled = ? WHERE resource_id = ? AND capability_type = ? AND capability_key = ?',
+    );
+  }
+
+  list(serverId?: number): PreferenceRow[] {
+    const rows = serverId === undefined ? this.selectAll.all() : this.selectServer.all(serverId);
+    return rows.map(toRow);
+  }
+
+  /** R4: insert what is new (audited), bump what is seen, keep what vanished. */
+  reconcile(serverId: number, server: string, type: CapabilityType, keys: string[], autoEnable: boolean): PreferenceRow[] {
+    return this.db.transaction(() => {
+      const known = new Set(this.selectType.all(serverId, type).map((row) => row.capability_key));
+      const at = now();
+      for (const key of new Set(keys)) {
+        if (known.has(key)) {
+          this.touch.run(at, serverId, type, key);
+        } else {
+          this.insert.run(serverId, type, key, autoEnable ? 1 : 0, at, at);
+          this.audit.record('system', 'capability_first_seen', server, { type, key, enabled: autoEnable });
+        }
+      }
+      return this.selectType.all(serverId, type).map(toRow);
+    })();
+  }
+
+  /** All or nothing: every key is checked before the first change. Answers the rows asked about. */
+  set(serverId: number, server: string, changes: PreferenceChange[], actor: AuditActor): Result<PreferenceRow[]> {
+    return this.db.transaction((): Result<PreferenceRow[]> => {
+      const current = new Map<string, StoredPreference>();
+      for (const change of changes) {
+        const id = `${change.capability_type}\0${change.capability_key}`;
+        const row = current.get(id) ?? this.selectOne.get(serverId, change.capability_type, change.capability_key);
+        if (!row) {
+          return {
+            ok: false,
+            error: {
+              code: 'RESOURCE_NOT_FOUND',
+              message: `server "${server}" has no known ${change.capability_type} "${change.capability_key}"`,
+              details: { server, capability_type: change.capability_type, capability_key: change.capability_key },
+            },
+          };
+        }
+        current.set(id, row);
+      }
+      for (const change of changes) {
+        const id = `${change.capability_type}\0${change.capability_key}`;
+        const row = current.get(id) as StoredPreference;
+        const enabled = change.enabled ? 1 : 0;
+        if (row.enabled === enabled) continue;
+        this.setEnabled.run(enabled, serverId, change.capability_type, change.capability_key);
+        this.audit.record(actor, change.enabled ? 'capability_enabled' : 'capability_disabled', server, {
+          type: change.capability_type,
+          key: change.capability_key,
+        });
+        current.set(id, { ...row, enabled });
+      }
+      return { ok: true, value: [...current.values()].map(toRow) };
+    })();
+  }
+}
