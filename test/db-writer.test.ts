@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import Database from 'better-sqlite3';
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { openDbWriter, superviseDbWriter, type DbWriter } from '../src/db/writer-handle.js';
 import { DIST_ROOT, MIGRATIONS_DIR, workerFile } from '../src/paths.js';
 import type { DbInit } from '../src/protocol/db.js';
@@ -15,8 +15,6 @@ import type { ErrorBody } from '../src/protocol/errors.js';
 import type { ServerConfig } from '../src/protocol/server-config.js';
 import { parseServerConfig, REDACTED } from '../src/registry/server-config.js';
 import { readMigrations } from '../workers/db-writer/migrate.js';
-
-type Test = typeof t;
 
 function tempInit(t: Test, migrationsDir = MIGRATIONS_DIR): DbInit {
   const dir = mkdtempSync(join(tmpdir(), 'coffer-db-writer-'));
@@ -228,7 +226,7 @@ t.test('setPreferences is all or nothing and audits real changes only', async (t
     { capability_type: 'tool', capability_key: 'p', enabled: true },
   ], 'api');
   t.match(refused, { ok: false, error: { code: 'RESOURCE_NOT_FOUND', details: { capability_type: 'tool', capability_key: 'p' } } });
-  t.same((await api.getPreferences('up')).map((row) => row.enabled), [true, true, false], 'nothing changed');
+  t.same((await api.getPreferences('up')).map((row) => [row.capability_key, row.enabled]), [['p', false], ['a', true], ['b', true]], 'nothing changed');
 
   const changed = await api.setPreferences('up', [
     { capability_type: 'tool', capability_key: 'a', enabled: false },
@@ -247,6 +245,7 @@ t.test('setPreferences is all or nothing and audits real changes only', async (t
 t.test('listAudit filters and the free-form audit call', async (t) => {
   const { api } = await open(t, tempInit(t));
   await api.audit('system', 'daemon_started', null, { port: 1234 });
+  await sleep(5);
   const since = new Date().toISOString();
   await sleep(5);
   await api.createServer(stdio('one'), 'cli');
@@ -340,7 +339,10 @@ for (let i = 0; ; i++) {
 
 t.test('every acknowledged write survives SIGKILL', async (t) => {
   const init = tempInit(t);
-  const child = spawn(process.execPath, ['--input-type=module', '-e', CHILD], {
+  // A file, not --eval: workers inherit execArgv, and --input-type would break theirs.
+  const script = join(init.dbPath, '..', 'child.mjs');
+  writeFileSync(script, CHILD);
+  const child = spawn(process.execPath, [script], {
     env: { ...process.env, DB_INIT: JSON.stringify(init), HANDLE_URL: pathToFileURL(join(DIST_ROOT, 'src', 'db', 'writer-handle.js')).href },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

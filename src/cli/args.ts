@@ -53,7 +53,8 @@ export function parseKeyValues(pairs: string[] | undefined, flag: string): Recor
 export function parsePort(raw: string | undefined, source: string): number | undefined {
   if (raw === undefined || raw === '') return undefined;
   const port = Number(raw);
-  if (!Number.isInteger(port) || port < 1 || port > 65535) throw usageError(`${source} must be a port number 1-65535, got '${raw}'`);
+  // 0: any free port (what tests use).
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw usageError(`${source} must be a port number 0-65535, got '${raw}'`);
   return port;
 }
 

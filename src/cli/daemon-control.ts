@@ -21,12 +21,12 @@ const POLL_MS = 100;
 
 export const daemonLogPath = (home: string): string => join(home, 'logs', 'daemon.log');
 
-/** The daemon daemon.json points at, if it answers. */
+/** The daemon daemon.json points at, if it answers (checked by pid: a stale file's port may be another daemon's now). */
 export async function probeDaemon(home: string): Promise<RunningDaemonInfo | null> {
   const file = readDaemonFile(home);
   if (!file) return null;
   const status = await fetchStatus(file.port);
-  return status ? { file, status } : null;
+  return status?.pid === file.pid ? { file, status } : null;
 }
 
 /** Alive and not a zombie (an exited child its parent has not reaped yet counts as gone). */
@@ -54,14 +54,14 @@ export async function startDaemonProcess(
   options: { port?: number; timeoutMs?: number } = {},
 ): Promise<RunningDaemonInfo & { alreadyRunning: boolean }> {
   const deadline = Date.now() + (options.timeoutMs ?? START_TIMEOUT_MS);
-  const running = await probeDaemon(home);
-  if (running?.status.status === 'ready') return { ...running, alreadyRunning: true };
+  const running = await settlePrevious(home, deadline);
+  if (running) return { ...running, alreadyRunning: true };
   ensureHome(home);
   const release = acquireStartLock(home);
   if (!release) return { ...(await waitUntilReady(home, deadline)), alreadyRunning: true };
   try {
     const log = openSync(daemonLogPath(home), 'a', 0o600);
-    const args = [CLI_ENTRY, 'serve', '--home', home, ...(options.port ? ['--port', String(options.port)] : [])];
+    const args = [CLI_ENTRY, 'serve', '--home', home, ...(options.port !== undefined ? ['--port', String(options.port)] : [])];
     const child = spawn(process.execPath, args, { detached: true, stdio: ['ignore', log, log], env: process.env });
     closeSync(log);
     let exited: string | null = null;
@@ -80,6 +80,21 @@ export async function startDaemonProcess(
   }
 }
 
+/**
+ * The ready daemon of this home, or null once no process named by daemon.json
+ * is alive: one that is still stopping is waited for, as a new daemon would refuse to start beside it.
+ */
+async function settlePrevious(home: string, deadline: number): Promise<RunningDaemonInfo | null> {
+  for (;;) {
+    const file = readDaemonFile(home);
+    if (!file || !isProcessAlive(file.pid)) return null;
+    const running = await probeDaemon(home);
+    if (running?.status.status === 'ready') return running;
+    if (Date.now() >= deadline) throw startFailure(home, `the process daemon.json names (pid ${file.pid}) neither answers as ready nor exits`);
+    await sleep(POLL_MS);
+  }
+}
+
 async function waitUntilReady(
   home: string,
   deadline: number,
@@ -89,11 +104,8 @@ async function waitUntilReady(
   for (;;) {
     const how = exited();
     if (how !== null) throw startFailure(home, `the daemon exited (${how}) before it was ready`);
-    const file = readDaemonFile(home);
-    if (file && (pid === undefined || file.pid === pid)) {
-      const status = await fetchStatus(file.port);
-      if (status?.status === 'ready') return { file, status };
-    }
+    const running = await probeDaemon(home);
+    if (running?.status.status === 'ready' && (pid === undefined || running.file.pid === pid)) return running;
     if (Date.now() >= deadline) throw startFailure(home, 'the daemon did not become ready in time');
     await sleep(POLL_MS);
   }

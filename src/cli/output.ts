@@ -56,8 +56,3 @@ export function printFields(fields: Array<[string, string]>): void {
   const width = Math.max(...fields.map(([key]) => key.length)) + 2;
   for (const [key, value] of fields) printLine(`${(key + ':').padEnd(width)}${value}`);
 }
-
-/** Env and header values are secrets: only their keys are ever shown. */
-export function redactValues(values: Record<string, string> | undefined): Record<string, string> {
-  return Object.fromEntries(Object.keys(values ?? {}).map((key) => [key, '***']));
-}

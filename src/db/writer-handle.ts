@@ -49,7 +49,7 @@ export function openDbWriter(init: DbInit, options: DbWriterOptions = {}): Promi
   return superviseDbWriter(new Worker(workerFile('db-writer/main.js'), { workerData: init }), options);
 }
 
-/** openDbWriter on a writer worker already spawned (what openDbWriter does after spawning). */
+/** The supervising half of openDbWriter, for a writer worker spawned by the caller (a test that kills it). */
 export async function superviseDbWriter(worker: Worker, options: DbWriterOptions = {}): Promise<Result<DbWriter>> {
   const remote = Comlink.wrap<DbWriterApi>(endpoint(worker));
 

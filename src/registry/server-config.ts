@@ -68,10 +68,10 @@ class Reader {
     }
   }
 
-  string(value: unknown, field: string, options: { max?: number; empty?: boolean } = {}): string {
+  string(value: unknown, field: string, options: { max?: number; allowEmpty?: boolean } = {}): string {
     const max = options.max ?? MAX_STRING;
     if (typeof value !== 'string') this.fail(field, value === undefined ? 'is required' : 'must be a string');
-    else if (!options.empty && value.trim() === '') this.fail(field, 'must not be empty');
+    else if (!options.allowEmpty && value.trim() === '') this.fail(field, 'must not be empty');
     else if (value.length > max) this.fail(field, `must be at most ${max} characters`);
     else if (value.includes('\0')) this.fail(field, 'must not contain NUL characters');
     else return value;
@@ -127,7 +127,7 @@ class Reader {
       return [];
     }
     if (value.length > MAX_ITEMS) this.fail('transport.args', `must have at most ${MAX_ITEMS} items`);
-    return value.map((arg, index) => this.string(arg, `transport.args[${index}]`, { empty: true }));
+    return value.map((arg, index) => this.string(arg, `transport.args[${index}]`, { allowEmpty: true }));
   }
 
   cwd(value: unknown): string {
@@ -210,7 +210,7 @@ export function parseServerConfig(input: unknown): Result<ServerConfig> {
   reader.unknownFields(input, TOP_LEVEL_FIELDS, '');
   const config: ServerConfig = {
     name: reader.name(input.name),
-    description: input.description === undefined ? '' : reader.string(input.description, 'description', { max: MAX_DESCRIPTION, empty: true }),
+    description: input.description === undefined ? '' : reader.string(input.description, 'description', { max: MAX_DESCRIPTION, allowEmpty: true }),
     enabled: reader.boolean(input.enabled, 'enabled', true),
     transport: reader.transport(input.transport),
     auto_enable_new_capabilities: reader.boolean(input.auto_enable_new_capabilities, 'auto_enable_new_capabilities', true),

@@ -116,6 +116,7 @@ export class Relay {
   private initializedSeen = false;
   private readonly reinitWaiters = new Map<string, (message: JSONRPCMessage) => void>();
   private connecting = false;
+  private startingDaemon = false;
   private closed = false;
 
   constructor(private readonly options: RelayOptions) {}
@@ -199,12 +200,18 @@ export class Relay {
     if (entry) {
       entry.phase = 'queued';
       clearTimeout(entry.deadline);
-      entry.deadline = setTimeout(() => {
-        const seconds = Math.round(this.options.reconnectBoundMs / 1000);
-        this.fail(entry, unreachable(entry.request.id, `no coffer daemon answered within ${seconds} s; start one with \`coffer daemon start\``, 'DAEMON_UNREACHABLE'));
-      }, this.options.reconnectBoundMs);
+      entry.deadline = undefined;
+      // While a daemon is being started, its own start timeout bounds the wait.
+      if (!this.startingDaemon) this.armDeadline(entry);
     }
     this.connect(false);
+  }
+
+  private armDeadline(entry: Pending): void {
+    entry.deadline = setTimeout(() => {
+      const seconds = Math.round(this.options.reconnectBoundMs / 1000);
+      this.fail(entry, unreachable(entry.request.id, `no coffer daemon answered within ${seconds} s; start one with \`coffer daemon start\``, 'DAEMON_UNREACHABLE'));
+    }, this.options.reconnectBoundMs);
   }
 
   private sendOn(link: Link, message: JSONRPCMessage): void {
@@ -304,8 +311,10 @@ export class Relay {
 
   private async startDaemon(): Promise<DaemonEndpoint | null> {
     this.options.log('no daemon is running: starting one');
+    this.startingDaemon = true;
     try {
       await this.options.startDaemon();
+      for (const entry of this.pending.values()) if (entry.phase === 'queued' && !entry.deadline) this.armDeadline(entry);
     } catch (error) {
       const reason = (error as Error).message.split('\n')[0]!;
       this.options.log(`starting the daemon failed: ${(error as Error).message}`);
@@ -314,6 +323,8 @@ export class Relay {
         if (entry.phase === 'queued') this.fail(entry, unreachable(entry.request.id, `could not start the coffer daemon: ${reason}`, 'DAEMON_UNREACHABLE'));
       }
       return null;
+    } finally {
+      this.startingDaemon = false;
     }
     return this.options.locate();
   }

@@ -2,9 +2,9 @@
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { appendFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ensureHome, readDaemonFile } from '../daemon/daemon-file.js';
-import { daemonUrl, fetchStatus } from '../cli/api-client.js';
-import { startDaemonProcess } from '../cli/daemon-control.js';
+import { ensureHome } from '../daemon/daemon-file.js';
+import { daemonUrl } from '../cli/api-client.js';
+import { probeDaemon, startDaemonProcess } from '../cli/daemon-control.js';
 import { EXIT, type ExitCode } from '../cli/exit-codes.js';
 import { Relay, type DaemonEndpoint } from './relay.js';
 
@@ -26,13 +26,11 @@ function createLogger(home: string): (line: string) => void {
   };
 }
 
-/** The ready daemon daemon.json names (checked by pid, so a stale file's port reused by another daemon is not taken). */
 async function locate(home: string): Promise<DaemonEndpoint | null> {
-  const file = readDaemonFile(home);
-  if (!file) return null;
-  const status = await fetchStatus(file.port);
-  if (status?.status !== 'ready' || status.pid !== file.pid) return null;
-  return { mcpUrl: new URL(`${daemonUrl(file.port)}/mcp`), identity: `pid ${file.pid} port ${file.port} started ${file.started_at}` };
+  const running = await probeDaemon(home);
+  if (running?.status.status !== 'ready') return null;
+  const { port, pid, started_at } = running.file;
+  return { mcpUrl: new URL(`${daemonUrl(port)}/mcp`), identity: `pid ${pid} port ${port} started ${started_at}` };
 }
 
 function reconnectBoundMs(): number {

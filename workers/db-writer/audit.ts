@@ -1,14 +1,9 @@
 // audit_log: who changed what. Callers hand in payloads already free of secret values.
 import type { Database, Statement } from 'better-sqlite3';
-import type { AuditActor, AuditEntry } from '../../src/protocol/db.js';
+import type { AuditActor, AuditEntry, DbWriterApi } from '../../src/protocol/db.js';
 import { now } from './clock.js';
 
-export interface AuditFilter {
-  server?: string;
-  event_type?: string;
-  since?: string;
-  limit?: number;
-}
+type AuditFilter = Parameters<DbWriterApi['listAudit']>[0];
 
 const DEFAULT_LIMIT = 100;
 const MAX_LIMIT = 1000;
@@ -22,20 +17,19 @@ interface AuditRow {
   payload: string;
 }
 
+const FILTERS: { [K in Exclude<keyof AuditFilter, 'limit'>]: string } = {
+  server: 'server = @server',
+  event_type: 'event_type = @event_type',
+  since: 'at >= @since',
+};
+
 export class AuditLog {
   private readonly insert: Statement<[string, AuditActor, string, string | null, string]>;
-  private readonly select: Statement<[Required<Record<keyof AuditFilter, unknown>>], AuditRow>;
+  /** One prepared statement per combination of filters, made on first use (no `? IS NULL OR`, which defeats the indexes). */
+  private readonly selects = new Map<string, Statement<[Record<string, unknown>], AuditRow>>();
 
-  constructor(db: Database) {
+  constructor(private readonly db: Database) {
     this.insert = db.prepare('INSERT INTO audit_log (at, actor, event_type, server, payload) VALUES (?, ?, ?, ?, ?)');
-    // One statement for every filter combination: an absent filter is NULL.
-    this.select = db.prepare(
-      `SELECT id, at, actor, event_type, server, payload FROM audit_log
-       WHERE (@server IS NULL OR server = @server)
-         AND (@event_type IS NULL OR event_type = @event_type)
-         AND (@since IS NULL OR at >= @since)
-       ORDER BY id DESC LIMIT @limit`,
-    );
   }
 
   record(actor: AuditActor, eventType: string, server: string | null, payload: Record<string, unknown>): void {
@@ -45,12 +39,16 @@ export class AuditLog {
   /** Newest first. */
   list(filter: AuditFilter): AuditEntry[] {
     const limit = Number.isInteger(filter.limit) ? Math.min(Math.max(filter.limit as number, 1), MAX_LIMIT) : DEFAULT_LIMIT;
-    const rows = this.select.all({
-      server: filter.server ?? null,
-      event_type: filter.event_type ?? null,
-      since: filter.since ?? null,
-      limit,
-    });
-    return rows.map((row) => ({ ...row, payload: JSON.parse(row.payload) as Record<string, unknown> }));
+    const used = (Object.keys(FILTERS) as (keyof typeof FILTERS)[]).filter((name) => filter[name] !== undefined);
+    const where = used.length === 0 ? '' : `WHERE ${used.map((name) => FILTERS[name]).join(' AND ')}`;
+    const sql = `SELECT id, at, actor, event_type, server, payload FROM audit_log ${where} ORDER BY id DESC LIMIT @limit`;
+    let select = this.selects.get(sql);
+    if (!select) {
+      select = this.db.prepare(sql);
+      this.selects.set(sql, select);
+    }
+    const params: Record<string, unknown> = { limit };
+    for (const name of used) params[name] = filter[name];
+    return select.all(params).map((row) => ({ ...row, payload: JSON.parse(row.payload) as Record<string, unknown> }));
   }
 }

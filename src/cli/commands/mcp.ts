@@ -5,7 +5,7 @@ import { ApiClient } from '../api-client.js';
 import { expectPositionals, parseCommandArgs, parseKeyValues, type ParsedArgs } from '../args.js';
 import type { Command } from '../command.js';
 import { EXIT, type ExitCode } from '../exit-codes.js';
-import { printFields, printJson, printLine, redactValues, usageError } from '../output.js';
+import { printFields, printJson, printLine, usageError } from '../output.js';
 import { joinCommandLine, splitCommandLine } from '../split.js';
 
 const usage = `Usage: coffer mcp <action> ... [--home DIR]
@@ -19,14 +19,14 @@ const usage = `Usage: coffer mcp <action> ... [--home DIR]
   show NAME [--json] one server's configuration and health
   remove NAME        unregister a server (its capability preferences go with it)
 
-Env and header values are never printed, in JSON neither: they show as "***".`;
+Env and header values are never shown: the daemon answers them redacted.`;
 
 interface Health {
   state: string;
   last_error?: string | null;
 }
 
-type Server = ServerConfig & { health?: Health };
+type Server = ServerConfig & { health: Health };
 
 const options = {
   json: { type: 'boolean' },
@@ -58,7 +58,7 @@ const handlers: Record<string, Handler> = {
       auto_enable_new_capabilities: !values['no-auto-enable'],
     };
     const server = await api().post<Server>('/servers', body);
-    if (values.json) printJson({ server: redactServer(server) });
+    if (values.json) printJson({ server });
     else printLine(`added server '${server.name}' (${describeTransport(server.transport)})`);
     return EXIT.OK;
   },
@@ -66,7 +66,7 @@ const handlers: Record<string, Handler> = {
   async list(api, positionals, values) {
     expectPositionals(positionals, []);
     const { servers } = await api().get<{ servers: Server[] }>('/servers');
-    if (values.json) printJson({ servers: servers.map(redactServer) });
+    if (values.json) printJson({ servers });
     else if (servers.length === 0) printLine('no servers registered (add one with `coffer mcp add`)');
     else printTable(servers);
     return EXIT.OK;
@@ -75,7 +75,7 @@ const handlers: Record<string, Handler> = {
   async show(api, positionals, values) {
     const [name] = expectPositionals(positionals, ['NAME']);
     const server = await api().get<Server>(serverPath(name!));
-    if (values.json) printJson({ server: redactServer(server) });
+    if (values.json) printJson({ server });
     else printServer(server);
     return EXIT.OK;
   },
@@ -109,32 +109,20 @@ function transportFromFlags(values: Values): TransportConfig {
   return { type, url: values[type]!, headers: parseKeyValues(values.header, '--header') };
 }
 
-function redactServer(server: Server): Server {
-  const { transport } = server;
-  return {
-    ...server,
-    transport:
-      transport.type === 'stdio'
-        ? { ...transport, env: redactValues(transport.env) }
-        : { ...transport, headers: redactValues(transport.headers) },
-  };
-}
-
 function describeTransport(transport: TransportConfig): string {
   return transport.type === 'stdio'
     ? `stdio: ${joinCommandLine([transport.command, ...transport.args])}`
     : `${transport.type}: ${transport.url}`;
 }
 
-function describeHealth(health: Health | undefined): string {
-  if (!health) return 'unknown';
+function describeHealth(health: Health): string {
   return health.last_error ? `${health.state} (last error: ${health.last_error})` : health.state;
 }
 
 function printTable(servers: Server[]): void {
   const rows = [
     ['NAME', 'ENABLED', 'HEALTH', 'TRANSPORT'],
-    ...servers.map((s) => [s.name, s.enabled ? 'yes' : 'no', s.health?.state ?? 'unknown', describeTransport(s.transport)]),
+    ...servers.map((s) => [s.name, s.enabled ? 'yes' : 'no', s.health.state, describeTransport(s.transport)]),
   ];
   const widths = rows[0]!.map((_, column) => Math.max(...rows.map((row) => row[column]!.length)));
   for (const row of rows) printLine(row.map((cell, column) => (column === row.length - 1 ? cell : cell.padEnd(widths[column]!))).join('  '));
@@ -142,19 +130,17 @@ function printTable(servers: Server[]): void {
 
 function printServer(server: Server): void {
   const { transport } = server;
-  const keys = (values: Record<string, string>): string => Object.keys(values).map((key) => `${key}=***`).join(' ') || '-';
+  const keys = (values: Record<string, string>): string => Object.keys(values).join(' ') || '-';
   printFields([
     ['name', server.name],
     ['description', server.description || '-'],
     ['enabled', server.enabled ? 'yes' : 'no'],
     ['transport', describeTransport(transport)],
     ...(transport.type === 'stdio'
-      ? ([['env', keys(transport.env)], ['cwd', transport.cwd ?? '-']] as Array<[string, string]>)
-      : ([['headers', keys(transport.headers)]] as Array<[string, string]>)),
+      ? ([['env keys', keys(transport.env)], ['cwd', transport.cwd ?? '-']] as Array<[string, string]>)
+      : ([['header keys', keys(transport.headers)]] as Array<[string, string]>)),
     ['auto-enable', server.auto_enable_new_capabilities ? 'yes' : 'no'],
-    ...(server.timeouts
-      ? ([['timeouts', `connect ${server.timeouts.connect_ms} ms, request ${server.timeouts.request_ms} ms, list deadline ${server.timeouts.list_deadline_ms} ms`]] as Array<[string, string]>)
-      : []),
+    ['timeouts', `connect ${server.timeouts.connect_ms} ms, request ${server.timeouts.request_ms} ms, list deadline ${server.timeouts.list_deadline_ms} ms`],
     ['health', describeHealth(server.health)],
   ]);
 }

@@ -32,16 +32,22 @@ export const serveCommand: Command = {
     const daemon = await startDaemon({ home, port });
     printLine(`coffer daemon listening on ${daemonUrl(daemon.port)} (pid ${process.pid}, home ${home})`);
 
-    const signal = await new Promise<NodeJS.Signals>((resolve) => {
-      process.once('SIGINT', resolve);
-      process.once('SIGTERM', resolve);
-    });
-    // A second signal while stopping means "now".
-    const forceExit = (): never => process.exit(EXIT.ERROR);
-    process.once('SIGINT', forceExit);
-    process.once('SIGTERM', forceExit);
-    printMessage(`coffer daemon stopping (${signal})`);
-    await daemon.stop();
+    // Until a signal, or until the daemon stops on its own (POST /daemon/shutdown).
+    const signal = await Promise.race([
+      new Promise<NodeJS.Signals>((resolve) => {
+        process.once('SIGINT', resolve);
+        process.once('SIGTERM', resolve);
+      }),
+      daemon.stopped.then(() => null),
+    ]);
+    if (signal) {
+      // A second signal while stopping means "now".
+      const forceExit = (): never => process.exit(EXIT.ERROR);
+      process.once('SIGINT', forceExit);
+      process.once('SIGTERM', forceExit);
+      printMessage(`coffer daemon stopping (${signal})`);
+      await daemon.stop();
+    }
     return EXIT.OK;
   },
 };

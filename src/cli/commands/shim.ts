@@ -1,6 +1,5 @@
 // `coffer shim`: stdio MCP entry point for clients that cannot speak HTTP.
 import { resolveHome } from '../../daemon/daemon-file.js';
-import { runShim } from '../../shim/shim.js';
 import { expectPositionals, parseCommandArgs } from '../args.js';
 import type { Command } from '../command.js';
 
@@ -20,6 +19,8 @@ export const shimCommand: Command = {
   async run(argv) {
     const { values, positionals } = parseCommandArgs(argv, {});
     expectPositionals(positionals, []);
+    // Loaded here: the SDK transports would slow every other command's start.
+    const { runShim } = await import('../../shim/shim.js');
     return runShim({ home: resolveHome(values.home) });
   },
 };

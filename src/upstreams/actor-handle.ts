@@ -1,0 +1,199 @@
+// The main-thread side of one upstream actor: spawns its worker, calls it over
+// comlink, unpacks list payloads, relays its events, and makes sure that a dead
+// or stuck worker neither hangs callers nor leaves a child process behind.
+import { MessageChannel, Worker } from 'node:worker_threads';
+import { unpack } from 'msgpackr';
+import type { ActorApi, ActorEvent, ActorInit, ActorStatus, ActorTuning, ForwardOutcome, ForwardRequest, ListOutcome } from '../protocol/actor.js';
+import type { ListKind } from '../protocol/capabilities.js';
+import { Comlink, endpoint, type Remote } from '../protocol/comlink.js';
+import { JSONRPC, type ErrorBody } from '../protocol/errors.js';
+import type { ServerConfig } from '../protocol/server-config.js';
+import { workerFile } from '../paths.js';
+
+export interface ActorSpawnOptions {
+  config: ServerConfig;
+  /** Where the actor appends its notes and a stdio child's stderr. */
+  logFile: string;
+  tuning: ActorTuning;
+  /** How long stop() lets the actor shut down cleanly before terminating it (default 6 s). */
+  shutdownDeadlineMs?: number;
+}
+
+export interface ActorCallbacks {
+  onEvent(event: ActorEvent): void;
+  /** The worker died without stop() (crash, out of memory). Called at most once. */
+  onExit(reason: string): void;
+}
+
+/** A ListOutcome with the packed items unpacked. */
+export type ActorListAnswer =
+  | { ok: true; state: 'live'; kind: ListKind; items: Record<string, unknown>[]; version: number; fetchedAt: number; cached: boolean }
+  | { ok: true; state: 'unsupported'; kind: ListKind; version: number; fetchedAt: number; cached: boolean }
+  | { ok: false; kind: ListKind; error: ErrorBody };
+
+export interface ActorHandle {
+  readonly server: string;
+  list(kind: ListKind, fresh: boolean): Promise<ActorListAnswer>;
+  forward(req: ForwardRequest): Promise<ForwardOutcome>;
+  cancel(id: string, reason: string): void;
+  dropCache(): void;
+  /** Asks the actor; a dead actor answers with its last known status, state `failed`. */
+  status(): Promise<ActorStatus>;
+  /** The status from the last state event (no round trip). */
+  readonly lastStatus: ActorStatus;
+  /** Shuts the actor down (child stopped), terminates the worker after the deadline. Idempotent. */
+  stop(): Promise<void>;
+}
+
+const DEFAULT_SHUTDOWN_DEADLINE_MS = 6_000;
+/** A smaller young generation saves ~5 MB of RSS per actor; actors allocate little. */
+const ACTOR_RESOURCE_LIMITS = { maxYoungGenerationSizeMb: 2, maxOldGenerationSizeMb: 256 };
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+class WorkerActor implements ActorHandle {
+  readonly server: string;
+  lastStatus: ActorStatus;
+  private readonly worker: Worker;
+  private readonly remote: Remote<ActorApi>;
+  private readonly events: MessageChannel['port1'];
+  private exitReason: string | null = null;
+  private readonly exited: Promise<string>;
+  private stopping: Promise<void> | null = null;
+  private cleanShutdown = false;
+
+  constructor(
+    private readonly options: ActorSpawnOptions,
+    private readonly callbacks: ActorCallbacks,
+  ) {
+    this.server = options.config.name;
+    this.lastStatus = {
+      server: this.server,
+      state: 'connecting',
+      since: Date.now(),
+      attempts: 0,
+      lastError: null,
+      serverInfo: null,
+      protocolVersion: null,
+      pid: null,
+    };
+    const channel = new MessageChannel();
+    const init: ActorInit = { config: options.config, logFile: options.logFile, tuning: options.tuning, events: channel.port2 };
+    this.worker = new Worker(workerFile('actor/main.js'), {
+      workerData: init,
+      transferList: [channel.port2],
+      resourceLimits: ACTOR_RESOURCE_LIMITS,
+    });
+    this.remote = Comlink.wrap<ActorApi>(endpoint(this.worker));
+    this.events = channel.port1;
+    this.events.on('message', (event: ActorEvent) => {
+      if (event.type === 'state') this.lastStatus = event.status;
+      this.callbacks.onEvent(event);
+    });
+
+    let failure: string | null = null;
+    this.worker.on('error', (error) => (failure = messageOf(error)));
+    this.exited = new Promise((resolve) => {
+      this.worker.once('exit', (code) => {
+        this.exitReason = failure ?? `actor worker exited with code ${code}`;
+        this.events.close();
+        if (!this.stopping) {
+          this.killOrphanedChild();
+          this.callbacks.onExit(this.exitReason);
+        }
+        resolve(this.exitReason);
+      });
+    });
+  }
+
+  async list(kind: ListKind, fresh: boolean): Promise<ActorListAnswer> {
+    const outcome = await this.call<ListOutcome>(
+      () => this.remote.list(kind, fresh) as Promise<ListOutcome>,
+      (reason) => ({
+        ok: false,
+        kind,
+        error: { code: 'UPSTREAM_UNAVAILABLE', message: `${this.server}: ${reason}`, details: { server: this.server } },
+      }),
+    );
+    if (!outcome.ok || outcome.state !== 'live') return outcome;
+    const { packed, count: _count, ...rest } = outcome;
+    return { ...rest, items: unpack(packed) as Record<string, unknown>[] };
+  }
+
+  forward(req: ForwardRequest): Promise<ForwardOutcome> {
+    return this.call<ForwardOutcome>(
+      () => this.remote.forward(req) as Promise<ForwardOutcome>,
+      (reason) => ({
+        ok: false,
+        error: { code: JSONRPC.UPSTREAM_UNAVAILABLE, message: `${this.server}: ${reason}`, data: { code: 'UPSTREAM_UNAVAILABLE', server: this.server } },
+      }),
+    );
+  }
+
+  cancel(id: string, reason: string): void {
+    if (this.exitReason === null) void this.remote.cancel(id, reason).catch(() => {});
+  }
+
+  dropCache(): void {
+    if (this.exitReason === null) void this.remote.dropCache().catch(() => {});
+  }
+
+  status(): Promise<ActorStatus> {
+    return this.call(
+      () => this.remote.status(),
+      (reason) => ({ ...this.lastStatus, state: 'failed', lastError: reason, pid: null }),
+    );
+  }
+
+  stop(): Promise<void> {
+    this.stopping ??= this.shutdown();
+    return this.stopping;
+  }
+
+  private async shutdown(): Promise<void> {
+    if (this.exitReason === null) {
+      const deadlineMs = this.options.shutdownDeadlineMs ?? DEFAULT_SHUTDOWN_DEADLINE_MS;
+      let timer: NodeJS.Timeout | undefined;
+      const deadline = new Promise<void>((resolve) => (timer = setTimeout(resolve, deadlineMs)));
+      await Promise.race([
+        this.remote.shutdown().then(() => (this.cleanShutdown = true), () => {}),
+        deadline,
+        this.exited,
+      ]);
+      clearTimeout(timer);
+      await this.worker.terminate();
+    }
+    await this.exited;
+    if (!this.cleanShutdown) this.killOrphanedChild();
+  }
+
+  /**
+   * Comlink never settles a call whose worker died: race every call against
+   * the worker's exit, and turn a failed call into the same data answer.
+   */
+  private call<T>(invoke: () => Promise<T>, whenDead: (reason: string) => T): Promise<T> {
+    if (this.exitReason !== null) return Promise.resolve(whenDead(this.exitReason));
+    return Promise.race([
+      invoke().catch((error: unknown) => whenDead(`actor call failed: ${messageOf(error)}`)),
+      this.exited.then(whenDead),
+    ]);
+  }
+
+  /** A worker that died or was terminated cannot stop its stdio child; do it from here. */
+  private killOrphanedChild(): void {
+    const pid = this.lastStatus.pid;
+    if (pid === null) return;
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      // Already gone.
+    }
+  }
+}
+
+/** Starts an actor worker for one upstream; it connects in the background and reports through callbacks. */
+export function spawnActor(options: ActorSpawnOptions, callbacks: ActorCallbacks): ActorHandle {
+  return new WorkerActor(options, callbacks);
+}

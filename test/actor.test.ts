@@ -1,0 +1,179 @@
+// The upstream actor against real fixture servers over stdio, Streamable HTTP
+// and SSE: lists, the list cache, forwarding, progress, environment.
+import { createRequire } from 'node:module';
+import t from 'tap';
+import type { ActorListAnswer } from '../src/upstreams/actor-handle.js';
+import { callTool, startActor, toolJson } from './fixtures/actor-harness.js';
+import { networkConfig, serverConfig, startNetworkFixture, stdioFixture } from './fixtures/fixture-servers.js';
+
+function names(answer: ActorListAnswer, key = 'name'): unknown[] {
+  if (!answer.ok || answer.state !== 'live') throw new Error(`not a live list: ${JSON.stringify(answer)}`);
+  return answer.items.map((item) => item[key]);
+}
+
+const ALL_TOOLS = ['echo', 'whoami', 'getenv', 'slow', 'crash', 'mutate', 'stats'];
+
+t.test('stdio: every kind lists live, forwards return results unchanged', async (t) => {
+  const actor = startActor(t, stdioFixture('alpha', ['--resources', '--prompts']));
+  const ready = await actor.waitForState('ready');
+  t.equal(ready.type === 'state' && ready.status.serverInfo?.name, 'alpha');
+  t.type(ready.type === 'state' && ready.status.pid, 'number');
+  t.same(names(await actor.handle.list('tools', false)), ALL_TOOLS);
+  t.same(names(await actor.handle.list('resources', false), 'uri'), ['fixture://static']);
+  t.same(names(await actor.handle.list('resourceTemplates', false), 'uriTemplate'), ['fixture://items/{id}']);
+  t.same(names(await actor.handle.list('prompts', false)), ['greet']);
+
+  const echo = await callTool(actor, 'echo', { a: 1, nested: { b: [true, null] } });
+  t.same(echo, {
+    ok: true,
+    result: { content: [{ type: 'text', text: '{"a":1,"nested":{"b":[true,null]}}' }], structuredContent: { a: 1, nested: { b: [true, null] } }, fixture_extra: { kept: true } },
+  });
+  const read = await actor.handle.forward({ id: 'r1', method: 'resources/read', params: { uri: 'fixture://items/7' }, progress: false });
+  t.same(read, { ok: true, result: { contents: [{ uri: 'fixture://items/7', mimeType: 'text/plain', text: 'content of fixture://items/7' }] } });
+  const unknown = await callTool(actor, 'no_such_tool');
+  t.match(unknown, { ok: false, error: { code: -32602, message: /unknown tool no_such_tool/ } }, 'upstream errors pass through');
+  const method = await actor.handle.forward({ id: 'm1', method: 'completion/complete', params: {}, progress: false });
+  t.match(method, { ok: false, error: { code: -32601 } });
+});
+
+t.test('Streamable HTTP and SSE upstreams, with headers', async (t) => {
+  for (const transport of ['http', 'sse'] as const) {
+    const fixture = await startNetworkFixture(transport, ['--prompts']);
+    t.teardown(() => fixture.kill());
+    const actor = startActor(t, networkConfig(`net-${transport}`, transport, fixture.url, {}, { 'x-coffer-test': 'yes' }));
+    await actor.waitForState('ready');
+    t.same(names(await actor.handle.list('tools', false)), ALL_TOOLS, `${transport}: tools`);
+    t.same(names(await actor.handle.list('prompts', false)), ['greet'], `${transport}: prompts`);
+    t.match(await actor.handle.list('resources', false), { ok: true, state: 'unsupported' }, `${transport}: resources not advertised`);
+    t.same(toolJson(await callTool(actor, 'echo', { via: transport })), { via: transport });
+    await actor.handle.stop();
+  }
+});
+
+t.test('unsupported kinds: not advertised, or -32601; cached, not errors', async (t) => {
+  const actor = startActor(t, stdioFixture('sparse', ['--tools', 'none', '--method-not-found', 'prompts']));
+  await actor.waitForState('ready');
+  t.match(await actor.handle.list('tools', false), { ok: true, state: 'unsupported', cached: false });
+  t.match(await actor.handle.list('resources', false), { ok: true, state: 'unsupported' });
+  t.match(await actor.handle.list('resourceTemplates', false), { ok: true, state: 'unsupported' });
+  t.match(await actor.handle.list('prompts', false), { ok: true, state: 'unsupported', cached: false }, '-32601 is unsupported');
+  t.match(await actor.handle.list('prompts', false), { ok: true, state: 'unsupported', cached: true });
+  t.notMatch(actor.log(), /evicting/, 'a -32601 does not evict the connection');
+});
+
+t.test('list cache: hits, fresh, TTL, dropCache, shared in-flight fetch', async (t) => {
+  const actor = startActor(t, stdioFixture('cached'), { cacheTtlMs: 400 });
+  await actor.waitForState('ready');
+  const stats = async () => (toolJson(await callTool(actor, 'stats')).lists as Record<string, number>).tools ?? 0;
+
+  const first = await actor.handle.list('tools', false);
+  const hit = await actor.handle.list('tools', false);
+  t.match(first, { ok: true, cached: false });
+  t.match(hit, { ok: true, cached: true, version: first.ok ? first.version : -1 });
+  t.equal(await stats(), 1, 'the hit did not reach the upstream');
+
+  const fresh = await actor.handle.list('tools', true);
+  t.match(fresh, { ok: true, cached: false, version: first.ok ? first.version : -1 }, 'fresh refetches; same content keeps the version');
+  t.equal(await stats(), 2);
+
+  await new Promise((resolve) => setTimeout(resolve, 450));
+  t.match(await actor.handle.list('tools', false), { ok: true, cached: false }, 'expired after the TTL');
+  t.equal(await stats(), 3);
+
+  actor.handle.dropCache();
+  t.match(await actor.handle.list('tools', false), { ok: true, cached: false }, 'dropCache empties the cache');
+  t.equal(await stats(), 4);
+
+  actor.handle.dropCache();
+  const together = await Promise.all([actor.handle.list('tools', false), actor.handle.list('tools', false), actor.handle.list('tools', true)]);
+  t.ok(together.every((answer) => answer.ok && answer.state === 'live' && answer.items.length === 7));
+  t.equal(await stats(), 5, 'concurrent lists shared one upstream request');
+});
+
+t.test('list_changed drops the cache, emits an event, bumps the version', async (t) => {
+  const actor = startActor(t, stdioFixture('changing', ['--resources']));
+  await actor.waitForState('ready');
+  const before = await actor.handle.list('tools', false);
+  await actor.handle.list('resources', false);
+  await actor.handle.list('resourceTemplates', false);
+
+  t.ok((await callTool(actor, 'mutate')).ok);
+  await actor.waitFor((event) => event.type === 'list_changed' && event.kind === 'tools');
+  const after = await actor.handle.list('tools', false);
+  t.match(after, { ok: true, cached: false });
+  t.ok(names(after).includes('added_1'));
+  t.not(after.ok && after.version, before.ok && before.version, 'new content, new version');
+
+  t.ok((await callTool(actor, 'mutate', { kind: 'resources' })).ok);
+  await actor.waitFor((event) => event.type === 'list_changed' && event.kind === 'resourceTemplates');
+  t.ok(actor.events.some((event) => event.type === 'list_changed' && event.kind === 'resources'));
+  t.match(await actor.handle.list('resourceTemplates', false), { ok: true, cached: false }, 'resource templates dropped with resources');
+  t.match(await actor.handle.list('tools', false), { ok: true, cached: true }, 'other kinds stay cached');
+});
+
+t.test('pagination is followed to the end', async (t) => {
+  const actor = startActor(t, stdioFixture('paged', ['--page-size', '2']));
+  await actor.waitForState('ready');
+  t.same(names(await actor.handle.list('tools', false)), ALL_TOOLS);
+  t.equal((toolJson(await callTool(actor, 'stats')).lists as Record<string, number>).tools, 4, 'four pages');
+});
+
+t.test('malformed schemas are normalised, nameless items dropped and logged', async (t) => {
+  const actor = startActor(t, stdioFixture('messy', ['--tools', 'echo,malformed']));
+  await actor.waitForState('ready');
+  const answer = await actor.handle.list('tools', false);
+  if (!answer.ok || answer.state !== 'live') throw new Error('expected a live list');
+  const byName = new Map(answer.items.map((tool) => [tool.name, tool]));
+  t.same([...byName.keys()], ['echo', 'bad_schema', 'bad_output', 'no_schema']);
+  t.same(byName.get('bad_schema')!.inputSchema, { type: 'object', properties: { x: { type: 'string' } }, required: ['x'] });
+  t.notOk('outputSchema' in byName.get('bad_output')!);
+  t.same(byName.get('no_schema')!.inputSchema, { type: 'object' });
+  t.match(actor.log(), /tools\[4\]: no string name, dropped/);
+});
+
+t.test('progress is reported as events for the request that asked', async (t) => {
+  const actor = startActor(t, stdioFixture('progress'));
+  await actor.waitForState('ready');
+  const outcome = await callTool(actor, 'slow', { ms: 300, steps: 3 }, { progress: true, id: 'p-1' });
+  t.same(toolJson(outcome), { slept: 300 });
+  const progress = actor.events.filter((event) => event.type === 'progress');
+  t.ok(progress.length >= 2, 'progress events arrived');
+  t.match(progress[0], { type: 'progress', server: 'progress', requestId: 'p-1', progress: 1, total: 3, message: 'step 1' });
+  await callTool(actor, 'slow', { ms: 100, steps: 2 }, { progress: false, id: 'p-2' });
+  t.notOk(actor.events.some((event) => event.type === 'progress' && event.requestId === 'p-2'), 'no events unless asked');
+});
+
+t.test('stdio child gets a minimal environment, the configured env and cwd', async (t) => {
+  const saved = process.env.NODE_OPTIONS;
+  process.env.NODE_OPTIONS = '--no-deprecation';
+  process.env.COFFER_TEST_SECRET = 'do-not-leak';
+  t.teardown(() => {
+    if (saved === undefined) delete process.env.NODE_OPTIONS;
+    else process.env.NODE_OPTIONS = saved;
+    delete process.env.COFFER_TEST_SECRET;
+  });
+  const config = stdioFixture('envy', [], {}, { FIXTURE_TOKEN: 'configured-value' });
+  if (config.transport.type === 'stdio') config.transport.cwd = '/tmp';
+  const actor = startActor(t, config);
+  await actor.waitForState('ready');
+  const who = toolJson(await callTool(actor, 'whoami'));
+  t.equal(who.cwd, '/tmp');
+  const keys = who.envKeys as string[];
+  t.ok(keys.includes('PATH') && keys.includes('FIXTURE_TOKEN'));
+  t.notOk(keys.includes('NODE_OPTIONS'), 'NODE_OPTIONS is not inherited');
+  t.notOk(keys.includes('COFFER_TEST_SECRET'), 'the daemon env is not inherited');
+  t.same(toolJson(await callTool(actor, 'getenv', { name: 'FIXTURE_TOKEN' })), { value: 'configured-value' });
+  t.notMatch(actor.log(), /configured-value/, 'env values are never logged');
+});
+
+t.test('server-everything lists over stdio', async (t) => {
+  const entry = createRequire(import.meta.url).resolve('@modelcontextprotocol/server-everything/dist/index.js');
+  const actor = startActor(t, serverConfig('everything', { type: 'stdio', command: process.execPath, args: [entry, 'stdio'], env: {}, cwd: null }));
+  await actor.waitForState('ready', 0, 20_000);
+  const tools = await actor.handle.list('tools', false);
+  t.ok(tools.ok && tools.state === 'live' && tools.items.length > 5, 'tools listed');
+  t.ok(names(tools).includes('echo'));
+  const resources = await actor.handle.list('resources', false);
+  t.ok(resources.ok && resources.state === 'live');
+  t.match(await callTool(actor, 'echo', { message: 'hi' }), { ok: true, result: { content: [{ type: 'text', text: /hi/ }] } }, 'a real tool call');
+});

@@ -1,0 +1,166 @@
+// The coffer CLI: its pure parts, then the real binary as a child process
+// against a real daemon in a temporary COFFER_HOME.
+import { execFile } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import t from 'tap';
+import { parseKeyValues, parsePort } from '../src/cli/args.js';
+import { isProcessAlive } from '../src/cli/daemon-control.js';
+import { EXIT, exitCodeForApiError } from '../src/cli/exit-codes.js';
+import { CliError, formatError } from '../src/cli/output.js';
+import { joinCommandLine, splitCommandLine } from '../src/cli/split.js';
+import { CLI_ENTRY, PROJECT_ROOT } from '../src/paths.js';
+
+interface CliResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+function runCli(home: string, ...args: string[]): Promise<CliResult> {
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      [CLI_ENTRY, ...args],
+      { env: { ...process.env, COFFER_HOME: home, COFFER_PORT: '0' }, maxBuffer: 64 * 1024 * 1024 },
+      (error, stdout, stderr) => resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
+    );
+  });
+}
+
+function tempHome(): string {
+  const home = mkdtempSync(join(tmpdir(), 'coffer-cli-test-'));
+  t.teardown(() => rmSync(home, { recursive: true, force: true }));
+  return home;
+}
+
+const EVERYTHING = join(PROJECT_ROOT, 'node_modules', '@modelcontextprotocol', 'server-everything', 'dist', 'index.js');
+
+t.test('splitCommandLine: shell-like words, quotes respected, nothing expanded', async (t) => {
+  t.same(splitCommandLine('npx -y @mcp/server  /tmp/a'), ['npx', '-y', '@mcp/server', '/tmp/a']);
+  t.same(splitCommandLine(`node "my dir/s.js" 'it''s' a\\ b`), ['node', 'my dir/s.js', 'its', 'a b']);
+  t.same(splitCommandLine(`echo "say \\"hi\\" \\$HOME" '$HOME' ""`), ['echo', 'say "hi" $HOME', '$HOME', '']);
+  t.same(splitCommandLine('  \t '), []);
+  t.throws(() => splitCommandLine('node "open'), /unterminated double quote/);
+  t.throws(() => splitCommandLine("node 'open"), /unterminated single quote/);
+  t.throws(() => splitCommandLine('node \\'), /trailing backslash/);
+  const words = ['node', 'a b', "it's", '', '$X', 'plain/path-1.js'];
+  t.same(splitCommandLine(joinCommandLine(words)), words, 'joinCommandLine round-trips');
+});
+
+t.test('exit codes map from error code first, HTTP status second', async (t) => {
+  t.equal(exitCodeForApiError(404, 'RESOURCE_NOT_FOUND'), EXIT.NOT_FOUND);
+  t.equal(exitCodeForApiError(409, 'RESOURCE_ALREADY_EXISTS'), EXIT.CONFLICT);
+  t.equal(exitCodeForApiError(422, 'CONFIG_INVALID'), EXIT.INVALID_INPUT);
+  t.equal(exitCodeForApiError(400, 'BAD_REQUEST'), EXIT.INVALID_INPUT);
+  t.equal(exitCodeForApiError(503, 'DAEMON_NOT_READY'), EXIT.DAEMON_UNREACHABLE);
+  t.equal(exitCodeForApiError(503, 'UPSTREAM_UNAVAILABLE'), EXIT.ERROR);
+  t.equal(exitCodeForApiError(409, 'SOMETHING_NEW'), EXIT.CONFLICT, 'unknown code: by status');
+  t.equal(exitCodeForApiError(500, undefined), EXIT.ERROR);
+});
+
+t.test('argument helpers', async (t) => {
+  t.same(parseKeyValues(['A=1', 'B=x=y', 'C='], '--env'), { A: '1', B: 'x=y', C: '' });
+  const error = t.throws(() => parseKeyValues(['=secret'], '--env')) as unknown as CliError;
+  t.equal(error.exitCode, EXIT.USAGE);
+  t.notMatch(error.message, /secret/, 'a value is never echoed');
+  t.equal(parsePort('0', '--port'), 0);
+  t.equal(parsePort(undefined, '--port'), undefined);
+  t.throws(() => parsePort('70000', '--port'), /0-65535/);
+  const invalid = new CliError(EXIT.INVALID_INPUT, 'CONFIG_INVALID', 'invalid server config', {
+    errors: [{ field: 'name', message: 'must match ^[A-Za-z0-9_.-]{1,64}$' }],
+  });
+  t.equal(formatError(invalid), 'error: CONFIG_INVALID: invalid server config\n  name: must match ^[A-Za-z0-9_.-]{1,64}$');
+});
+
+t.test('without a daemon: exit 3 and how to start one; usage errors exit 2', async (t) => {
+  const home = tempHome();
+  for (const args of [['mcp', 'list'], ['mcp', 'show', 'x', '--json'], ['daemon', 'status']]) {
+    const result = await runCli(home, ...args);
+    t.equal(result.code, EXIT.DAEMON_UNREACHABLE, `${args.join(' ')} exits 3`);
+    t.match(result.stderr, /^error: DAEMON_UNREACHABLE: .*coffer daemon start/m);
+  }
+  const status = await runCli(home, 'daemon', 'status', '--json');
+  t.same(JSON.parse(status.stdout), { status: 'stopped' });
+  t.notOk(existsSync(join(home, 'daemon.json')), 'no daemon was started');
+
+  t.equal((await runCli(home, 'frobnicate')).code, EXIT.USAGE);
+  t.equal((await runCli(home, 'mcp', 'add', 'x')).code, EXIT.USAGE, 'no transport');
+  t.equal((await runCli(home, 'mcp', 'add', 'x', '--stdio', 'a', '--http', 'http://x')).code, EXIT.USAGE, 'two transports');
+  t.equal((await runCli(home, 'mcp', 'add', 'x', '--http', 'http://x', '--env', 'A=1')).code, EXIT.USAGE, '--env with --http');
+  t.equal((await runCli(home, 'mcp', 'list', '--bogus')).code, EXIT.USAGE);
+  const help = await runCli(home, '--help');
+  t.equal(help.code, EXIT.OK);
+  t.match(help.stdout, /3 +daemon unreachable/);
+});
+
+t.test('daemon start, mcp add/list/show/remove, daemon stop', async (t) => {
+  const home = tempHome();
+  const started = await runCli(home, 'daemon', 'start', '--json');
+  t.equal(started.code, EXIT.OK, started.stderr);
+  const { pid, port } = JSON.parse(started.stdout) as { pid: number; port: number };
+  t.teardown(() => {
+    if (isProcessAlive(pid)) process.kill(pid, 'SIGKILL');
+  });
+  t.ok(isProcessAlive(pid));
+
+  const again = await runCli(home, 'daemon', 'start');
+  t.equal(again.code, EXIT.OK);
+  t.match(again.stdout, /already running/);
+
+  const status = await runCli(home, 'daemon', 'status', '--json');
+  t.equal(status.code, EXIT.OK);
+  t.match(JSON.parse(status.stdout), { status: 'ready', port, pid });
+
+  const add = ['mcp', 'add', 'every', '--stdio', `"${process.execPath}" "${EVERYTHING}" stdio`, '--env', 'SECRET_TOKEN=hunter2', '--description', 'test server'];
+  const added = await runCli(home, ...add);
+  t.equal(added.code, EXIT.OK, added.stderr);
+  t.match(added.stdout, /added server 'every'/);
+  t.notMatch(added.stdout, /hunter2/);
+
+  const duplicate = await runCli(home, ...add);
+  t.equal(duplicate.code, EXIT.CONFLICT);
+  t.match(duplicate.stderr, /^error: RESOURCE_ALREADY_EXISTS: /);
+
+  const invalid = await runCli(home, 'mcp', 'add', 'bad__name', '--http', 'not a url');
+  t.equal(invalid.code, EXIT.INVALID_INPUT);
+  t.match(invalid.stderr, /^error: CONFIG_INVALID: /);
+  t.match(invalid.stderr, /^ {2}name: /m, 'field details are listed');
+
+  const list = await runCli(home, 'mcp', 'list', '--json');
+  t.equal(list.code, EXIT.OK);
+  const { servers } = JSON.parse(list.stdout) as { servers: Array<{ name: string; transport: { env: Record<string, string> } }> };
+  t.same(servers.map((s) => s.name), ['every']);
+  t.same(Object.keys(servers[0]!.transport.env), ['SECRET_TOKEN']);
+  t.notMatch(list.stdout, /hunter2/, 'env values are never printed');
+
+  const table = await runCli(home, 'mcp', 'list');
+  t.match(table.stdout, /^NAME +ENABLED +HEALTH +TRANSPORT\nevery +yes /);
+
+  const show = await runCli(home, 'mcp', 'show', 'every', '--json');
+  t.equal(show.code, EXIT.OK);
+  t.match(JSON.parse(show.stdout), { server: { name: 'every', description: 'test server', transport: { type: 'stdio', command: process.execPath } } });
+  const human = await runCli(home, 'mcp', 'show', 'every');
+  t.match(human.stdout, /env keys: +SECRET_TOKEN\n/);
+  t.notMatch(human.stdout, /hunter2/);
+
+  const missing = await runCli(home, 'mcp', 'show', 'nope');
+  t.equal(missing.code, EXIT.NOT_FOUND);
+  t.match(missing.stderr, /^error: RESOURCE_NOT_FOUND: /);
+
+  t.equal((await runCli(home, 'mcp', 'remove', 'every')).code, EXIT.OK);
+  t.equal((await runCli(home, 'mcp', 'remove', 'every')).code, EXIT.NOT_FOUND);
+  t.same(JSON.parse((await runCli(home, 'mcp', 'list', '--json')).stdout), { servers: [] });
+
+  const stopped = await runCli(home, 'daemon', 'stop', '--json');
+  t.equal(stopped.code, EXIT.OK, stopped.stderr);
+  t.same(JSON.parse(stopped.stdout), { stopped: true, pid });
+  t.notOk(isProcessAlive(pid), 'the daemon process is gone');
+  t.notOk(existsSync(join(home, 'daemon.json')));
+  t.equal((await runCli(home, 'mcp', 'list')).code, EXIT.DAEMON_UNREACHABLE);
+  const idle = await runCli(home, 'daemon', 'stop');
+  t.equal(idle.code, EXIT.OK);
+  t.match(idle.stdout, /not running/);
+  t.match(readFileSync(join(home, 'logs', 'daemon.log'), 'utf8'), /coffer daemon listening on http:\/\/127\.0\.0\.1:/);
+});

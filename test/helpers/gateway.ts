@@ -1,0 +1,68 @@
+// Test harness: a real coffer daemon in this process (temporary COFFER_HOME,
+// a free port), its REST API with the token, and real SDK clients over HTTP.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { startDaemon, type DaemonOptions, type RunningDaemon } from '../../src/daemon/daemon.js';
+
+export interface Gateway {
+  home: string;
+  daemon: RunningDaemon;
+  url: string;
+  api(method: string, path: string, body?: unknown, token?: string | null): Promise<{ status: number; body: any }>;
+  client(name?: string, capabilities?: Record<string, unknown>): Promise<Client>;
+  /** Registers a server and waits until its actor is ready. */
+  addServer(config: Record<string, unknown>): Promise<void>;
+  close(): Promise<void>;
+}
+
+export function tempHome(prefix = 'coffer-test-'): string {
+  return mkdtempSync(join(tmpdir(), prefix));
+}
+
+export async function waitFor<T>(what: string, probe: () => Promise<T | undefined | null | false> | T | undefined | null | false, timeoutMs = 15_000): Promise<T> {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value) return value;
+    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+export async function startGateway(options: Partial<DaemonOptions> = {}, home = tempHome()): Promise<Gateway> {
+  const daemon = await startDaemon({ home, port: 0, logToStderr: false, ...options });
+  const url = `http://127.0.0.1:${daemon.port}`;
+  const clients: Client[] = [];
+  const api: Gateway['api'] = async (method, path, body, token = daemon.token) => {
+    const headers: Record<string, string> = { 'content-type': 'application/json' };
+    if (token !== null) headers.authorization = `Bearer ${token}`;
+    const response = await fetch(`${url}/api/v1${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+    const text = await response.text();
+    return { status: response.status, body: text ? JSON.parse(text) : undefined };
+  };
+  return {
+    home,
+    daemon,
+    url,
+    api,
+    async client(name = 'test-client', capabilities = {}) {
+      const client = new Client({ name, version: '1.0.0' }, { capabilities });
+      await client.connect(new StreamableHTTPClientTransport(new URL(`${url}/mcp`)));
+      clients.push(client);
+      return client;
+    },
+    async addServer(config) {
+      const created = await api('POST', '/servers', config);
+      if (created.status !== 201) throw new Error(`register failed: ${JSON.stringify(created.body)}`);
+      await waitFor(`${String(config.name)} ready`, async () => (await api('GET', `/servers/${String(config.name)}`)).body?.health?.state === 'ready');
+    },
+    async close() {
+      await Promise.all(clients.map((client) => client.close().catch(() => undefined)));
+      await daemon.stop();
+      rmSync(home, { recursive: true, force: true });
+    },
+  };
+}

@@ -1,0 +1,173 @@
+// Pure validation of server configs: defaults, every problem reported, patches, redaction.
+import t from 'tap';
+import { DEFAULT_TIMEOUTS, type ServerConfig } from '../src/protocol/server-config.js';
+import { applyServerPatch, parseServerConfig, redactConfig, REDACTED, type FieldError } from '../src/registry/server-config.js';
+
+const STDIO = { type: 'stdio', command: 'npx', args: ['-y', 'server'], env: { API_KEY: 's3cret' }, cwd: null };
+const HTTP = { type: 'http', url: 'https://example.com/mcp', headers: { Authorization: 'Bearer s3cret' } };
+
+function fields(result: ReturnType<typeof parseServerConfig>): string[] {
+  if (result.ok) return [];
+  return (result.error.details as { errors: FieldError[] }).errors.map((error) => error.field);
+}
+
+function valid(input: unknown): ServerConfig {
+  const result = parseServerConfig(input);
+  if (!result.ok) throw new Error(result.error.message);
+  return result.value;
+}
+
+t.test('defaults', async (t) => {
+  t.same(valid({ name: 'files', transport: { type: 'stdio', command: 'npx' } }), {
+    name: 'files',
+    description: '',
+    enabled: true,
+    transport: { type: 'stdio', command: 'npx', args: [], env: {}, cwd: null },
+    auto_enable_new_capabilities: true,
+    timeouts: DEFAULT_TIMEOUTS,
+  });
+  t.same(valid({ name: 'web', transport: { type: 'sse', url: 'http://127.0.0.1:3000/sse' } }).transport, {
+    type: 'sse',
+    url: 'http://127.0.0.1:3000/sse',
+    headers: {},
+  });
+  t.same(valid({ name: 'web', transport: HTTP, timeouts: { request_ms: 5000 } }).timeouts, { ...DEFAULT_TIMEOUTS, request_ms: 5000 }, 'timeouts merged per field');
+  const full = {
+    name: 'a.b-c_d',
+    description: 'd',
+    enabled: false,
+    transport: { ...STDIO, cwd: '/srv' },
+    auto_enable_new_capabilities: false,
+    timeouts: { connect_ms: 1, request_ms: 2, list_deadline_ms: 3 },
+  };
+  t.same(valid(full), full, 'a complete config comes back unchanged');
+  t.same(valid(valid(full)), valid(full), 'parsing is idempotent');
+});
+
+const base = { name: 'ok', transport: STDIO };
+const invalidCases: [string, unknown, string[]][] = [
+  ['not an object', 'files', ['(root)']],
+  ['an array', [], ['(root)']],
+  ['null', null, ['(root)']],
+  ['missing name and transport', {}, ['name', 'transport']],
+  ['empty name', { ...base, name: '' }, ['name']],
+  ['name with a space', { ...base, name: 'my files' }, ['name']],
+  ['name of 65 characters', { ...base, name: 'x'.repeat(65) }, ['name']],
+  ['name with the namespace separator', { ...base, name: 'a__b' }, ['name']],
+  ['name that is a number', { ...base, name: 7 }, ['name']],
+  ['unknown top-level field', { ...base, namespace: 'x' }, ['namespace']],
+  ['description not a string', { ...base, description: 3 }, ['description']],
+  ['enabled as a string', { ...base, enabled: 'yes' }, ['enabled']],
+  ['auto_enable null', { ...base, auto_enable_new_capabilities: null }, ['auto_enable_new_capabilities']],
+  ['transport not an object', { ...base, transport: 'stdio' }, ['transport']],
+  ['transport type missing', { ...base, transport: { command: 'x' } }, ['transport.type']],
+  ['transport type unknown', { ...base, transport: { type: 'websocket', url: 'ws://x' } }, ['transport.type']],
+  ['command missing', { ...base, transport: { type: 'stdio' } }, ['transport.command']],
+  ['command blank', { ...base, transport: { type: 'stdio', command: '  ' } }, ['transport.command']],
+  ['args not an array', { ...base, transport: { ...STDIO, args: '-y' } }, ['transport.args']],
+  ['args with a number', { ...base, transport: { ...STDIO, args: ['a', 1] } }, ['transport.args[1]']],
+  ['env not an object', { ...base, transport: { ...STDIO, env: ['A=1'] } }, ['transport.env']],
+  ['env value a number', { ...base, transport: { ...STDIO, env: { PORT: 80 } } }, ['transport.env.PORT']],
+  ['env key with =', { ...base, transport: { ...STDIO, env: { 'A=B': 'x' } } }, ['transport.env.A=B']],
+  ['env key starting with a digit', { ...base, transport: { ...STDIO, env: { '1A': 'x' } } }, ['transport.env.1A']],
+  ['env value with NUL', { ...base, transport: { ...STDIO, env: { A: 'x\0y' } } }, ['transport.env.A']],
+  ['env value the redaction placeholder', { ...base, transport: { ...STDIO, env: { A: REDACTED } } }, ['transport.env.A']],
+  ['cwd relative', { ...base, transport: { ...STDIO, cwd: 'projects' } }, ['transport.cwd']],
+  ['cwd a number', { ...base, transport: { ...STDIO, cwd: 1 } }, ['transport.cwd']],
+  ['url on stdio', { ...base, transport: { ...STDIO, url: 'http://x' } }, ['transport.url']],
+  ['url missing', { ...base, transport: { type: 'http' } }, ['transport.url']],
+  ['url not a URL', { ...base, transport: { ...HTTP, url: 'example.com/mcp' } }, ['transport.url']],
+  ['url ftp', { ...base, transport: { ...HTTP, url: 'ftp://example.com/mcp' } }, ['transport.url']],
+  ['url with credentials', { ...base, transport: { ...HTTP, url: 'https://me:pw@example.com/mcp' } }, ['transport.url']],
+  ['command on http', { ...base, transport: { ...HTTP, command: 'x' } }, ['transport.command']],
+  ['header name with a space', { ...base, transport: { ...HTTP, headers: { 'X Key': 'v' } } }, ['transport.headers.X Key']],
+  ['header value with a line break', { ...base, transport: { ...HTTP, headers: { 'X-Key': 'v\r\nHost: evil' } } }, ['transport.headers.X-Key']],
+  ['header twice, case apart', { ...base, transport: { ...HTTP, headers: { 'x-key': 'a', 'X-Key': 'b' } } }, ['transport.headers.X-Key']],
+  ['timeouts not an object', { ...base, timeouts: 5 }, ['timeouts']],
+  ['timeout zero', { ...base, timeouts: { connect_ms: 0 } }, ['timeouts.connect_ms']],
+  ['timeout fractional', { ...base, timeouts: { request_ms: 1.5 } }, ['timeouts.request_ms']],
+  ['timeout as a string', { ...base, timeouts: { request_ms: '100' } }, ['timeouts.request_ms']],
+  ['timeout too large', { ...base, timeouts: { list_deadline_ms: 60_001 } }, ['timeouts.list_deadline_ms']],
+  ['unknown timeout', { ...base, timeouts: { idle_ms: 5 } }, ['timeouts.idle_ms']],
+  [
+    'every problem at once',
+    { name: 'a__b', enabled: 1, transport: { type: 'http', url: 'file:///x', headers: { 'a b': 2 } }, timeouts: { connect_ms: -1 }, extra: true },
+    ['extra', 'name', 'enabled', 'transport.url', 'transport.headers.a b', 'transport.headers.a b', 'timeouts.connect_ms'],
+  ],
+];
+
+t.test('invalid configs list every problem', async (t) => {
+  for (const [label, input, expected] of invalidCases) {
+    const result = parseServerConfig(input);
+    t.match(result, { ok: false, error: { code: 'CONFIG_INVALID' } }, label);
+    t.same(fields(result), expected, `${label}: fields`);
+  }
+});
+
+t.test('messages never echo secret values', async (t) => {
+  const result = parseServerConfig({ name: 'x', transport: { ...HTTP, headers: { 'X-Key': 'TOPSECRET\n' } } });
+  t.notOk(JSON.stringify(result).includes('TOPSECRET'));
+});
+
+t.test('applyServerPatch', async (t) => {
+  const stdio = valid({ name: 'files', transport: STDIO, timeouts: { connect_ms: 1000 } });
+  const http = valid({ name: 'web', transport: HTTP });
+  const cases: [string, ServerConfig, unknown, (config: ServerConfig) => unknown, unknown][] = [
+    ['top-level fields replace', stdio, { description: 'new', enabled: false }, (c) => [c.description, c.enabled], ['new', false]],
+    ['timeouts merge', stdio, { timeouts: { request_ms: 10 } }, (c) => c.timeouts, { ...DEFAULT_TIMEOUTS, connect_ms: 1000, request_ms: 10 }],
+    ['transport fields merge', stdio, { transport: { args: ['--x'] } }, (c) => c.transport, { ...STDIO, args: ['--x'] }],
+    ['env replaces as a whole', stdio, { transport: { env: { OTHER: '1' } } }, (c) => c.transport, { ...STDIO, env: { OTHER: '1' } }],
+    [
+      'a redacted value keeps the stored one',
+      stdio,
+      { transport: { env: { API_KEY: REDACTED, NEW: 'n' } } },
+      (c) => c.transport,
+      { ...STDIO, env: { API_KEY: 's3cret', NEW: 'n' } },
+    ],
+    [
+      'another type replaces the transport',
+      stdio,
+      { transport: { type: 'http', url: 'http://localhost:1/mcp' } },
+      (c) => c.transport,
+      { type: 'http', url: 'http://localhost:1/mcp', headers: {} },
+    ],
+    [
+      'http to sse keeps redacted headers',
+      http,
+      { transport: { type: 'sse', url: 'https://e.com/sse', headers: { Authorization: REDACTED } } },
+      (c) => c.transport,
+      { type: 'sse', url: 'https://e.com/sse', headers: { Authorization: 'Bearer s3cret' } },
+    ],
+    ['the same name is allowed', http, { name: 'web' }, (c) => c.name, 'web'],
+    ['an empty patch changes nothing', http, {}, (c) => c, http],
+  ];
+  for (const [label, existing, patch, pick, expected] of cases) {
+    const result = applyServerPatch(existing, patch);
+    if (result.ok) t.same(pick(result.value), expected, label);
+    else t.fail(`${label}: ${result.error.message}`);
+  }
+
+  const refused: [string, ServerConfig, unknown, string[]][] = [
+    ['not an object', stdio, null, ['(root)']],
+    ['a new name', stdio, { name: 'other' }, ['name']],
+    ['an unknown field', stdio, { color: 'red' }, ['color']],
+    ['a bad merged value', stdio, { transport: { command: '' }, timeouts: { connect_ms: 0 } }, ['transport.command', 'timeouts.connect_ms']],
+    ['a redacted value with nothing stored', stdio, { transport: { env: { NEW: REDACTED } } }, ['transport.env.NEW']],
+    ['a new type without its fields', stdio, { transport: { type: 'sse' } }, ['transport.url']],
+    ['name and another problem together', http, { name: 'x', enabled: 'no' }, ['name', 'enabled']],
+  ];
+  for (const [label, existing, patch, expectedFields] of refused) {
+    const result = applyServerPatch(existing, patch);
+    t.match(result, { ok: false, error: { code: 'CONFIG_INVALID' } }, label);
+    t.same(fields(result), expectedFields, `${label}: fields`);
+  }
+});
+
+t.test('redactConfig keeps keys and hides values', async (t) => {
+  const stdio = valid({ name: 'files', transport: STDIO });
+  const http = valid({ name: 'web', transport: HTTP });
+  t.same(redactConfig(stdio).transport, { ...STDIO, env: { API_KEY: REDACTED } });
+  t.same(redactConfig(http).transport, { ...HTTP, headers: { Authorization: REDACTED } });
+  t.same(stdio.transport, STDIO, 'the input is not modified');
+  t.same({ ...redactConfig(http), transport: null }, { ...http, transport: null }, 'everything else unchanged');
+});

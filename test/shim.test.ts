@@ -1,0 +1,133 @@
+// `coffer shim` end to end: a real SDK Client over stdio spawns the real CLI,
+// which auto-starts a daemon fronting server-everything; the daemon is then
+// restarted under it, and large messages pass.
+import { execFile } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import t from 'tap';
+import { readDaemonFile } from '../src/daemon/daemon-file.js';
+import { isProcessAlive } from '../src/cli/daemon-control.js';
+import { CLI_ENTRY, PROJECT_ROOT } from '../src/paths.js';
+
+const EVERYTHING = join(PROJECT_ROOT, 'node_modules', '@modelcontextprotocol', 'server-everything', 'dist', 'index.js');
+
+const home = mkdtempSync(join(tmpdir(), 'coffer-shim-test-'));
+// Marks the upstream processes this test causes, to prove none outlives it.
+const marker = `COFFER_SHIM_TEST_${randomUUID().replaceAll('-', '')}`;
+const env = { ...(process.env as Record<string, string>), COFFER_HOME: home, COFFER_PORT: '0' };
+
+function runCli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, [CLI_ENTRY, ...args], { env }, (error, stdout, stderr) =>
+      resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
+    );
+  });
+}
+
+/** Processes whose environment carries the marker (procfs). */
+function markedProcesses(): number[] {
+  const found: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (readFileSync(`/proc/${entry}/environ`, 'latin1').includes(marker)) found.push(Number(entry));
+    } catch {
+      // gone, or not ours to read
+    }
+  }
+  return found;
+}
+
+async function waitFor<T>(what: string, probe: () => Promise<T | null | undefined | false>, timeoutMs = 20_000): Promise<T> {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value) return value;
+    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
+    await sleep(100);
+  }
+}
+
+const text = (result: CallToolResult): string => (result.content[0] as { type: 'text'; text: string }).text;
+
+t.teardown(async () => {
+  const file = readDaemonFile(home);
+  if (file && isProcessAlive(file.pid)) await runCli('daemon', 'stop');
+  for (const pid of markedProcesses()) process.kill(pid, 'SIGKILL');
+  rmSync(home, { recursive: true, force: true });
+});
+
+t.test('the shim relays a real client to the daemon, across a daemon restart', async (t) => {
+  t.equal(readDaemonFile(home), null, 'no daemon runs at first');
+  const transport = new StdioClientTransport({ command: process.execPath, args: [CLI_ENTRY, 'shim'], env, stderr: 'pipe' });
+  const client = new Client({ name: 'shim-test', version: '1.0.0' });
+  await client.connect(transport);
+  const shimPid = transport.pid!;
+
+  const daemon = readDaemonFile(home);
+  t.ok(daemon && isProcessAlive(daemon.pid), 'the shim started a daemon');
+  t.equal(client.getServerVersion()?.name !== undefined, true, 'initialize answered through the shim');
+
+  const added = await runCli('mcp', 'add', 'every', '--stdio', `"${process.execPath}" "${EVERYTHING}" stdio`, '--env', `${marker}=1`);
+  t.equal(added.code, 0, added.stderr);
+
+  const tools = await waitFor('every__echo listed', async () => {
+    const { tools } = await client.listTools();
+    return tools.some((tool) => tool.name === 'every__echo') && tools;
+  });
+  t.ok(tools.length > 1, 'tools/list through the shim');
+
+  const echo = (await client.callTool({ name: 'every__echo', arguments: { message: 'hello' } })) as CallToolResult;
+  t.equal(text(echo), 'Echo: hello', 'tools/call through the shim');
+
+  const big = 'x'.repeat(5 * 1024 * 1024);
+  const large = (await client.callTool({ name: 'every__echo', arguments: { message: big } })) as CallToolResult;
+  t.equal(text(large).length, big.length + 'Echo: '.length, 'a 5 MB message passes both ways');
+
+  // Restart the daemon under the shim: a new process on a new port (COFFER_PORT=0).
+  const stopped = await runCli('daemon', 'stop');
+  t.equal(stopped.code, 0, stopped.stderr);
+  t.notOk(isProcessAlive(daemon!.pid));
+  const restarted = await runCli('daemon', 'start');
+  t.equal(restarted.code, 0, restarted.stderr);
+  const second = readDaemonFile(home)!;
+  t.not(second.pid, daemon!.pid);
+
+  const after = (await client.callTool({ name: 'every__echo', arguments: { message: 'again' } })) as CallToolResult;
+  t.equal(text(after), 'Echo: again', 'the next call succeeds through the same shim');
+  t.ok(isProcessAlive(shimPid), 'still the same shim process');
+
+  await client.close();
+  await waitFor('the shim to exit', async () => !isProcessAlive(shimPid), 5_000);
+  t.equal((await runCli('daemon', 'stop')).code, 0);
+  t.notOk(isProcessAlive(second.pid), 'the daemon is gone');
+  await waitFor('no upstream left behind', async () => markedProcesses().length === 0, 5_000);
+  t.pass('no orphans');
+});
+
+t.test('a request fails with DAEMON_UNREACHABLE when no daemon comes back in time', async (t) => {
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [CLI_ENTRY, 'shim'],
+    env: { ...env, COFFER_SHIM_RECONNECT_MS: '1500' },
+    stderr: 'pipe',
+  });
+  const client = new Client({ name: 'shim-test-gone', version: '1.0.0' });
+  await client.connect(transport);
+  const first = readDaemonFile(home)!;
+  t.equal((await runCli('daemon', 'stop')).code, 0);
+  t.notOk(isProcessAlive(first.pid));
+  const failure = await client.listTools().then(
+    () => null,
+    (error: Error & { code?: number; data?: { code?: string; reason?: string } }) => error,
+  );
+  t.match(failure, { code: -32010, data: { code: 'UPSTREAM_UNAVAILABLE', reason: 'DAEMON_UNREACHABLE' } });
+  t.match(failure?.message, /DAEMON_UNREACHABLE/);
+  await client.close();
+});

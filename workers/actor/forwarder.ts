@@ -1,0 +1,77 @@
+// Forwards one downstream request to the upstream and returns its result or
+// error unchanged; coffer's own failures become JSON-RPC errors with data.code.
+import type { ActorEvent, ForwardOutcome, ForwardRequest } from '../../src/protocol/actor.js';
+import { JSONRPC, type JsonRpcErrorBody } from '../../src/protocol/errors.js';
+import type { ServerConfig } from '../../src/protocol/server-config.js';
+import { RequestFailure } from './connection.js';
+import type { Supervisor } from './supervisor.js';
+
+/** LSP's RequestCancelled; MCP has no code of its own (a cancelled request gets no answer downstream anyway). */
+export const REQUEST_CANCELLED = -32800;
+
+/** Without progress asked for, a downstream progressToken must not reach the upstream: nobody would map its notifications. */
+function withoutProgressToken(params: Record<string, unknown>): Record<string, unknown> {
+  const meta = params._meta;
+  if (typeof meta !== 'object' || meta === null || !('progressToken' in meta)) return params;
+  const { progressToken: _dropped, ...rest } = meta as Record<string, unknown>;
+  return { ...params, _meta: rest };
+}
+
+export class Forwarder {
+  private readonly inFlight = new Map<string, AbortController>();
+
+  constructor(
+    private readonly config: ServerConfig,
+    private readonly supervisor: Supervisor,
+    private readonly emit: (event: ActorEvent) => void,
+  ) {}
+
+  async forward(req: ForwardRequest): Promise<ForwardOutcome> {
+    const connection = await this.supervisor.usable();
+    if (!connection) return this.error(JSONRPC.UPSTREAM_UNAVAILABLE, 'UPSTREAM_UNAVAILABLE', this.supervisor.unavailableReason());
+    const abort = new AbortController();
+    this.inFlight.set(req.id, abort);
+    try {
+      const result = await connection.request(req.method, req.progress ? req.params : withoutProgressToken(req.params), {
+        timeoutMs: req.timeoutMs ?? this.config.timeouts.request_ms,
+        signal: abort.signal,
+        onprogress: req.progress
+          ? ({ progress, total, message }) =>
+              this.emit({ type: 'progress', server: this.config.name, requestId: req.id, progress, total, message })
+          : undefined,
+      });
+      return { ok: true, result };
+    } catch (error) {
+      if (!(error instanceof RequestFailure)) throw error;
+      return this.failed(error);
+    } finally {
+      if (this.inFlight.get(req.id) === abort) this.inFlight.delete(req.id);
+    }
+  }
+
+  cancel(id: string, reason: string): void {
+    this.inFlight.get(id)?.abort(reason);
+  }
+
+  cancelAll(reason: string): void {
+    for (const abort of this.inFlight.values()) abort.abort(reason);
+  }
+
+  private failed(failure: RequestFailure): ForwardOutcome {
+    switch (failure.kind) {
+      case 'upstream':
+        return { ok: false, error: failure.rpc ?? { code: JSONRPC.INTERNAL_ERROR, message: failure.message } };
+      case 'timeout':
+        return this.error(JSONRPC.UPSTREAM_TIMEOUT, 'UPSTREAM_TIMEOUT', `${this.config.name}: ${failure.message}`);
+      case 'unavailable':
+        return this.error(JSONRPC.UPSTREAM_UNAVAILABLE, 'UPSTREAM_UNAVAILABLE', `${this.config.name}: ${failure.message}`);
+      case 'cancelled':
+        return { ok: false, error: { code: REQUEST_CANCELLED, message: failure.message } };
+    }
+  }
+
+  private error(code: number, dataCode: 'UPSTREAM_TIMEOUT' | 'UPSTREAM_UNAVAILABLE', message: string): ForwardOutcome {
+    const error: JsonRpcErrorBody = { code, message, data: { code: dataCode, server: this.config.name } };
+    return { ok: false, error };
+  }
+}

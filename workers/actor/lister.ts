@@ -1,0 +1,141 @@
+// Answers list(kind) for the router: from the session's cache (R2), or live
+// from the upstream with pagination, normalised and packed. Applies R7: a list
+// that fails on a reused connection evicts it and is retried once on a fresh
+// one. Keeps the cache in step with the upstream's list_changed and sessions.
+import { pack } from 'msgpackr';
+import type { ActorEvent, ListOutcome } from '../../src/protocol/actor.js';
+import { LIST_METHOD, LIST_RESULT_FIELD, type ListKind } from '../../src/protocol/capabilities.js';
+import { JSONRPC, type ErrorCode } from '../../src/protocol/errors.js';
+import type { ServerConfig } from '../../src/protocol/server-config.js';
+import { RequestFailure, type Connection } from './connection.js';
+import type { CachedList, FetchedList, ListCache } from './list-cache.js';
+import type { ActorLog } from './log.js';
+import { normaliseItems } from './normalise-schema.js';
+import type { Supervisor } from './supervisor.js';
+
+/** Which cached kinds an upstream notification invalidates. */
+const CHANGED_KINDS: Record<string, ListKind[]> = {
+  'notifications/tools/list_changed': ['tools'],
+  'notifications/resources/list_changed': ['resources', 'resourceTemplates'],
+  'notifications/prompts/list_changed': ['prompts'],
+};
+
+/** The initialize capability that covers each kind. */
+const CAPABILITY: Record<ListKind, 'tools' | 'resources' | 'prompts'> = {
+  tools: 'tools',
+  resources: 'resources',
+  resourceTemplates: 'resources',
+  prompts: 'prompts',
+};
+
+/** Guards against an upstream that never stops handing out cursors. */
+const MAX_PAGES = 1_000;
+
+export class Lister {
+  /** Kinds cached in the session that ended, announced as changed once the next one starts. */
+  private readonly changedBySessionEnd = new Set<ListKind>();
+
+  constructor(
+    private readonly config: ServerConfig,
+    private readonly supervisor: Supervisor,
+    private readonly cache: ListCache,
+    private readonly log: ActorLog,
+    private readonly emit: (event: ActorEvent) => void,
+  ) {}
+
+  list(kind: ListKind, fresh: boolean): Promise<ListOutcome> {
+    const cached = fresh ? undefined : this.cache.get(kind);
+    if (cached) return Promise.resolve(this.answer(kind, cached, true));
+    return this.cache.shared(kind, () => this.fetch(kind));
+  }
+
+  notified(method: string): void {
+    const kinds = CHANGED_KINDS[method];
+    if (!kinds) return;
+    for (const kind of kinds) {
+      this.cache.drop(kind);
+      this.emit({ type: 'list_changed', server: this.config.name, kind });
+    }
+  }
+
+  sessionEnded(): void {
+    for (const kind of this.cache.dropAll()) this.changedBySessionEnd.add(kind);
+  }
+
+  sessionStarted(): void {
+    for (const kind of this.changedBySessionEnd) this.emit({ type: 'list_changed', server: this.config.name, kind });
+    this.changedBySessionEnd.clear();
+  }
+
+  private async fetch(kind: ListKind): Promise<ListOutcome> {
+    const reused = this.supervisor.isReady;
+    let connection = await this.supervisor.usable();
+    if (!connection) return this.failure(kind, 'UPSTREAM_UNAVAILABLE', this.supervisor.unavailableReason());
+    let generation = this.cache.generation(kind);
+    let fetched = await this.fetchFrom(connection, kind);
+    if (fetched instanceof RequestFailure && fetched.kind !== 'timeout' && reused) {
+      connection = await this.supervisor.replace(connection, `${LIST_METHOD[kind]} failed: ${fetched.message}`);
+      if (!connection) return this.failure(kind, 'UPSTREAM_UNAVAILABLE', this.supervisor.unavailableReason());
+      generation = this.cache.generation(kind);
+      fetched = await this.fetchFrom(connection, kind);
+    }
+    if (fetched instanceof RequestFailure) {
+      const code = fetched.kind === 'timeout' ? 'UPSTREAM_TIMEOUT' : 'UPSTREAM_UNAVAILABLE';
+      return this.failure(kind, code, `${LIST_METHOD[kind]} on ${this.config.name}: ${fetched.message}`);
+    }
+    return this.answer(kind, this.cache.store(kind, fetched, generation), false);
+  }
+
+  /** The list from one connection; -32601 and an unadvertised capability mean the upstream has none. */
+  private async fetchFrom(connection: Connection, kind: ListKind): Promise<FetchedList | RequestFailure> {
+    if (!connection.capabilities[CAPABILITY[kind]]) return { state: 'unsupported' };
+    let raw: unknown[];
+    try {
+      raw = await this.fetchAllPages(connection, kind);
+    } catch (error) {
+      if (!(error instanceof RequestFailure)) throw error;
+      return error.rpc?.code === JSONRPC.METHOD_NOT_FOUND ? { state: 'unsupported' } : error;
+    }
+    const { items, notes } = normaliseItems(kind, raw);
+    for (const note of notes) this.log.note(note);
+    // pack() returns a view into msgpackr's reused buffer: copy it out before keeping it.
+    return { state: 'live', packed: new Uint8Array(pack(items)), count: items.length };
+  }
+
+  /** Follows nextCursor; request_ms bounds the whole list, not each page. */
+  private async fetchAllPages(connection: Connection, kind: ListKind): Promise<unknown[]> {
+    const method = LIST_METHOD[kind];
+    const field = LIST_RESULT_FIELD[kind];
+    const limitMs = this.config.timeouts.request_ms;
+    const deadline = Date.now() + limitMs;
+    const items: unknown[] = [];
+    const cursors = new Set<string>();
+    let cursor: string | undefined;
+    do {
+      const remainingMs = deadline - Date.now();
+      if (remainingMs <= 0) throw new RequestFailure('timeout', `${method} got no full answer within ${limitMs} ms`);
+      const result = await connection.request(method, cursor === undefined ? undefined : { cursor }, { timeoutMs: remainingMs });
+      const page = result[field];
+      if (!Array.isArray(page)) throw new RequestFailure('upstream', `${method} result has no ${field} array`);
+      for (const item of page) items.push(item);
+      cursor = typeof result.nextCursor === 'string' && result.nextCursor !== '' ? result.nextCursor : undefined;
+      if (cursor !== undefined) {
+        if (cursors.has(cursor) || cursors.size >= MAX_PAGES) throw new RequestFailure('upstream', `${method} pagination does not end`);
+        cursors.add(cursor);
+      }
+    } while (cursor !== undefined);
+    return items;
+  }
+
+  /** Each answer gets its own copy of the packed list: the caller transfers (detaches) it. */
+  private answer(kind: ListKind, entry: CachedList, cached: boolean): ListOutcome {
+    const { version, fetchedAt } = entry;
+    if (entry.state === 'unsupported') return { ok: true, state: 'unsupported', kind, version, fetchedAt, cached };
+    return { ok: true, state: 'live', kind, packed: entry.packed.slice(), count: entry.count, version, fetchedAt, cached };
+  }
+
+  private failure(kind: ListKind, code: ErrorCode, message: string): ListOutcome {
+    this.log.note(message);
+    return { ok: false, kind, error: { code, message, details: { server: this.config.name } } };
+  }
+}

@@ -1,0 +1,183 @@
+// The connection lifecycle of one upstream: connecting → ready → (lost)
+// backoff → connecting …, with a crash-loop cap (`failed`, then slow retries).
+// It owns the current Connection and tells the rest of the actor when a
+// session starts and ends; it knows nothing about lists or forwarding.
+import type { ActorState, ActorStatus, ActorTuning } from '../../src/protocol/actor.js';
+import type { ServerConfig } from '../../src/protocol/server-config.js';
+import { retryPlan } from './backoff.js';
+import { Connection } from './connection.js';
+import type { ActorLog } from './log.js';
+
+export interface SupervisorHooks {
+  onState(status: ActorStatus): void;
+  /** A session began (after the first, this is a reconnect). */
+  onSessionStart(): void;
+  /** The session ended: lost, evicted or shut down. */
+  onSessionEnd(): void;
+  onNotification(method: string): void;
+}
+
+export class Supervisor {
+  private state: ActorState = 'connecting';
+  private since = Date.now();
+  private failures = 0;
+  private lastError: string | null = null;
+  private current: Connection | null = null;
+  /** The connection being opened, so shutdown can stop its child too. */
+  private opening: Connection | null = null;
+  private readyAt = 0;
+  private retryTimer: NodeJS.Timeout | undefined;
+  private stopped = false;
+  private readonly stateWaiters = new Set<() => void>();
+  private readonly closing = new Set<Promise<void>>();
+
+  constructor(
+    private readonly config: ServerConfig,
+    private readonly tuning: ActorTuning,
+    private readonly log: ActorLog,
+    private readonly hooks: SupervisorHooks,
+  ) {}
+
+  start(): void {
+    this.connect();
+  }
+
+  status(): ActorStatus {
+    return {
+      server: this.config.name,
+      state: this.state,
+      since: this.since,
+      attempts: this.failures,
+      lastError: this.lastError,
+      serverInfo: this.current?.serverInfo ?? null,
+      protocolVersion: this.current?.protocolVersion ?? null,
+      pid: this.current?.pid ?? null,
+    };
+  }
+
+  get isReady(): boolean {
+    return this.current !== null;
+  }
+
+  /** Why there is no connection, for error messages. */
+  unavailableReason(): string {
+    const detail = this.lastError ? `: ${this.lastError}` : '';
+    return `upstream ${this.config.name} is not connected (${this.state}${detail})`;
+  }
+
+  /**
+   * The ready connection. While connecting, waits for the attempt (at most
+   * connect_ms); in backoff, failed or stopped, null at once: a caller never
+   * waits out a backoff.
+   */
+  usable(): Promise<Connection | null> {
+    if (this.current || this.state !== 'connecting') return Promise.resolve(this.current);
+    return new Promise((resolve) => {
+      const done = (): void => {
+        clearTimeout(timer);
+        this.stateWaiters.delete(onState);
+        resolve(this.current);
+      };
+      const onState = (): void => {
+        if (this.state !== 'connecting') done();
+      };
+      const timer = setTimeout(done, this.config.timeouts.connect_ms);
+      this.stateWaiters.add(onState);
+    });
+  }
+
+  /** R7: closes a connection that failed a list and connects again at once (no backoff). */
+  replace(stale: Connection, reason: string): Promise<Connection | null> {
+    if (this.current === stale && !this.stopped) {
+      this.log.note(`evicting the connection (${reason}); reconnecting`);
+      this.current = null;
+      this.track(stale.close());
+      this.hooks.onSessionEnd();
+      this.connect();
+    }
+    return this.usable();
+  }
+
+  async shutdown(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.retryTimer);
+    for (const connection of [this.current, this.opening]) if (connection) this.track(connection.close());
+    if (this.current) this.hooks.onSessionEnd();
+    this.current = null;
+    this.opening = null;
+    await Promise.all(this.closing);
+    this.setState('stopped');
+  }
+
+  private connect(): void {
+    this.setState('connecting');
+    void this.attempt();
+  }
+
+  private async attempt(): Promise<void> {
+    let connection: Connection | null = null;
+    try {
+      connection = await Connection.create(this.config, this.log, {
+        onLost: (reason) => connection && this.lost(connection, reason),
+        onNotification: (method) => this.hooks.onNotification(method),
+      });
+      if (this.stopped) return;
+      this.opening = connection;
+      await connection.connect();
+      // The session may already have ended between initialize and here.
+      if (!connection.isOpen) throw new Error('connection closed right after initialize');
+    } catch (error) {
+      if (connection) this.track(connection.close());
+      if (!this.stopped) this.fail(error instanceof Error ? error.message : String(error));
+      return;
+    } finally {
+      if (this.opening === connection) this.opening = null;
+    }
+    if (this.stopped) {
+      this.track(connection.close());
+      return;
+    }
+    this.current = connection;
+    this.readyAt = Date.now();
+    const info = connection.serverInfo;
+    this.log.note(`connected to ${info ? `${info.name} ${info.version}` : 'upstream'} (protocol ${connection.protocolVersion})`);
+    this.setState('ready');
+    this.hooks.onSessionStart();
+  }
+
+  private lost(connection: Connection, reason: string): void {
+    if (connection !== this.current || this.stopped) return;
+    this.current = null;
+    this.log.note(`session lost: ${reason}`);
+    this.hooks.onSessionEnd();
+    // A session that lived long enough was healthy: reconnect at once and start counting afresh.
+    if (Date.now() - this.readyAt >= this.tuning.crashWindowMs) {
+      this.failures = 0;
+      this.lastError = reason;
+      this.connect();
+      return;
+    }
+    this.fail(reason);
+  }
+
+  private fail(reason: string): void {
+    this.failures += 1;
+    this.lastError = reason;
+    const plan = retryPlan(this.failures, this.tuning);
+    this.log.note(`${reason}; attempt ${this.failures}, retrying in ${plan.delayMs} ms`);
+    this.setState(plan.state);
+    this.retryTimer = setTimeout(() => this.connect(), plan.delayMs);
+  }
+
+  private setState(state: ActorState): void {
+    this.state = state;
+    this.since = Date.now();
+    this.hooks.onState(this.status());
+    for (const waiter of [...this.stateWaiters]) waiter();
+  }
+
+  private track(closing: Promise<void>): void {
+    this.closing.add(closing);
+    void closing.finally(() => this.closing.delete(closing));
+  }
+}
