@@ -30,13 +30,15 @@ function runCli(...args: string[]): Promise<{ code: number; stdout: string; stde
   });
 }
 
-/** Processes whose environment carries the marker (procfs). */
-function markedProcesses(): number[] {
+/** Processes of this test (procfs): upstreams carry the marker in their environment, daemons this home on their command line. */
+function ourProcesses(): number[] {
   const found: number[] = [];
   for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
+    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
     try {
-      if (readFileSync(`/proc/${entry}/environ`, 'latin1').includes(marker)) found.push(Number(entry));
+      const environ = readFileSync(`/proc/${entry}/environ`, 'latin1');
+      const cmdline = readFileSync(`/proc/${entry}/cmdline`, 'latin1');
+      if (environ.includes(marker) || cmdline.includes(`--home\0${home}`)) found.push(Number(entry));
     } catch {
       // gone, or not ours to read
     }
@@ -59,7 +61,7 @@ const text = (result: CallToolResult): string => (result.content[0] as { type: '
 t.teardown(async () => {
   const file = readDaemonFile(home);
   if (file && isProcessAlive(file.pid)) await runCli('daemon', 'stop');
-  for (const pid of markedProcesses()) process.kill(pid, 'SIGKILL');
+  for (const pid of ourProcesses()) process.kill(pid, 'SIGKILL');
   rmSync(home, { recursive: true, force: true });
 });
 
@@ -107,7 +109,7 @@ t.test('the shim relays a real client to the daemon, across a daemon restart', a
   await waitFor('the shim to exit', async () => !isProcessAlive(shimPid), 5_000);
   t.equal((await runCli('daemon', 'stop')).code, 0);
   t.notOk(isProcessAlive(second.pid), 'the daemon is gone');
-  await waitFor('no upstream left behind', async () => markedProcesses().length === 0, 5_000);
+  await waitFor('no daemon or upstream left behind', async () => ourProcesses().length === 0, 5_000);
   t.pass('no orphans');
 });
 

@@ -15,7 +15,7 @@ export interface RunningDaemonInfo {
   status: DaemonStatus;
 }
 
-export const START_TIMEOUT_MS = 20_000;
+const START_TIMEOUT_MS = 20_000;
 const STOP_TIMEOUT_MS = 15_000;
 const POLL_MS = 100;
 
@@ -62,7 +62,8 @@ export async function startDaemonProcess(
   try {
     const log = openSync(daemonLogPath(home), 'a', 0o600);
     const args = [CLI_ENTRY, 'serve', '--home', home, ...(options.port !== undefined ? ['--port', String(options.port)] : [])];
-    const child = spawn(process.execPath, args, { detached: true, stdio: ['ignore', log, log], env: process.env });
+    // cwd: the home, so a long-lived daemon neither pins nor depends on wherever it happened to be started from.
+    const child = spawn(process.execPath, args, { detached: true, cwd: home, stdio: ['ignore', log, log], env: process.env });
     closeSync(log);
     let exited: string | null = null;
     child.on('exit', (code, signal) => (exited = signal ?? `code ${code}`));

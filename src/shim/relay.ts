@@ -135,8 +135,8 @@ export class Relay {
     const link = this.link;
     this.link = null;
     if (link) {
-      // Polite: frees the daemon-side session at once instead of at its idle timeout.
-      await link.transport.terminateSession().catch(() => undefined);
+      // Polite: frees the daemon-side session at once instead of at its idle timeout; a hung daemon does not hold us.
+      await Promise.race([link.transport.terminateSession().catch(() => undefined), sleep(1_000)]);
       await link.transport.close();
     }
   }

@@ -51,8 +51,9 @@ export async function runShim({ home }: { home: string }): Promise<ExitCode> {
     reconnectBoundMs: reconnectBoundMs(),
     log,
   });
-  // The client closing stdin (or killing us) ends the shim; so does a broken stdout.
+  // The client closing stdin (or killing us) ends the shim; so does a broken stdout or an unreadable stdin.
   const ended = new Promise<string>((resolve) => {
+    client.onclose = () => resolve('stdio transport closed');
     process.stdin.once('end', () => resolve('stdin closed'));
     process.stdout.once('error', (error) => resolve(`stdout: ${error.message}`));
     process.once('SIGINT', () => resolve('SIGINT'));

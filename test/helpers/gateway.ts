@@ -14,7 +14,7 @@ export interface Gateway {
   api(method: string, path: string, body?: unknown, token?: string | null): Promise<{ status: number; body: any }>;
   client(name?: string, capabilities?: Record<string, unknown>): Promise<Client>;
   /** Registers a server and waits until its actor is ready. */
-  addServer(config: Record<string, unknown>): Promise<void>;
+  addServer(config: object): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -54,10 +54,11 @@ export async function startGateway(options: Partial<DaemonOptions> = {}, home = 
       clients.push(client);
       return client;
     },
-    async addServer(config) {
+    async addServer(config: object) {
+      const name = String((config as { name?: unknown }).name);
       const created = await api('POST', '/servers', config);
       if (created.status !== 201) throw new Error(`register failed: ${JSON.stringify(created.body)}`);
-      await waitFor(`${String(config.name)} ready`, async () => (await api('GET', `/servers/${String(config.name)}`)).body?.health?.state === 'ready');
+      await waitFor(`${name} ready`, async () => (await api('GET', `/servers/${name}`)).body?.health?.state === 'ready');
     },
     async close() {
       await Promise.all(clients.map((client) => client.close().catch(() => undefined)));

@@ -5,7 +5,7 @@
 import { pack } from 'msgpackr';
 import type { ActorEvent, ListOutcome } from '../../src/protocol/actor.js';
 import { LIST_METHOD, LIST_RESULT_FIELD, type ListKind } from '../../src/protocol/capabilities.js';
-import { JSONRPC, type ErrorCode } from '../../src/protocol/errors.js';
+import { JSONRPC, type ErrorBody, type ErrorCode } from '../../src/protocol/errors.js';
 import type { ServerConfig } from '../../src/protocol/server-config.js';
 import { RequestFailure, type Connection } from './connection.js';
 import type { CachedList, FetchedList, ListCache } from './list-cache.js';
@@ -43,10 +43,12 @@ export class Lister {
     private readonly emit: (event: ActorEvent) => void,
   ) {}
 
-  list(kind: ListKind, fresh: boolean): Promise<ListOutcome> {
+  async list(kind: ListKind, fresh: boolean): Promise<ListOutcome> {
     const cached = fresh ? undefined : this.cache.get(kind);
-    if (cached) return Promise.resolve(this.answer(kind, cached, true));
-    return this.cache.shared(kind, () => this.fetch(kind));
+    if (cached) return this.answer(kind, cached, true);
+    // Callers share the fetch, but each gets its own answer: every answer's buffer is transferred away.
+    const fetched = await this.cache.shared(kind, () => this.fetch(kind));
+    return 'error' in fetched ? { ok: false, kind, error: fetched.error } : this.answer(kind, fetched, false);
   }
 
   notified(method: string): void {
@@ -67,7 +69,7 @@ export class Lister {
     this.changedBySessionEnd.clear();
   }
 
-  private async fetch(kind: ListKind): Promise<ListOutcome> {
+  private async fetch(kind: ListKind): Promise<CachedList | { error: ErrorBody }> {
     const reused = this.supervisor.isReady;
     let connection = await this.supervisor.usable();
     if (!connection) return this.failure(kind, 'UPSTREAM_UNAVAILABLE', this.supervisor.unavailableReason());
@@ -83,7 +85,7 @@ export class Lister {
       const code = fetched.kind === 'timeout' ? 'UPSTREAM_TIMEOUT' : 'UPSTREAM_UNAVAILABLE';
       return this.failure(kind, code, `${LIST_METHOD[kind]} on ${this.config.name}: ${fetched.message}`);
     }
-    return this.answer(kind, this.cache.store(kind, fetched, generation), false);
+    return this.cache.store(kind, fetched, generation);
   }
 
   /** The list from one connection; -32601 and an unadvertised capability mean the upstream has none. */
@@ -134,8 +136,8 @@ export class Lister {
     return { ok: true, state: 'live', kind, packed: entry.packed.slice(), count: entry.count, version, fetchedAt, cached };
   }
 
-  private failure(kind: ListKind, code: ErrorCode, message: string): ListOutcome {
-    this.log.note(message);
-    return { ok: false, kind, error: { code, message, details: { server: this.config.name } } };
+  private failure(kind: ListKind, code: ErrorCode, message: string): { error: ErrorBody } {
+    this.log.note(`${kind}: ${message}`);
+    return { error: { code, message, details: { server: this.config.name } } };
   }
 }

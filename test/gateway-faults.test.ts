@@ -1,0 +1,179 @@
+// The data plane under faults, through a real SDK client on /mcp: a hung
+// upstream, one killed mid-call, one that changes its tools, one that comes up
+// late; progress and cancellation across the gateway.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import t from 'tap';
+import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import { startGateway, waitFor } from './helpers/gateway.js';
+import { networkConfig, startNetworkFixture, stdioFixture } from './fixtures/fixture-servers.js';
+import { freePort } from './helpers/upstreams.js';
+
+const text = (result: any): any => JSON.parse(result.content[0].text);
+
+t.test('two upstreams with the same tool: both listed, each call reaches its own', async (t) => {
+  const gateway = await startGateway();
+  t.teardown(() => gateway.close());
+  await gateway.addServer(stdioFixture('alpha'));
+  await gateway.addServer(stdioFixture('beta'));
+  const client = await gateway.client();
+  const names = (await client.listTools()).tools.map((tool) => tool.name);
+  t.ok(names.includes('alpha__whoami') && names.includes('beta__whoami'));
+  t.equal(text(await client.callTool({ name: 'alpha__whoami', arguments: {} })).name, 'alpha');
+  t.equal(text(await client.callTool({ name: 'beta__whoami', arguments: {} })).name, 'beta');
+  const echoed = await client.callTool({ name: 'beta__echo', arguments: { a: [1, 2], b: 'x' } });
+  t.same(echoed.structuredContent, { a: [1, 2], b: 'x' }, 'arguments reach the upstream unchanged');
+  t.same((echoed as any).fixture_extra, { kept: true }, 'unknown result fields pass through');
+});
+
+t.test('a hung upstream delays tools/list by its deadline at most; others unaffected', async (t) => {
+  const gateway = await startGateway();
+  t.teardown(() => gateway.close());
+  await gateway.addServer(stdioFixture('good'));
+  await gateway.addServer({ ...stdioFixture('stuck', ['--hang'], { list_deadline_ms: 400 }) });
+  const client = await gateway.client();
+
+  const started = Date.now();
+  const { tools } = await client.listTools();
+  const elapsed = Date.now() - started;
+  t.ok(elapsed < 400 + 1_000, `tools/list answered in ${elapsed} ms (deadline 400 ms)`);
+  t.ok(tools.some((tool) => tool.name === 'good__echo'), 'healthy upstream listed');
+  t.notOk(tools.some((tool) => tool.name.startsWith('stuck__')), 'hung upstream left out');
+
+  const status = await gateway.api('GET', '/daemon/status');
+  t.ok(status.body.upstreams.degraded >= 1, 'the hung upstream counts as degraded');
+  t.equal((await gateway.api('GET', '/servers/stuck')).body.health.degraded, true, 'and is named');
+
+  // A second list while it still hangs: same bound; calls elsewhere stay fast.
+  const [second, call] = await Promise.all([
+    (async () => {
+      const at = Date.now();
+      await client.listTools();
+      return Date.now() - at;
+    })(),
+    (async () => {
+      const at = Date.now();
+      await client.callTool({ name: 'good__whoami', arguments: {} });
+      return Date.now() - at;
+    })(),
+  ]);
+  t.ok(second < 400 + 1_000, `second list ${second} ms`);
+  t.ok(call < 300, `call to a healthy upstream took ${call} ms while another hangs`);
+});
+
+t.test('an upstream killed mid-call: the call fails promptly, the next one succeeds', async (t) => {
+  const gateway = await startGateway({ tuning: { backoffInitialMs: 50 } });
+  t.teardown(() => gateway.close());
+  await gateway.addServer(stdioFixture('fragile'));
+  const client = await gateway.client();
+  const { pid } = text(await client.callTool({ name: 'fragile__whoami', arguments: {} }));
+
+  const inflight = client.callTool({ name: 'fragile__slow', arguments: { ms: 30_000, steps: 1 } });
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  const killedAt = Date.now();
+  process.kill(pid, 'SIGKILL');
+  const error = await inflight.then(
+    () => null,
+    (caught: Error & { code?: number; data?: any }) => caught,
+  );
+  t.ok(error, 'the in-flight call is answered with an error');
+  t.equal(error?.code, -32010);
+  t.equal(error?.data?.code, 'UPSTREAM_UNAVAILABLE');
+  t.ok(Date.now() - killedAt < 3_000, `error within ${Date.now() - killedAt} ms of the kill`);
+
+  const again = await waitFor('a call after reconnect', async () => {
+    try {
+      return text(await client.callTool({ name: 'fragile__whoami', arguments: {} }));
+    } catch {
+      return null;
+    }
+  });
+  t.not(again.pid, pid, 'a new upstream process serves the next call');
+
+  const crash = await client.callTool({ name: 'fragile__crash', arguments: {} }).then(
+    () => null,
+    (caught: Error & { code?: number }) => caught,
+  );
+  t.equal(crash?.code, -32010, 'an upstream that exits mid-call gives an error, not a hang');
+});
+
+t.test('upstream list_changed reaches the client and the next list shows the change', async (t) => {
+  const gateway = await startGateway();
+  t.teardown(() => gateway.close());
+  await gateway.addServer(stdioFixture('shifty'));
+  const client = await gateway.client();
+  const before = (await client.listTools()).tools.map((tool) => tool.name);
+  let notified = 0;
+  client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+    notified++;
+  });
+  await client.callTool({ name: 'shifty__mutate', arguments: { kind: 'tools' } });
+  await waitFor('tools/list_changed at the client', () => notified > 0);
+  const after = (await client.listTools()).tools.map((tool) => tool.name);
+  const added = after.filter((name) => !before.includes(name));
+  t.equal(added.length, 1, `one new tool: ${added.join(', ')}`);
+  t.match(added[0], /^shifty__/);
+});
+
+t.test('an upstream that comes up late: sessions are told to list again', async (t) => {
+  const port = await freePort();
+  const gateway = await startGateway({ tuning: { backoffInitialMs: 100, backoffMaxMs: 300 } });
+  let fixture: Awaited<ReturnType<typeof startNetworkFixture>> | undefined;
+  t.teardown(async () => {
+    await gateway.close();
+    await fixture?.kill();
+  });
+  const created = await gateway.api('POST', '/servers', networkConfig('late', 'http', `http://127.0.0.1:${port}/mcp`, { connect_ms: 1_000 }));
+  t.equal(created.status, 201);
+  const client = await gateway.client();
+  let notified = 0;
+  client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+    notified++;
+  });
+  t.notOk((await client.listTools()).tools.some((tool) => tool.name.startsWith('late__')), 'not listed while down');
+  fixture = await startNetworkFixture('http', ['--name', 'late', '--port', String(port)]);
+  await waitFor('tools/list_changed once it is up', () => notified > 0, 20_000);
+  t.ok((await client.listTools()).tools.some((tool) => tool.name === 'late__whoami'), 'listed once up');
+});
+
+t.test('progress reaches the calling client; a cancel reaches the upstream', async (t) => {
+  const gateway = await startGateway();
+  t.teardown(() => gateway.close());
+  await gateway.addServer(stdioFixture('worker'));
+  const client = await gateway.client();
+  const progress: number[] = [];
+  const result = await client.callTool({ name: 'worker__slow', arguments: { ms: 300, steps: 3 } }, undefined, {
+    onprogress: (update) => progress.push(update.progress),
+  });
+  t.ok(result.content, 'the call answers');
+  t.ok(progress.length >= 2, `progress updates received: ${progress.join(',')}`);
+
+  const controller = new AbortController();
+  const cancelled = client.callTool({ name: 'worker__slow', arguments: { ms: 20_000, steps: 2 } }, undefined, { signal: controller.signal });
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  controller.abort('user gave up');
+  await t.rejects(cancelled);
+  await waitFor('the upstream to see notifications/cancelled', () => readFileSync(join(gateway.home, 'logs', 'worker.log'), 'utf8').includes('cancelled slow'));
+});
+
+t.test('merged lists paginate with cursors', async (t) => {
+  const gateway = await startGateway({ pageSize: 3 });
+  t.teardown(() => gateway.close());
+  await gateway.addServer(stdioFixture('one'));
+  await gateway.addServer(stdioFixture('two'));
+  const client = await gateway.client();
+  const first = await client.listTools();
+  t.equal(first.tools.length, 3);
+  t.ok(first.nextCursor, 'a cursor to the next page');
+  const all = [...first.tools];
+  let cursor = first.nextCursor;
+  while (cursor) {
+    const page = await client.listTools({ cursor });
+    all.push(...page.tools);
+    cursor = page.nextCursor;
+  }
+  const names = all.map((tool) => tool.name);
+  t.equal(new Set(names).size, names.length, 'no tool twice');
+  t.ok(names.includes('one__echo') && names.includes('two__stats'));
+  await t.rejects(client.listTools({ cursor: 'bogus' }), /invalid cursor/);
+});
