@@ -31,7 +31,7 @@ t.test('R7: a list on a stale connection evicts it and heals on a fresh one', as
 });
 
 t.test('R7: a second failure is UPSTREAM_UNAVAILABLE, never an empty list', async (t) => {
-  const actor = startActor(t, stdioFixture('always-failing', ['--fail-lists', '-1']));
+  const actor = startActor(t, stdioFixture('always-failing', ['--fail-lists=-1']));
   await actor.waitForState('ready');
   const before = actor.events.length;
   const answer = await actor.handle.list('tools', false);

@@ -1,0 +1,83 @@
+// The registry over REST: token on every management route, validation,
+// conflicts, and changes that take effect on /mcp without a restart.
+import t from 'tap';
+import { startGateway } from './helpers/gateway.js';
+import { stdioFixture } from './fixtures/fixture-servers.js';
+
+t.test('management routes need the token; status does not', async (t) => {
+  const gateway = await startGateway();
+  t.teardown(() => gateway.close());
+  t.equal((await gateway.api('GET', '/daemon/status', undefined, null)).status, 200);
+  for (const token of [null, 'wrong', `${gateway.daemon.token}x`]) {
+    const answer = await gateway.api('GET', '/servers', undefined, token);
+    t.equal(answer.status, 401, `token ${String(token)}`);
+    t.equal(answer.body.error.code, 'UNAUTHENTICATED');
+  }
+  const viaHeader = await fetch(`${gateway.url}/api/v1/servers`, { headers: { 'x-coffer-token': gateway.daemon.token } });
+  t.equal(viaHeader.status, 200, 'X-Coffer-Token works too');
+  t.equal((await gateway.api('GET', '/nowhere')).body.error.code, 'RESOURCE_NOT_FOUND');
+  t.equal((await gateway.api('PUT', '/servers')).status, 405);
+});
+
+t.test('register, list, show, remove; errors persist nothing', async (t) => {
+  const gateway = await startGateway();
+  t.teardown(() => gateway.close());
+  const invalid = await gateway.api('POST', '/servers', { name: 'bad__name', transport: { type: 'http', url: 'ftp://x' } });
+  t.equal(invalid.status, 422);
+  t.equal(invalid.body.error.code, 'CONFIG_INVALID');
+  const fields = invalid.body.error.details.errors.map((error: { field: string }) => error.field);
+  t.ok(fields.includes('name') && fields.includes('transport.url'), `every problem named: ${fields.join(', ')}`);
+  t.equal((await gateway.api('POST', '/servers', 'not an object')).status, 422);
+  const raw = await fetch(`${gateway.url}/api/v1/servers`, { method: 'POST', headers: { authorization: `Bearer ${gateway.daemon.token}` }, body: '{oops' });
+  t.equal(raw.status, 400, 'malformed JSON is 400');
+  t.same((await gateway.api('GET', '/servers')).body, { servers: [] }, 'nothing persisted');
+
+  const config = { ...stdioFixture('files'), transport: { ...stdioFixture('files').transport, env: { API_KEY: 'sk-planted-secret' } } };
+  const created = await gateway.api('POST', '/servers', config);
+  t.equal(created.status, 201);
+  t.equal(created.body.name, 'files');
+  t.equal(created.body.transport.env.API_KEY, '[redacted]', 'secret values are never echoed');
+  t.equal((await gateway.api('POST', '/servers', config)).status, 409, 'duplicate name');
+
+  const listed = await gateway.api('GET', '/servers');
+  t.equal(listed.body.servers.length, 1);
+  t.ok(['connecting', 'ready'].includes(listed.body.servers[0].health.state));
+  t.equal((await gateway.api('GET', '/servers/files')).body.name, 'files');
+  t.equal((await gateway.api('GET', '/servers/nope')).status, 404);
+  t.equal((await gateway.api('DELETE', '/servers/nope')).status, 404);
+});
+
+t.test('adding and removing a server takes effect on /mcp without a restart', async (t) => {
+  const gateway = await startGateway();
+  t.teardown(() => gateway.close());
+  const client = await gateway.client();
+  t.same((await client.listTools()).tools, [], 'no servers, no tools');
+  await gateway.addServer(stdioFixture('live'));
+  t.ok((await client.listTools()).tools.some((tool) => tool.name === 'live__echo'), 'listed after add');
+  const removed = await gateway.api('DELETE', '/servers/live');
+  t.equal(removed.status, 204);
+  t.same((await client.listTools()).tools, [], 'gone after remove');
+  await t.rejects(client.callTool({ name: 'live__echo', arguments: {} }), /unknown tool/);
+});
+
+t.test('/mcp refuses a foreign Host or Origin (DNS rebinding)', async (t) => {
+  const gateway = await startGateway();
+  t.teardown(() => gateway.close());
+  const init = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'x', version: '1' } } });
+  const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+  const { request } = await import('node:http');
+  const send = (extra: Record<string, string>) =>
+    new Promise<number>((resolve, reject) => {
+      const req = request(`${gateway.url}/mcp`, { method: 'POST', headers: { ...headers, ...extra } }, (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      });
+      req.on('error', reject);
+      req.end(init);
+    });
+  t.equal(await send({ host: 'evil.example:80' }), 403, 'foreign Host');
+  t.equal(await send({ origin: 'http://evil.example' }), 403, 'foreign Origin');
+  t.equal(await send({ host: `localhost:${gateway.daemon.port}` }), 200, 'localhost is fine');
+  t.equal(await send({}), 200, 'no Origin is fine');
+  t.equal(await send({ 'mcp-session-id': 'no-such-session' }), 404, 'unknown session');
+});
