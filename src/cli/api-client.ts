@@ -66,6 +66,10 @@ export class ApiClient {
     return this.request<T>('POST', path, body);
   }
 
+  patch<T>(path: string, body: unknown): Promise<T> {
+    return this.request<T>('PATCH', path, body);
+  }
+
   delete(path: string): Promise<void> {
     return this.request<void>('DELETE', path);
   }
@@ -77,6 +81,8 @@ export class ApiClient {
         method,
         headers: {
           authorization: `Bearer ${this.daemon.token}`,
+          // Who made the change, for the audit log (actor "cli").
+          'x-coffer-actor': 'cli',
           ...(body === undefined ? {} : { 'content-type': 'application/json' }),
         },
         body: body === undefined ? undefined : JSON.stringify(body),

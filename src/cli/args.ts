@@ -3,8 +3,8 @@
 import { parseArgs } from 'node:util';
 import { usageError } from './output.js';
 
-type OptionSpec = { type: 'string' | 'boolean'; multiple?: boolean; short?: string };
-type OptionSpecs = Record<string, OptionSpec>;
+export type OptionSpec = { type: 'string' | 'boolean'; multiple?: boolean; short?: string };
+export type OptionSpecs = Record<string, OptionSpec>;
 
 type ValueOf<S extends OptionSpec> = S['type'] extends 'string'
   ? S['multiple'] extends true
@@ -63,4 +63,39 @@ export function expectPositionals(positionals: string[], names: string[]): strin
   if (positionals.length < names.length) throw usageError(`missing ${names[positionals.length]}`);
   if (positionals.length > names.length) throw usageError(`unexpected argument '${positionals[names.length]}'`);
   return positionals;
+}
+
+/** `true` or `false` (also yes/no, on/off, 1/0) for flags such as --enabled. */
+export function parseBooleanValue(raw: string, flag: string): boolean {
+  const value = raw.trim().toLowerCase();
+  if (['true', 'yes', 'on', '1'].includes(value)) return true;
+  if (['false', 'no', 'off', '0'].includes(value)) return false;
+  throw usageError(`${flag} expects true or false, got '${raw}'`);
+}
+
+/** A positive integer flag such as --limit. */
+export function parsePositiveInt(raw: string | undefined, flag: string): number | undefined {
+  if (raw === undefined) return undefined;
+  const n = Number(raw);
+  if (!/^\d+$/.test(raw.trim()) || !Number.isSafeInteger(n) || n < 1) throw usageError(`${flag} expects a positive integer, got '${raw}'`);
+  return n;
+}
+
+/**
+ * The action word of a command group (`coffer mcp <action> ...`) and the rest of the line:
+ * the first word that is neither an option nor the value of one. `valueOptions` names the
+ * options that take a value (so `--description x add` does not take `x` for the action).
+ */
+export function splitAction(argv: string[], valueOptions: Iterable<string>): { action: string | undefined; rest: string[] } {
+  const takesValue = new Set(['home', ...valueOptions]);
+  for (let i = 0; i < argv.length; i++) {
+    const word = argv[i]!;
+    if (word === '--') break;
+    if (word.startsWith('-') && word.length > 1) {
+      if (word.startsWith('--') && !word.includes('=') && takesValue.has(word.slice(2))) i++;
+      continue;
+    }
+    return { action: word, rest: [...argv.slice(0, i), ...argv.slice(i + 1)] };
+  }
+  return { action: undefined, rest: argv };
 }

@@ -56,3 +56,14 @@ export function printFields(fields: Array<[string, string]>): void {
   const width = Math.max(...fields.map(([key]) => key.length)) + 2;
   for (const [key, value] of fields) printLine(`${(key + ':').padEnd(width)}${value}`);
 }
+
+/** Rows of cells as aligned columns (two spaces apart; the last column is not padded). */
+export function formatTable(rows: string[][], indent = ''): string[] {
+  const columns = Math.max(0, ...rows.map((row) => row.length));
+  const widths = Array.from({ length: columns }, (_, column) => Math.max(...rows.map((row) => (row[column] ?? '').length)));
+  return rows.map((row) => indent + row.map((cell, column) => (column === row.length - 1 ? cell : cell.padEnd(widths[column]!))).join('  '));
+}
+
+export function printTable(rows: string[][], indent = ''): void {
+  for (const line of formatTable(rows, indent)) printLine(line);
+}

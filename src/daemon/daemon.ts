@@ -5,7 +5,11 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { HttpApi } from '../api/http-api.js';
 import { daemonRoutes, type DaemonStatus } from '../api/routes/daemon.js';
+import { auditRoutes } from '../api/routes/audit.js';
+import { capabilityRoutes } from '../api/routes/capabilities.js';
 import { serverRoutes } from '../api/routes/servers.js';
+import { ConnectionTester } from '../jobs/connection-tester.js';
+import { CapabilityService } from '../registry/capabilities.js';
 import { openDbWriter } from '../db/writer-handle.js';
 import { startHttpServer, type HttpServer } from '../http/server.js';
 import { nativeBindingLoaded } from '../http/uws.js';
@@ -81,13 +85,13 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
   if (!opened.ok) throw new Error(`cannot open the database in ${home}: ${opened.error.message}`);
   const writer = opened.value;
 
-  const configs = new Map((await writer.api.listServers()).map((record) => [record.config.name, record.config]));
-  const gate = new PreferenceGate(writer.api, (server) => configs.get(server)?.auto_enable_new_capabilities ?? true, log);
-  gate.load(await writer.api.getPreferences());
-
   const tuning: ActorTuning = { ...DEFAULT_ACTOR_TUNING, ...options.tuning };
   const pool = new UpstreamPool(tuning, join(home, 'logs'), log);
-  const router = new Router(pool, gate);
+  // The registry is created below; the gate only asks it once lists flow.
+  let registry: Registry | null = null;
+  const gate = new PreferenceGate(writer.api, (server) => registry?.config(server)?.auto_enable_new_capabilities ?? true, log);
+  gate.load(await writer.api.getPreferences());
+  const router = new Router(pool, gate, (server) => registry?.config(server) !== undefined);
   const dispatcher = new Dispatcher(router, { version: VERSION, pageSize: options.pageSize ?? 1000 }, log);
   const sessions = new SessionRegistry(dispatcher, { maxBodyBytes: 64 * 1024 * 1024, keepAliveMs: 5_000, idleTimeoutMs: 60 * 60_000 }, log);
 
@@ -102,20 +106,18 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
     if (status.state === 'ready') router.upstreamReady(server);
   });
 
-  const registry = new Registry(writer.api, pool, (server) => router.degradedServers().includes(server), {
-    surfaceChanged: (server) => {
-      void writer.api.getServer(server).then((found) => {
-        if (found) configs.set(server, found.config);
-        else {
-          configs.delete(server);
-          gate.forget(server);
-        }
-        for (const kind of ['tools', 'resources', 'prompts'] as const) broadcastChanged(kind);
-      });
+  registry = new Registry(writer.api, pool, {
+    isDegraded: (server) => router.degradedServers().includes(server),
+    surfaceChanged: (server, removed) => {
+      if (removed) gate.forget(server);
+      for (const kind of ['tools', 'resources', 'prompts'] as const) broadcastChanged(kind);
     },
   });
+  const capabilities = new CapabilityService(writer.api, pool, gate, broadcastChanged);
+  const tester = new ConnectionTester(join(home, 'logs'));
+  await registry.load();
 
-  const token = newToken();
+  let token = newToken();
   let http: HttpServer | null = null;
   let resolveStopped!: () => void;
   const stopped = new Promise<void>((resolve) => (resolveStopped = resolve));
@@ -128,6 +130,7 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
       await sessions.drain(options.drainMs ?? 5_000);
       await sessions.closeAll();
       await pool.stopAll();
+      await tester.close();
       http?.close();
       await writer.close();
       removeDaemonFile(home, process.pid);
@@ -140,6 +143,7 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
       ...daemonRoutes({
         status: async () => {
           const statuses = pool.statuses();
+          const configs = registry!.all();
           return {
             status: phase,
             version: VERSION,
@@ -148,16 +152,24 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
             pid: process.pid,
             native_http: nativeBindingLoaded(),
             upstreams: {
-              registered: configs.size,
-              enabled: [...configs.values()].filter((config) => config.enabled).length,
+              registered: configs.length,
+              enabled: configs.filter((config) => config.enabled).length,
               healthy: statuses.filter((status) => status.state === 'ready').length,
               degraded: new Set([...router.degradedServers(), ...statuses.filter((status) => status.state !== 'ready').map((status) => status.server)]).size,
             },
           };
         },
         requestShutdown: () => void stop(),
+        rotateToken: async () => {
+          token = newToken();
+          writeDaemonFile(home, { port: http!.port, pid: process.pid, token, started_at: startedAt });
+          await writer.api.audit('api', 'token_rotated', null, {});
+          return token;
+        },
       }),
       ...serverRoutes(registry),
+      ...capabilityRoutes(capabilities, registry, tester),
+      ...auditRoutes(writer.api),
     ],
     () => token,
   );
@@ -173,13 +185,14 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
     await writer.close();
     throw error;
   }
-  for (const config of configs.values()) if (config.enabled) pool.start(config);
   writeDaemonFile(home, { port: http.port, pid: process.pid, token, started_at: startedAt });
   phase = 'ready';
-  log.info('ready', { port: http.port, upstreams: configs.size, native_http: nativeBindingLoaded() });
+  log.info('ready', { port: http.port, upstreams: registry.all().length, native_http: nativeBindingLoaded() });
   return {
     port: http.port,
-    token,
+    get token() {
+      return token;
+    },
     stop,
     stopped,
   };

@@ -1,12 +1,12 @@
-// The registry service: registering, showing and removing upstream servers.
-// The DB writer persists; the pool starts and stops actors; nothing here
-// waits on an upstream.
+// The registry service: registering, changing and removing upstream servers.
+// The DB writer persists; the pool starts and stops actors; this keeps the
+// in-memory copy of every config that the router's policy lookups read.
 import type { AuditActor, ServerRecord } from '../protocol/db.js';
-import { CofferError } from '../protocol/errors.js';
+import { CofferError, type Result } from '../protocol/errors.js';
 import type { ServerConfig } from '../protocol/server-config.js';
 import type { DbWriterCalls } from '../db/writer-handle.js';
 import type { UpstreamPool } from '../upstreams/pool.js';
-import { parseServerConfig, redactConfig } from './server-config.js';
+import { applyServerPatch, parseServerConfig, redactConfig } from './server-config.js';
 
 export interface ServerHealth {
   state: string;
@@ -18,23 +18,44 @@ export interface ServerHealth {
 
 export type ServerView = ServerConfig & { created_at: string; updated_at: string; health: ServerHealth };
 
-export interface RegistryEvents {
-  /** A server joined or left the surface: every downstream list may differ. */
-  surfaceChanged(server: string): void;
+export interface RegistryHooks {
+  isDegraded(server: string): boolean;
+  /** A server joined, left or changed: every downstream list may differ. */
+  surfaceChanged(server: string, removed: boolean): void;
 }
 
-function unwrap<T>(result: { ok: true; value: T } | { ok: false; error: { code: CofferError['code']; message: string; details?: unknown } }): T {
+export function unwrap<T>(result: Result<T>): T {
   if (!result.ok) throw new CofferError(result.error.code, result.error.message, result.error.details);
   return result.value;
 }
 
+/** A change to these restarts the actor; description and policy changes do not. */
+function needsRestart(before: ServerConfig, after: ServerConfig): boolean {
+  return JSON.stringify([before.transport, before.timeouts]) !== JSON.stringify([after.transport, after.timeouts]);
+}
+
 export class Registry {
+  private configs = new Map<string, ServerConfig>();
+
   constructor(
     private readonly writer: DbWriterCalls,
     private readonly pool: UpstreamPool,
-    private readonly isDegraded: (server: string) => boolean,
-    private readonly events: RegistryEvents,
+    private readonly hooks: RegistryHooks,
   ) {}
+
+  /** Reads every server and starts the enabled ones. */
+  async load(): Promise<void> {
+    for (const record of await this.writer.listServers()) this.configs.set(record.config.name, record.config);
+    for (const config of this.configs.values()) if (config.enabled) this.pool.start(config);
+  }
+
+  config(name: string): ServerConfig | undefined {
+    return this.configs.get(name);
+  }
+
+  all(): ServerConfig[] {
+    return [...this.configs.values()];
+  }
 
   async list(): Promise<ServerView[]> {
     return (await this.writer.listServers()).map((record) => this.view(record));
@@ -47,15 +68,35 @@ export class Registry {
   async add(input: unknown, actor: AuditActor): Promise<ServerView> {
     const config = unwrap(parseServerConfig(input));
     const record = unwrap(await this.writer.createServer(config, actor));
-    if (config.enabled) this.pool.start(config);
-    this.events.surfaceChanged(config.name);
+    this.configs.set(config.name, record.config);
+    if (config.enabled) this.pool.start(record.config);
+    this.hooks.surfaceChanged(config.name, false);
     return this.view(record);
+  }
+
+  async update(name: string, patch: unknown, actor: AuditActor): Promise<ServerView> {
+    const before = (await this.record(name)).config;
+    const after = unwrap(applyServerPatch(before, patch));
+    const record = unwrap(await this.writer.updateServer(after, actor));
+    this.configs.set(name, record.config);
+    if (!after.enabled) await this.pool.stop(name);
+    else if (!before.enabled || needsRestart(before, after)) {
+      await this.pool.stop(name);
+      this.pool.start(record.config);
+    }
+    this.hooks.surfaceChanged(name, false);
+    return this.view(record);
+  }
+
+  setEnabled(name: string, enabled: boolean, actor: AuditActor): Promise<ServerView> {
+    return this.update(name, { enabled }, actor);
   }
 
   async remove(name: string, actor: AuditActor): Promise<void> {
     unwrap(await this.writer.deleteServer(name, actor));
+    this.configs.delete(name);
     await this.pool.stop(name);
-    this.events.surfaceChanged(name);
+    this.hooks.surfaceChanged(name, true);
   }
 
   private async record(name: string): Promise<ServerRecord> {
@@ -75,7 +116,7 @@ export class Registry {
         since: status ? new Date(status.since).toISOString() : null,
         attempts: status?.attempts ?? 0,
         last_error: status?.lastError ?? null,
-        degraded: this.isDegraded(record.config.name),
+        degraded: this.hooks.isDegraded(record.config.name),
       },
     };
   }

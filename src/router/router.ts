@@ -47,6 +47,8 @@ export class Router extends EventEmitter<RouterEvents> {
   constructor(
     private readonly upstreams: UpstreamDirectory,
     private readonly gate: CapabilityGate,
+    /** Registered, enabled or not: a disabled server is refused as such, not as unknown. */
+    private readonly isRegistered: (server: string) => boolean,
   ) {
     super();
   }
@@ -146,6 +148,9 @@ export class Router extends EventEmitter<RouterEvents> {
     if (typeof value !== 'string') throw RpcError.invalidParams(`params.${field} must be a string`);
     const target = kind === 'resources' ? parseNamespacedUri(value) : parseNamespacedName(value);
     const upstream = target ? this.upstreams.get(target.server) : undefined;
+    if (target && !upstream && this.isRegistered(target.server)) {
+      throw RpcError.coffer(JSONRPC.TOOL_DISABLED, 'TOOL_DISABLED', `server '${target.server}' is disabled in coffer; enable it with 'coffer mcp enable ${target.server}'`, { server: target.server });
+    }
     if (!target || !upstream) {
       const expected = kind === 'resources' ? 'coffer://<server>/<uri>' : '<server>__<name>';
       throw RpcError.coffer(JSONRPC.INVALID_PARAMS, 'RESOURCE_NOT_FOUND', `unknown ${describe(kind)} '${value}': expected ${expected} of an enabled server`);

@@ -37,7 +37,7 @@ export interface ActorHandle {
   forward(req: ForwardRequest): Promise<ForwardOutcome>;
   cancel(id: string, reason: string): void;
   dropCache(): void;
-  /** Asks the actor; a dead actor answers with its last known status, state `failed`. */
+  /** Asks the actor; a dead actor answers with its last known status, state `failed` (`stopped` after stop()). */
   status(): Promise<ActorStatus>;
   /** The status from the last state event (no round trip). */
   readonly lastStatus: ActorStatus;
@@ -97,7 +97,7 @@ class WorkerActor implements ActorHandle {
     this.worker.on('error', (error) => (failure = messageOf(error)));
     this.exited = new Promise((resolve) => {
       this.worker.once('exit', (code) => {
-        this.exitReason = failure ?? `actor worker exited with code ${code}`;
+        this.exitReason = this.stopping ? 'actor stopped' : (failure ?? `actor worker exited with code ${code}`);
         this.events.close();
         if (!this.stopping) {
           this.killOrphanedChild();
@@ -143,7 +143,7 @@ class WorkerActor implements ActorHandle {
   status(): Promise<ActorStatus> {
     return this.call(
       () => this.remote.status(),
-      (reason) => ({ ...this.lastStatus, state: 'failed', lastError: reason, pid: null }),
+      (reason) => ({ ...this.lastStatus, state: this.stopping ? 'stopped' : 'failed', lastError: reason, pid: null }),
     );
   }
 

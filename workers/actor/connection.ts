@@ -14,6 +14,9 @@ const NO_SDK_TIMEOUT = 2 ** 31 - 1;
 /** A stdio child that ignores stdin EOF and SIGTERM is SIGKILLed by the SDK after ~4 s. */
 const CLOSE_WAIT_MS = 5_000;
 const PROBE_TIMEOUT_MS = 5_000;
+const END_SESSION_WAIT_MS = 1_000;
+/** A server printing logs on stdout yields one transport error per line: note at most one per interval. */
+const ERROR_NOTE_INTERVAL_MS = 1_000;
 
 /**
  * timeout: our deadline passed (never retried) · cancelled: the caller aborted ·
@@ -59,6 +62,14 @@ function mcpErrorBody(error: McpError): JsonRpcErrorBody {
   return error.data === undefined ? { code: error.code, message } : { code: error.code, message, data: error.data };
 }
 
+/** Waits for `promise` (its failure ignored) at most `ms`. */
+async function withinMs(promise: Promise<unknown>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const cap = new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)));
+  await Promise.race([promise.catch(() => {}), cap]);
+  clearTimeout(timer);
+}
+
 function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
@@ -70,6 +81,8 @@ export class Connection {
   private lostReason: string | null = null;
   private probing = false;
   private protocol: string | null = null;
+  private lastErrorNoteAt = 0;
+  private suppressedErrors = 0;
   private readonly closed: Promise<void>;
   private markClosed!: () => void;
 
@@ -119,7 +132,7 @@ export class Connection {
     };
     this.client.onclose = () => this.handleClose();
     this.client.onerror = (error) => {
-      this.log.note(`transport error: ${messageOf(error)}`);
+      this.noteError(messageOf(error));
       this.probe();
     };
     this.client.fallbackNotificationHandler = async (notification) => this.hooks.onNotification(notification.method);
@@ -186,6 +199,18 @@ export class Connection {
     return new RequestFailure('unavailable', `${method} failed: ${messageOf(error)}`);
   }
 
+  private noteError(message: string): void {
+    const now = Date.now();
+    if (now - this.lastErrorNoteAt < ERROR_NOTE_INTERVAL_MS) {
+      this.suppressedErrors += 1;
+      return;
+    }
+    const suppressed = this.suppressedErrors > 0 ? ` (${this.suppressedErrors} more since the last note)` : '';
+    this.log.note(`transport error: ${message}${suppressed}`);
+    this.lastErrorNoteAt = now;
+    this.suppressedErrors = 0;
+  }
+
   /**
    * HTTP transports have no connection whose end we would see; after a
    * transport error a ping tells whether the session is still usable.
@@ -211,11 +236,12 @@ export class Connection {
   }
 
   /** Ends the session on purpose (no onLost); for stdio resolves once the child is gone. */
-  close(): Promise<void> {
-    this.closingOnPurpose = true;
-    if (!this.ended) void this.client.close().catch(() => {});
-    let timer: NodeJS.Timeout | undefined;
-    const cap = new Promise<void>((resolve) => (timer = setTimeout(resolve, CLOSE_WAIT_MS)));
-    return Promise.race([this.closed, cap]).finally(() => clearTimeout(timer));
+  async close(): Promise<void> {
+    if (!this.closingOnPurpose && !this.ended) {
+      this.closingOnPurpose = true;
+      if (this.ready && this.upstream.endSession) await withinMs(this.upstream.endSession(), END_SESSION_WAIT_MS);
+      void this.client.close().catch(() => {});
+    }
+    await withinMs(this.closed, CLOSE_WAIT_MS);
   }
 }

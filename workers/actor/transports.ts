@@ -9,6 +9,8 @@ export interface UpstreamTransport {
   transport: Transport;
   /** The child's pid for stdio, null otherwise. */
   pid(): number | null;
+  /** Streamable HTTP: tells the upstream to drop the session (DELETE), so it does not keep it until it times out. */
+  endSession?(): Promise<void>;
 }
 
 export async function createTransport(config: TransportConfig, log: ActorLog): Promise<UpstreamTransport> {
@@ -28,7 +30,7 @@ export async function createTransport(config: TransportConfig, log: ActorLog): P
     case 'http': {
       const { StreamableHTTPClientTransport } = await import('@modelcontextprotocol/sdk/client/streamableHttp.js');
       const transport = new StreamableHTTPClientTransport(new URL(config.url), { requestInit: { headers: config.headers } });
-      return { transport, pid: () => null };
+      return { transport, pid: () => null, endSession: () => transport.terminateSession() };
     }
     case 'sse': {
       const { SSEClientTransport } = await import('@modelcontextprotocol/sdk/client/sse.js');

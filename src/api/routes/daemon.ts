@@ -15,6 +15,8 @@ export interface DaemonControl {
   status(): Promise<DaemonStatus>;
   /** Starts a graceful stop after the answer is sent. */
   requestShutdown(): void;
+  /** A new token; the old one stops working at once. */
+  rotateToken(): Promise<string>;
 }
 
 export function daemonRoutes(control: DaemonControl): Route[] {
@@ -28,5 +30,6 @@ export function daemonRoutes(control: DaemonControl): Route[] {
         return { status: 202, body: { status: 'stopping' } };
       },
     },
+    { method: 'POST', pattern: '/daemon/rotate-token', handler: async () => ({ status: 200, body: { token: await control.rotateToken() } }) },
   ];
 }

@@ -1,0 +1,55 @@
+// The measuring clients: the real SDK Client over Streamable HTTP (coffer,
+// direct, floor), legacy SSE (the peer only offers that), or stdio (direct to
+// a stdio upstream). listAll follows nextCursor, as a real client must.
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+
+export type Transport = 'http' | 'sse';
+
+/** A client with a bounded connect: a gateway that never answers initialize fails the run, not hangs it. */
+export async function connect(url: string, transport: Transport = 'http', name = 'bench'): Promise<Client> {
+  const client = new Client({ name, version: '1.0.0' });
+  const t = transport === 'http' ? new StreamableHTTPClientTransport(new URL(url)) : new SSEClientTransport(new URL(url));
+  await client.connect(t, { timeout: 30_000 });
+  return client;
+}
+
+export async function connectStdio(command: string, args: string[]): Promise<Client> {
+  const client = new Client({ name: 'bench', version: '1.0.0' });
+  await client.connect(new StdioClientTransport({ command, args, stderr: 'ignore' }), { timeout: 30_000 });
+  return client;
+}
+
+export async function closeAll(clients: Iterable<Client | undefined>): Promise<void> {
+  await Promise.all([...clients].map((client) => client?.close().catch(() => undefined)));
+}
+
+const MAX_PAGES = 200;
+
+/** Every tool of every page; `pages` counts the round trips. */
+export async function listAll(client: Client, timeoutMs = 30_000): Promise<{ tools: number; pages: number; names: string[] }> {
+  const names: string[] = [];
+  let cursor: string | undefined;
+  let pages = 0;
+  do {
+    const page = await client.listTools(cursor === undefined ? {} : { cursor }, { timeout: timeoutMs });
+    for (const tool of page.tools) names.push(tool.name);
+    cursor = page.nextCursor;
+    pages += 1;
+  } while (cursor !== undefined && pages < MAX_PAGES);
+  return { tools: names.length, pages, names };
+}
+
+export async function echo(client: Client, tool: string, timeoutMs = 30_000): Promise<void> {
+  const result = await client.callTool({ name: tool, arguments: { text: 'ping' } }, undefined, { timeout: timeoutMs });
+  if (result.isError) throw new Error(`${tool} answered isError`);
+}
+
+/** Milliseconds one async step takes. */
+export async function timed(step: () => Promise<unknown>): Promise<number> {
+  const started = process.hrtime.bigint();
+  await step();
+  return Number(process.hrtime.bigint() - started) / 1e6;
+}

@@ -1,0 +1,102 @@
+// Child processes of the benchmark: every one is registered here and killed
+// on the way out (normal end, error, or Ctrl-C), so no run leaves orphans.
+import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { createInterface } from 'node:readline';
+
+const children = new Set<ChildProcess>();
+
+export interface Child {
+  process: ChildProcess;
+  pid: number;
+  /** The first stdout line, parsed as JSON (the child's "I am listening" line), if it printed one. */
+  hello: Record<string, unknown>;
+  /** The last few KB of stderr, for error messages. */
+  stderrTail(): string;
+  stop(graceMs?: number): Promise<void>;
+}
+
+/**
+ * Starts a child and, when `waitForHello`, waits (bounded) for its first
+ * stdout line, a JSON object.
+ */
+export async function startChild(command: string, args: string[], options: SpawnOptions & { waitForHello?: boolean; helloTimeoutMs?: number } = {}): Promise<Child> {
+  const { waitForHello = true, helloTimeoutMs = 30_000, ...spawnOptions } = options;
+  const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe', 'ipc'], ...spawnOptions });
+  children.add(child);
+  child.once('exit', () => children.delete(child));
+  let tail = '';
+  child.stderr?.on('data', (chunk: Buffer) => {
+    tail = (tail + chunk.toString()).slice(-4096);
+  });
+  const stop = async (graceMs = 10_000): Promise<void> => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+    child.kill('SIGTERM');
+    const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+    await exited;
+    clearTimeout(timer);
+  };
+  let hello: Record<string, unknown> = {};
+  if (waitForHello) {
+    const lines = createInterface({ input: child.stdout! });
+    try {
+      hello = await new Promise<Record<string, unknown>>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`${command} ${args.join(' ')}: no start-up line within ${helloTimeoutMs} ms; stderr: ${tail}`)), helloTimeoutMs);
+        lines.once('line', (line) => {
+          clearTimeout(timer);
+          try {
+            resolve(JSON.parse(line) as Record<string, unknown>);
+          } catch {
+            reject(new Error(`unexpected start-up line: ${line}`));
+          }
+        });
+        child.once('exit', (code) => {
+          clearTimeout(timer);
+          reject(new Error(`${args[0] ?? command} exited with ${code} before starting; stderr: ${tail}`));
+        });
+      });
+    } catch (error) {
+      await stop(1_000);
+      throw error;
+    }
+    // Keep draining stdout so the child never blocks on a full pipe.
+    child.stdout!.resume();
+  } else {
+    child.stdout?.resume();
+  }
+  return { process: child, pid: child.pid!, hello, stderrTail: () => tail, stop };
+}
+
+/** Last resort: SIGKILL whatever is still running (the children's own children see their stdin close). */
+export function killAllChildren(): void {
+  for (const child of children) child.kill('SIGKILL');
+  children.clear();
+}
+process.on('exit', killAllChildren);
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => {
+    killAllChildren();
+    process.exit(130);
+  });
+}
+
+/** Resident set size of a process in MB (its worker threads included), from /proc. */
+export function rssMb(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const match = /VmRSS:\s+(\d+) kB/.exec(status);
+  return match ? Number(match[1]) / 1024 : NaN;
+}
+
+export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Polls `probe` every `intervalMs` until it returns something truthy; throws after `timeoutMs`. */
+export async function waitFor<T>(what: string, probe: () => Promise<T | undefined | null | false> | T | undefined | null | false, timeoutMs: number, intervalMs = 50): Promise<T> {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value) return value;
+    if (Date.now() > until) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await sleep(intervalMs);
+  }
+}

@@ -1,0 +1,112 @@
+// coffer under test: the daemon in a child process (bench/daemon-runner.ts),
+// its REST API, registration of many upstreams and the wait until their actors
+// are ready. The child's RSS (worker threads included) is readable from /proc.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { rssMb, startChild, waitFor, type Child } from '../proc.js';
+import { DAEMON_RUNNER } from './paths.js';
+
+export interface UpstreamSpec {
+  name: string;
+  /** Streamable HTTP URL, or a stdio command. */
+  url?: string;
+  stdio?: { command: string; args: string[] };
+  listDeadlineMs?: number;
+}
+
+export interface CofferOptions {
+  home?: string;
+  tuning?: Record<string, number>;
+  /** Write a V8 CPU profile of the daemon process into this folder when it stops. */
+  cpuProfDir?: string;
+}
+
+function configOf(spec: UpstreamSpec): Record<string, unknown> {
+  const transport = spec.url
+    ? { type: 'http', url: spec.url, headers: {} }
+    : { type: 'stdio', command: spec.stdio!.command, args: spec.stdio!.args, env: {}, cwd: null };
+  return { name: spec.name, transport, timeouts: { connect_ms: 10_000, request_ms: 30_000, list_deadline_ms: spec.listDeadlineMs ?? 2_000 } };
+}
+
+export class Coffer {
+  private constructor(
+    readonly home: string,
+    private readonly options: CofferOptions,
+    private child: Child,
+    readonly ownsHome: boolean,
+  ) {}
+
+  static async start(options: CofferOptions = {}): Promise<Coffer> {
+    const ownsHome = options.home === undefined;
+    const home = options.home ?? mkdtempSync(join(tmpdir(), 'coffer-bench-'));
+    return new Coffer(home, options, await Coffer.spawn(home, options), ownsHome);
+  }
+
+  private static spawn(home: string, options: CofferOptions): Promise<Child> {
+    const execArgv = options.cpuProfDir ? ['--cpu-prof', '--cpu-prof-dir', options.cpuProfDir] : [];
+    return startChild(process.execPath, [...execArgv, DAEMON_RUNNER, '--home', home, '--tuning', JSON.stringify(options.tuning ?? {})]);
+  }
+
+  get pid(): number {
+    return this.child.pid;
+  }
+  get port(): number {
+    return this.child.hello.port as number;
+  }
+  get token(): string {
+    return this.child.hello.token as string;
+  }
+  get mcpUrl(): string {
+    return `http://127.0.0.1:${this.port}/mcp`;
+  }
+
+  rss(): number {
+    return rssMb(this.pid);
+  }
+
+  async api(method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
+    const response = await fetch(`http://127.0.0.1:${this.port}/api/v1${path}`, {
+      method,
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${this.token}` },
+      body: body === undefined ? undefined : JSON.stringify(body),
+      signal: AbortSignal.timeout(30_000),
+    });
+    const text = await response.text();
+    return { status: response.status, body: text ? JSON.parse(text) : undefined };
+  }
+
+  /** Registers upstreams, a few at a time (each one starts an actor worker). */
+  async register(specs: UpstreamSpec[], concurrency = 8): Promise<void> {
+    let next = 0;
+    const worker = async () => {
+      while (next < specs.length) {
+        const spec = specs[next++]!;
+        const created = await this.api('POST', '/servers', configOf(spec));
+        if (created.status !== 201) throw new Error(`register ${spec.name}: ${created.status} ${JSON.stringify(created.body)}`);
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(concurrency, specs.length) }, worker));
+  }
+
+  /** Number of upstreams whose actor is ready. */
+  async readyCount(): Promise<number> {
+    const listed = await this.api('GET', '/servers');
+    return (listed.body?.servers ?? []).filter((server: any) => server.health?.state === 'ready').length;
+  }
+
+  async waitReady(count: number, timeoutMs: number): Promise<void> {
+    await waitFor(`${count} upstreams ready in coffer`, async () => (await this.readyCount()) >= count, timeoutMs, 50);
+  }
+
+  /** Stops the daemon and starts a new one on the same home: every cache is gone, registrations stay. */
+  async restart(): Promise<void> {
+    await this.child.stop();
+    this.child = await Coffer.spawn(this.home, this.options);
+  }
+
+  async stop(): Promise<void> {
+    await this.child.stop();
+    if (this.ownsHome) rmSync(this.home, { recursive: true, force: true });
+  }
+}

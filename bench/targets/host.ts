@@ -1,0 +1,31 @@
+// The synthetic HTTP upstream host, as the harness sees it.
+import { startChild, type Child } from '../proc.js';
+import type { ServerBehaviour } from '../synthetic/mcp-core.js';
+import { HTTP_HOST } from './paths.js';
+
+export interface Host {
+  pid: number;
+  url(index: number): string;
+  floorUrl: string;
+  configure(change: { defaults?: Partial<ServerBehaviour>; servers?: Record<number, Partial<ServerBehaviour>> }): Promise<void>;
+  setFloor(tools: unknown[]): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export async function startHost(tools: number): Promise<Host> {
+  const child: Child = await startChild(process.execPath, [HTTP_HOST, '--tools', String(tools)]);
+  const base = `http://127.0.0.1:${child.hello.port as number}`;
+  const post = async (path: string, body: unknown): Promise<void> => {
+    const response = await fetch(base + path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    if (!response.ok) throw new Error(`host ${path}: ${response.status}`);
+    await response.text();
+  };
+  return {
+    pid: child.pid,
+    url: (index) => `${base}/s/${index}/mcp`,
+    floorUrl: `${base}/floor/mcp`,
+    configure: (change) => post('/ctl/config', change),
+    setFloor: (list) => post('/ctl/floor', { tools: list }),
+    stop: () => child.stop(2_000),
+  };
+}

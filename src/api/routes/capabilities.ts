@@ -1,0 +1,58 @@
+// /servers/{name}/capabilities, /refresh and /test: the management view of
+// ADR-004 (R6, R8), the switches (R10), refresh (R3) and test connection (R9).
+import type { ConnectionTester } from '../../jobs/connection-tester.js';
+import type { CapabilityType } from '../../protocol/capabilities.js';
+import type { PreferenceChange } from '../../protocol/db.js';
+import { CofferError } from '../../protocol/errors.js';
+import type { CapabilityService } from '../../registry/capabilities.js';
+import type { Registry } from '../../registry/registry.js';
+import type { Route } from '../http-api.js';
+
+const TYPES: readonly CapabilityType[] = ['tool', 'resource', 'prompt'];
+
+function invalid(field: string, message: string): CofferError {
+  return new CofferError('CONFIG_INVALID', `${field}: ${message}`, { errors: [{ field, message }] });
+}
+
+/** `{changes:[{capability_type, capability_key, enabled}]}`, every entry checked. */
+export function parseChanges(body: unknown): PreferenceChange[] {
+  const changes = (body as { changes?: unknown } | undefined)?.changes;
+  if (!Array.isArray(changes) || changes.length === 0) throw invalid('changes', 'must be a non-empty array of {capability_type, capability_key, enabled}');
+  return changes.map((change: unknown, index) => {
+    const { capability_type, capability_key, enabled } = (change ?? {}) as Record<string, unknown>;
+    if (!TYPES.includes(capability_type as CapabilityType)) throw invalid(`changes[${index}].capability_type`, 'must be tool, resource or prompt');
+    if (typeof capability_key !== 'string' || capability_key.length === 0) throw invalid(`changes[${index}].capability_key`, 'must be a non-empty string');
+    if (typeof enabled !== 'boolean') throw invalid(`changes[${index}].enabled`, 'must be true or false');
+    return { capability_type: capability_type as CapabilityType, capability_key, enabled };
+  });
+}
+
+export function capabilityRoutes(capabilities: CapabilityService, registry: Registry, tester: ConnectionTester): Route[] {
+  const toggle = (enabled: boolean): Route['handler'] => async (request, params) => {
+    const type = params.type as CapabilityType;
+    if (!TYPES.includes(type)) throw new CofferError('RESOURCE_NOT_FOUND', `no capability type '${params.type}': use tool, resource or prompt`);
+    const key = (request.body as { key?: unknown } | undefined)?.key;
+    if (typeof key !== 'string' || key.length === 0) throw invalid('key', 'must be the capability name or resource URI');
+    return { status: 200, body: { preferences: await capabilities.set(params.name!, [{ capability_type: type, capability_key: key, enabled }], 'api') } };
+  };
+  return [
+    { method: 'GET', pattern: '/servers/:name/capabilities', handler: async (_request, params) => ({ status: 200, body: await capabilities.view(params.name!, false) }) },
+    {
+      method: 'PATCH',
+      pattern: '/servers/:name/capabilities',
+      handler: async (request, params) => ({ status: 200, body: { preferences: await capabilities.set(params.name!, parseChanges(request.body), 'api') } }),
+    },
+    { method: 'POST', pattern: '/servers/:name/capabilities/:type/enable', handler: toggle(true) },
+    { method: 'POST', pattern: '/servers/:name/capabilities/:type/disable', handler: toggle(false) },
+    { method: 'POST', pattern: '/servers/:name/refresh', handler: async (_request, params) => ({ status: 200, body: await capabilities.view(params.name!, true) }) },
+    {
+      method: 'POST',
+      pattern: '/servers/:name/test',
+      handler: async (_request, params) => {
+        const config = registry.config(params.name!);
+        if (!config) throw new CofferError('RESOURCE_NOT_FOUND', `no server named '${params.name}': see 'coffer mcp list'`);
+        return { status: 200, body: await tester.test(config) };
+      },
+    },
+  ];
+}

@@ -1,0 +1,19 @@
+// What the `coffer mcp` action files share: the server view the API answers and how it is shown.
+import type { ServerConfig, TransportConfig } from '../../protocol/server-config.js';
+import { joinCommandLine } from '../split.js';
+
+export interface Health {
+  state: string;
+  last_error?: string | null;
+}
+
+/** GET /servers/{name}: the config (secret values "[redacted]") and health. */
+export type Server = ServerConfig & { health: Health };
+
+export const serverPath = (name: string): string => `/servers/${encodeURIComponent(name)}`;
+
+export function describeTransport(transport: TransportConfig): string {
+  return transport.type === 'stdio'
+    ? `stdio: ${joinCommandLine([transport.command, ...transport.args])}`
+    : `${transport.type}: ${transport.url}`;
+}

@@ -1,0 +1,20 @@
+// One-shot jobs run on the piscina pool (workers/jobs/).
+import type { ErrorBody } from './errors.js';
+import type { ServerConfig } from './server-config.js';
+
+/** R9: a temporary connection of its own; the live one is never touched. */
+export interface TestConnectionTask {
+  config: ServerConfig;
+  /** The server's log file: the temporary child's stderr goes there too. */
+  logFile: string;
+}
+
+export interface TestConnectionReport {
+  ok: boolean;
+  latency_ms: number;
+  protocol_version: string | null;
+  server_info: { name: string; version: string } | null;
+  /** Items on the first page of each advertised list; null when not advertised. */
+  capabilities: { tools: number | null; resources: number | null; prompts: number | null } | null;
+  error?: ErrorBody;
+}

@@ -1,0 +1,123 @@
+// The management view of one server's capabilities (R6, R8) and the switches
+// (R10). Live items come from the actor; flags and timestamps from the
+// preferences; known keys the upstream no longer offers are shown as not live.
+import { capabilityKey, LIST_KINDS, CAPABILITY_TYPE_OF, type CapabilityType, type ListKind } from '../protocol/capabilities.js';
+import type { AuditActor, PreferenceChange, PreferenceRow } from '../protocol/db.js';
+import { CofferError, type ErrorBody } from '../protocol/errors.js';
+import type { DbWriterCalls } from '../db/writer-handle.js';
+import type { PreferenceGate } from '../router/preference-gate.js';
+import type { UpstreamDirectory } from '../upstreams/upstream.js';
+
+export type KindState = 'live' | 'unsupported' | 'failed';
+
+export interface CapabilityItem {
+  key: string;
+  live: boolean;
+  enabled: boolean;
+  first_seen_at: string | null;
+  last_seen_at: string | null;
+  [field: string]: unknown;
+}
+
+export interface KindView {
+  state: KindState;
+  items: CapabilityItem[];
+  error?: ErrorBody;
+}
+
+/** Keys of the answer, in the API's snake_case. */
+export const VIEW_KIND: Record<ListKind, string> = { tools: 'tools', resources: 'resources', resourceTemplates: 'resource_templates', prompts: 'prompts' };
+
+export type CapabilitiesView = { server: string } & Record<string, KindView | string>;
+
+/** Which downstream lists a preference change of this type affects. */
+const KINDS_OF_TYPE: Record<CapabilityType, ListKind[]> = { tool: ['tools'], resource: ['resources', 'resourceTemplates'], prompt: ['prompts'] };
+
+function knownKeys(rows: PreferenceRow[]): Array<Omit<PreferenceRow, 'server' | 'first_seen_at'>> {
+  return rows.map(({ capability_type, capability_key, enabled, last_seen_at }) => ({ capability_type, capability_key, enabled, last_seen_at }));
+}
+
+/** Pure: one kind's view from its live answer (or failure) and the server's preference rows. */
+export function kindView(
+  kind: ListKind,
+  answer: { state: 'live'; items: Record<string, unknown>[] } | { state: 'unsupported' } | { state: 'failed'; error: ErrorBody },
+  rows: PreferenceRow[],
+  claimedElsewhere: Set<string>,
+  autoEnable: boolean,
+): KindView {
+  const type = CAPABILITY_TYPE_OF[kind];
+  const byKey = new Map(rows.filter((row) => row.capability_type === type).map((row) => [row.capability_key, row]));
+  const items: CapabilityItem[] = [];
+  const liveKeys = new Set<string>();
+  if (answer.state === 'live') {
+    for (const item of answer.items) {
+      const key = capabilityKey(kind, item);
+      liveKeys.add(key);
+      const row = byKey.get(key);
+      items.push({ ...item, key, live: true, enabled: row?.enabled ?? autoEnable, first_seen_at: row?.first_seen_at ?? null, last_seen_at: row?.last_seen_at ?? null });
+    }
+  }
+  // Known but not offered now (R6): shown once, under resources rather than templates.
+  if (kind !== 'resourceTemplates') {
+    for (const row of byKey.values()) {
+      if (liveKeys.has(row.capability_key) || claimedElsewhere.has(row.capability_key)) continue;
+      items.push({ key: row.capability_key, live: false, enabled: row.enabled, first_seen_at: row.first_seen_at, last_seen_at: row.last_seen_at });
+    }
+  }
+  if (answer.state === 'failed') return { state: 'failed', items, error: answer.error };
+  return { state: answer.state, items };
+}
+
+export class CapabilityService {
+  constructor(
+    private readonly writer: DbWriterCalls,
+    private readonly upstreams: UpstreamDirectory,
+    private readonly gate: PreferenceGate,
+    private readonly notify: (kind: ListKind) => void,
+  ) {}
+
+  /**
+   * Lists every kind live (R2; `fresh` drops the cache first, R3), reconciles
+   * (R4), and answers per kind. Unreachable upstream: 503/504 whose details
+   * carry every known key with its flag (R6).
+   */
+  async view(server: string, fresh: boolean): Promise<CapabilitiesView> {
+    const record = await this.writer.getServer(server);
+    if (!record) throw new CofferError('RESOURCE_NOT_FOUND', `no server named '${server}': see 'coffer mcp list'`);
+    const upstream = this.upstreams.get(server);
+    if (!upstream) {
+      throw new CofferError('UPSTREAM_UNAVAILABLE', `server '${server}' is disabled: enable it with 'coffer mcp enable ${server}'`, { known: knownKeys(await this.writer.getPreferences(server)) });
+    }
+    const answers = await Promise.all(LIST_KINDS.map((kind) => upstream.list(kind, fresh)));
+    for (const [index, answer] of answers.entries()) {
+      if (answer.ok && answer.state === 'live') await this.gate.observe(upstream, LIST_KINDS[index]!, answer.items, answer.version);
+    }
+    const rows = await this.writer.getPreferences(server);
+    const failures = answers.filter((answer) => !answer.ok).map((answer) => (answer as { error: ErrorBody }).error);
+    if (failures.length === LIST_KINDS.length) {
+      const timeout = failures.find((error) => error.code === 'UPSTREAM_TIMEOUT');
+      const first = timeout ?? failures[0]!;
+      throw new CofferError(first.code, `${first.message} — the known capabilities are listed in details.known; test the connection with 'coffer mcp test ${server}'`, { known: knownKeys(rows) });
+    }
+    const templateKeys = new Set<string>();
+    const templates = answers[LIST_KINDS.indexOf('resourceTemplates')]!;
+    if (templates.ok && templates.state === 'live') for (const item of templates.items) templateKeys.add(capabilityKey('resourceTemplates', item));
+    const view: CapabilitiesView = { server };
+    for (const [index, kind] of LIST_KINDS.entries()) {
+      const answer = answers[index]!;
+      const state = answer.ok ? (answer.state === 'live' ? { state: 'live' as const, items: answer.items } : { state: 'unsupported' as const }) : { state: 'failed' as const, error: answer.error };
+      view[VIEW_KIND[kind]] = kindView(kind, state, rows, kind === 'resources' ? templateKeys : new Set(), record.config.auto_enable_new_capabilities);
+    }
+    return view;
+  }
+
+  /** All-or-nothing; the snapshot and every session see the change at once. */
+  async set(server: string, changes: PreferenceChange[], actor: AuditActor): Promise<PreferenceRow[]> {
+    const result = await this.writer.setPreferences(server, changes, actor);
+    if (!result.ok) throw new CofferError(result.error.code, result.error.message, result.error.details);
+    this.gate.load(result.value);
+    const kinds = new Set(changes.flatMap((change) => KINDS_OF_TYPE[change.capability_type]));
+    for (const kind of kinds) if (kind !== 'resourceTemplates') this.notify(kind);
+    return result.value;
+  }
+}

@@ -1,0 +1,61 @@
+// piscina job (R9): opens a temporary connection to an upstream, initializes,
+// lists the first page of each advertised kind, and closes — bounded by the
+// server's connect timeout. The live actor and its cache are never involved.
+import { Connection, RequestFailure } from '../actor/connection.js';
+import { openLog } from '../actor/log.js';
+import type { TestConnectionReport, TestConnectionTask } from '../../src/protocol/jobs.js';
+
+const METHOD_NOT_FOUND = -32601;
+
+const KINDS = [
+  ['tools', 'tools/list', 'tools'],
+  ['resources', 'resources/list', 'resources'],
+  ['prompts', 'prompts/list', 'prompts'],
+] as const;
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+export default async function testConnection(task: TestConnectionTask): Promise<TestConnectionReport> {
+  const started = Date.now();
+  const log = openLog(task.logFile);
+  log.note('test connection: opening a temporary connection');
+  const deadline = started + task.config.timeouts.connect_ms;
+  let connection: Connection | null = null;
+  try {
+    connection = await Connection.create(task.config, log, { onLost: () => undefined, onNotification: () => undefined });
+    await connection.connect();
+    const capabilities: NonNullable<TestConnectionReport['capabilities']> = { tools: null, resources: null, prompts: null };
+    for (const [kind, method, field] of KINDS) {
+      if (!connection.capabilities[kind]) continue;
+      try {
+        const result = await connection.request(method, undefined, { timeoutMs: Math.max(1, deadline - Date.now()) });
+        capabilities[kind] = Array.isArray(result[field]) ? (result[field] as unknown[]).length : 0;
+      } catch (error) {
+        // -32601: advertised but "none of that kind" (R7), not a failed connection.
+        if (!(error instanceof RequestFailure && error.rpc?.code === METHOD_NOT_FOUND)) throw error;
+      }
+    }
+    return {
+      ok: true,
+      latency_ms: Date.now() - started,
+      protocol_version: connection.protocolVersion,
+      server_info: connection.serverInfo,
+      capabilities,
+    };
+  } catch (error) {
+    log.note(`test connection failed: ${messageOf(error)}`);
+    return {
+      ok: false,
+      latency_ms: Date.now() - started,
+      protocol_version: connection?.protocolVersion ?? null,
+      server_info: connection?.serverInfo ?? null,
+      capabilities: null,
+      error: { code: 'UPSTREAM_UNAVAILABLE', message: messageOf(error) },
+    };
+  } finally {
+    await connection?.close();
+    await log.close();
+  }
+}
