@@ -52,7 +52,7 @@ async function control(path: string, body: string, res: ServerResponse): Promise
 }
 
 /** One MCP POST: a single message (the SDK client never batches). */
-async function mcpPost(req: IncomingMessage, res: ServerResponse, body: string, behaviour: ServerBehaviour, name: string, floor: boolean): Promise<void> {
+async function mcpPost(res: ServerResponse, body: string, behaviour: ServerBehaviour, name: string, floor: boolean): Promise<void> {
   const message = JSON.parse(body) as RpcMessage;
   if (floor && message.method === 'tools/list' && message.id !== undefined) {
     // The floor serialises its in-memory list per request, as any static server would.
@@ -69,7 +69,8 @@ async function mcpPost(req: IncomingMessage, res: ServerResponse, body: string, 
     return;
   }
   const headers: Record<string, string> = message.method === 'initialize' ? { 'mcp-session-id': randomUUID() } : {};
-  if (!req.destroyed) sendJson(res, 200, reply, headers);
+  // (req is already destroyed once its body was read: ask the response socket instead.)
+  if (!res.destroyed) sendJson(res, 200, reply, headers);
 }
 
 const PATH = /^\/s\/(\d+)\/mcp$/;
@@ -87,7 +88,7 @@ const server = createServer((req, res) => {
       if (req.method === 'DELETE') return void res.writeHead(200).end();
       if (req.method !== 'POST') return void res.writeHead(405).end();
       const index = match ? Number(match[1]) : -1;
-      return mcpPost(req, res, body, floor ? defaults : behaviourOf(index), floor ? 'floor' : `s${index}`, floor);
+      return mcpPost(res, body, floor ? defaults : behaviourOf(index), floor ? 'floor' : `s${index}`, floor);
     })
     .catch((error: unknown) => {
       if (!res.headersSent) sendJson(res, 400, JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32700, message: String(error) } }));

@@ -1,18 +1,22 @@
-// `coffer daemon start|stop|status`: the background daemon of one $COFFER_HOME.
-import { resolveHome } from '../../daemon/daemon-file.js';
-import { daemonUnreachable, daemonUrl, type DaemonStatus } from '../api-client.js';
+// `coffer daemon start|stop|status|rotate-token`: the background daemon of one $COFFER_HOME.
+import { readDaemonFile, resolveHome } from '../../daemon/daemon-file.js';
+import { ApiClient, daemonUnreachable, daemonUrl, type DaemonStatus } from '../api-client.js';
 import { expectPositionals, parseCommandArgs, parsePort } from '../args.js';
 import type { Command } from '../command.js';
 import { daemonLogPath, probeDaemon, startDaemonProcess, stopDaemonProcess } from '../daemon-control.js';
 import { EXIT, type ExitCode } from '../exit-codes.js';
-import { printFields, printJson, printLine, usageError } from '../output.js';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { printFields, printJson, printLine, printMessage, usageError } from '../output.js';
 
-const usage = `Usage: coffer daemon <start|stop|status> [--home DIR] [--json]
+const usage = `Usage: coffer daemon <start|stop|status|rotate-token> [--home DIR] [--json]
 
   start [--port N]   start a background daemon (log: $COFFER_HOME/logs/daemon.log)
                      and wait until it is ready; does nothing if one already runs
   stop               ask the daemon to shut down and wait until its process is gone
   status             show whether a daemon runs, and its upstream counts (exit 3 if none)
+  rotate-token       give the daemon a new API token: the old one is rejected at once
+                     and daemon.json (0600) holds the new one; the token is never printed
+                     (clients that copied the old one must read daemon.json again)
   --json             machine-readable output on stdout`;
 
 const options = { json: { type: 'boolean' }, port: { type: 'string' } } as const;
@@ -45,6 +49,21 @@ const handlers: Record<string, Handler> = {
     else printStatus(running.status, home);
     return EXIT.OK;
   },
+
+  async 'rotate-token'(home, values) {
+    const api = ApiClient.forHome(home);
+    const { token } = await api.post<{ token: string }>('/daemon/rotate-token');
+    // The daemon rewrites daemon.json; a file that still holds another token would lock this CLI out.
+    let written = readDaemonFile(home);
+    for (let attempt = 0; attempt < 20 && written?.token !== token; attempt++) {
+      await sleep(50);
+      written = readDaemonFile(home);
+    }
+    if (written?.token !== token) printMessage(`warning: ${home}/daemon.json does not hold the new token; restart the daemon if later commands are refused`);
+    if (values.json) printJson({ rotated: true });
+    else printLine('token rotated: the old one is no longer accepted; daemon.json holds the new one');
+    return EXIT.OK;
+  },
 };
 
 function printStatus(status: DaemonStatus, home: string): void {
@@ -62,11 +81,11 @@ function printStatus(status: DaemonStatus, home: string): void {
 
 export const daemonCommand: Command = {
   name: 'daemon',
-  summary: 'start, stop or inspect the background daemon',
+  summary: 'start, stop or inspect the background daemon; rotate its API token',
   usage,
   async run(argv) {
     const { values, positionals } = parseCommandArgs(argv, options);
-    const [action] = expectPositionals(positionals, ['an action (start, stop or status)']);
+    const [action] = expectPositionals(positionals, ['an action (start, stop, status or rotate-token)']);
     if (!Object.hasOwn(handlers, action!)) throw usageError(`unknown daemon action '${action}'`);
     if (values.port !== undefined && action !== 'start') throw usageError('--port only applies to `coffer daemon start`');
     return handlers[action!]!(resolveHome(values.home), values);

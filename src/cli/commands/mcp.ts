@@ -256,7 +256,7 @@ export const mcpCommand: Command = {
   usage: [
     'Usage: coffer mcp <action> ... [--home DIR]',
     '',
-    ...actions.map((action) => '  ' + action.usage),
+    actions.map((action) => '  ' + action.usage).join('\n\n'),
     '',
     'Env and header values are never shown: the daemon answers them redacted.',
     '`coffer mcp <action> --help` shows one action.',

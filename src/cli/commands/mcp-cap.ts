@@ -1,0 +1,238 @@
+// `coffer mcp cap list|enable|disable`, `coffer mcp refresh`, `coffer mcp test`:
+// a server's capabilities (live lists joined with the stored preferences) and its connection.
+import type { CapabilityType } from '../../protocol/capabilities.js';
+import { expectPositionals } from '../args.js';
+import { formatCapabilityRef, parseCapabilityRefs, REF_SYNTAX, type CapabilityRef } from '../cap-ref.js';
+import { actionGroup, defineAction, type Action, type ActionContext } from '../command.js';
+import { EXIT, type ExitCode } from '../exit-codes.js';
+import { CliError, printFields, printJson, printLine, printMessage, printTable } from '../output.js';
+import { serverPath } from './mcp-shared.js';
+
+export interface CapabilityItem {
+  key: string;
+  /** false: a known key the upstream no longer offers (no schema or description). */
+  live: boolean;
+  enabled: boolean;
+  first_seen_at: string | null;
+  last_seen_at: string | null;
+  [field: string]: unknown;
+}
+
+export interface KindView {
+  state: 'live' | 'unsupported' | 'failed';
+  items: CapabilityItem[];
+  error?: unknown;
+}
+
+/** GET /servers/{name}/capabilities and POST /servers/{name}/refresh. */
+export interface CapabilitiesView {
+  server: string;
+  tools: KindView;
+  resources: KindView;
+  resource_templates: KindView;
+  prompts: KindView;
+}
+
+/** details.known of a 503 UPSTREAM_UNAVAILABLE / 504 UPSTREAM_TIMEOUT (R6). */
+export interface KnownCapability {
+  capability_type: CapabilityType;
+  capability_key: string;
+  enabled: boolean;
+  last_seen_at: string | null;
+}
+
+interface TestResult {
+  ok: boolean;
+  latency_ms: number;
+  protocol_version?: string | null;
+  server_info?: { name?: string; version?: string } | null;
+  /** Items on the first page of each advertised list; null when not advertised. */
+  capabilities?: Record<string, number | null> | null;
+  error?: unknown;
+}
+
+const KINDS = [
+  ['tools', 'tools', 'tool'],
+  ['resources', 'resources', 'resource'],
+  ['resource_templates', 'resource templates', 'resource'],
+  ['prompts', 'prompts', 'prompt'],
+] as const;
+
+const UPSTREAM_DOWN = ['UPSTREAM_UNAVAILABLE', 'UPSTREAM_TIMEOUT'];
+
+/** An error field of the API: a string or {code, message}. */
+function describeError(error: unknown): string {
+  if (typeof error === 'string') return error;
+  if (typeof error === 'object' && error !== null) {
+    const { code, message } = error as { code?: unknown; message?: unknown };
+    if (typeof message === 'string') return typeof code === 'string' ? `${code}: ${message}` : message;
+  }
+  return JSON.stringify(error);
+}
+
+const yesNo = (value: boolean): string => (value ? 'yes' : 'no');
+
+function printCapabilities(view: CapabilitiesView): void {
+  printLine(`server '${view.server}'`);
+  for (const [field, label, type] of KINDS) {
+    const kind = view[field];
+    if (!kind) continue;
+    const enabled = kind.items.filter((item) => item.enabled).length;
+    let heading: string;
+    if (kind.state === 'unsupported') heading = 'unsupported (the server offers none)';
+    else if (kind.state === 'failed') heading = `failed: ${describeError(kind.error ?? 'unknown error')} (try \`coffer mcp test ${view.server}\` or \`coffer mcp refresh ${view.server}\`)`;
+    else heading = kind.items.length === 0 ? 'live, none' : `live, ${kind.items.length} (${enabled} enabled)`;
+    printLine(`${label}: ${heading}`);
+    if (kind.items.length === 0) continue;
+    printTable(
+      [['REF', 'ENABLED', 'LIVE', 'LAST SEEN'], ...kind.items.map((item) => [`${type}:${item.key}`, yesNo(item.enabled), yesNo(item.live), item.last_seen_at ?? '-'])],
+      '  ',
+    );
+  }
+}
+
+/**
+ * Shows a capabilities answer; for an upstream that is down, shows the known keys
+ * the error carries (R6) and then fails with that error (exit 1).
+ */
+async function showCapabilities(request: () => Promise<CapabilitiesView>, json: boolean | undefined): Promise<ExitCode> {
+  let view: CapabilitiesView;
+  try {
+    view = await request();
+  } catch (error) {
+    if (error instanceof CliError && UPSTREAM_DOWN.includes(error.code)) {
+      const known = (error.details as { known?: unknown } | undefined)?.known;
+      if (json) printJson({ error: { code: error.code, message: error.message, details: error.details ?? null } });
+      else if (Array.isArray(known)) printKnown(known as KnownCapability[]);
+    }
+    throw error;
+  }
+  if (json) printJson(view);
+  else printCapabilities(view);
+  return EXIT.OK;
+}
+
+function printKnown(known: KnownCapability[]): void {
+  if (known.length === 0) {
+    printLine('the upstream is not reachable, and no capability of it is known yet');
+    return;
+  }
+  printLine('the upstream is not reachable; the known capabilities (not live):');
+  const order: CapabilityType[] = ['tool', 'resource', 'prompt'];
+  const sorted = [...known].sort((a, b) => order.indexOf(a.capability_type) - order.indexOf(b.capability_type));
+  printTable(
+    [['REF', 'ENABLED', 'LIVE', 'LAST SEEN'], ...sorted.map((k) => [formatCapabilityRef(k), yesNo(k.enabled), 'no', k.last_seen_at ?? '-'])],
+    '  ',
+  );
+}
+
+const capabilitiesPath = (name: string): string => `${serverPath(name)}/capabilities`;
+
+const capList = defineAction(
+  'list',
+  `list NAME [--json]
+      Every capability of a server, per kind (tools, resources, resource
+      templates, prompts): the kind's state (live, unsupported, failed) and each
+      item's REF, enabled, live, last seen. --json prints the API answer as is.
+      With the upstream down: the known capabilities marked not live, then the
+      error (exit 1).`,
+  { json: { type: 'boolean' } },
+  async (positionals, values, { api }) => {
+    const [name] = expectPositionals(positionals, ['NAME']);
+    return showCapabilities(() => api().get<CapabilitiesView>(capabilitiesPath(name!)), values.json);
+  },
+);
+
+function capSwitch(verb: 'enable' | 'disable'): Action {
+  return defineAction(
+    verb,
+    `${verb} NAME REF... [--json]
+      ${verb === 'enable' ? 'Expose' : 'Hide'} capabilities, REF = ${REF_SYNTAX}
+      (a resource template by its URI template). All or nothing: every REF is
+      checked first (malformed: exit 2; unknown to the server: exit 4, nothing changed).`,
+    { json: { type: 'boolean' } },
+    async (positionals, values, context) => {
+      const [name, ...refs] = positionals;
+      if (name === undefined) expectPositionals(positionals, ['NAME']);
+      const parsed = parseCapabilityRefs(refs);
+      return setPreferences(context, name!, parsed, verb === 'enable', values.json);
+    },
+  );
+}
+
+async function setPreferences(context: ActionContext, name: string, refs: CapabilityRef[], enabled: boolean, json: boolean | undefined): Promise<ExitCode> {
+  const changes = refs.map((ref) => ({ ...ref, enabled }));
+  const answer = await context.api().patch<{ preferences: unknown[] }>(capabilitiesPath(name), { changes });
+  if (json) printJson(answer);
+  else printLine(`${enabled ? 'enabled' : 'disabled'} on '${name}': ${refs.map(formatCapabilityRef).join(', ')}`);
+  return EXIT.OK;
+}
+
+const capSubactions = [capList, capSwitch('enable'), capSwitch('disable')];
+const capGroup = actionGroup('coffer mcp cap', capSubactions);
+
+const cap: Action = {
+  name: 'cap',
+  usage: capSubactions.map((action) => 'cap ' + action.usage).join('\n\n  '),
+  valueOptions: capGroup.valueOptions,
+  helpFor: (argv) => capGroup.helpFor(argv),
+  run: (argv) => capGroup.run(argv),
+};
+
+const refresh = defineAction(
+  'refresh',
+  `refresh NAME [--json]
+      Drop the server's cached lists and list it live; shown like \`cap list\`.`,
+  { json: { type: 'boolean' } },
+  async (positionals, values, { api }) => {
+    const [name] = expectPositionals(positionals, ['NAME']);
+    if (!values.json && process.stderr.isTTY) printMessage(`refreshing '${name}'...`);
+    return showCapabilities(() => api().post<CapabilitiesView>(`${serverPath(name!)}/refresh`), values.json);
+  },
+);
+
+const test = defineAction(
+  'test',
+  `test NAME [--json]
+      Test the connection on a temporary one (initialize, lists, close); the live
+      connection and its cache are untouched. Exit 7 when the test fails.`,
+  { json: { type: 'boolean' } },
+  async (positionals, values, { api }) => {
+    const [name] = expectPositionals(positionals, ['NAME']);
+    let result: TestResult;
+    try {
+      result = await api().post<TestResult>(`${serverPath(name!)}/test`);
+    } catch (error) {
+      // A daemon that answers a failed test with the upstream error rather than ok:false.
+      if (error instanceof CliError && UPSTREAM_DOWN.includes(error.code)) {
+        throw new CliError(EXIT.UPSTREAM_TEST_FAILED, error.code, error.message, error.details);
+      }
+      throw error;
+    }
+    if (values.json) printJson(result);
+    else printTest(result);
+    if (!result.ok) {
+      throw new CliError(EXIT.UPSTREAM_TEST_FAILED, 'UPSTREAM_TEST_FAILED', `connection test of '${name}' failed: ${describeError(result.error ?? 'no reason given')}`);
+    }
+    return EXIT.OK;
+  },
+);
+
+function printTest(result: TestResult): void {
+  const info = result.server_info;
+  const capabilities = result.capabilities
+    ? Object.entries(result.capabilities)
+        .map(([kind, count]) => `${kind} ${count ?? '-'}`)
+        .join(', ') || '-'
+    : undefined;
+  printFields([
+    ['ok', yesNo(result.ok)],
+    ['latency', `${result.latency_ms} ms`],
+    ...(result.protocol_version ? ([['protocol', result.protocol_version]] as Array<[string, string]>) : []),
+    ...(info ? ([['server', [info.name, info.version].filter(Boolean).join(' ') || '-']] as Array<[string, string]>) : []),
+    ...(capabilities !== undefined ? ([['capabilities', capabilities]] as Array<[string, string]>) : []),
+    ...(result.error !== undefined && result.error !== null ? ([['error', describeError(result.error)]] as Array<[string, string]>) : []),
+  ]);
+}
+
+export const capActions: Action[] = [cap, refresh, test];
