@@ -123,7 +123,7 @@ t.test('R4 reconcile: new keys follow the policy and are audited; vanished keys 
   t.equal(find(view, 'tools', 'echo').enabled, false, 'manual: stored disabled');
 
   // The upstream is "upgraded" to offer fewer tools: the vanished keys stay, not live.
-  const patched = await gateway.api('PATCH', '/servers/auto', { transport: { args: [...stdioFixture('auto').transport.args as string[], '--tools', 'echo'] } });
+  const patched = await gateway.api('PATCH', '/servers/auto', { transport: { args: [...(stdioFixture('auto').transport as { args: string[] }).args, '--tools', 'echo'] } });
   t.equal(patched.status, 200);
   await waitFor('auto ready again', async () => (await gateway.api('GET', '/servers/auto')).body.health.state === 'ready');
   const after = (await capabilities(gateway, 'auto')).body;
@@ -289,12 +289,14 @@ t.test('R1 R4 choices survive a daemon restart and kill -9 right after the API a
   const home = tempHome();
   t.teardown(() => fixture.kill());
   const child = spawn(process.execPath, [CLI_ENTRY, 'serve', '--port', '0', '--home', home], { stdio: ['ignore', 'pipe', 'pipe'] });
-  t.teardown(() => void child.kill('SIGKILL'));
+  t.teardown(() => {
+    child.kill('SIGKILL');
+  });
   await once(createInterface({ input: child.stdout! }), 'line');
   const daemon = readDaemonFile(home)!;
   const api = async (method: string, path: string, body?: unknown) => {
     const response = await fetch(`http://127.0.0.1:${daemon.port}/api/v1${path}`, { method, headers: { authorization: `Bearer ${daemon.token}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
-    return { status: response.status, body: await response.json().catch(() => null) };
+    return { status: response.status, body: (await response.json().catch(() => null)) as any };
   };
   t.equal((await api('POST', '/servers', networkConfig('keep', 'http', fixture.url))).status, 201);
   await waitFor('keep ready', async () => (await api('GET', '/servers/keep')).body.health.state === 'ready');

@@ -94,7 +94,8 @@ export class CapabilityService {
     }
     const rows = await this.writer.getPreferences(server);
     const failures = answers.filter((answer) => !answer.ok).map((answer) => (answer as { error: ErrorBody }).error);
-    if (failures.length === LIST_KINDS.length) {
+    // Nothing live and something failed: the upstream gave us nothing (R6, R7); "unsupported" kinds do not count.
+    if (failures.length > 0 && !answers.some((answer) => answer.ok && answer.state === 'live')) {
       const timeout = failures.find((error) => error.code === 'UPSTREAM_TIMEOUT');
       const first = timeout ?? failures[0]!;
       throw new CofferError(first.code, `${first.message} — the known capabilities are listed in details.known; test the connection with 'coffer mcp test ${server}'`, { known: knownKeys(rows) });
@@ -113,7 +114,12 @@ export class CapabilityService {
 
   /** All-or-nothing; the snapshot and every session see the change at once. */
   async set(server: string, changes: PreferenceChange[], actor: AuditActor): Promise<PreferenceRow[]> {
-    const result = await this.writer.setPreferences(server, changes, actor);
+    let result = await this.writer.setPreferences(server, changes, actor);
+    if (!result.ok && result.error.code === 'RESOURCE_NOT_FOUND' && this.upstreams.get(server)) {
+      // A key of a kind no one has listed yet: list it live (which reconciles) and try once more.
+      await this.view(server, false).catch(() => undefined);
+      result = await this.writer.setPreferences(server, changes, actor);
+    }
     if (!result.ok) throw new CofferError(result.error.code, result.error.message, result.error.details);
     this.gate.load(result.value);
     const kinds = new Set(changes.flatMap((change) => KINDS_OF_TYPE[change.capability_type]));

@@ -1,0 +1,518 @@
+// The management CLI beyond add/list/show/remove: update, enable/disable, cap,
+// refresh, test, import, audit, rotate-token. Pure parts first (ref parsing,
+// client config files), then the real binary as a child process against a
+// real daemon in a temporary COFFER_HOME with real fixture upstreams.
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import t from 'tap';
+import { parseBooleanValue, parsePositiveInt, splitAction } from '../src/cli/args.js';
+import { parseCapabilityRef, parseCapabilityRefs } from '../src/cli/cap-ref.js';
+import { parseSince } from '../src/cli/commands/audit.js';
+import { isProcessAlive } from '../src/cli/daemon-control.js';
+import { EXIT } from '../src/cli/exit-codes.js';
+import { parseClientConfig, sanitiseServerName, stripJsonComments, type ImportEntry } from '../src/cli/import-config.js';
+import { CliError } from '../src/cli/output.js';
+import { joinCommandLine } from '../src/cli/split.js';
+import { CLI_ENTRY } from '../src/paths.js';
+import { FIXTURE } from './fixtures/fixture-servers.js';
+
+interface CliResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+function runCli(home: string, ...args: string[]): Promise<CliResult> {
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      [CLI_ENTRY, ...args],
+      { env: { ...process.env, COFFER_HOME: home, COFFER_PORT: '0' }, maxBuffer: 64 * 1024 * 1024 },
+      (error, stdout, stderr) => resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
+    );
+  });
+}
+
+function tempDir(prefix = 'coffer-cli-manage-'): string {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+/** `--stdio` line of a fixture upstream. */
+const fixtureLine = (...args: string[]): string => joinCommandLine([process.execPath, FIXTURE, ...args]);
+
+/** A port nothing listens on (1: privileged, refused at once on loopback). */
+const DEAD_URL = 'http://127.0.0.1:1/mcp';
+
+const usageCode = (fn: () => unknown): number => {
+  try {
+    fn();
+  } catch (error) {
+    return (error as CliError).exitCode;
+  }
+  return -1;
+};
+
+// ---------------------------------------------------------------- pure parts
+
+t.test('capability refs: split at the first ":" only, every ref checked first', async (t) => {
+  t.same(parseCapabilityRef('tool:echo'), { capability_type: 'tool', capability_key: 'echo' });
+  t.same(parseCapabilityRef('prompt:greet'), { capability_type: 'prompt', capability_key: 'greet' });
+  t.same(parseCapabilityRef('resource:fixture://items/{id}'), { capability_type: 'resource', capability_key: 'fixture://items/{id}' });
+  t.same(parseCapabilityRef('resource:file:///tmp/a:b'), { capability_type: 'resource', capability_key: 'file:///tmp/a:b' });
+  t.same(parseCapabilityRef('tool:a:b'), { capability_type: 'tool', capability_key: 'a:b' });
+  for (const bad of ['echo', 'tool:', 'tools:echo', ':echo', 'Tool:echo', '']) {
+    t.equal(usageCode(() => parseCapabilityRef(bad)), EXIT.USAGE, `'${bad}' is a usage error`);
+  }
+  t.equal(usageCode(() => parseCapabilityRefs([])), EXIT.USAGE, 'no ref at all');
+  t.equal(usageCode(() => parseCapabilityRefs(['tool:a', 'nope'])), EXIT.USAGE, 'one bad ref fails the lot');
+  t.same(parseCapabilityRefs(['tool:a', 'tool:a', 'prompt:a']).length, 2, 'repeats collapse');
+});
+
+t.test('argument helpers: action word, booleans, limits, --since', async (t) => {
+  t.same(splitAction(['cap', 'list', 'x'], []), { action: 'cap', rest: ['list', 'x'] });
+  t.same(splitAction(['--home', '/h', 'list', '--json'], []), { action: 'list', rest: ['--home', '/h', '--json'] });
+  t.same(splitAction(['--description', 'x', 'add', 'n'], ['description']), { action: 'add', rest: ['--description', 'x', 'n'] });
+  t.same(splitAction(['--description=x', 'add'], ['description']), { action: 'add', rest: ['--description=x'] });
+  t.same(splitAction(['--json'], []), { action: undefined, rest: ['--json'] });
+  t.equal(parseBooleanValue('true', '--enabled'), true);
+  t.equal(parseBooleanValue('No', '--enabled'), false);
+  t.equal(usageCode(() => parseBooleanValue('maybe', '--enabled')), EXIT.USAGE);
+  t.equal(parsePositiveInt('5', '--limit'), 5);
+  t.equal(parsePositiveInt(undefined, '--limit'), undefined);
+  for (const bad of ['0', '-1', '1.5', 'x', '']) t.equal(usageCode(() => parsePositiveInt(bad, '--limit')), EXIT.USAGE, `--limit ${bad}`);
+  const now = Date.parse('2025-01-31T12:00:00Z');
+  t.equal(parseSince('2h', now), '2025-01-31T10:00:00.000Z');
+  t.equal(parseSince('7d', now), '2025-01-24T12:00:00.000Z');
+  t.equal(parseSince('2025-01-02T03:04:05Z'), '2025-01-02T03:04:05.000Z');
+  t.equal(parseSince('2025-01-02'), '2025-01-02T00:00:00.000Z');
+  for (const bad of ['yesterday', '12', '2h ago']) t.equal(usageCode(() => parseSince(bad)), EXIT.USAGE, `--since ${bad}`);
+});
+
+t.test('import: JSONC and names', async (t) => {
+  const jsonc = `{
+    // a comment, "with quotes"
+    "servers": { /* block */ "a": { "command": "x", "args": ["//not a comment", "a,}"], }, },
+  }`;
+  t.same(JSON.parse(stripJsonComments(jsonc)), { servers: { a: { command: 'x', args: ['//not a comment', 'a,}'] } } });
+  t.same(JSON.parse(stripJsonComments('[1, 2, /* x */ ]')), [1, 2]);
+  t.equal(stripJsonComments('"a\\"//b"'), '"a\\"//b"', 'an escaped quote does not end a string');
+  const names: Array<[string, string]> = [
+    ['My Server', 'My-Server'],
+    ['github/mcp', 'github-mcp'],
+    ['a__b', 'a_b'],
+    ['café', 'cafe'],
+    ['!!!', 'server'],
+    ['-x-', 'x'],
+    ['x'.repeat(80), 'x'.repeat(64)],
+  ];
+  for (const [name, suggested] of names) t.equal(sanitiseServerName(name), suggested, name);
+});
+
+type Expected = { name: string; transport?: Record<string, unknown>; enabled?: boolean; description?: string; skip?: string; match?: RegExp; suggested?: string; notes?: RegExp };
+
+const IMPORT_CASES: Array<{ title: string; text: string; format: string; expect: Expected[] }> = [
+  {
+    title: 'Claude Desktop / Cursor stdio: command, args, env',
+    format: 'mcpServers',
+    text: JSON.stringify({
+      globalShortcut: 'Ctrl+Space',
+      mcpServers: {
+        files: { command: 'npx', args: ['-y', '@modelcontextprotocol/server-filesystem', '/tmp'], env: { A: '1' } },
+        bare: { command: 'uvx' },
+      },
+    }),
+    expect: [
+      { name: 'files', transport: { type: 'stdio', command: 'npx', args: ['-y', '@modelcontextprotocol/server-filesystem', '/tmp'], env: { A: '1' }, cwd: null } },
+      { name: 'bare', transport: { type: 'stdio', command: 'uvx', args: [], env: {}, cwd: null } },
+    ],
+  },
+  {
+    title: 'Claude Code .mcp.json: type stdio/http/sse, url, headers, ${VAR} skipped',
+    format: 'mcpServers',
+    text: JSON.stringify({
+      mcpServers: {
+        local: { type: 'stdio', command: 'node', args: ['s.js'], env: {} },
+        remote: { type: 'http', url: 'https://api.example.com/mcp', headers: { Authorization: 'Bearer abc' } },
+        legacy: { type: 'sse', url: 'https://api.example.com/sse' },
+        templated: { type: 'http', url: '${API_BASE:-https://x}/mcp', headers: { Authorization: 'Bearer ${TOKEN}' } },
+        websocket: { type: 'ws', url: 'ws://x' },
+      },
+    }),
+    expect: [
+      { name: 'local', transport: { type: 'stdio', command: 'node', args: ['s.js'], env: {}, cwd: null } },
+      { name: 'remote', transport: { type: 'http', url: 'https://api.example.com/mcp', headers: { Authorization: 'Bearer abc' } } },
+      { name: 'legacy', transport: { type: 'sse', url: 'https://api.example.com/sse', headers: {} } },
+      { name: 'templated', skip: 'unsupported', match: /\$\{TOKEN\} \(an environment variable\)/ },
+      { name: 'websocket', skip: 'unsupported', match: /transport type "ws"/ },
+    ],
+  },
+  {
+    title: 'Cursor: url without type (an /sse path is the legacy transport), client-only fields noted',
+    format: 'mcpServers',
+    text: JSON.stringify({
+      mcpServers: {
+        streamable: { url: 'http://localhost:3000/mcp' },
+        old: { url: 'http://localhost:3000/sse?x=1' },
+        cline: { command: 'x', autoApprove: ['a'], disabled: true, description: 'from cline' },
+      },
+    }),
+    expect: [
+      { name: 'streamable', transport: { type: 'http', url: 'http://localhost:3000/mcp', headers: {} } },
+      { name: 'old', transport: { type: 'sse', url: 'http://localhost:3000/sse?x=1', headers: {} } },
+      { name: 'cline', enabled: false, description: 'from cline', notes: /ignored 'autoApprove'/ },
+    ],
+  },
+  {
+    title: 'VS Code mcp.json (JSONC): servers with type, envFile and ${input:...} skipped',
+    format: 'vscode',
+    text: `{
+      "inputs": [{ "type": "promptString", "id": "key", "password": true }],
+      "servers": {
+        // stdio
+        "gh": { "type": "stdio", "command": "docker", "args": ["run", "-i", "ghcr.io/github/github-mcp-server"], "cwd": "/srv" },
+        "web": { "type": "http", "url": "https://example.com/mcp", "headers": { "X-Key": "v" } },
+        "prompted": { "type": "stdio", "command": "x", "env": { "KEY": "\${input:key}" } },
+        "withenvfile": { "type": "stdio", "command": "x", "envFile": "/tmp/.env" },
+      },
+    }`,
+    expect: [
+      { name: 'gh', transport: { type: 'stdio', command: 'docker', args: ['run', '-i', 'ghcr.io/github/github-mcp-server'], env: {}, cwd: '/srv' } },
+      { name: 'web', transport: { type: 'http', url: 'https://example.com/mcp', headers: { 'X-Key': 'v' } } },
+      { name: 'prompted', skip: 'unsupported', match: /\$\{input:key\} \(a VS Code input prompt\)/ },
+      { name: 'withenvfile', skip: 'unsupported', match: /'envFile'/ },
+    ],
+  },
+  {
+    title: 'VS Code settings.json: mcp.servers',
+    format: 'vscode-settings',
+    text: JSON.stringify({ 'editor.fontSize': 14, mcp: { servers: { s: { type: 'sse', url: 'http://127.0.0.1:9/sse' } } } }),
+    expect: [{ name: 's', transport: { type: 'sse', url: 'http://127.0.0.1:9/sse', headers: {} } }],
+  },
+  {
+    title: 'invalid entries: names, shapes, values',
+    format: 'mcpServers',
+    text: JSON.stringify({
+      mcpServers: {
+        'my server': { command: 'x' },
+        'a__b': { command: 'x' },
+        nothing: {},
+        both: { command: 'x', url: 'http://x' },
+        relative: { command: 'x', cwd: 'rel/dir' },
+        badargs: { command: 'x', args: 'not a list' },
+        badurl: { url: 'ftp://x' },
+        notobject: 'x',
+      },
+    }),
+    expect: [
+      { name: 'my server', skip: 'invalid_name', suggested: 'my-server', match: /add it as 'my-server'/ },
+      { name: 'a__b', skip: 'invalid_name', suggested: 'a_b' },
+      { name: 'nothing', skip: 'invalid_config', match: /neither "command" nor "url"/ },
+      { name: 'both', skip: 'invalid_config', match: /stdio server takes/ },
+      { name: 'relative', skip: 'invalid_config', match: /transport\.cwd: must be an absolute path/ },
+      { name: 'badargs', skip: 'invalid_config', match: /transport\.args/ },
+      { name: 'badurl', skip: 'invalid_config', match: /transport\.url/ },
+      { name: 'notobject', skip: 'invalid_config' },
+    ],
+  },
+];
+
+t.test('import: each client format', async (t) => {
+  for (const { title, text, format, expect } of IMPORT_CASES) {
+    t.test(title, async (t) => {
+      const parsed = parseClientConfig(text);
+      t.equal(parsed.format, format);
+      t.same(parsed.entries.map((entry) => entry.name), expect.map((e) => e.name), 'every entry, in file order');
+      for (const [index, want] of expect.entries()) {
+        const entry = parsed.entries[index] as ImportEntry;
+        if (want.skip) {
+          t.equal(entry.skip?.reason, want.skip, `${want.name}: skipped (${want.skip})`);
+          t.notOk(entry.config);
+          if (want.match) t.match(entry.skip?.message, want.match, `${want.name}: why`);
+          if (want.suggested) t.equal(entry.skip?.suggested_name, want.suggested);
+        } else {
+          t.notOk(entry.skip, `${want.name}: importable (${entry.skip?.message ?? ''})`);
+          if (want.transport) t.same(entry.config?.transport, want.transport, `${want.name}: transport`);
+          t.equal(entry.config?.enabled, want.enabled ?? true);
+          t.equal(entry.config?.description, want.description ?? '');
+          if (want.notes) t.match(entry.notes.join('\n'), want.notes);
+        }
+      }
+    });
+  }
+  for (const bad of ['not json', '[]', '{"other": {}}', '{"mcpServers": []}']) {
+    t.throws(() => parseClientConfig(bad), { name: 'ImportFileError' }, `unusable file: ${bad}`);
+  }
+  t.same(parseClientConfig('{"mcpServers": {}}').entries, [], 'an empty section is fine');
+});
+
+// ------------------------------------------------- against a running daemon
+
+t.test('without a daemon: the new commands exit 3; usage errors still exit 2 first', async (t) => {
+  const home = tempDir();
+  const file = join(home, 'claude.json');
+  writeFileSync(file, JSON.stringify({ mcpServers: { x: { command: 'x' } } }));
+  for (const args of [
+    ['mcp', 'cap', 'list', 'x'],
+    ['mcp', 'cap', 'disable', 'x', 'tool:a'],
+    ['mcp', 'update', 'x', '--description', 'd'],
+    ['mcp', 'enable', 'x'],
+    ['mcp', 'refresh', 'x', '--json'],
+    ['mcp', 'test', 'x'],
+    ['mcp', 'import', file],
+    ['audit', 'list', '--json'],
+    ['daemon', 'rotate-token'],
+  ]) {
+    const result = await runCli(home, ...args);
+    t.equal(result.code, EXIT.DAEMON_UNREACHABLE, `${args.join(' ')} exits 3`);
+    t.match(result.stderr, /^error: DAEMON_UNREACHABLE: .*coffer daemon start/m);
+    t.equal(result.stdout, '', 'nothing on stdout');
+  }
+  for (const args of [
+    ['mcp', 'cap', 'disable', 'x', 'echo'],
+    ['mcp', 'cap', 'disable', 'x'],
+    ['mcp', 'cap', 'frob', 'x'],
+    ['mcp', 'cap'],
+    ['mcp', 'update', 'x'],
+    ['mcp', 'update', 'x', '--enabled', 'maybe'],
+    ['mcp', 'update', 'x', '--auto-enable', '--no-auto-enable'],
+    ['mcp', 'update', 'x', '--stdio', 'a', '--http', 'http://x'],
+    ['mcp', 'update', 'x', '--stdio', 'a', '--header', 'A=1'],
+    ['mcp', 'enable'],
+    ['mcp', 'test', 'x', 'y'],
+    ['mcp', 'import'],
+    ['audit', 'list', '--limit', '0'],
+    ['audit', 'list', '--since', 'yesterday'],
+    ['audit', 'frob'],
+    ['mcp', 'list', '--stdio', 'x'],
+  ]) {
+    const result = await runCli(home, ...args);
+    t.equal(result.code, EXIT.USAGE, `${args.join(' ')} exits 2`);
+    t.match(result.stderr, /^error: USAGE: /);
+  }
+  const help = await runCli(home, '--help');
+  t.equal(help.code, EXIT.OK);
+  for (const word of ['mcp update', 'mcp cap list', 'cap enable|disable', 'mcp refresh', 'test NAME', 'mcp import FILE', 'audit list', 'rotate-token']) {
+    t.match(help.stdout, word, `--help names ${word}`);
+  }
+  for (let code = 0; code <= 7; code++) t.match(help.stdout, new RegExp(`^ {2}${code} {2}\\S`, 'm'), `--help documents exit ${code}`);
+  const actionHelp = await runCli(home, 'mcp', 'cap', 'enable', '--help');
+  t.equal(actionHelp.code, EXIT.OK);
+  t.match(actionHelp.stdout, /^Usage: coffer mcp cap enable NAME REF\.\.\./);
+  t.match((await runCli(home, 'audit', '--help')).stdout, /audit list \[--server NAME\]/);
+});
+
+t.test('against a running daemon', async (t) => {
+  const home = tempDir();
+  const started = await runCli(home, 'daemon', 'start', '--json');
+  t.equal(started.code, EXIT.OK, started.stderr);
+  const { pid, port } = JSON.parse(started.stdout) as { pid: number; port: number };
+  t.teardown(async () => {
+    await runCli(home, 'daemon', 'stop');
+    if (isProcessAlive(pid)) process.kill(pid, 'SIGKILL');
+  });
+  const cli = (...args: string[]): Promise<CliResult> => runCli(home, ...args);
+  const json = async (...args: string[]): Promise<any> => {
+    const result = await cli(...args, '--json');
+    t.equal(result.code, EXIT.OK, `${args.join(' ')}: ${result.stderr}`);
+    return JSON.parse(result.stdout);
+  };
+  const waitReady = async (name: string): Promise<void> => {
+    const until = Date.now() + 20_000;
+    while ((await json('mcp', 'show', name)).server.health.state !== 'ready') {
+      if (Date.now() > until) throw new Error(`${name} never became ready`);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  };
+  const mcpClient = async (): Promise<Client> => {
+    const client = new Client({ name: 'cli-manage-test', version: '1.0.0' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${port}/mcp`)));
+    t.teardown(() => client.close().catch(() => undefined));
+    return client;
+  };
+  const getenv = async (client: Client, server: string, name: string): Promise<unknown> => {
+    const result = (await client.callTool({ name: `${server}__getenv`, arguments: { name } })) as { content: Array<{ text: string }> };
+    return (JSON.parse(result.content[0]!.text) as { value: unknown }).value;
+  };
+
+  const added = await cli('mcp', 'add', 'alpha', '--stdio', fixtureLine('--name', 'alpha', '--resources', '--prompts'), '--env', 'KEEP=kept-secret', '--env', 'DROP=x');
+  t.equal(added.code, EXIT.OK, added.stderr);
+  await waitReady('alpha');
+
+  await t.test('mcp update', async (t) => {
+    const updated = await json('mcp', 'update', 'alpha', '--env', 'NEW=new-secret', '--unset-env', 'DROP', '--description', 'the alpha', '--no-auto-enable');
+    t.match(updated.server, { name: 'alpha', description: 'the alpha', auto_enable_new_capabilities: false, transport: { type: 'stdio' } });
+    t.same(Object.keys(updated.server.transport.env).sort(), ['KEEP', 'NEW'], 'env keys: one added, one removed, one kept');
+    t.notMatch(JSON.stringify(updated), /secret/, 'no env value is printed');
+    await waitReady('alpha');
+    const client = await mcpClient();
+    t.equal(await getenv(client, 'alpha', 'KEEP'), 'kept-secret', 'a kept key keeps its stored value');
+    t.equal(await getenv(client, 'alpha', 'NEW'), 'new-secret');
+    t.equal(await getenv(client, 'alpha', 'DROP'), null);
+
+    const human = await cli('mcp', 'update', 'alpha', '--auto-enable', '--enabled', 'true');
+    t.equal(human.code, EXIT.OK, human.stderr);
+    t.match(human.stdout, /^updated server 'alpha' \(enabled, auto-enable-new-capabilities\)/);
+    t.equal((await json('mcp', 'show', 'alpha')).server.auto_enable_new_capabilities, true);
+
+    const wrongMap = await cli('mcp', 'update', 'alpha', '--header', 'A=1');
+    t.equal(wrongMap.code, EXIT.INVALID_INPUT, '--header on a stdio server');
+    t.match(wrongMap.stderr, /^error: INVALID_INPUT: .*uses stdio/);
+    const unknownKey = await cli('mcp', 'update', 'alpha', '--unset-env', 'NOPE');
+    t.equal(unknownKey.code, EXIT.INVALID_INPUT);
+    const invalid = await cli('mcp', 'update', 'alpha', '--http', 'not a url');
+    t.equal(invalid.code, EXIT.INVALID_INPUT);
+    t.match(invalid.stderr, /^error: CONFIG_INVALID: /);
+    t.match(invalid.stderr, /^ {2}transport\.url: /m, 'the field is named');
+    t.equal((await json('mcp', 'show', 'alpha')).server.transport.type, 'stdio', 'nothing changed');
+    const missing = await cli('mcp', 'update', 'nope', '--description', 'x');
+    t.equal(missing.code, EXIT.NOT_FOUND);
+    t.match(missing.stderr, /^error: RESOURCE_NOT_FOUND: /);
+
+    // Another type replaces the transport; back again.
+    await json('mcp', 'add', 'beta', '--stdio', fixtureLine('--name', 'beta'));
+    const toHttp = await json('mcp', 'update', 'beta', '--http', DEAD_URL, '--header', 'Authorization=Bearer zzz');
+    t.same(toHttp.server.transport, { type: 'http', url: DEAD_URL, headers: { Authorization: '[redacted]' } });
+    const headerOnly = await json('mcp', 'update', 'beta', '--header', 'X-Other=1');
+    t.same(Object.keys(headerOnly.server.transport.headers).sort(), ['Authorization', 'X-Other']);
+    const toStdio = await json('mcp', 'update', 'beta', '--stdio', fixtureLine('--name', 'beta'), '--env', 'B=1');
+    t.match(toStdio.server.transport, { type: 'stdio', command: process.execPath, env: { B: '[redacted]' }, cwd: null });
+    t.notOk('headers' in toStdio.server.transport);
+  });
+
+  await t.test('mcp enable / disable', async (t) => {
+    const disabled = await json('mcp', 'disable', 'beta');
+    t.equal(disabled.server.enabled, false);
+    t.equal((await json('mcp', 'show', 'beta')).server.enabled, false);
+    const enabled = await cli('mcp', 'enable', 'beta');
+    t.equal(enabled.code, EXIT.OK);
+    t.match(enabled.stdout, /^enabled server 'beta'/);
+    t.equal((await json('mcp', 'show', 'beta')).server.enabled, true);
+    t.equal((await cli('mcp', 'disable', 'nope')).code, EXIT.NOT_FOUND);
+  });
+
+  await t.test('mcp cap list / enable / disable', async (t) => {
+    const view = await json('mcp', 'cap', 'list', 'alpha');
+    t.equal(view.server, 'alpha');
+    for (const kind of ['tools', 'resources', 'resource_templates', 'prompts']) t.equal(view[kind].state, 'live', `${kind} live`);
+    const item = (v: any, kind: string, key: string): any => v[kind].items.find((i: any) => i.key === key);
+    t.match(item(view, 'tools', 'echo'), { live: true, enabled: true, name: 'echo', inputSchema: { type: 'object' } });
+    t.ok(item(view, 'resources', 'fixture://static'));
+    t.ok(item(view, 'resource_templates', 'fixture://items/{id}'));
+    t.ok(item(view, 'prompts', 'greet'));
+
+    const human = await cli('mcp', 'cap', 'list', 'alpha');
+    t.equal(human.code, EXIT.OK);
+    t.match(human.stdout, /^tools: live, 7 \(7 enabled\)$/m);
+    t.match(human.stdout, /^ {2}REF +ENABLED +LIVE +LAST SEEN$/m);
+    t.match(human.stdout, /^ {2}tool:echo +yes +yes +\d{4}-/m);
+    t.match(human.stdout, /^ {2}resource:fixture:\/\/items\/\{id\} +yes/m);
+
+    const refs = ['tool:echo', 'prompt:greet', 'resource:fixture://static', 'resource:fixture://items/{id}'];
+    const off = await json('mcp', 'cap', 'disable', 'alpha', ...refs);
+    t.equal(off.preferences.filter((row: any) => !row.enabled).length >= refs.length, true);
+    const after = await json('mcp', 'cap', 'list', 'alpha');
+    t.equal(item(after, 'tools', 'echo').enabled, false);
+    t.equal(item(after, 'prompts', 'greet').enabled, false);
+    t.equal(item(after, 'resources', 'fixture://static').enabled, false);
+    t.equal(item(after, 'resource_templates', 'fixture://items/{id}').enabled, false);
+    t.equal(item(after, 'tools', 'whoami').enabled, true, 'others untouched');
+
+    const on = await cli('mcp', 'cap', 'enable', 'alpha', 'tool:echo');
+    t.equal(on.code, EXIT.OK, on.stderr);
+    t.match(on.stdout, /^enabled on 'alpha': tool:echo$/m);
+    t.equal(item(await json('mcp', 'cap', 'list', 'alpha'), 'tools', 'echo').enabled, true);
+
+    const bad = await cli('mcp', 'cap', 'disable', 'alpha', 'tool:whoami', 'whoami');
+    t.equal(bad.code, EXIT.USAGE, 'a malformed ref: exit 2');
+    const unknown = await cli('mcp', 'cap', 'disable', 'alpha', 'tool:whoami', 'tool:no_such_tool');
+    t.equal(unknown.code, EXIT.NOT_FOUND, 'an unknown key: exit 4');
+    t.match(unknown.stderr, /^error: RESOURCE_NOT_FOUND: .*no_such_tool/);
+    t.equal(item(await json('mcp', 'cap', 'list', 'alpha'), 'tools', 'whoami').enabled, true, 'nothing changed (all or nothing)');
+    t.equal((await cli('mcp', 'cap', 'list', 'nope')).code, EXIT.NOT_FOUND);
+  });
+
+  await t.test('mcp refresh', async (t) => {
+    const view = await json('mcp', 'refresh', 'alpha');
+    t.equal(view.server, 'alpha');
+    t.equal(view.tools.state, 'live');
+    t.ok(view.tools.items.some((i: any) => i.key === 'echo' && i.live));
+    const human = await cli('mcp', 'refresh', 'alpha');
+    t.equal(human.code, EXIT.OK);
+    t.match(human.stdout, /^prompts: live, 1 \(0 enabled\)$/m);
+    t.equal((await cli('mcp', 'refresh', 'nope')).code, EXIT.NOT_FOUND);
+  });
+
+  await t.test('mcp test: ok, and a dead URL exits 7', async (t) => {
+    const ok = await json('mcp', 'test', 'alpha');
+    t.match(ok, { ok: true, server_info: { name: 'alpha' } });
+    t.type(ok.latency_ms, 'number');
+    const human = await cli('mcp', 'test', 'alpha');
+    t.equal(human.code, EXIT.OK);
+    t.match(human.stdout, /^ok: +yes$/m);
+
+    await json('mcp', 'add', 'dead', '--http', DEAD_URL);
+    const failed = await cli('mcp', 'test', 'dead', '--json');
+    t.equal(failed.code, EXIT.UPSTREAM_TEST_FAILED);
+    t.match(JSON.parse(failed.stdout), { ok: false });
+    t.match(failed.stderr, /^error: UPSTREAM_TEST_FAILED: connection test of 'dead' failed: /);
+    const failedHuman = await cli('mcp', 'test', 'dead');
+    t.equal(failedHuman.code, EXIT.UPSTREAM_TEST_FAILED);
+    t.match(failedHuman.stdout, /^ok: +no$/m);
+    t.equal((await cli('mcp', 'test', 'nope')).code, EXIT.NOT_FOUND);
+  });
+
+  await t.test('upstream down: the known capabilities, marked not live, and exit 1', async (t) => {
+    // alpha's preferences stay when its transport changes (R6: shown from them).
+    await json('mcp', 'update', 'alpha', '--http', DEAD_URL);
+    const down = await cli('mcp', 'cap', 'list', 'alpha', '--json');
+    t.equal(down.code, EXIT.ERROR);
+    const envelope = JSON.parse(down.stdout);
+    t.match(envelope.error, { code: /^UPSTREAM_(UNAVAILABLE|TIMEOUT)$/ });
+    t.match(
+      envelope.error.details.known.find((k: any) => k.capability_key === 'greet'),
+      { capability_type: 'prompt', enabled: false },
+      'known keys with their flags',
+    );
+    t.match(down.stderr, /^error: UPSTREAM_(UNAVAILABLE|TIMEOUT): /);
+    const human = await cli('mcp', 'cap', 'list', 'alpha');
+    t.equal(human.code, EXIT.ERROR);
+    t.match(human.stdout, /known capabilities \(not live\)/);
+    t.match(human.stdout, /^ {2}prompt:greet +no +no /m);
+    t.match(human.stdout, /^ {2}tool:echo +yes +no /m);
+    const refresh = await cli('mcp', 'refresh', 'alpha');
+    t.equal(refresh.code, EXIT.ERROR);
+    t.match(refresh.stdout, /^ {2}tool:echo +yes +no /m);
+    // A switch still works while it is down.
+    t.equal((await cli('mcp', 'cap', 'disable', 'alpha', 'tool:echo')).code, EXIT.OK);
+    const disabledServer = await cli('mcp', 'cap', 'list', 'beta', '--json');
+    await json('mcp', 'disable', 'beta');
+    const off = await cli('mcp', 'cap', 'list', 'beta');
+    t.equal(off.code, EXIT.ERROR, 'a disabled server has no live view');
+    t.match(off.stderr, /disabled/);
+    t.equal(disabledServer.code, EXIT.OK);
+  });
+
+  await t.test('mcp import: each client format, duplicates and invalid entries', async (t) => {
+    const dir = tempDir('coffer-import-');
+    const write = (name: string, content: unknown): string => {
+      const path = join(dir, name);
+      writeFileSync(path, typeof content === 'string' ? content : JSON.stringify(content, null, 2));
+      return path;
+    };
+    const stdio = (name: string): Record<string, unknown> => ({ command: process.execPath, args: [FIXTURE, '--name', name] });
+
+    const desktop = write('claude_desktop_config.json', {
+      mcpServers: { 'imp-desktop': stdio('imp-desktop'), alpha: stdio('alpha'), 'bad name!': stdio('x') },
+    });
+    const dry = await cli('mcp', 'import', desktop, '--dry-run', '--json');
+    t.equal(dry.code, EXIT.INVALID_INPUT, 'dry run reports the invalid entry the same way');
+    t.match(JSON.parse(dry.stdout), { dry_run: true, summary: { would_add: 1, added: 0, skipped: 2 } });
+    t.equal((await json('mcp', 'show', 'imp-desktop').catch(() => null)) === null, false, 'placeholder');
+  });
+});
