@@ -47,6 +47,20 @@ export async function echo(client: Client, tool: string, timeoutMs = 30_000): Pr
   if (result.isError) throw new Error(`${tool} answered isError`);
 }
 
+/** Every tool object of every page (to install the same merged list in the floor). */
+export async function listObjects(client: Client): Promise<Record<string, unknown>[]> {
+  const tools: Record<string, unknown>[] = [];
+  let cursor: string | undefined;
+  let pages = 0;
+  do {
+    const page = await client.listTools(cursor === undefined ? {} : { cursor }, { timeout: 30_000 });
+    tools.push(...(page.tools as Record<string, unknown>[]));
+    cursor = page.nextCursor;
+    pages += 1;
+  } while (cursor !== undefined && pages < MAX_PAGES);
+  return tools;
+}
+
 /** Milliseconds one async step takes. */
 export async function timed(step: () => Promise<unknown>): Promise<number> {
   const started = process.hrtime.bigint();

@@ -16,7 +16,7 @@ export interface Row {
   unit: string;
   coffer: Figure | null;
   /** The direct path or the floor, whichever the target compares against. */
-  base: (Figure & { label: 'direct' | 'floor' }) | null;
+  base: (Figure & { label: string }) | null;
   peer: Figure | null;
   /** What the target is judged on, e.g. "added median 0.41 ms". */
   headline: string;
@@ -29,7 +29,15 @@ export interface Row {
 export const fig = (summary: Summary): Figure => ({ median: summary.median, p99: summary.p99, n: summary.n, summary });
 export const single = (value: number, n = 1): Figure => ({ median: value, p99: value, n });
 
-export function machine(): Record<string, unknown> {
+export interface Machine {
+  cpus: number;
+  model: string;
+  memoryGb: number;
+  node: string;
+  platform: string;
+}
+
+export function machine(): Machine {
   const list = cpus();
   return {
     cpus: list.length,

@@ -3,9 +3,9 @@
 // client config files), then the real binary as a child process against a
 // real daemon in a temporary COFFER_HOME with real fixture upstreams.
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import t from 'tap';
@@ -14,7 +14,7 @@ import { parseCapabilityRef, parseCapabilityRefs } from '../src/cli/cap-ref.js';
 import { parseSince } from '../src/cli/commands/audit.js';
 import { isProcessAlive } from '../src/cli/daemon-control.js';
 import { EXIT } from '../src/cli/exit-codes.js';
-import { parseClientConfig, sanitiseServerName, stripJsonComments, type ImportEntry } from '../src/cli/import-config.js';
+import { parseClientConfig, projectDirOf, sanitiseServerName, stripJsonComments, type ImportEntry } from '../src/cli/import-config.js';
 import { CliError } from '../src/cli/output.js';
 import { joinCommandLine } from '../src/cli/split.js';
 import { CLI_ENTRY } from '../src/paths.js';
@@ -251,6 +251,20 @@ t.test('import: each client format', async (t) => {
   t.same(parseClientConfig('{"mcpServers": {}}').entries, [], 'an empty section is fine');
 });
 
+t.test('import: project files run their stdio servers in the project directory', async (t) => {
+  t.equal(projectDirOf('/home/me/proj/.mcp.json'), '/home/me/proj');
+  t.equal(projectDirOf('/home/me/proj/.vscode/mcp.json'), '/home/me/proj');
+  t.equal(projectDirOf('/home/me/.cursor/mcp.json'), undefined);
+  t.equal(projectDirOf('/home/me/Library/claude_desktop_config.json'), undefined);
+  const text = JSON.stringify({ mcpServers: { a: { command: 'node', args: ['./build/index.js'] }, b: { command: 'x', cwd: '/own' }, c: { url: 'http://x/mcp' } } });
+  const [a, b, c] = parseClientConfig(text, { projectDir: '/home/me/proj' }).entries;
+  t.equal(a!.config!.transport.cwd, '/home/me/proj');
+  t.match(a!.notes.join(), /runs in \/home\/me\/proj/);
+  t.equal(b!.config!.transport.cwd, '/own', 'its own cwd wins');
+  t.notOk('cwd' in c!.config!.transport, 'not for http');
+  t.equal(parseClientConfig(text).entries[0]!.config!.transport.cwd, null, 'no project: no cwd');
+});
+
 // ------------------------------------------------- against a running daemon
 
 t.test('without a daemon: the new commands exit 3; usage errors still exit 2 first', async (t) => {
@@ -304,7 +318,7 @@ t.test('without a daemon: the new commands exit 3; usage errors still exit 2 fir
   const actionHelp = await runCli(home, 'mcp', 'cap', 'enable', '--help');
   t.equal(actionHelp.code, EXIT.OK);
   t.match(actionHelp.stdout, /^Usage: coffer mcp cap enable NAME REF\.\.\./);
-  t.match((await runCli(home, 'audit', '--help')).stdout, /audit list \[--server NAME\]/);
+  t.match((await runCli(home, 'audit', '--help')).stdout, /^ {2}list \[--server NAME\]/m);
 });
 
 t.test('against a running daemon', async (t) => {
@@ -345,6 +359,8 @@ t.test('against a running daemon', async (t) => {
   await waitReady('alpha');
 
   await t.test('mcp update', async (t) => {
+    // Listed once while auto-enable is on: every capability is known and enabled.
+    t.equal((await json('mcp', 'cap', 'list', 'alpha')).tools.state, 'live');
     const updated = await json('mcp', 'update', 'alpha', '--env', 'NEW=new-secret', '--unset-env', 'DROP', '--description', 'the alpha', '--no-auto-enable');
     t.match(updated.server, { name: 'alpha', description: 'the alpha', auto_enable_new_capabilities: false, transport: { type: 'stdio' } });
     t.same(Object.keys(updated.server.transport.env).sort(), ['KEEP', 'NEW'], 'env keys: one added, one removed, one kept');
@@ -490,29 +506,158 @@ t.test('against a running daemon', async (t) => {
     t.match(refresh.stdout, /^ {2}tool:echo +yes +no /m);
     // A switch still works while it is down.
     t.equal((await cli('mcp', 'cap', 'disable', 'alpha', 'tool:echo')).code, EXIT.OK);
-    const disabledServer = await cli('mcp', 'cap', 'list', 'beta', '--json');
-    await json('mcp', 'disable', 'beta');
+    t.match(await json('mcp', 'disable', 'beta'), { server: { enabled: false } });
     const off = await cli('mcp', 'cap', 'list', 'beta');
     t.equal(off.code, EXIT.ERROR, 'a disabled server has no live view');
-    t.match(off.stderr, /disabled/);
-    t.equal(disabledServer.code, EXIT.OK);
+    t.match(off.stderr, /^error: UPSTREAM_UNAVAILABLE: .*disabled/m);
   });
 
   await t.test('mcp import: each client format, duplicates and invalid entries', async (t) => {
     const dir = tempDir('coffer-import-');
     const write = (name: string, content: unknown): string => {
       const path = join(dir, name);
+      mkdirSync(dirname(path), { recursive: true });
       writeFileSync(path, typeof content === 'string' ? content : JSON.stringify(content, null, 2));
       return path;
     };
     const stdio = (name: string): Record<string, unknown> => ({ command: process.execPath, args: [FIXTURE, '--name', name] });
+    const names = async (): Promise<string[]> => (await json('mcp', 'list')).servers.map((s: any) => s.name);
+    const result = (report: any, name: string): any => report.results.find((r: any) => r.name === name);
 
+    // Claude Desktop: one new, one duplicate (alpha), one invalid name.
     const desktop = write('claude_desktop_config.json', {
-      mcpServers: { 'imp-desktop': stdio('imp-desktop'), alpha: stdio('alpha'), 'bad name!': stdio('x') },
+      mcpServers: { 'imp-desktop': { ...stdio('imp-desktop'), env: { TOKEN: 'desk-secret' } }, alpha: stdio('alpha'), 'bad name!': stdio('x') },
     });
     const dry = await cli('mcp', 'import', desktop, '--dry-run', '--json');
-    t.equal(dry.code, EXIT.INVALID_INPUT, 'dry run reports the invalid entry the same way');
-    t.match(JSON.parse(dry.stdout), { dry_run: true, summary: { would_add: 1, added: 0, skipped: 2 } });
-    t.equal((await json('mcp', 'show', 'imp-desktop').catch(() => null)) === null, false, 'placeholder');
+    t.equal(dry.code, EXIT.INVALID_INPUT, 'dry run: the invalid entry fails it too');
+    t.match(JSON.parse(dry.stdout), { format: 'mcpServers', dry_run: true, summary: { would_add: 1, added: 0, skipped: 2 } });
+    t.notOk((await names()).includes('imp-desktop'), 'dry run registers nothing');
+
+    const imported = await cli('mcp', 'import', desktop, '--json');
+    t.equal(imported.code, EXIT.INVALID_INPUT, 'an invalid entry: exit 6');
+    t.match(imported.stderr, /^error: IMPORT_INCOMPLETE: 1 of 3 servers could not be imported: bad name!/m);
+    const report = JSON.parse(imported.stdout);
+    t.match(report, { file: desktop, format: 'mcpServers', dry_run: false, summary: { added: 1, skipped: 2 } });
+    t.match(result(report, 'imp-desktop'), { status: 'added' });
+    t.match(result(report, 'alpha'), { status: 'skipped', reason: 'already_exists' });
+    t.match(result(report, 'bad name!'), { status: 'skipped', reason: 'invalid_name', suggested_name: 'bad-name' });
+    t.notMatch(imported.stdout, /desk-secret/);
+    t.match((await json('mcp', 'show', 'imp-desktop')).server.transport, { type: 'stdio', env: { TOKEN: '[redacted]' } });
+
+    // Again: everything is there or invalid; only duplicates → exit 0.
+    const onlyDuplicates = write('again.json', { mcpServers: { 'imp-desktop': stdio('imp-desktop'), alpha: stdio('alpha') } });
+    const again = await cli('mcp', 'import', onlyDuplicates);
+    t.equal(again.code, EXIT.OK, 'duplicates only: exit 0');
+    t.match(again.stdout, /^ {2}skipped +imp-desktop +already exists: /m);
+    t.match(again.stdout, /^0 added, 2 skipped$/m);
+
+    // Claude Code .mcp.json: typed entries, a ${VAR} that is never expanded.
+    const code = write('.mcp.json', {
+      mcpServers: {
+        'imp-code': { type: 'stdio', ...stdio('imp-code'), env: {} },
+        'imp-code-http': { type: 'http', url: DEAD_URL, headers: { Authorization: 'Bearer code-secret' } },
+        'imp-code-var': { type: 'http', url: '${BASE_URL}/mcp' },
+      },
+    });
+    const claudeCode = await cli('mcp', 'import', code);
+    t.equal(claudeCode.code, EXIT.INVALID_INPUT);
+    t.match(claudeCode.stdout, /^ {2}added +imp-code +stdio: /m);
+    t.match(claudeCode.stdout, /^ {2}added +imp-code-http +http: http:\/\/127\.0\.0\.1:1\/mcp$/m);
+    t.match(claudeCode.stdout, /^ {2}skipped +imp-code-var +unsupported: uses \$\{BASE_URL\}/m);
+    t.notMatch(claudeCode.stdout + claudeCode.stderr, /code-secret/);
+    t.equal((await json('mcp', 'show', 'imp-code')).server.transport.cwd, dir, 'a project file: runs in the project directory');
+
+    // Cursor: url without type, and a duplicate.
+    const cursor = write('mcp.json', { mcpServers: { 'imp-cursor': { url: 'http://127.0.0.1:1/sse' }, 'imp-code': stdio('imp-code') } });
+    const fromCursor = await json('mcp', 'import', cursor);
+    t.match(result(fromCursor, 'imp-cursor'), { status: 'added', transport: 'sse: http://127.0.0.1:1/sse' });
+    t.match(result(fromCursor, 'imp-code'), { status: 'skipped', reason: 'already_exists' });
+
+    // VS Code .vscode/mcp.json (JSONC) with an input variable and an envFile.
+    const vscode = write(
+      '.vscode/mcp.json',
+      `{
+        "inputs": [{ "type": "promptString", "id": "key", "password": true }],
+        // coffer reads comments and trailing commas
+        "servers": {
+          "imp-vscode": { "type": "stdio", "command": ${JSON.stringify(process.execPath)}, "args": [${JSON.stringify(FIXTURE)}], },
+          "imp-vscode-input": { "type": "stdio", "command": "x", "env": { "KEY": "\${input:key}" } },
+          "imp-vscode-envfile": { "type": "stdio", "command": "x", "envFile": "/tmp/.env" },
+        },
+      }`,
+    );
+    const fromVscode = await cli('mcp', 'import', vscode, '--json');
+    t.equal(fromVscode.code, EXIT.INVALID_INPUT);
+    const vscodeReport = JSON.parse(fromVscode.stdout);
+    t.equal(vscodeReport.format, 'vscode');
+    t.match(result(vscodeReport, 'imp-vscode'), { status: 'added', notes: [`runs in ${dir} (the project directory, as its client would)`] });
+    t.match(result(vscodeReport, 'imp-vscode-input'), { status: 'skipped', reason: 'unsupported', message: /\$\{input:key\}/ });
+    t.match(result(vscodeReport, 'imp-vscode-envfile'), { status: 'skipped', reason: 'unsupported', message: /envFile/ });
+
+    // VS Code settings.json.
+    const settings = write('settings.json', { 'editor.tabSize': 2, mcp: { servers: { 'imp-settings': { type: 'http', url: DEAD_URL } } } });
+    const fromSettings = await json('mcp', 'import', settings);
+    t.match(fromSettings, { format: 'vscode-settings', summary: { added: 1, skipped: 0 } });
+
+    const all = await names();
+    for (const name of ['imp-desktop', 'imp-code', 'imp-code-http', 'imp-cursor', 'imp-vscode', 'imp-settings']) t.ok(all.includes(name), `${name} registered`);
+    for (const name of ['bad name!', 'bad-name', 'imp-code-var', 'imp-vscode-input', 'imp-vscode-envfile']) t.notOk(all.includes(name), `${name} not registered`);
+
+    const notJson = await cli('mcp', 'import', write('broken.json', '{ nope'));
+    t.equal(notJson.code, EXIT.INVALID_INPUT);
+    t.match(notJson.stderr, /^error: IMPORT_FILE_INVALID: .*not valid JSON/);
+    t.equal(notJson.stdout, '');
+    const noSection = await cli('mcp', 'import', write('other.json', { foo: 1 }));
+    t.equal(noSection.code, EXIT.INVALID_INPUT);
+    t.match(noSection.stderr, /found no "mcpServers"/);
+    const missing = await cli('mcp', 'import', join(dir, 'missing.json'));
+    t.equal(missing.code, EXIT.INVALID_INPUT);
+    t.match(missing.stderr, /^error: IMPORT_FILE_UNREADABLE: /);
+  });
+
+  await t.test('audit list', async (t) => {
+    const { entries } = await json('audit', 'list');
+    t.ok(Array.isArray(entries) && entries.length > 0);
+    const events = new Set(entries.map((e: any) => e.event_type));
+    for (const event of ['server_added', 'server_updated', 'capability_disabled', 'capability_enabled']) t.ok(events.has(event), `has ${event}`);
+    t.match(entries[0], { id: Number, at: String, actor: String, event_type: String });
+    const alpha = await json('audit', 'list', '--server', 'alpha', '--event', 'capability_disabled', '--limit', '2');
+    t.ok(alpha.entries.length > 0 && alpha.entries.length <= 2, 'limited');
+    t.ok(alpha.entries.every((e: any) => e.server === 'alpha' && e.event_type === 'capability_disabled'), 'filtered');
+    const future = await json('audit', 'list', '--since', new Date(Date.now() + 3_600_000).toISOString());
+    t.same(future.entries, [], '--since in the future: nothing');
+    const recent = await json('audit', 'list', '--since', '1h');
+    t.ok(recent.entries.length > 0, '--since 1h');
+    const human = await cli('audit', 'list', '--server', 'alpha', '--limit', '3');
+    t.equal(human.code, EXIT.OK);
+    t.match(human.stdout, /^AT +ACTOR +EVENT +SERVER +DETAILS$/m);
+    t.notMatch(JSON.stringify(entries) + human.stdout, /kept-secret|new-secret|desk-secret|code-secret|zzz/, 'no secret in the audit log');
+  });
+
+  await t.test('daemon rotate-token: the old token is rejected at once', async (t) => {
+    const file = join(home, 'daemon.json');
+    const before = JSON.parse(readFileSync(file, 'utf8')) as { token: string; port: number };
+    const rotated = await cli('daemon', 'rotate-token', '--json');
+    t.equal(rotated.code, EXIT.OK, rotated.stderr);
+    t.same(JSON.parse(rotated.stdout), { rotated: true }, 'only {rotated: true}');
+    t.equal(rotated.stderr, '');
+    const after = JSON.parse(readFileSync(file, 'utf8')) as { token: string; port: number };
+    t.not(after.token, before.token, 'daemon.json holds a new token');
+    t.equal(statSync(file).mode & 0o777, 0o600, 'daemon.json stays 0600');
+    t.notMatch(rotated.stdout, after.token, 'the token is never printed');
+    const call = (token: string): Promise<number> =>
+      fetch(`http://127.0.0.1:${before.port}/api/v1/servers`, { headers: { authorization: `Bearer ${token}` } }).then(async (r) => {
+        await r.body?.cancel();
+        return r.status;
+      });
+    t.equal(await call(before.token), 401, 'the old token: 401');
+    t.equal(await call(after.token), 200, 'the new one works');
+    const human = await cli('daemon', 'rotate-token');
+    t.equal(human.code, EXIT.OK);
+    t.match(human.stdout, /^token rotated/);
+    t.notMatch(human.stdout, JSON.parse(readFileSync(file, 'utf8')).token);
+    t.equal((await cli('mcp', 'list')).code, EXIT.OK, 'the CLI goes on with the new token');
+    const audit = await json('audit', 'list', '--event', 'token_rotated');
+    t.ok(audit.entries.length >= 2, 'audited');
   });
 });

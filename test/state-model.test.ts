@@ -122,14 +122,23 @@ t.test('R4 reconcile: new keys follow the policy and are audited; vanished keys 
   const view = (await capabilities(gateway, 'manual')).body;
   t.equal(find(view, 'tools', 'echo').enabled, false, 'manual: stored disabled');
 
+  await toggle(gateway, 'auto', 'tool', 'whoami', false);
   // The upstream is "upgraded" to offer fewer tools: the vanished keys stay, not live.
   const patched = await gateway.api('PATCH', '/servers/auto', { transport: { args: [...(stdioFixture('auto').transport as { args: string[] }).args, '--tools', 'echo'] } });
   t.equal(patched.status, 200);
   await waitFor('auto ready again', async () => (await gateway.api('GET', '/servers/auto')).body.health.state === 'ready');
   const after = (await capabilities(gateway, 'auto')).body;
   t.equal(find(after, 'tools', 'echo').live, true);
-  t.match(find(after, 'tools', 'whoami'), { live: false, enabled: true }, 'vanished key kept with its flag');
+  t.match(find(after, 'tools', 'whoami'), { live: false, enabled: false }, 'vanished key kept with its flag');
   t.ok(find(after, 'tools', 'whoami').last_seen_at, 'and when it was last seen');
+  t.match(find(after, 'tools', 'stats'), { live: false, enabled: true });
+
+  // ... and comes back: the user's choice is still there.
+  t.equal((await gateway.api('PATCH', '/servers/auto', { transport: { args: (stdioFixture('auto').transport as { args: string[] }).args } })).status, 200);
+  await waitFor('auto ready with all tools', async () => (await gateway.api('GET', '/servers/auto')).body.health.state === 'ready');
+  const back = (await capabilities(gateway, 'auto')).body;
+  t.match(find(back, 'tools', 'whoami'), { live: true, enabled: false }, 'the tool came back still disabled');
+  t.notOk((await toolNames(client)).includes('auto__whoami'));
 });
 
 t.test('R5 the name is the identity: a schema change keeps the preference', async (t) => {

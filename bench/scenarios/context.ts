@@ -4,7 +4,13 @@ import type { Host } from '../targets/host.js';
 
 export interface Settings {
   quick: boolean;
+  /** Tools per upstream in the call and hung scenarios. */
   toolsPerUpstream: number;
+  /** Tools per upstream in the fan-out scenarios (quick: fewer upstreams, more tools, same merged size). */
+  fanoutTools: number;
+  /** Upstreams of the warm (headline) and cold merged list. */
+  listAt: number;
+  hungUpstreams: number;
   /** Interleaved rounds of the call-overhead loops. */
   callRounds: number;
   /** Interleaved rounds of warm list loops. */

@@ -7,7 +7,8 @@
 //   node dist/bench/synthetic/http-host.js [--tools N] [--latency MS]
 //   prints {"port":N,"pid":N} on stdout once listening.
 //
-// Control (harness only): POST /ctl/config {defaults?, servers?: {"<i>": {hang?, latencyMs?, tools?}}}
+// Control (harness only): POST /ctl/config {defaults?, servers?: {"<i>": {hang?, latencyMs?, tools?}},
+//                                           ranges?: [{from, to, behaviour}]}  (to exclusive)
 //                         POST /ctl/floor {tools: [...]}
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
@@ -21,7 +22,13 @@ let floorTools: unknown[] = [];
 /** Requests that hang stay here until their client goes away, so shutdown can end them. */
 const hung = new Set<ServerResponse>();
 
-const behaviourOf = (index: number): ServerBehaviour => ({ ...defaults, ...overrides.get(index) });
+const ranges: Array<{ from: number; to: number; behaviour: Partial<ServerBehaviour> }> = [];
+
+const behaviourOf = (index: number): ServerBehaviour => {
+  let behaviour: ServerBehaviour = defaults;
+  for (const range of ranges) if (index >= range.from && index < range.to) behaviour = { ...behaviour, ...range.behaviour };
+  return { ...behaviour, ...overrides.get(index) };
+};
 
 async function readBody(req: IncomingMessage): Promise<string> {
   const chunks: Buffer[] = [];
@@ -37,6 +44,7 @@ function sendJson(res: ServerResponse, status: number, body: string, headers: Re
 async function control(path: string, body: string, res: ServerResponse): Promise<void> {
   const parsed = body ? (JSON.parse(body) as Record<string, unknown>) : {};
   if (path === '/ctl/config') {
+    for (const range of (parsed.ranges ?? []) as typeof ranges) ranges.push(range);
     if (parsed.defaults) defaults = { ...defaults, ...(parsed.defaults as Partial<ServerBehaviour>) };
     for (const [index, behaviour] of Object.entries((parsed.servers ?? {}) as Record<string, Partial<ServerBehaviour>>)) {
       overrides.set(Number(index), { ...overrides.get(Number(index)), ...behaviour });

@@ -7,7 +7,11 @@ export interface Host {
   pid: number;
   url(index: number): string;
   floorUrl: string;
-  configure(change: { defaults?: Partial<ServerBehaviour>; servers?: Record<number, Partial<ServerBehaviour>> }): Promise<void>;
+  configure(change: {
+    defaults?: Partial<ServerBehaviour>;
+    servers?: Record<number, Partial<ServerBehaviour>>;
+    ranges?: Array<{ from: number; to: number; behaviour: Partial<ServerBehaviour> }>;
+  }): Promise<void>;
   setFloor(tools: unknown[]): Promise<void>;
   stop(): Promise<void>;
 }

@@ -144,7 +144,24 @@ function serversSection(document: unknown): { format: ImportFormat; servers: Jso
   throw new ImportFileError('found no "mcpServers" (Claude Desktop, Claude Code, Cursor), "servers" or "mcp.servers" (VS Code) section');
 }
 
-function entry(name: string, raw: unknown): ImportEntry {
+export interface ParseOptions {
+  /**
+   * Where a project-scoped file's stdio servers run when they name no cwd (Claude Code
+   * and VS Code start them in the project directory; coffer would use its home).
+   */
+  projectDir?: string;
+}
+
+/** The project directory of a project-scoped config file (`.mcp.json`, `.vscode/mcp.json`), else undefined. */
+export function projectDirOf(absolutePath: string): string | undefined {
+  const parts = absolutePath.split('/');
+  const base = parts.at(-1);
+  if (base === '.mcp.json') return parts.slice(0, -1).join('/') || '/';
+  if (base === 'mcp.json' && parts.at(-2) === '.vscode') return parts.slice(0, -2).join('/') || '/';
+  return undefined;
+}
+
+function entry(name: string, raw: unknown, options: ParseOptions): ImportEntry {
   const notes: string[] = [];
   const skip = (reason: SkipReason, message: string, extra: Partial<NonNullable<ImportEntry['skip']>> = {}): ImportEntry => ({
     name,
@@ -190,7 +207,12 @@ function entry(name: string, raw: unknown): ImportEntry {
   let transport: Record<string, unknown>;
   if (type === 'stdio') {
     if (url !== undefined || raw.headers !== undefined) return skip('invalid_config', 'a stdio server takes "command", "args", "env", not "url" or "headers"');
-    transport = { type, command: raw.command, args: raw.args ?? [], env: raw.env ?? {}, cwd: raw.cwd ?? null };
+    let cwd = raw.cwd ?? null;
+    if (cwd === null && options.projectDir !== undefined) {
+      cwd = options.projectDir;
+      notes.push(`runs in ${cwd} (the project directory, as its client would)`);
+    }
+    transport = { type, command: raw.command, args: raw.args ?? [], env: raw.env ?? {}, cwd };
   } else {
     if (raw.command !== undefined || raw.args !== undefined || raw.env !== undefined || raw.cwd !== undefined) {
       return skip('invalid_config', `an ${type} server takes "url" and "headers", not "command", "args", "env" or "cwd"`);
@@ -226,7 +248,7 @@ function entry(name: string, raw: unknown): ImportEntry {
 }
 
 /** Parses a client config file's text. Throws ImportFileError when it is not one. */
-export function parseClientConfig(text: string): ParsedClientConfig {
+export function parseClientConfig(text: string, options: ParseOptions = {}): ParsedClientConfig {
   let document: unknown;
   try {
     document = JSON.parse(text);
@@ -238,5 +260,5 @@ export function parseClientConfig(text: string): ParsedClientConfig {
     }
   }
   const { format, servers } = serversSection(document);
-  return { format, entries: Object.entries(servers).map(([name, raw]) => entry(name, raw)) };
+  return { format, entries: Object.entries(servers).map(([name, raw]) => entry(name, raw, options)) };
 }

@@ -1,6 +1,7 @@
 // Messages between the main thread and the DB writer worker (the only SQLite writer).
 import type { CapabilityType } from './capabilities.js';
 import type { Result } from './errors.js';
+import type { InvocationRecord, InvocationStatus } from './events.js';
 import type { ServerConfig } from './server-config.js';
 
 /** Who caused an audited change. */
@@ -72,6 +73,26 @@ export interface DbWriterApi {
   audit(actor: AuditActor, eventType: string, server: string | null, payload: Record<string, unknown>): Promise<void>;
   listAudit(filter: { server?: string; event_type?: string; since?: string; limit?: number }): Promise<AuditEntry[]>;
 
+  /** Appends a batch of invocation records in one transaction (the router batches them off the call path). */
+  recordInvocations(records: InvocationRecord[]): Promise<void>;
+  /** Newest first. */
+  listInvocations(filter: { server?: string; status?: InvocationStatus; since?: string; limit?: number }): Promise<InvocationRow[]>;
+  listRetention(): Promise<RetentionPolicy[]>;
+  /** days null = keep forever. Audited as retention_changed. RESOURCE_NOT_FOUND for an unknown table. */
+  setRetention(table: string, days: number | null, actor: AuditActor): Promise<Result<RetentionPolicy>>;
+  /** Deletes rows older than each policy, in small batches so other writes interleave. */
+  prune(): Promise<Record<RetentionTable, number>>;
+
   /** Checkpoints WAL and closes the handle. */
   close(): Promise<void>;
 }
+
+export type RetentionTable = 'audit' | 'invocations';
+
+export interface RetentionPolicy {
+  table: RetentionTable;
+  /** null: forever. */
+  days: number | null;
+}
+
+export type InvocationRow = InvocationRecord & { id: number };

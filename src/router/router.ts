@@ -5,6 +5,7 @@ import { EventEmitter } from 'node:events';
 import type { ListKind } from '../protocol/capabilities.js';
 import { JSONRPC } from '../protocol/errors.js';
 import type { ForwardOutcome } from '../protocol/actor.js';
+import type { InvocationKind, InvocationRecord, InvocationStatus } from '../protocol/events.js';
 import { RpcError } from '../mcp/rpc-error.js';
 import type { Upstream, UpstreamDirectory } from '../upstreams/upstream.js';
 import { mergeLists, type Item, type UpstreamList } from './merge.js';
@@ -27,6 +28,16 @@ export interface RouterEvents {
   degraded: [server: string, kind: ListKind, reason: string];
   /** A left-out upstream answered again. */
   recovered: [server: string, kind: ListKind];
+  /** A routed call finished (or was refused by its switch). */
+  invocation: [record: InvocationRecord];
+}
+
+const INVOCATION_KIND: Record<CallKind, InvocationKind> = { tools: 'tool', resources: 'resource', prompts: 'prompt' };
+
+function statusOf(error: unknown): { status: InvocationStatus; error_code: number | null } {
+  const code = error instanceof RpcError ? error.code : JSONRPC.INTERNAL_ERROR;
+  if (code === JSONRPC.TOOL_DISABLED) return { status: 'denied', error_code: code };
+  return { status: code === JSONRPC.UPSTREAM_TIMEOUT ? 'timeout' : 'error', error_code: code };
 }
 
 interface MergedEntry {
@@ -118,6 +129,20 @@ export class Router extends EventEmitter<RouterEvents> {
   /** Routes tools/call, resources/read or prompts/get to its upstream with the original name / URI. */
   async forward(kind: CallKind, method: string, params: Record<string, unknown>, ctx: ForwardContext): Promise<Record<string, unknown>> {
     const { upstream, target } = this.resolve(kind, params);
+    const started = Date.now();
+    const record = (outcome: { status: InvocationStatus; error_code: number | null }) =>
+      this.emit('invocation', { at: new Date(started).toISOString(), server: upstream.name, kind: INVOCATION_KIND[kind], key: target.original, duration_ms: Date.now() - started, session: ctx.sessionId, ...outcome });
+    try {
+      const result = await this.route(kind, method, params, ctx, upstream, target);
+      record({ status: 'ok', error_code: null });
+      return result;
+    } catch (error) {
+      record(statusOf(error));
+      throw error;
+    }
+  }
+
+  private async route(kind: CallKind, method: string, params: Record<string, unknown>, ctx: ForwardContext, upstream: Upstream, target: Namespaced): Promise<Record<string, unknown>> {
     if (!this.gate.isEnabled(upstream.name, kind, target.original)) {
       throw RpcError.coffer(JSONRPC.TOOL_DISABLED, 'TOOL_DISABLED', `${describe(kind)} '${target.original}' of server '${upstream.name}' is disabled in coffer; enable it with 'coffer mcp cap enable ${upstream.name} ${capRef(kind, target.original)}'`, { server: upstream.name });
     }

@@ -13,6 +13,9 @@ interface AuditEntry {
   payload: Record<string, unknown>;
 }
 
+/** Human output only: --json has the whole payload. */
+const clip = (text: string, max: number): string => (text.length <= max ? text : `${text.slice(0, max - 1)}…`);
+
 const DURATION_MS: Record<string, number> = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 };
 
 /** --since: an ISO date/time, or a duration back from now (`30m`, `2h`, `7d`); answered as ISO UTC. */
@@ -31,7 +34,8 @@ const list = defineAction(
   `list [--server NAME] [--event TYPE] [--since ISO|DURATION] [--limit N] [--json]
       Audit entries: time, actor (cli, api, ui, system), event type
       (server_added, server_updated, capability_disabled, token_rotated, ...),
-      server and what changed. --since takes an ISO time or 30m / 2h / 7d.`,
+      server and what changed (shortened; --json has it whole). --since takes
+      an ISO time or 30m / 2h / 7d.`,
   { server: { type: 'string' }, event: { type: 'string' }, since: { type: 'string' }, limit: { type: 'string' }, json: { type: 'boolean' } },
   async (positionals, values, { api }) => {
     expectPositionals(positionals, []);
@@ -48,7 +52,7 @@ const list = defineAction(
     else {
       printTable([
         ['AT', 'ACTOR', 'EVENT', 'SERVER', 'DETAILS'],
-        ...entries.map((entry) => [entry.at, entry.actor, entry.event_type, entry.server ?? '-', JSON.stringify(entry.payload ?? {})]),
+        ...entries.map((entry) => [entry.at, entry.actor, entry.event_type, entry.server ?? '-', clip(JSON.stringify(entry.payload ?? {}), 120)]),
       ]);
     }
     return EXIT.OK;

@@ -1,11 +1,12 @@
 // `coffer mcp import FILE`: registers the servers of an MCP client's config file
 // (parsing in ../import-config.ts) and reports, per server, what was done and why.
 import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 import type { TransportConfig } from '../../protocol/server-config.js';
 import { expectPositionals } from '../args.js';
 import { defineAction } from '../command.js';
 import { EXIT } from '../exit-codes.js';
-import { ImportFileError, parseClientConfig, type ImportEntry, type SkipReason } from '../import-config.js';
+import { ImportFileError, parseClientConfig, projectDirOf, type ImportEntry, type SkipReason } from '../import-config.js';
 import { CliError, printJson, printLine, printTable } from '../output.js';
 import { describeTransport, type Server } from './mcp-shared.js';
 
@@ -34,7 +35,7 @@ function readConfigFile(file: string): ReturnType<typeof parseClientConfig> {
     throw new CliError(EXIT.INVALID_INPUT, 'IMPORT_FILE_UNREADABLE', `cannot read ${file}: ${(error as Error).message}`);
   }
   try {
-    return parseClientConfig(text);
+    return parseClientConfig(text, { projectDir: projectDirOf(resolve(file)) });
   } catch (error) {
     if (error instanceof ImportFileError) throw new CliError(EXIT.INVALID_INPUT, 'IMPORT_FILE_INVALID', `${file}: ${error.message}`);
     throw error;
@@ -54,6 +55,8 @@ export const importAction = defineAction(
       server as added or skipped, with why: already exists, invalid name (with a
       valid one to use), unsupported (envFile, \${input:...} or other variables,
       which are never expanded, unknown fields or types), invalid config.
+      Stdio servers of a project file (.mcp.json, .vscode/mcp.json) without a
+      cwd run in its project directory, as in their client.
       --dry-run registers nothing. Exit 0 when every server was added or already
       exists, 6 when any was skipped for another reason or the file is unusable.`,
   { json: { type: 'boolean' }, 'dry-run': { type: 'boolean' } },

@@ -1,0 +1,129 @@
+// The benchmark harness: `npm run bench` (full, ~10 min) or
+// `npm run bench -- --quick` (< 2 min). Starts its own synthetic upstreams,
+// coffer daemons and mcp-hub peers on 127.0.0.1, measures every figure side by
+// side, prints a table, writes bench/results/<timestamp>.json and .svg.
+//
+// Options: --quick · --only calls,fanout,hung · --cpu-prof DIR (profile the
+// coffer daemon of the call scenarios) · --out DIR (default bench/results)
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { killAllChildren } from './proc.js';
+import { machine, table, type Row } from './report.js';
+import { callScenarios } from './scenarios/calls.js';
+import type { Context, Settings } from './scenarios/context.js';
+import { fanoutScenarios, type ScalePoint } from './scenarios/fanout.js';
+import { hungScenarios } from './scenarios/hung.js';
+import { lineChart } from './svg.js';
+import { startHost } from './targets/host.js';
+import { BENCH_DIST, MCP_HUB_VERSION, SDK_VERSION } from './targets/paths.js';
+
+const { values } = parseArgs({
+  options: {
+    quick: { type: 'boolean', default: false },
+    only: { type: 'string' },
+    'cpu-prof': { type: 'string' },
+    out: { type: 'string', default: join(BENCH_DIST, '..', '..', 'bench', 'results') },
+  },
+});
+
+const quick = values.quick;
+const settings: Settings = {
+  quick,
+  toolsPerUpstream: 20,
+  // An actor takes ~0.4 s of CPU to come up on this machine, so quick uses fewer upstreams
+  // (with more tools each, so the headline list is still 2,000 tools).
+  fanoutTools: quick ? 80 : 20,
+  listAt: quick ? 25 : 100,
+  hungUpstreams: quick ? 10 : 50,
+  callRounds: quick ? 120 : 1000,
+  listRounds: quick ? 8 : 30,
+  coldRestarts: quick ? 1 : 2,
+  throughputClients: 16,
+  throughputMs: quick ? 2_000 : 5_000,
+  throughputRounds: quick ? 1 : 3,
+  hungDeadlineMs: 500,
+  hungLists: quick ? 3 : 10,
+  hungCalls: quick ? 100 : 400,
+  peerHungWaitMs: quick ? 5_000 : 15_000,
+  scalePoints: quick ? [10, 25] : [10, 100, 300, 500],
+  peerScaleMax: 500,
+  footprintUpstreams: quick ? 25 : 200,
+  loopDeadlineMs: quick ? 12_000 : 45_000,
+  readyTimeoutMs: (count) => 20_000 + count * 800,
+  ...(values['cpu-prof'] ? { cpuProfDir: values['cpu-prof'] } : {}),
+};
+const only = new Set((values.only ?? 'calls,fanout,hung').split(','));
+/** Whole-run bound: a stuck step fails the run instead of hanging it. */
+const WATCHDOG_MS = quick ? 170_000 : 25 * 60_000;
+
+const started = Date.now();
+const log = (message: string) => process.stderr.write(`[bench +${((Date.now() - started) / 1000).toFixed(1)}s] ${message}\n`);
+
+const watchdog = setTimeout(() => {
+  log(`watchdog: run exceeded ${WATCHDOG_MS / 1000} s, stopping every child`);
+  killAllChildren();
+  process.exit(2);
+}, WATCHDOG_MS);
+watchdog.unref();
+
+const rows: Row[] = [];
+const failures: string[] = [];
+let scale: ScalePoint[] = [];
+const host = await startHost(settings.toolsPerUpstream);
+const ctx: Context = { settings, host, log };
+try {
+  const scenarios: Array<[string, () => Promise<void>]> = [
+    ['calls', async () => void rows.push(...(await callScenarios(ctx)))],
+    [
+      'fanout',
+      async () => {
+        const result = await fanoutScenarios(ctx);
+        rows.push(...result.rows);
+        scale = result.scale;
+      },
+    ],
+    ['hung', async () => void rows.push(...(await hungScenarios(ctx)))],
+  ];
+  for (const [name, scenario] of scenarios) {
+    if (!only.has(name)) continue;
+    try {
+      await scenario();
+    } catch (error) {
+      // One broken scenario must not hide the others' figures; the run still fails at the end.
+      failures.push(`${name}: ${error instanceof Error ? error.stack ?? error.message : String(error)}`);
+      log(`scenario ${name} failed: ${String(error)}`);
+    }
+  }
+} finally {
+  await host.stop();
+}
+
+const elapsedS = (Date.now() - started) / 1000;
+const order = ['call-overhead-http', 'call-overhead-stdio', 'warm-list', 'cold-list', 'hung-startup', 'hung-midsession', 'hung-calls', 'throughput', 'footprint-rss', 'footprint-start', 'scale'];
+rows.sort((a, b) => order.indexOf(a.id) - order.indexOf(b.id));
+const stamp = new Date().toISOString().replace(/[:.]/g, '-');
+mkdirSync(values.out, { recursive: true });
+const jsonFile = join(values.out, `${stamp}.json`);
+const svgFile = join(values.out, `${stamp}.svg`);
+const info = { ...machine(), sdk: SDK_VERSION, peer: `mcp-hub ${MCP_HUB_VERSION}` };
+writeFileSync(jsonFile, `${JSON.stringify({ startedAt: new Date(started).toISOString(), elapsedS, mode: quick ? 'quick' : 'full', machine: info, settings: { ...settings, readyTimeoutMs: 'count → 20 s + 800 ms per upstream' }, rows, scale, failures }, null, 2)}\n`);
+if (scale.length > 0) {
+  const series = [
+    { name: 'coffer', colour: '#1f77b4', points: scale.map((p) => ({ x: p.upstreams, y: p.coffer.median })) },
+    { name: 'floor (static)', colour: '#2ca02c', points: scale.map((p) => ({ x: p.upstreams, y: p.floor.median })) },
+    { name: `mcp-hub ${MCP_HUB_VERSION}`, colour: '#d62728', points: scale.filter((p) => p.peer).map((p) => ({ x: p.upstreams, y: p.peer!.median })) },
+  ];
+  writeFileSync(svgFile, lineChart(`Warm tools/list latency (median), ${settings.fanoutTools} tools per upstream`, 'upstreams', 'ms', series));
+}
+
+const met = rows.filter((row) => row.met === true).length;
+process.stdout.write(`\ncoffer benchmark (${quick ? 'quick' : 'full'}), ${elapsedS.toFixed(0)} s · ${info.cpus} × ${info.model}, ${info.memoryGb} GB, Node ${info.node}, peer ${info.peer}\n\n`);
+process.stdout.write(`${table(rows)}\n\n`);
+for (const row of rows) if (row.note) process.stdout.write(`- ${row.scenario}: ${row.note}\n`);
+process.stdout.write(`\n${met} of ${rows.length} targets met · results: ${jsonFile}${scale.length ? ` · chart: ${svgFile}` : ''}\n`);
+if (failures.length > 0) {
+  process.stdout.write(`\nFAILED scenarios:\n${failures.join('\n')}\n`);
+  process.exitCode = 1;
+}
+clearTimeout(watchdog);

@@ -1,0 +1,33 @@
+// Live events of the daemon: published on the main thread's event bus, and
+// streamed to admin WebSocket clients as they are.
+import type { ListKind } from './capabilities.js';
+import type { AuditEntry } from './db.js';
+import type { ActorState } from './actor.js';
+
+export type InvocationKind = 'tool' | 'resource' | 'prompt';
+export type InvocationStatus = 'ok' | 'error' | 'timeout' | 'denied';
+
+/** One tools/call, resources/read or prompts/get through the gateway: never its arguments or result. */
+export interface InvocationRecord {
+  at: string;
+  server: string;
+  kind: InvocationKind;
+  key: string;
+  duration_ms: number;
+  status: InvocationStatus;
+  session: string;
+  /** The JSON-RPC error code, when status is not ok. */
+  error_code: number | null;
+}
+
+export type CofferEvent =
+  | { type: 'health'; server: string; state: ActorState; last_error: string | null; at: string }
+  | { type: 'list_changed'; server: string | null; kind: ListKind; at: string }
+  | { type: 'degraded'; server: string; kind: ListKind; reason: string; at: string }
+  | { type: 'recovered'; server: string; kind: ListKind; at: string }
+  | { type: 'server'; action: 'added' | 'updated' | 'removed'; server: string; at: string }
+  | { type: 'preference'; server: string; capability_type: string; capability_key: string; enabled: boolean; at: string }
+  | { type: 'audit'; entry: AuditEntry }
+  | { type: 'invocation'; invocation: InvocationRecord };
+
+export type CofferEventType = CofferEvent['type'];

@@ -1,0 +1,78 @@
+// The daemon as a process: `coffer serve` writes daemon.json (0600), answers
+// ready, and on SIGTERM lets an open call finish, stops its upstreams and
+// leaves nothing behind.
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { existsSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import t from 'tap';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { readDaemonFile } from '../src/daemon/daemon-file.js';
+import { startDaemon } from '../src/daemon/daemon.js';
+import { CLI_ENTRY } from '../src/paths.js';
+import { stdioFixture } from './fixtures/fixture-servers.js';
+import { tempHome, waitFor } from './helpers/gateway.js';
+
+const isAlive = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+t.test('SIGTERM drains: the open call finishes, upstream children stop, daemon.json goes', async (t) => {
+  const home = tempHome();
+  const child = spawn(process.execPath, [CLI_ENTRY, 'serve', '--port', '0', '--home', home], { stdio: ['ignore', 'pipe', 'inherit'] });
+  t.teardown(() => {
+    child.kill('SIGKILL');
+  });
+  const [line] = (await once(createInterface({ input: child.stdout! }), 'line')) as [string];
+  t.match(line, /127\.0\.0\.1/);
+  const daemon = readDaemonFile(home)!;
+  t.equal(daemon.pid, child.pid);
+  t.equal(statSync(join(home, 'daemon.json')).mode & 0o777, 0o600, 'daemon.json is private');
+  const base = `http://127.0.0.1:${daemon.port}`;
+  const status = (await (await fetch(`${base}/api/v1/daemon/status`)).json()) as { status: string };
+  t.equal(status.status, 'ready');
+
+  const created = await fetch(`${base}/api/v1/servers`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${daemon.token}`, 'content-type': 'application/json' },
+    body: JSON.stringify(stdioFixture('up')),
+  });
+  t.equal(created.status, 201);
+  await waitFor('up ready', async () => ((await (await fetch(`${base}/api/v1/servers/up`, { headers: { authorization: `Bearer ${daemon.token}` } })).json()) as any).health.state === 'ready');
+
+  const client = new Client({ name: 'drain', version: '1' });
+  await client.connect(new StreamableHTTPClientTransport(new URL(`${base}/mcp`)));
+  const { pid: upstreamPid } = JSON.parse(((await client.callTool({ name: 'up__whoami', arguments: {} })) as any).content[0].text);
+  t.ok(isAlive(upstreamPid), 'the upstream child runs');
+
+  const open = client.callTool({ name: 'up__slow', arguments: { ms: 1_500, steps: 3 } });
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  child.kill('SIGTERM');
+  const result = await open;
+  t.same(JSON.parse((result as any).content[0].text), { slept: 1500 }, 'the open call finished during the drain');
+  const [code] = await once(child, 'exit');
+  t.equal(code, 0, 'clean exit');
+  t.notOk(existsSync(join(home, 'daemon.json')), 'daemon.json removed');
+  await waitFor('the upstream child to be gone', () => !isAlive(upstreamPid), 5_000);
+  t.pass('no orphaned upstream process');
+  await client.close().catch(() => undefined);
+});
+
+t.test('a second daemon on the same home is refused with a clear message', async (t) => {
+  const home = tempHome();
+  const first = await startDaemon({ home, port: 0 });
+  t.teardown(() => first.stop());
+  const child = spawn(process.execPath, [CLI_ENTRY, 'serve', '--port', '0', '--home', home], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let stderr = '';
+  child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const [code] = await once(child, 'exit');
+  t.not(code, 0);
+  t.match(stderr, /already/);
+});
