@@ -49,6 +49,9 @@ const fixtureLine = (...args: string[]): string => joinCommandLine([process.exec
 /** A port nothing listens on (1: privileged, refused at once on loopback). */
 const DEAD_URL = 'http://127.0.0.1:1/mcp';
 
+// Many CLI processes and a daemon with real upstreams: more than the default per-file budget on a busy machine.
+t.setTimeout(300_000);
+
 const usageCode = (fn: () => unknown): number => {
   try {
     fn();
@@ -271,7 +274,7 @@ t.test('without a daemon: the new commands exit 3; usage errors still exit 2 fir
   const home = tempDir();
   const file = join(home, 'claude.json');
   writeFileSync(file, JSON.stringify({ mcpServers: { x: { command: 'x' } } }));
-  for (const args of [
+  const unreachable = [
     ['mcp', 'cap', 'list', 'x'],
     ['mcp', 'cap', 'disable', 'x', 'tool:a'],
     ['mcp', 'update', 'x', '--description', 'd'],
@@ -281,13 +284,14 @@ t.test('without a daemon: the new commands exit 3; usage errors still exit 2 fir
     ['mcp', 'import', file],
     ['audit', 'list', '--json'],
     ['daemon', 'rotate-token'],
-  ]) {
-    const result = await runCli(home, ...args);
+  ];
+  // In parallel: each is a process start.
+  for (const [args, result] of await Promise.all(unreachable.map(async (args) => [args, await runCli(home, ...args)] as const))) {
     t.equal(result.code, EXIT.DAEMON_UNREACHABLE, `${args.join(' ')} exits 3`);
     t.match(result.stderr, /^error: DAEMON_UNREACHABLE: .*coffer daemon start/m);
     t.equal(result.stdout, '', 'nothing on stdout');
   }
-  for (const args of [
+  const usage = [
     ['mcp', 'cap', 'disable', 'x', 'echo'],
     ['mcp', 'cap', 'disable', 'x'],
     ['mcp', 'cap', 'frob', 'x'],
@@ -304,8 +308,8 @@ t.test('without a daemon: the new commands exit 3; usage errors still exit 2 fir
     ['audit', 'list', '--since', 'yesterday'],
     ['audit', 'frob'],
     ['mcp', 'list', '--stdio', 'x'],
-  ]) {
-    const result = await runCli(home, ...args);
+  ];
+  for (const [args, result] of await Promise.all(usage.map(async (args) => [args, await runCli(home, ...args)] as const))) {
     t.equal(result.code, EXIT.USAGE, `${args.join(' ')} exits 2`);
     t.match(result.stderr, /^error: USAGE: /);
   }

@@ -90,10 +90,44 @@ t.test('migrations', async (t) => {
     await old.close();
 
     const writer = await open(t, { ...init, migrationsDir: MIGRATIONS_DIR });
-    t.same(await writer.api.migrate(), { ok: true, value: { version: 2 } });
+    t.same(await writer.api.migrate(), { ok: true, value: { version: readMigrations(MIGRATIONS_DIR).length } });
     t.same((await writer.api.getServer('kept'))?.config.transport, { type: 'stdio', command: 'node', args: ['server.js'], env: { TOKEN: 'abc' }, cwd: null });
     await writer.close();
     inspect(init.dbPath, (db) => t.equal(db.prepare('SELECT count(*) FROM retention_policies').pluck().get(), 2));
+  });
+
+  t.test('003 turns the TEXT error_code of 002 into an INTEGER and indexes every filter', async (t) => {
+    const init = tempInit(t, firstMigrations(t, 2));
+    const old = await open(t, init);
+    await old.close();
+    const db = new Database(init.dbPath);
+    const insert = db.prepare('INSERT INTO invocations (at, server, kind, key, duration_ms, status, session, error_code) VALUES (?, ?, ?, ?, ?, ?, ?, ?)');
+    insert.run('2025-01-01T00:00:00.000Z', 'up', 'tool', 'a', 3, 'error', 's1', '-32000');
+    insert.run('2025-01-01T00:00:01.000Z', 'up', 'prompt', 'p', 1, 'ok', 's1', null);
+    insert.run('2025-01-01T00:00:02.000Z', 'up', 'tool', 'b', 2, 'error', null, 'not a number');
+    db.close();
+
+    const writer = await open(t, { ...init, migrationsDir: MIGRATIONS_DIR });
+    t.same(await writer.api.migrate(), { ok: true, value: { version: readMigrations(MIGRATIONS_DIR).length } });
+    t.same((await writer.api.listInvocations({})).map((row) => [row.key, row.error_code, row.session]), [['b', null, null], ['p', null, 's1'], ['a', -32000, 's1']]);
+    await writer.close();
+    inspect(init.dbPath, (db) => {
+      t.same(db.prepare("SELECT name, type FROM pragma_table_info('invocations') WHERE name = 'error_code'").get(), { name: 'error_code', type: 'INTEGER' });
+      const plan = (sql: string) => (db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all() as { detail: string }[]).map((row) => row.detail).join(' | ');
+      const order = 'ORDER BY at DESC, id DESC LIMIT 10';
+      for (const [where, index] of [
+        ['', 'invocations_at'],
+        ["WHERE server = 'up'", 'invocations_server_at'],
+        ["WHERE status = 'error'", 'invocations_status_at'],
+        ["WHERE at >= '2025'", 'invocations_at'],
+      ]) {
+        const detail = plan(`SELECT * FROM invocations ${where} ${order}`);
+        t.match(detail, new RegExp(`USING INDEX ${index}`), `${where || 'no filter'}: ${detail}`);
+        t.notMatch(detail, /TEMP B-TREE/, `${where || 'no filter'}: no sort`);
+      }
+      t.match(plan("DELETE FROM invocations WHERE id IN (SELECT id FROM invocations WHERE at < '2025' ORDER BY at LIMIT 500)"), /invocations_at/, 'prune walks the at index');
+      t.match(plan("DELETE FROM audit_log WHERE id IN (SELECT id FROM audit_log WHERE at < '2025' ORDER BY at LIMIT 500)"), /audit_log_at/);
+    });
   });
 
   t.test('a failing migration is rolled back and named', async (t) => {
@@ -120,7 +154,7 @@ t.test('migrations', async (t) => {
 
     const opened = await openDbWriter(init);
     t.equal(opened.ok, false);
-    if (!opened.ok) t.match(opened.error, { code: 'CONFIG_INVALID', details: { db_version: 99, supported_version: 2 } });
+    if (!opened.ok) t.match(opened.error, { code: 'CONFIG_INVALID', details: { db_version: 99, supported_version: readMigrations(MIGRATIONS_DIR).length } });
     t.equal(sha(init.dbPath), before, 'same bytes');
     t.notOk(existsSync(`${init.dbPath}-wal`), 'no WAL left behind');
     t.notOk(existsSync(init.keyPath), 'no key file created');

@@ -224,6 +224,23 @@ t.test('R7 -32601 is an empty kind, cached, not an error; a timeout is 504', asy
   t.equal(hung.body.error.code, 'UPSTREAM_TIMEOUT');
 });
 
+t.test('R8 failed is not empty: a failing upstream is an error with its keys, an empty kind is unsupported', async (t) => {
+  const gateway = await startGateway();
+  t.teardown(() => gateway.close());
+  await gateway.addServer(stdioFixture('broken', ['--fail-lists=-1']));
+  await gateway.addServer(stdioFixture('toolsonly'));
+  const failing = await capabilities(gateway, 'broken');
+  t.equal(failing.status, 503, 'could not load: 503, not an empty 200');
+  t.equal(failing.body.error.code, 'UPSTREAM_UNAVAILABLE');
+  t.match(failing.body.error.message, /test the connection/);
+  const empty = await capabilities(gateway, 'toolsonly');
+  t.equal(empty.status, 200);
+  t.same([empty.body.prompts.state, empty.body.resources.state, empty.body.tools.state], ['unsupported', 'unsupported', 'live']);
+  const client = await gateway.client();
+  t.ok((await toolNames(client)).includes('toolsonly__echo'));
+  t.equal((await gateway.api('GET', '/servers/broken')).body.health.degraded, true, 'on /mcp the failing upstream is left out and named');
+});
+
 t.test('R9 test connection is separate and leaves the live connection alone', async (t) => {
   let fixture = await startNetworkFixture('http', ['--name', 'tc', '--no-get-stream']);
   const port = new URL(fixture.url).port;

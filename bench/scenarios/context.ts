@@ -8,8 +8,10 @@ export interface Settings {
   toolsPerUpstream: number;
   /** Tools per upstream in the fan-out scenarios (quick: fewer upstreams, more tools, same merged size). */
   fanoutTools: number;
-  /** Upstreams of the warm (headline) and cold merged list. */
+  /** Upstreams of the warm (headline) merged list. */
   listAt: number;
+  /** Upstreams of the cold merged list (each run restarts the daemon). */
+  coldAt: number;
   hungUpstreams: number;
   /** Interleaved rounds of the call-overhead loops. */
   callRounds: number;

@@ -23,6 +23,7 @@ import { Registry } from '../registry/registry.js';
 import { PreferenceGate } from '../router/preference-gate.js';
 import { Router } from '../router/router.js';
 import { UpstreamPool } from '../upstreams/pool.js';
+import { EventBus } from './event-bus.js';
 import { ensureHome, newToken, readDaemonFile, removeDaemonFile, writeDaemonFile } from './daemon-file.js';
 
 export interface DaemonOptions {
@@ -95,25 +96,42 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
   const dispatcher = new Dispatcher(router, { version: VERSION, pageSize: options.pageSize ?? 1000 }, log);
   const sessions = new SessionRegistry(dispatcher, { maxBodyBytes: 64 * 1024 * 1024, keepAliveMs: 5_000, idleTimeoutMs: 60 * 60_000 }, log);
 
-  const broadcastChanged = (kind: ListKind) => sessions.broadcast({ jsonrpc: '2.0', method: LIST_CHANGED_METHOD[kind] });
-  router.on('list_changed', broadcastChanged);
-  router.on('degraded', (server, kind, reason) => log.warn('upstream left out of list', { server, kind, reason }));
-  router.on('recovered', (server, kind) => log.info('upstream answers again', { server, kind }));
-  pool.on('list_changed', (_server, kind) => broadcastChanged(kind));
+  const bus = new EventBus();
+  const now = () => new Date().toISOString();
+  const broadcastChanged = (kind: ListKind, server: string | null = null) => {
+    sessions.broadcast({ jsonrpc: '2.0', method: LIST_CHANGED_METHOD[kind] });
+    bus.publish({ type: 'list_changed', server, kind, at: now() });
+  };
+  router.on('list_changed', (kind) => broadcastChanged(kind));
+  router.on('degraded', (server, kind, reason) => {
+    log.warn('upstream left out of list', { server, kind, reason });
+    bus.publish({ type: 'degraded', server, kind, reason, at: now() });
+  });
+  router.on('recovered', (server, kind) => {
+    log.info('upstream answers again', { server, kind });
+    bus.publish({ type: 'recovered', server, kind, at: now() });
+  });
+  router.on('invocation', (invocation) => bus.publish({ type: 'invocation', invocation }));
+  pool.on('list_changed', (server, kind) => broadcastChanged(kind, server));
   pool.on('progress', (_server, requestId, progress) => router.progress(requestId, progress));
   pool.on('state', (server, status) => {
     log.info('upstream state', { server, state: status.state, error: status.lastError });
+    bus.publish({ type: 'health', server, state: status.state, last_error: status.lastError, at: now() });
     if (status.state === 'ready') router.upstreamReady(server);
   });
 
   registry = new Registry(writer.api, pool, {
     isDegraded: (server) => router.degradedServers().includes(server),
-    surfaceChanged: (server, removed) => {
-      if (removed) gate.forget(server);
-      for (const kind of ['tools', 'resources', 'prompts'] as const) broadcastChanged(kind);
+    surfaceChanged: (server, action) => {
+      if (action === 'removed') gate.forget(server);
+      bus.publish({ type: 'server', action, server, at: now() });
+      for (const kind of ['tools', 'resources', 'prompts'] as const) broadcastChanged(kind, server);
     },
   });
-  const capabilities = new CapabilityService(writer.api, pool, gate, broadcastChanged);
+  const capabilities = new CapabilityService(writer.api, pool, gate, {
+    listChanged: (kind) => broadcastChanged(kind),
+    preferenceChanged: (server, change) => bus.publish({ type: 'preference', server, ...change, at: now() }),
+  });
   const tester = new ConnectionTester(join(home, 'logs'));
   await registry.load();
 
@@ -135,6 +153,7 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
       await writer.close();
       removeDaemonFile(home, process.pid);
       log.info('stopped');
+      await log.close();
       resolveStopped();
     })());
 

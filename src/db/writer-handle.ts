@@ -1,10 +1,11 @@
 // Main-thread side of the DB writer worker: spawns it, migrates, hands out its API,
-// reports its death, and stops it cleanly.
-import { Worker } from 'node:worker_threads';
+// relays its events (audit entries, periodic prunes), reports its death, and stops it cleanly.
+import { MessageChannel, Worker, type MessagePort } from 'node:worker_threads';
 import { workerFile } from '../paths.js';
 import { Comlink, endpoint } from '../protocol/comlink.js';
-import type { DbInit, DbWriterApi } from '../protocol/db.js';
+import type { AuditEntry, DbInit, DbWriterApi, RetentionTable } from '../protocol/db.js';
 import { CofferError, type ErrorBody, type Result } from '../protocol/errors.js';
+import type { WriterEvent } from '../../workers/db-writer/events.js';
 
 /** The writer's API without close(): stopping goes through DbWriter.close(). */
 export type DbWriterCalls = Omit<DbWriterApi, 'close'>;
@@ -21,6 +22,12 @@ export interface DbWriterOptions {
   onDeath?: (error: ErrorBody) => void;
   /** How long close() waits for the checkpoint before stopping the worker anyway. */
   closeTimeoutMs?: number;
+  /** Every audit entry the writer commits, as it commits it (whoever caused it). */
+  onAudit?: (entry: AuditEntry) => void;
+  /** After each periodic prune of the writer (not after prune() calls, which answer their counts). */
+  onPrune?: (pruned: Record<RetentionTable, number>) => void;
+  /** A periodic prune failed (the next one runs at the next interval). */
+  onPruneError?: (error: ErrorBody) => void;
 }
 
 // A record, so the compiler insists every DbWriterApi method is forwarded.
@@ -36,6 +43,11 @@ const METHODS: Record<keyof DbWriterApi, true> = {
   setPreferences: true,
   audit: true,
   listAudit: true,
+  recordInvocations: true,
+  listInvocations: true,
+  listRetention: true,
+  setRetention: true,
+  prune: true,
   close: true,
 };
 
@@ -46,12 +58,34 @@ type AnyMethod = (...args: unknown[]) => Promise<unknown>;
  * a broken migration, an unreadable key) the worker is stopped and the error answered.
  */
 export function openDbWriter(init: DbInit, options: DbWriterOptions = {}): Promise<Result<DbWriter>> {
-  return superviseDbWriter(new Worker(workerFile('db-writer/main.js'), { workerData: init }), options);
+  const { worker, events } = spawnDbWriter(init);
+  return superviseDbWriter(worker, options, events);
 }
 
-/** The supervising half of openDbWriter, for a writer worker spawned by the caller (a test that kills it). */
-export async function superviseDbWriter(worker: Worker, options: DbWriterOptions = {}): Promise<Result<DbWriter>> {
+/** Starts a writer worker with its events channel; the worker keeps the other end. */
+export function spawnDbWriter(init: DbInit): { worker: Worker; events: MessagePort } {
+  const { port1, port2 } = new MessageChannel();
+  const worker = new Worker(workerFile('db-writer/main.js'), { workerData: { ...init, events: port2 }, transferList: [port2] });
+  return { worker, events: port1 };
+}
+
+/**
+ * The supervising half of openDbWriter, for a writer worker spawned by the caller
+ * (a test that kills it). `events` is the main-thread end of the worker's events
+ * channel (spawnDbWriter); without it onAudit / onPrune are never called.
+ */
+export async function superviseDbWriter(worker: Worker, options: DbWriterOptions = {}, events?: MessagePort): Promise<Result<DbWriter>> {
   const remote = Comlink.wrap<DbWriterApi>(endpoint(worker));
+  if (events) {
+    // Listeners are called as is: they must not throw.
+    events.on('message', (event: WriterEvent) => {
+      if (event.type === 'audit') options.onAudit?.(event.entry);
+      else if (event.type === 'pruned') options.onPrune?.(event.pruned);
+      else if (event.type === 'prune_failed') options.onPruneError?.({ code: 'INTERNAL', message: `periodic prune failed: ${event.message}` });
+    });
+    // The worker keeps the process alive while it runs; the port alone must not.
+    events.unref();
+  }
 
   let started = false;
   let closing = false;
@@ -66,6 +100,7 @@ export async function superviseDbWriter(worker: Worker, options: DbWriterOptions
     lastError = error;
   });
   worker.on('exit', (code) => {
+    events?.close();
     const message = `the DB writer worker exited (code ${code})${lastError ? `: ${lastError.message}` : ''}`;
     markDead(new CofferError('INTERNAL', closing ? 'the DB writer is closed' : message));
     // Before openDbWriter answers, a death is reported through its Result instead.

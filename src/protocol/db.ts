@@ -44,6 +44,8 @@ export interface DbInit {
   migrationsDir: string;
   /** Key file for secret config values (env, headers); created 0600 if missing. */
   keyPath: string;
+  /** How often the writer prunes by itself (the first run comes after min(this, 10 s)); default 1 hour; 0 turns it off. */
+  pruneIntervalMs?: number;
 }
 
 export interface DbWriterApi {

@@ -73,7 +73,7 @@ export class CapabilityService {
     private readonly writer: DbWriterCalls,
     private readonly upstreams: UpstreamDirectory,
     private readonly gate: PreferenceGate,
-    private readonly notify: (kind: ListKind) => void,
+    private readonly events: { listChanged(kind: ListKind): void; preferenceChanged(server: string, change: PreferenceChange): void },
   ) {}
 
   /**
@@ -123,7 +123,8 @@ export class CapabilityService {
     if (!result.ok) throw new CofferError(result.error.code, result.error.message, result.error.details);
     this.gate.load(result.value);
     const kinds = new Set(changes.flatMap((change) => KINDS_OF_TYPE[change.capability_type]));
-    for (const kind of kinds) if (kind !== 'resourceTemplates') this.notify(kind);
+    for (const kind of kinds) if (kind !== 'resourceTemplates') this.events.listChanged(kind);
+    for (const change of changes) this.events.preferenceChanged(server, change);
     return result.value;
   }
 }

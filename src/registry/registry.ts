@@ -21,7 +21,7 @@ export type ServerView = ServerConfig & { created_at: string; updated_at: string
 export interface RegistryHooks {
   isDegraded(server: string): boolean;
   /** A server joined, left or changed: every downstream list may differ. */
-  surfaceChanged(server: string, removed: boolean): void;
+  surfaceChanged(server: string, action: 'added' | 'updated' | 'removed'): void;
 }
 
 export function unwrap<T>(result: Result<T>): T {
@@ -70,7 +70,7 @@ export class Registry {
     const record = unwrap(await this.writer.createServer(config, actor));
     this.configs.set(config.name, record.config);
     if (config.enabled) this.pool.start(record.config);
-    this.hooks.surfaceChanged(config.name, false);
+    this.hooks.surfaceChanged(config.name, 'added');
     return this.view(record);
   }
 
@@ -84,7 +84,7 @@ export class Registry {
       await this.pool.stop(name);
       this.pool.start(record.config);
     }
-    this.hooks.surfaceChanged(name, false);
+    this.hooks.surfaceChanged(name, 'updated');
     return this.view(record);
   }
 
@@ -96,7 +96,7 @@ export class Registry {
     unwrap(await this.writer.deleteServer(name, actor));
     this.configs.delete(name);
     await this.pool.stop(name);
-    this.hooks.surfaceChanged(name, true);
+    this.hooks.surfaceChanged(name, 'removed');
   }
 
   private async record(name: string): Promise<ServerRecord> {

@@ -6,7 +6,7 @@ import { now } from './clock.js';
 type AuditFilter = Parameters<DbWriterApi['listAudit']>[0];
 
 const DEFAULT_LIMIT = 100;
-const MAX_LIMIT = 1000;
+const MAX_LIMIT = 10_000;
 
 interface AuditRow {
   id: number;
@@ -24,16 +24,34 @@ const FILTERS: { [K in Exclude<keyof AuditFilter, 'limit'>]: string } = {
 };
 
 export class AuditLog {
-  private readonly insert: Statement<[string, AuditActor, string, string | null, string]>;
+  private readonly insert: Statement<[string, AuditActor, string, string | null, string], { id: number }>;
+  /** Recorded but not yet published: the calling writer method may still roll back. */
+  private pending: AuditEntry[] = [];
   /** One prepared statement per combination of filters, made on first use (no `? IS NULL OR`, which defeats the indexes). */
   private readonly selects = new Map<string, Statement<[Record<string, unknown>], AuditRow>>();
 
   constructor(private readonly db: Database) {
-    this.insert = db.prepare('INSERT INTO audit_log (at, actor, event_type, server, payload) VALUES (?, ?, ?, ?, ?)');
+    this.insert = db.prepare('INSERT INTO audit_log (at, actor, event_type, server, payload) VALUES (?, ?, ?, ?, ?) RETURNING id');
   }
 
   record(actor: AuditActor, eventType: string, server: string | null, payload: Record<string, unknown>): void {
-    this.insert.run(now(), actor, eventType, server, JSON.stringify(payload));
+    const at = now();
+    const text = JSON.stringify(payload);
+    const { id } = this.insert.get(at, actor, eventType, server, text) as { id: number };
+    // Parsed back, so a listener sees exactly what listAudit will answer.
+    this.pending.push({ id, at, actor, event_type: eventType, server, payload: JSON.parse(text) as Record<string, unknown> });
+  }
+
+  /** The entries recorded since the last call, once the writer method that made them returned (committed). */
+  takePending(): AuditEntry[] {
+    const entries = this.pending;
+    this.pending = [];
+    return entries;
+  }
+
+  /** The writer method threw: its transaction rolled back, so its entries never existed. */
+  discardPending(): void {
+    this.pending = [];
   }
 
   /** Newest first. */

@@ -1,25 +1,42 @@
 // The DB writer worker: the only SQLite writer. Spawned by src/db/writer-handle.ts
-// with a DbInit as workerData; serves DbWriterApi over comlink on parentPort.
-import { parentPort, workerData } from 'node:worker_threads';
+// with a DbInit (plus an optional events port) as workerData; serves DbWriterApi
+// over comlink on parentPort, posts each committed audit entry on the events port,
+// and prunes the history tables by itself every pruneIntervalMs.
+import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 import type { DbInit, DbWriterApi } from '../../src/protocol/db.js';
 import type { Result } from '../../src/protocol/errors.js';
 import { Comlink, endpoint } from '../../src/protocol/comlink.js';
 import { AuditLog } from './audit.js';
+import { InvocationLog } from './invocations.js';
 import { applyMigrations, checkNotNewer, readMigrations } from './migrate.js';
 import { PreferenceStore } from './preferences.js';
+import { RetentionStore, yieldToEventLoop } from './retention.js';
 import { loadOrCreateKey } from './secrets.js';
 import { serverNotFound, ServerStore } from './servers.js';
+import type { WriterEvent } from './events.js';
 
 const BUSY_TIMEOUT_MS = 5_000;
+const DEFAULT_PRUNE_INTERVAL_MS = 60 * 60_000;
+const FIRST_PRUNE_MAX_DELAY_MS = 10_000;
+/** Rows per DELETE: a few milliseconds each, so a queued call waits at most that long. */
+const PRUNE_BATCH_ROWS = 500;
 
 interface Stores {
   servers: ServerStore;
   preferences: PreferenceStore;
   audit: AuditLog;
+  invocations: InvocationLog;
+  retention: RetentionStore;
 }
 
-const init = workerData as DbInit;
+/** What writer-handle passes: the DbInit and, when someone listens, the port for events. */
+const init = workerData as DbInit & { events?: MessagePort };
+const events = init.events ?? null;
+
+function post(event: WriterEvent): void {
+  events?.postMessage(event);
+}
 let db: Database.Database | null = null;
 let stores: Stores | null = null;
 
@@ -45,9 +62,45 @@ function open(): Result<{ version: number }> {
   if (!migrated.ok) return migrated;
   if (!stores) {
     const audit = new AuditLog(db);
-    stores = { audit, servers: new ServerStore(db, key, audit), preferences: new PreferenceStore(db, audit) };
+    stores = {
+      audit,
+      servers: new ServerStore(db, key, audit),
+      preferences: new PreferenceStore(db, audit),
+      invocations: new InvocationLog(db),
+      retention: new RetentionStore(db, audit),
+    };
+    schedulePrune(true);
   }
   return migrated;
+}
+
+let pruneTimer: NodeJS.Timeout | null = null;
+
+/** The periodic prune: one run at a time, the next one scheduled when this one ends. */
+function schedulePrune(first: boolean): void {
+  const interval = init.pruneIntervalMs ?? DEFAULT_PRUNE_INTERVAL_MS;
+  if (!(interval > 0) || !stores) return;
+  const delay = first ? Math.min(interval, FIRST_PRUNE_MAX_DELAY_MS) : interval;
+  pruneTimer = setTimeout(() => {
+    pruneTimer = null;
+    void prune()
+      .then((pruned) => post({ type: 'pruned', pruned, periodic: true }))
+      .catch((error: Error) => {
+        if (stores) post({ type: 'prune_failed', message: error.message });
+      })
+      .finally(() => schedulePrune(false));
+  }, delay);
+  pruneTimer.unref();
+}
+
+function prune() {
+  return ready().retention.prune({
+    batchSize: PRUNE_BATCH_ROWS,
+    yieldBetween: async () => {
+      await yieldToEventLoop();
+      if (!stores) throw new Error('the database was closed during the prune');
+    },
+  });
 }
 
 const api: DbWriterApi = {
@@ -104,6 +157,22 @@ const api: DbWriterApi = {
     return ready().audit.list(filter);
   },
 
+  async recordInvocations(records) {
+    ready().invocations.record(records);
+  },
+  async listInvocations(filter) {
+    return ready().invocations.list(filter ?? {});
+  },
+  async listRetention() {
+    return ready().retention.list();
+  },
+  async setRetention(table, days, actor) {
+    return ready().retention.set(table, days, actor);
+  },
+  async prune() {
+    return prune();
+  },
+
   async close() {
     // Folds the WAL back into coffer.db, so the file alone is the whole database.
     if (stores) db?.pragma('wal_checkpoint(TRUNCATE)');
@@ -112,9 +181,33 @@ const api: DbWriterApi = {
 };
 
 function closeDb(): void {
+  if (pruneTimer) clearTimeout(pruneTimer);
+  pruneTimer = null;
   db?.close();
   db = null;
   stores = null;
 }
 
-Comlink.expose(api, endpoint(parentPort!));
+/**
+ * Every method publishes the audit entries it recorded once it returned (its
+ * transaction committed), and drops them if it threw (rolled back). Methods that
+ * audit are synchronous inside, so entries of two calls never mix.
+ */
+function publishingAudit(target: DbWriterApi): DbWriterApi {
+  const wrapped: Record<string, unknown> = {};
+  for (const [name, method] of Object.entries(target) as [string, (...args: unknown[]) => Promise<unknown>][]) {
+    wrapped[name] = async (...args: unknown[]) => {
+      try {
+        const result = await method(...args);
+        for (const entry of stores?.audit.takePending() ?? []) post({ type: 'audit', entry });
+        return result;
+      } catch (error) {
+        stores?.audit.discardPending();
+        throw error;
+      }
+    };
+  }
+  return wrapped as unknown as DbWriterApi;
+}
+
+Comlink.expose(publishingAudit(api), endpoint(parentPort!));

@@ -1,0 +1,93 @@
+// invocations: one row per tools/call, resources/read, prompts/get through the
+// gateway. The columns are the whole record: there is no place for arguments or results.
+import type { Database, Statement } from 'better-sqlite3';
+import type { DbWriterApi, InvocationRow } from '../../src/protocol/db.js';
+import type { InvocationKind, InvocationRecord, InvocationStatus } from '../../src/protocol/events.js';
+import { now } from './clock.js';
+
+type InvocationFilter = Parameters<DbWriterApi['listInvocations']>[0];
+
+export const DEFAULT_INVOCATION_LIMIT = 100;
+export const MAX_INVOCATION_LIMIT = 10_000;
+
+const KINDS: ReadonlySet<string> = new Set<InvocationKind>(['tool', 'resource', 'prompt']);
+export const INVOCATION_STATUSES: ReadonlySet<string> = new Set<InvocationStatus>(['ok', 'error', 'timeout', 'denied']);
+
+type Stored = [string, string, InvocationKind, string, number, InvocationStatus, string | null, number | null];
+
+const FILTERS: { [K in Exclude<keyof InvocationFilter, 'limit'>]: string } = {
+  server: 'server = @server',
+  status: 'status = @status',
+  since: 'at >= @since',
+};
+
+/** A stored timestamp: ISO-8601 UTC with milliseconds, so text order is time order. */
+function timestamp(value: unknown): string | null {
+  if (typeof value !== 'string' && typeof value !== 'number') return null;
+  const time = new Date(value).getTime();
+  return Number.isFinite(time) ? new Date(time).toISOString() : null;
+}
+
+/**
+ * A record as it is stored, or null if it cannot be (unknown kind or status, no
+ * server or key): a bad record is left out rather than failing its whole batch,
+ * which the caller would only retry. Only the declared fields are read.
+ */
+function toStored(record: InvocationRecord): Stored | null {
+  if (typeof record !== 'object' || record === null) return null;
+  const { server, kind, key, status } = record;
+  if (typeof server !== 'string' || server === '' || typeof key !== 'string') return null;
+  if (!KINDS.has(kind) || !INVOCATION_STATUSES.has(status)) return null;
+  const duration = Number.isFinite(record.duration_ms) ? Math.max(0, Math.round(record.duration_ms)) : 0;
+  const session = typeof record.session === 'string' ? record.session : null;
+  const errorCode = Number.isSafeInteger(record.error_code) ? record.error_code : null;
+  return [timestamp(record.at) ?? now(), server, kind, key, duration, status, session, errorCode];
+}
+
+export class InvocationLog {
+  private readonly insert: Statement<Stored>;
+  private readonly selects = new Map<string, Statement<[Record<string, unknown>], InvocationRow>>();
+
+  constructor(private readonly db: Database) {
+    this.insert = db.prepare(
+      'INSERT INTO invocations (at, server, kind, key, duration_ms, status, session, error_code) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+    );
+  }
+
+  /** One transaction; answers how many records were stored (the rest were malformed). */
+  record(records: readonly InvocationRecord[]): number {
+    if (!Array.isArray(records) || records.length === 0) return 0;
+    return this.db.transaction(() => {
+      let stored = 0;
+      for (const record of records) {
+        const row = toStored(record);
+        if (!row) continue;
+        this.insert.run(...row);
+        stored++;
+      }
+      return stored;
+    })();
+  }
+
+  /** Newest first (by the call's time, then by arrival). */
+  list(filter: InvocationFilter): InvocationRow[] {
+    const limit = Number.isInteger(filter.limit) ? Math.min(Math.max(filter.limit as number, 1), MAX_INVOCATION_LIMIT) : DEFAULT_INVOCATION_LIMIT;
+    const params: Record<string, unknown> = { limit };
+    const used: (keyof typeof FILTERS)[] = [];
+    for (const name of Object.keys(FILTERS) as (keyof typeof FILTERS)[]) {
+      const value = filter[name];
+      if (value === undefined) continue;
+      used.push(name);
+      // A since in any parseable form compares as stored text; an unparseable one is taken as is.
+      params[name] = name === 'since' ? (timestamp(value) ?? value) : value;
+    }
+    const where = used.length === 0 ? '' : `WHERE ${used.map((name) => FILTERS[name]).join(' AND ')}`;
+    const sql = `SELECT id, at, server, kind, key, duration_ms, status, session, error_code FROM invocations ${where} ORDER BY at DESC, id DESC LIMIT @limit`;
+    let select = this.selects.get(sql);
+    if (!select) {
+      select = this.db.prepare(sql);
+      this.selects.set(sql, select);
+    }
+    return select.all(params);
+  }
+}
