@@ -45,13 +45,16 @@ function toStored(record: InvocationRecord): Stored | null {
 }
 
 export class InvocationLog {
-  private readonly insert: Statement<Stored>;
+  private insertStatement: Statement<Stored> | null = null;
   private readonly selects = new Map<string, Statement<[Record<string, unknown>], InvocationRow>>();
 
-  constructor(private readonly db: Database) {
-    this.insert = db.prepare(
+  constructor(private readonly db: Database) {}
+
+  /** Prepared on first use: a writer may open a database older than this table (tests of old builds). */
+  private get insert(): Statement<Stored> {
+    return (this.insertStatement ??= this.db.prepare(
       'INSERT INTO invocations (at, server, kind, key, duration_ms, status, session, error_code) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
-    );
+    ));
   }
 
   /** One transaction; answers how many records were stored (the rest were malformed). */

@@ -26,26 +26,36 @@ export function isRetentionTable(table: unknown): table is RetentionTable {
 }
 
 export class RetentionStore {
-  private readonly selectAll: Statement<[], { table_name: string; days: number | null }>;
-  private readonly upsert: Statement<[string, number | null]>;
-  private readonly deletes: Record<RetentionTable, Statement<[string, number]>>;
+  private statements: {
+    selectAll: Statement<[], { table_name: string; days: number | null }>;
+    upsert: Statement<[string, number | null]>;
+    deletes: Record<RetentionTable, Statement<[string, number]>>;
+  } | null = null;
   /** Prunes run one after another (the periodic one and prune() calls). */
   private running: Promise<unknown> = Promise.resolve();
 
   constructor(
     private readonly db: Database,
     private readonly audit: AuditLog,
-  ) {
-    this.selectAll = db.prepare('SELECT table_name, days FROM retention_policies');
-    this.upsert = db.prepare('INSERT INTO retention_policies (table_name, days) VALUES (?, ?) ON CONFLICT (table_name) DO UPDATE SET days = excluded.days');
+  ) {}
+
+  /** Prepared on first use: a writer may open a database older than these tables (tests of old builds). */
+  private get sql() {
+    if (this.statements) return this.statements;
+    const db = this.db;
     const deleteOld = (table: string) =>
       db.prepare<[string, number]>(`DELETE FROM ${table} WHERE id IN (SELECT id FROM ${table} WHERE at < ? ORDER BY at LIMIT ?)`);
-    this.deletes = { audit: deleteOld(SQL_TABLE.audit), invocations: deleteOld(SQL_TABLE.invocations) };
+    this.statements = {
+      selectAll: db.prepare('SELECT table_name, days FROM retention_policies'),
+      upsert: db.prepare('INSERT INTO retention_policies (table_name, days) VALUES (?, ?) ON CONFLICT (table_name) DO UPDATE SET days = excluded.days'),
+      deletes: { audit: deleteOld(SQL_TABLE.audit), invocations: deleteOld(SQL_TABLE.invocations) },
+    };
+    return this.statements;
   }
 
   /** Every known table, in a fixed order; a table without a row is kept forever. */
   list(): RetentionPolicy[] {
-    const stored = new Map(this.selectAll.all().map((row) => [row.table_name, row.days]));
+    const stored = new Map(this.sql.selectAll.all().map((row) => [row.table_name, row.days]));
     return RETENTION_TABLES.map((table) => ({ table, days: stored.get(table) ?? null }));
   }
 
@@ -70,7 +80,7 @@ export class RetentionStore {
     return this.db.transaction((): Result<RetentionPolicy> => {
       const from = this.list().find((policy) => policy.table === table)!.days;
       if (from !== days) {
-        this.upsert.run(table, days);
+        this.sql.upsert.run(table, days);
         this.audit.record(actor, 'retention_changed', null, { table, from, to: days });
       }
       return { ok: true, value: { table, days } };
@@ -95,7 +105,7 @@ export class RetentionStore {
         // The policy may have changed while we yielded: to forever, or to a longer time.
         const current = this.list().find((policy) => policy.table === table)!.days;
         if (current === null || current > days) break;
-        const { changes } = this.deletes[table].run(cutoff, batchSize);
+        const { changes } = this.sql.deletes[table].run(cutoff, batchSize);
         pruned[table] += changes;
         if (changes < batchSize) break;
         await yieldBetween();
