@@ -81,3 +81,22 @@ t.test('/mcp refuses a foreign Host or Origin (DNS rebinding)', async (t) => {
   t.equal(await send({}), 200, 'no Origin is fine');
   t.equal(await send({ 'mcp-session-id': 'no-such-session' }), 404, 'unknown session');
 });
+
+t.test('the audit names who changed what: X-Coffer-Actor cli/ui, anything else is api', async (t) => {
+  const gateway = await startGateway();
+  t.teardown(() => gateway.close());
+  const post = (name: string, actor: string | null) =>
+    fetch(`${gateway.url}/api/v1/servers`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${gateway.daemon.token}`, 'content-type': 'application/json', ...(actor ? { 'x-coffer-actor': actor } : {}) },
+      body: JSON.stringify({ ...stdioFixture(name), enabled: false }),
+    });
+  t.equal((await post('viacli', 'cli')).status, 201);
+  t.equal((await post('viaui', 'ui')).status, 201);
+  t.equal((await post('forged', 'system')).status, 201);
+  t.equal((await post('plain', null)).status, 201);
+  const { entries } = (await gateway.api('GET', '/audit?event_type=server_added')).body;
+  const actorOf = (server: string) => entries.find((entry: any) => entry.server === server)?.actor;
+  t.same([actorOf('viacli'), actorOf('viaui'), actorOf('forged'), actorOf('plain')], ['cli', 'ui', 'api', 'api']);
+  t.notOk(JSON.stringify(entries).includes('sk-'), 'no secret in audit payloads');
+});

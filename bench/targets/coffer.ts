@@ -26,7 +26,9 @@ function configOf(spec: UpstreamSpec): Record<string, unknown> {
   const transport = spec.url
     ? { type: 'http', url: spec.url, headers: {} }
     : { type: 'stdio', command: spec.stdio!.command, args: spec.stdio!.args, env: {}, cwd: null };
-  return { name: spec.name, transport, timeouts: { connect_ms: 10_000, request_ms: 30_000, list_deadline_ms: spec.listDeadlineMs ?? 2_000 } };
+  // connect_ms stays at the default 30 s: hundreds of actor workers starting at once on 2 cores
+  // need that long, and a shorter bound sends them into reconnect backoff instead of measuring them.
+  return { name: spec.name, transport, timeouts: { connect_ms: 30_000, request_ms: 30_000, list_deadline_ms: spec.listDeadlineMs ?? 2_000 } };
 }
 
 export class Coffer {
@@ -96,7 +98,8 @@ export class Coffer {
   }
 
   async waitReady(count: number, timeoutMs: number): Promise<void> {
-    await waitFor(`${count} upstreams ready in coffer`, async () => (await this.readyCount()) >= count, timeoutMs, 50);
+    // A slow answer of a starved main thread is "not yet", not a failure: only the deadline fails.
+    await waitFor(`${count} upstreams ready in coffer`, async () => (await this.readyCount().catch(() => 0)) >= count, timeoutMs, 100);
   }
 
   /** Stops the daemon and starts a new one on the same home: every cache is gone, registrations stay. */

@@ -44,7 +44,7 @@ export interface AdminWsOptions {
   maxBackpressure: number;
   /** Frames over this get a BAD_REQUEST error; the socket stays usable. Default 64 KiB. */
   maxMessageBytes: number;
-  /** uWS maxPayloadLength: frames over this close the socket (1009). Default 256 KiB. */
+  /** uWS maxPayloadLength: uWS drops a connection that sends a frame over this (the client sees 1006). Default 256 KiB. */
   hardMaxMessageBytes: number;
   /** A client over eventBufferLimit this long is closed with 1013. Default 30 s. */
   stallTimeoutMs: number;

@@ -2,6 +2,7 @@
 // of uWS: the HTTP adapter parses, this module routes, authenticates and shapes
 // every error into the one envelope.
 import { timingSafeEqual } from 'node:crypto';
+import type { AuditActor } from '../protocol/db.js';
 import { CofferError, ERROR_HTTP_STATUS, type ErrorBody } from '../protocol/errors.js';
 
 export interface ApiRequest {
@@ -13,12 +14,15 @@ export interface ApiRequest {
   body: unknown;
 }
 
+/** What a route handler sees: the request plus who is asking, for the audit log. */
+export type RouteRequest = ApiRequest & { actor: AuditActor };
+
 export interface ApiResponse {
   status: number;
   body?: unknown;
 }
 
-export type ApiHandler = (request: ApiRequest, params: Record<string, string>) => Promise<ApiResponse> | ApiResponse;
+export type ApiHandler = (request: RouteRequest, params: Record<string, string>) => Promise<ApiResponse> | ApiResponse;
 
 export interface Route {
   method: string;
@@ -38,6 +42,12 @@ export function tokenMatches(presented: string | undefined, expected: string): b
   const a = Buffer.from(presented);
   const b = Buffer.from(expected);
   return a.length === b.length && timingSafeEqual(a, b);
+}
+
+/** The CLI and the web UI name themselves in X-Coffer-Actor; anything else is the API. */
+export function actorOf(headers: Record<string, string>): AuditActor {
+  const claimed = headers['x-coffer-actor'];
+  return claimed === 'cli' || claimed === 'ui' ? claimed : 'api';
 }
 
 export function presentedToken(headers: Record<string, string>): string | undefined {
@@ -81,7 +91,7 @@ export class HttpApi {
         return errorResponse({ code: 'UNAUTHENTICATED', message: "missing or wrong token: send 'Authorization: Bearer <token>' with the token from daemon.json" });
       }
       try {
-        return await route.handler(request, params);
+        return await route.handler({ ...request, actor: actorOf(request.headers) }, params);
       } catch (error) {
         if (error instanceof CofferError) return errorResponse(error.toBody());
         throw error;

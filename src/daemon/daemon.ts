@@ -179,10 +179,10 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
           };
         },
         requestShutdown: () => void stop(),
-        rotateToken: async () => {
+        rotateToken: async (actor) => {
           token = newToken();
           writeDaemonFile(home, { port: http!.port, pid: process.pid, token, started_at: startedAt });
-          await writer.api.audit('api', 'token_rotated', null, {});
+          await writer.api.audit(actor, 'token_rotated', null, {});
           return token;
         },
       }),

@@ -30,8 +30,6 @@ export const ADMIN_CLOSE = {
   GOING_AWAY: 1001,
   /** Too many bad frames. */
   POLICY_VIOLATION: 1008,
-  /** A frame over the hard size limit (uWS closes the socket itself). */
-  MESSAGE_TOO_BIG: 1009,
   /** The client stayed too slow (its send buffer stayed full). */
   TRY_AGAIN_LATER: 1013,
   /** Missing or wrong token, or the token was rotated. */

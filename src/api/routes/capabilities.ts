@@ -33,14 +33,14 @@ export function capabilityRoutes(capabilities: CapabilityService, registry: Regi
     if (!TYPES.includes(type)) throw new CofferError('RESOURCE_NOT_FOUND', `no capability type '${params.type}': use tool, resource or prompt`);
     const key = (request.body as { key?: unknown } | undefined)?.key;
     if (typeof key !== 'string' || key.length === 0) throw invalid('key', 'must be the capability name or resource URI');
-    return { status: 200, body: { preferences: await capabilities.set(params.name!, [{ capability_type: type, capability_key: key, enabled }], 'api') } };
+    return { status: 200, body: { preferences: await capabilities.set(params.name!, [{ capability_type: type, capability_key: key, enabled }], request.actor) } };
   };
   return [
     { method: 'GET', pattern: '/servers/:name/capabilities', handler: async (_request, params) => ({ status: 200, body: await capabilities.view(params.name!, false) }) },
     {
       method: 'PATCH',
       pattern: '/servers/:name/capabilities',
-      handler: async (request, params) => ({ status: 200, body: { preferences: await capabilities.set(params.name!, parseChanges(request.body), 'api') } }),
+      handler: async (request, params) => ({ status: 200, body: { preferences: await capabilities.set(params.name!, parseChanges(request.body), request.actor) } }),
     },
     { method: 'POST', pattern: '/servers/:name/capabilities/:type/enable', handler: toggle(true) },
     { method: 'POST', pattern: '/servers/:name/capabilities/:type/disable', handler: toggle(false) },

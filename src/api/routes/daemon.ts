@@ -1,4 +1,5 @@
 // /daemon routes: status (the only route without a token) and shutdown.
+import type { AuditActor } from '../../protocol/db.js';
 import type { Route } from '../http-api.js';
 
 export interface DaemonStatus {
@@ -16,7 +17,7 @@ export interface DaemonControl {
   /** Starts a graceful stop after the answer is sent. */
   requestShutdown(): void;
   /** A new token; the old one stops working at once. */
-  rotateToken(): Promise<string>;
+  rotateToken(actor: AuditActor): Promise<string>;
 }
 
 export function daemonRoutes(control: DaemonControl): Route[] {
@@ -30,6 +31,6 @@ export function daemonRoutes(control: DaemonControl): Route[] {
         return { status: 202, body: { status: 'stopping' } };
       },
     },
-    { method: 'POST', pattern: '/daemon/rotate-token', handler: async () => ({ status: 200, body: { token: await control.rotateToken() } }) },
+    { method: 'POST', pattern: '/daemon/rotate-token', handler: async (request) => ({ status: 200, body: { token: await control.rotateToken(request.actor) } }) },
   ];
 }
