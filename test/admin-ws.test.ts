@@ -3,6 +3,9 @@
 // raw TCP client that stops reading. Then, once the daemon wires it, end to end.
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import net from 'node:net';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
@@ -19,6 +22,9 @@ import { CofferError } from '../src/protocol/errors.js';
 import type { CofferEvent } from '../src/protocol/events.js';
 import { startGateway, waitFor } from './helpers/gateway.js';
 import { stdioFixture } from './fixtures/fixture-servers.js';
+
+const LOG_DIR = mkdtempSync(join(tmpdir(), 'coffer-admin-ws-'));
+t.teardown(() => rmSync(LOG_DIR, { recursive: true, force: true }));
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const at = () => new Date().toISOString();
@@ -69,7 +75,8 @@ async function startAdmin(options: Partial<AdminWsOptions> = {}): Promise<Harnes
       if (server === 'good') return { ok: true, latency_ms: 12, protocol_version: '2025-06-18', server_info: { name: 'good', version: '1' }, capabilities: { tools: 1, resources: null, prompts: null } };
       throw new CofferError('RESOURCE_NOT_FOUND', `no server named '${server}'`);
     },
-    log: new Logger(null, 'error'),
+    // Errors (the 'buggy' refresh) go to a file, not the test output.
+    log: new Logger(join(LOG_DIR, 'daemon.log'), 'error'),
   };
   const admin = registerAdminWs(app, deps, { progressIntervalMs: 100, ...options });
   app.any('/*', (res) => {

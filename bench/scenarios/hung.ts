@@ -104,8 +104,13 @@ export async function hungScenarios(ctx: Context): Promise<Row[]> {
     await coffer.waitReady(UPSTREAMS, settings.readyTimeoutMs(UPSTREAMS));
     const client = await connect(coffer.mcpUrl);
     clients.push(client);
-    const before = await listAll(client);
-    if (before.tools !== UPSTREAMS * settings.toolsPerUpstream) throw new Error(`mid-session: ${before.tools} tools before the hang`);
+    // Warm up until every upstream is in the list (a cold first list on a busy machine may miss deadlines).
+    let before = 0;
+    for (let attempt = 0; attempt < 10 && before !== UPSTREAMS * settings.toolsPerUpstream; attempt++) {
+      if (attempt > 0) await sleep(500);
+      before = (await listAll(client)).tools;
+    }
+    if (before !== UPSTREAMS * settings.toolsPerUpstream) throw new Error(`mid-session: only ${before} tools listed before the hang`);
     const callLoop = { rounds: settings.hungCalls, warmup: 20, deadlineMs: settings.loopDeadlineMs };
     const healthyTools = ['m0__echo', 'm1__echo', 'm2__echo'];
     let next = 0;

@@ -1,5 +1,6 @@
 // `coffer serve`: the daemon in the foreground of this process.
 import { resolveHome } from '../../daemon/daemon-file.js';
+import type { LogLevel } from '../../log.js';
 import { daemonUrl } from '../api-client.js';
 import { expectPositionals, parseCommandArgs, parsePort } from '../args.js';
 import type { Command } from '../command.js';
@@ -11,7 +12,24 @@ const usage = `Usage: coffer serve [--port N] [--home DIR]
 
 Runs the coffer daemon in the foreground until SIGINT or SIGTERM.
   --port N     port to bind on 127.0.0.1 (env COFFER_PORT; default 7077 or the next free one)
-  --home DIR   data directory (env COFFER_HOME; default ~/.coffer)`;
+  --home DIR   data directory (env COFFER_HOME; default ~/.coffer)
+
+Environment: COFFER_CACHE_TTL_MS (list cache lifetime, default 60000),
+COFFER_LOG_LEVEL (debug|info|warn|error, default info).`;
+
+function cacheTuningFromEnv(): { cacheTtlMs?: number } {
+  const raw = process.env.COFFER_CACHE_TTL_MS;
+  if (raw === undefined) return {};
+  const ttl = Number(raw);
+  if (!Number.isInteger(ttl) || ttl < 0) throw new CliError(EXIT.USAGE, 'USAGE', `COFFER_CACHE_TTL_MS must be a whole number of milliseconds, not '${raw}'`);
+  return { cacheTtlMs: ttl };
+}
+
+function logLevelFromEnv(): LogLevel {
+  const raw = process.env.COFFER_LOG_LEVEL ?? 'info';
+  if (!['debug', 'info', 'warn', 'error'].includes(raw)) throw new CliError(EXIT.USAGE, 'USAGE', `COFFER_LOG_LEVEL must be debug, info, warn or error, not '${raw}'`);
+  return raw as LogLevel;
+}
 
 export const serveCommand: Command = {
   name: 'serve',
@@ -29,7 +47,7 @@ export const serveCommand: Command = {
     }
     // Loaded here, not at the top: every other command stays free of the daemon's heavy imports.
     const { startDaemon } = await import('../../daemon/daemon.js');
-    const daemon = await startDaemon({ home, port });
+    const daemon = await startDaemon({ home, port, logLevel: logLevelFromEnv(), tuning: cacheTuningFromEnv() });
     printLine(`coffer daemon listening on ${daemonUrl(daemon.port)} (pid ${process.pid}, home ${home})`);
 
     // Until a signal, or until the daemon stops on its own (POST /daemon/shutdown).
