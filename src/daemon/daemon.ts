@@ -18,6 +18,7 @@ import { Dispatcher } from '../mcp/dispatcher.js';
 import { SessionRegistry } from '../mcp/sessions.js';
 import { MIGRATIONS_DIR, PROJECT_ROOT } from '../paths.js';
 import { DEFAULT_ACTOR_TUNING, type ActorTuning } from '../protocol/actor.js';
+import { CofferError } from '../protocol/errors.js';
 import type { ListKind } from '../protocol/capabilities.js';
 import { Registry } from '../registry/registry.js';
 import { PreferenceGate } from '../router/preference-gate.js';
@@ -199,6 +200,16 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
       api,
       sessions,
       log,
+      {
+        bus,
+        token: () => token,
+        refresh: (server) => capabilities.view(server, true),
+        test: async (server) => {
+          const config = registry!.config(server);
+          if (!config) throw new CofferError('RESOURCE_NOT_FOUND', `no server named '${server}': see 'coffer mcp list'`);
+          return tester.test(config);
+        },
+      },
     );
   } catch (error) {
     await writer.close();

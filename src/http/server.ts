@@ -1,5 +1,6 @@
 // The uWebSockets.js server: /mcp (Streamable HTTP) and /api/v1 (REST), bound
 // to 127.0.0.1 only. Host and Origin are checked before anything else.
+import { registerAdminWs, type AdminDeps, type AdminWs } from '../admin/admin-ws.js';
 import type { ApiResponse, HttpApi } from '../api/http-api.js';
 import type { Logger } from '../log.js';
 import type { SessionRegistry } from '../mcp/sessions.js';
@@ -19,6 +20,8 @@ export interface HttpServerOptions {
 
 export interface HttpServer {
   port: number;
+  /** The admin WebSocket /admin/ws (stats; closed by close()). */
+  admin: AdminWs;
   close(): void;
 }
 
@@ -33,7 +36,13 @@ function envelope(status: number, code: string, message: string): ApiResponse {
   return { status, body: { error: { code, message } } };
 }
 
-export async function startHttpServer(options: HttpServerOptions, api: HttpApi, mcp: SessionRegistry, log: Logger): Promise<HttpServer> {
+export async function startHttpServer(
+  options: HttpServerOptions,
+  api: HttpApi,
+  mcp: SessionRegistry,
+  log: Logger,
+  admin: Omit<AdminDeps, 'port' | 'log'>,
+): Promise<HttpServer> {
   const app = uws.App();
   let port = 0;
 
@@ -87,6 +96,8 @@ export async function startHttpServer(options: HttpServerOptions, api: HttpApi, 
     });
   });
 
+  const adminWs = registerAdminWs(app, { ...admin, port: () => port, log });
+
   app.any('/*', (res: HttpResponse) => {
     const state = new ResponseState(res);
     sendJson(state, envelope(404, 'RESOURCE_NOT_FOUND', 'not found: MCP clients use /mcp, management uses /api/v1'));
@@ -94,7 +105,14 @@ export async function startHttpServer(options: HttpServerOptions, api: HttpApi, 
 
   const socket = await listenInRange(app, options.port, options.port === 0 ? 1 : options.portRange);
   port = uws.us_socket_local_port(socket);
-  return { port, close: () => uws.us_listen_socket_close(socket) };
+  return {
+    port,
+    admin: adminWs,
+    close: () => {
+      adminWs.close();
+      uws.us_listen_socket_close(socket);
+    },
+  };
 }
 
 async function listenInRange(app: TemplatedApp, first: number, count: number): Promise<us_listen_socket> {
