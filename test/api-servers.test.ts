@@ -100,3 +100,26 @@ t.test('the audit names who changed what: X-Coffer-Actor cli/ui, anything else i
   t.same([actorOf('viacli'), actorOf('viaui'), actorOf('forged'), actorOf('plain')], ['cli', 'ui', 'api', 'api']);
   t.notOk(JSON.stringify(entries).includes('sk-'), 'no secret in audit payloads');
 });
+
+t.test('every routed call is in the invocation log, without its arguments', async (t) => {
+  const gateway = await startGateway();
+  t.teardown(() => gateway.close());
+  await gateway.addServer(stdioFixture('logged'));
+  const client = await gateway.client();
+  await client.callTool({ name: 'logged__echo', arguments: { password: 'sk-planted-in-arguments' } });
+  await gateway.api('POST', '/servers/logged/capabilities/tool/disable', { key: 'whoami' });
+  await client.callTool({ name: 'logged__whoami', arguments: {} }).catch(() => undefined);
+  const { invocations } = await (async () => {
+    for (let i = 0; i < 100; i++) {
+      const answer = (await gateway.api('GET', '/invocations?server=logged')).body;
+      if (answer.invocations.length >= 2) return answer;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    throw new Error('invocations not recorded');
+  })();
+  t.match(invocations.find((row: any) => row.key === 'echo'), { server: 'logged', kind: 'tool', status: 'ok' });
+  t.match(invocations.find((row: any) => row.key === 'whoami'), { status: 'denied', error_code: -32000 });
+  t.notOk(JSON.stringify(invocations).includes('sk-planted'), 'arguments are never recorded');
+  const retention = await gateway.api('GET', '/retention');
+  t.same(retention.body.policies.map((policy: any) => policy.table).sort(), ['audit', 'invocations']);
+});

@@ -6,6 +6,8 @@ import { join } from 'node:path';
 import { HttpApi } from '../api/http-api.js';
 import { daemonRoutes, type DaemonStatus } from '../api/routes/daemon.js';
 import { auditRoutes } from '../api/routes/audit.js';
+import { invocationRoutes } from '../api/routes/invocations.js';
+import { retentionRoutes } from '../api/routes/retention.js';
 import { capabilityRoutes } from '../api/routes/capabilities.js';
 import { serverRoutes } from '../api/routes/servers.js';
 import { ConnectionTester } from '../jobs/connection-tester.js';
@@ -25,6 +27,7 @@ import { PreferenceGate } from '../router/preference-gate.js';
 import { Router } from '../router/router.js';
 import { UpstreamPool } from '../upstreams/pool.js';
 import { EventBus } from './event-bus.js';
+import { InvocationLog } from './invocation-log.js';
 import { ensureHome, newToken, readDaemonFile, removeDaemonFile, writeDaemonFile } from './daemon-file.js';
 
 export interface DaemonOptions {
@@ -80,9 +83,15 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
   const startedAt = new Date().toISOString();
   let phase: DaemonStatus['status'] = 'starting';
 
+  const bus = new EventBus();
   const opened = await openDbWriter(
     { dbPath: join(home, 'coffer.db'), migrationsDir: MIGRATIONS_DIR, keyPath: join(home, 'secret.key') },
-    { onDeath: (error) => log.error('DB writer died', { error: error.message }) },
+    {
+      onDeath: (error) => log.error('DB writer died', { error: error.message }),
+      onAudit: (entry) => bus.publish({ type: 'audit', entry }),
+      onPrune: (pruned) => log.debug('pruned', pruned),
+      onPruneError: (error) => log.warn('periodic prune failed', { error: error.message }),
+    },
   );
   if (!opened.ok) throw new Error(`cannot open the database in ${home}: ${opened.error.message}`);
   const writer = opened.value;
@@ -97,7 +106,6 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
   const dispatcher = new Dispatcher(router, { version: VERSION, pageSize: options.pageSize ?? 1000 }, log);
   const sessions = new SessionRegistry(dispatcher, { maxBodyBytes: 64 * 1024 * 1024, keepAliveMs: 5_000, idleTimeoutMs: 60 * 60_000 }, log);
 
-  const bus = new EventBus();
   const now = () => new Date().toISOString();
   const broadcastChanged = (kind: ListKind, server: string | null = null) => {
     sessions.broadcast({ jsonrpc: '2.0', method: LIST_CHANGED_METHOD[kind] });
@@ -112,7 +120,11 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
     log.info('upstream answers again', { server, kind });
     bus.publish({ type: 'recovered', server, kind, at: now() });
   });
-  router.on('invocation', (invocation) => bus.publish({ type: 'invocation', invocation }));
+  const invocationLog = new InvocationLog(writer.api, {}, (error) => log.warn('invocation log', { error: error.message }));
+  router.on('invocation', (invocation) => {
+    invocationLog.add(invocation);
+    bus.publish({ type: 'invocation', invocation });
+  });
   pool.on('list_changed', (server, kind) => broadcastChanged(kind, server));
   pool.on('progress', (_server, requestId, progress) => router.progress(requestId, progress));
   pool.on('state', (server, status) => {
@@ -134,7 +146,6 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
     preferenceChanged: (server, change) => bus.publish({ type: 'preference', server, ...change, at: now() }),
   });
   const tester = new ConnectionTester(join(home, 'logs'));
-  await registry.load();
 
   let token = newToken();
   let http: HttpServer | null = null;
@@ -148,6 +159,7 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
       log.info('stopping');
       await sessions.drain(options.drainMs ?? 5_000);
       await sessions.closeAll();
+      await invocationLog.close();
       await pool.stopAll();
       await tester.close();
       http?.close();
@@ -190,6 +202,8 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
       ...serverRoutes(registry),
       ...capabilityRoutes(capabilities, registry, tester),
       ...auditRoutes(writer.api),
+      ...invocationRoutes(writer.api),
+      ...retentionRoutes(writer.api),
     ],
     () => token,
   );
@@ -212,9 +226,14 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
       },
     );
   } catch (error) {
+    await invocationLog.close();
+    await tester.close();
     await writer.close();
+    await log.close();
     throw error;
   }
+  // Upstreams start once clients can reach us; their actors connect in the background.
+  await registry.load();
   writeDaemonFile(home, { port: http.port, pid: process.pid, token, started_at: startedAt });
   phase = 'ready';
   log.info('ready', { port: http.port, upstreams: registry.all().length, native_http: nativeBindingLoaded() });

@@ -49,7 +49,7 @@ export function retentionRoutes(writer: RetentionWriter): Route[] {
       handler: async (request, params) => {
         // 404 for an unknown table before any complaint about the body.
         await policyOf(writer, params.table!);
-        return { status: 200, body: unwrap(await writer.setRetention(params.table!, daysOf(request.body), 'api')) };
+        return { status: 200, body: unwrap(await writer.setRetention(params.table!, daysOf(request.body), request.actor)) };
       },
     },
     { method: 'POST', pattern: '/retention/prune', handler: async () => ({ status: 200, body: { pruned: await writer.prune() } }) },
