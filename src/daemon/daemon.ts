@@ -12,7 +12,7 @@ import { capabilityRoutes } from '../api/routes/capabilities.js';
 import { serverRoutes } from '../api/routes/servers.js';
 import { ConnectionTester } from '../jobs/connection-tester.js';
 import { CapabilityService } from '../registry/capabilities.js';
-import { openDbWriter } from '../db/writer-handle.js';
+import { openRestartingWriter } from '../db/restarting-writer.js';
 import { startHttpServer, type HttpServer } from '../http/server.js';
 import { nativeBindingLoaded } from '../http/uws.js';
 import { Logger, type LogLevel } from '../log.js';
@@ -84,10 +84,11 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
   let phase: DaemonStatus['status'] = 'starting';
 
   const bus = new EventBus();
-  const opened = await openDbWriter(
+  const opened = await openRestartingWriter(
     { dbPath: join(home, 'coffer.db'), migrationsDir: MIGRATIONS_DIR, keyPath: join(home, 'secret.key') },
     {
-      onDeath: (error) => log.error('DB writer died', { error: error.message }),
+      onDeath: (error) => log.error('DB writer died; restarting it', { error: error.message }),
+      onRestart: () => log.info('DB writer restarted'),
       onAudit: (entry) => bus.publish({ type: 'audit', entry }),
       onPrune: (pruned) => log.debug('pruned', pruned),
       onPruneError: (error) => log.warn('periodic prune failed', { error: error.message }),

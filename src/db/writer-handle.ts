@@ -51,6 +51,9 @@ const METHODS: Record<keyof DbWriterApi, true> = {
   close: true,
 };
 
+/** Every method of DbWriterCalls, for code that forwards them (restarting-writer.ts). */
+export const WRITER_CALLS = Object.keys(METHODS).filter((method) => method !== 'close') as Array<keyof DbWriterCalls>;
+
 type AnyMethod = (...args: unknown[]) => Promise<unknown>;
 
 /**
