@@ -1,7 +1,7 @@
 // Thin client of the daemon's REST API (/api/v1). It finds the daemon through
 // $COFFER_HOME/daemon.json and turns every failure into a CliError with the
 // right exit code; it never starts a daemon.
-import { readDaemonFile, type DaemonFile } from '../daemon/daemon-file.js';
+import { daemonFilePath, readDaemonFile, type DaemonFile } from '../daemon/daemon-file.js';
 import { EXIT, exitCodeForApiError } from './exit-codes.js';
 import { CliError } from './output.js';
 
@@ -18,11 +18,14 @@ const REQUEST_TIMEOUT_MS = 60_000;
 
 export const daemonUrl = (port: number): string => `http://127.0.0.1:${port}`;
 
-export function daemonUnreachable(home: string, why: string): CliError {
+/** Exit 3 and how to start a daemon; `cause` (the failed connection) is shown with --verbose. */
+export function daemonUnreachable(home: string, why: string, cause?: unknown): CliError {
   return new CliError(
     EXIT.DAEMON_UNREACHABLE,
     'DAEMON_UNREACHABLE',
     `${why} (home ${home}); start one with \`coffer daemon start\` or \`coffer serve\``,
+    undefined,
+    cause,
   );
 }
 
@@ -54,7 +57,7 @@ export class ApiClient {
 
   static forHome(home: string): ApiClient {
     const daemon = readDaemonFile(home);
-    if (!daemon) throw daemonUnreachable(home, 'no coffer daemon is running');
+    if (!daemon) throw daemonUnreachable(home, 'no coffer daemon is running', `no usable daemon file at ${daemonFilePath(home)}`);
     return new ApiClient(home, daemon);
   }
 
@@ -90,7 +93,7 @@ export class ApiClient {
       });
     } catch (error) {
       if (!isConnectionFailure(error)) throw error;
-      throw daemonUnreachable(this.home, `the coffer daemon on port ${this.daemon.port} does not answer`);
+      throw daemonUnreachable(this.home, `the coffer daemon on port ${this.daemon.port} does not answer`, error);
     }
     const text = await response.text();
     if (!response.ok) throw apiError(response.status, text);

@@ -1,5 +1,5 @@
 // Argument parsing on node:util parseArgs. Every command also accepts the
-// global --home and --help, so they may appear anywhere on the line.
+// global --home, --verbose and --help, so they may appear anywhere on the line.
 import { parseArgs } from 'node:util';
 import { usageError } from './output.js';
 
@@ -15,13 +15,15 @@ type ValueOf<S extends OptionSpec> = S['type'] extends 'string'
     : boolean;
 
 export type ParsedArgs<S extends OptionSpecs> = {
-  values: { [K in keyof S]?: ValueOf<S[K]> } & { home?: string; help?: boolean };
+  values: { [K in keyof S]?: ValueOf<S[K]> } & { home?: string; help?: boolean; verbose?: boolean };
   positionals: string[];
 };
 
 const GLOBAL_OPTIONS = {
   home: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
+  // Read by main.ts (isVerbose): more detail on errors.
+  verbose: { type: 'boolean' },
 } as const satisfies OptionSpecs;
 
 export function parseCommandArgs<S extends OptionSpecs>(argv: string[], options: S): ParsedArgs<S> {
@@ -98,4 +100,10 @@ export function splitAction(argv: string[], valueOptions: Iterable<string>): { a
     return { action: word, rest: [...argv.slice(0, i), ...argv.slice(i + 1)] };
   }
   return { action: undefined, rest: argv };
+}
+
+/** The global --verbose, wherever it is on the line (before a `--`). */
+export function isVerbose(argv: string[]): boolean {
+  const end = argv.indexOf('--');
+  return (end === -1 ? argv : argv.slice(0, end)).includes('--verbose');
 }

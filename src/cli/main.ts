@@ -3,16 +3,18 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PROJECT_ROOT } from '../paths.js';
+import { isVerbose } from './args.js';
 import type { Command } from './command.js';
 import { auditCommand } from './commands/audit.js';
 import { daemonCommand } from './commands/daemon.js';
 import { mcpCommand } from './commands/mcp.js';
+import { retentionCommand } from './commands/retention.js';
 import { serveCommand } from './commands/serve.js';
 import { shimCommand } from './commands/shim.js';
 import { EXIT, EXIT_CODES_HELP, type ExitCode } from './exit-codes.js';
 import { CliError, formatError, printLine, usageError } from './output.js';
 
-const COMMANDS: Command[] = [serveCommand, daemonCommand, mcpCommand, auditCommand, shimCommand];
+const COMMANDS: Command[] = [serveCommand, daemonCommand, mcpCommand, auditCommand, retentionCommand, shimCommand];
 
 function mainUsage(): string {
   const width = Math.max(...COMMANDS.map((c) => c.name.length)) + 2;
@@ -33,15 +35,20 @@ function mainUsage(): string {
     '                 [--description TEXT] [--enabled true|false]',
     '  coffer mcp list | show NAME | remove NAME | enable NAME | disable NAME',
     '  coffer mcp cap list NAME | cap enable|disable NAME tool:<name>|prompt:<name>|resource:<uri>...',
-    '  coffer mcp refresh NAME | test NAME',
+    '  coffer mcp refresh NAME                 over the admin WebSocket, with progress on stderr',
+    '  coffer mcp test NAME                    temporary connection; exit 7 when it fails',
+    '  coffer mcp invocations [NAME] [--status ok|error|timeout|denied] [--since ISO|30m|2h|7d] [--limit N]',
     '  coffer mcp import FILE [--dry-run]     mcpServers JSON of Claude Desktop / Claude Code / Cursor, VS Code',
     '  coffer audit list [--server NAME] [--event TYPE] [--since ISO|30m|2h|7d] [--limit N]',
+    '  coffer retention list | set TABLE (--days N | --forever) | prune      TABLE: audit, invocations',
     '',
-    'Management commands never start a daemon: with none running they exit 3.',
+    'Every read takes --json. Management commands never start a daemon: with none running they exit 3.',
     '',
     'Global options:',
     '  --home DIR     data directory (env COFFER_HOME; default ~/.coffer)',
-    '  --json         machine-readable output on stdout (where supported)',
+    '  --json         machine-readable output on stdout (where supported); errors stay on stderr',
+    '  --verbose      on errors, also print their details (as JSON) and, when the daemon',
+    '                 cannot be reached, the underlying cause',
     '  -h, --help     help; `coffer <command> --help` for one command',
     '  --version      print the version',
     '',
@@ -53,11 +60,11 @@ function version(): string {
   return (JSON.parse(readFileSync(join(PROJECT_ROOT, 'package.json'), 'utf8')) as { version: string }).version;
 }
 
-/** `coffer --home DIR mcp list` is `coffer mcp list --home DIR`. */
+/** `coffer --home DIR --verbose mcp list` is `coffer mcp list --home DIR --verbose`. */
 function hoistGlobalOptions(argv: string[]): string[] {
   const leading: string[] = [];
   let i = 0;
-  while (argv[i] === '--home' || argv[i]?.startsWith('--home=')) {
+  while (argv[i] === '--home' || argv[i]?.startsWith('--home=') || argv[i] === '--verbose') {
     const step = argv[i] === '--home' ? 2 : 1;
     leading.push(...argv.slice(i, i + step));
     i += step;
@@ -85,11 +92,13 @@ async function main(argv: string[]): Promise<ExitCode> {
 }
 
 let code: ExitCode;
+const argv = process.argv.slice(2);
 try {
-  code = await main(process.argv.slice(2));
+  code = await main(argv);
 } catch (error) {
-  const cliError = error instanceof CliError ? error : new CliError(EXIT.ERROR, 'INTERNAL', error instanceof Error ? error.message : String(error));
-  process.stderr.write(formatError(cliError) + '\n');
+  const cliError =
+    error instanceof CliError ? error : new CliError(EXIT.ERROR, 'INTERNAL', error instanceof Error ? error.message : String(error), undefined, error instanceof Error ? error.cause : undefined);
+  process.stderr.write(formatError(cliError, isVerbose(argv)) + '\n');
   code = cliError.exitCode;
 }
 // Explicit: idle keep-alive sockets or a stopped daemon's leftovers must not hold the exit.

@@ -8,8 +8,10 @@ export class CliError extends Error {
     readonly code: string,
     message: string,
     readonly details?: unknown,
+    /** What went wrong underneath (a connection failure): shown with --verbose. */
+    cause?: unknown,
   ) {
-    super(message);
+    super(message, cause === undefined ? undefined : { cause });
     this.name = 'CliError';
   }
 }
@@ -43,10 +45,37 @@ function fieldErrors(details: unknown): FieldError[] {
   );
 }
 
-/** `error: <CODE>: <message>`, then one line per invalid field. */
-export function formatError(error: CliError): string {
+/** One line per link of an error's cause chain (`Error: connect ECONNREFUSED 127.0.0.1:7077`, ...). */
+function causeLines(cause: unknown): string[] {
+  const lines: string[] = [];
+  const seen = new Set<unknown>();
+  while (cause !== undefined && cause !== null && !seen.has(cause) && lines.length < 5) {
+    seen.add(cause);
+    if (cause instanceof Error) {
+      const code = (cause as NodeJS.ErrnoException).code;
+      lines.push(`cause: ${cause.name}${code !== undefined && !cause.message.includes(String(code)) ? ` [${code}]` : ''}: ${cause.message}`);
+      // AggregateError (e.g. fetch trying 127.0.0.1 and ::1): each attempt.
+      if (cause instanceof AggregateError) for (const inner of cause.errors) lines.push(`cause: ${inner instanceof Error ? `${inner.name}: ${inner.message}` : String(inner)}`);
+      cause = cause.cause;
+    } else {
+      lines.push(`cause: ${typeof cause === 'string' ? cause : JSON.stringify(cause)}`);
+      break;
+    }
+  }
+  return lines;
+}
+
+/**
+ * `error: <CODE>: <message>`, then one line per invalid field. `verbose` (the global
+ * --verbose) adds the error's details as JSON and the underlying cause of a connection failure.
+ */
+export function formatError(error: CliError, verbose = false): string {
   const lines = [`error: ${error.code}: ${error.message}`];
   for (const { field, message } of fieldErrors(error.details)) lines.push(`  ${field}: ${message}`);
+  if (verbose) {
+    if (error.details !== undefined && error.details !== null) lines.push(`details: ${JSON.stringify(error.details, null, 2)}`);
+    lines.push(...causeLines(error.cause));
+  }
   if (error.exitCode === EXIT.USAGE) lines.push('run `coffer --help` for usage');
   return lines.join('\n');
 }

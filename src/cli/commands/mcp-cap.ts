@@ -1,10 +1,16 @@
-// `coffer mcp cap list|enable|disable`, `coffer mcp refresh`, `coffer mcp test`:
-// a server's capabilities (live lists joined with the stored preferences) and its connection.
+// `coffer mcp cap list|enable|disable`, `coffer mcp refresh` (over the admin
+// WebSocket, with progress), `coffer mcp test`: a server's capabilities (live
+// lists joined with the stored preferences) and its connection.
+import { AdminConnectionError, connectAdmin, type AdminClient } from '../../admin/client.js';
+import { daemonFilePath } from '../../daemon/daemon-file.js';
+import { ADMIN_CLOSE, type ProgressMessage } from '../../protocol/admin.js';
 import type { CapabilityType } from '../../protocol/capabilities.js';
+import { ERROR_HTTP_STATUS } from '../../protocol/errors.js';
+import { daemonUnreachable, type ApiClient } from '../api-client.js';
 import { expectPositionals } from '../args.js';
 import { formatCapabilityRef, parseCapabilityRefs, REF_SYNTAX, type CapabilityRef } from '../cap-ref.js';
 import { actionGroup, defineAction, type Action, type ActionContext } from '../command.js';
-import { EXIT, type ExitCode } from '../exit-codes.js';
+import { EXIT, exitCodeForApiError, type ExitCode } from '../exit-codes.js';
 import { CliError, printFields, printJson, printLine, printMessage, printTable } from '../output.js';
 import { serverPath } from './mcp-shared.js';
 
@@ -182,14 +188,84 @@ const cap: Action = {
 const refresh = defineAction(
   'refresh',
   `refresh NAME [--json]
-      Drop the server's cached lists and list it live; shown like \`cap list\`.`,
+      Drop the server's cached lists and list it live, over the admin
+      WebSocket: progress on stderr while it waits (not with --json), then
+      shown like \`cap list\`. With the upstream down: the known capabilities
+      marked not live, then the error (exit 1).`,
   { json: { type: 'boolean' } },
-  async (positionals, values, { api }) => {
+  async (positionals, values, { api, home }) => {
     const [name] = expectPositionals(positionals, ['NAME']);
-    if (!values.json && process.stderr.isTTY) printMessage(`refreshing '${name}'...`);
-    return showCapabilities(() => api().post<CapabilitiesView>(`${serverPath(name!)}/refresh`), values.json);
+    const client = api();
+    const onProgress = values.json ? undefined : (progress: ProgressMessage) => printMessage(describeProgress(name!, progress));
+    return showCapabilities(() => refreshOverAdmin(home, client, name!, onProgress), values.json);
   },
 );
+
+/** `refreshing 'NAME'…` at the start, then `refreshing 'NAME'… (2.0 s)` while it waits. */
+function describeProgress(name: string, progress: ProgressMessage): string {
+  const head = `refreshing '${name}'…`;
+  return progress.stage === 'started' ? head : `${head} (${(progress.elapsed_ms / 1000).toFixed(1)} s)`;
+}
+
+/** No frame at all (the daemon sends progress every few seconds) for this long: the daemon is stuck. */
+const ADMIN_SILENCE_MS = 60_000;
+
+/**
+ * The `refresh` command of the admin WebSocket, its progress passed on (R3: a user refresh).
+ * An ok:false result becomes the same CliError as the REST envelope would.
+ */
+async function refreshOverAdmin(home: string, api: ApiClient, name: string, onProgress?: (progress: ProgressMessage) => void): Promise<CapabilitiesView> {
+  const { port, token } = api.daemon;
+  let admin: AdminClient;
+  try {
+    admin = await connectAdmin({ port, token });
+  } catch (error) {
+    if (!(error instanceof AdminConnectionError)) throw error;
+    // A daemon without the admin WebSocket: the REST route does the same, without progress.
+    if (error.code === 'HTTP_404') return api.post<CapabilitiesView>(`${serverPath(name)}/refresh`);
+    throw adminFailure(home, port, error);
+  }
+  let watchdog: NodeJS.Timeout | undefined;
+  try {
+    const silence = new Promise<never>((_resolve, reject) => {
+      const arm = (): void => {
+        if (watchdog) clearTimeout(watchdog);
+        watchdog = setTimeout(
+          () => reject(daemonUnreachable(home, `the coffer daemon on port ${port} sent nothing for ${ADMIN_SILENCE_MS / 1000} s while refreshing '${name}'`)),
+          ADMIN_SILENCE_MS,
+        );
+      };
+      arm();
+      admin.onProgress(arm);
+    });
+    const result = await Promise.race([admin.request({ type: 'refresh', server: name }, { onProgress }), silence]).catch((error: unknown) => {
+      throw error instanceof AdminConnectionError ? adminFailure(home, port, error) : error;
+    });
+    if (!result.ok) {
+      const { code, message, details } = result.error;
+      const status = (ERROR_HTTP_STATUS as Record<string, number>)[code] ?? 500;
+      throw new CliError(exitCodeForApiError(status, code), code, message, details);
+    }
+    return result.data as CapabilitiesView;
+  } finally {
+    if (watchdog) clearTimeout(watchdog);
+    await admin.close().catch(() => undefined);
+  }
+}
+
+/** A failed admin connection: exit 3 when no daemon answers (or it went away), else exit 1. */
+function adminFailure(home: string, port: number, error: AdminConnectionError): CliError {
+  if (error.unreachable || error.code === 'TIMEOUT') {
+    return daemonUnreachable(home, `the coffer daemon on port ${port} does not answer on its admin WebSocket`, error);
+  }
+  if (error.code === ADMIN_CLOSE.GOING_AWAY) return daemonUnreachable(home, `the coffer daemon on port ${port} stopped during the command`, error);
+  // Like DAEMON_NOT_READY on REST: starting or stopping.
+  if (error.code === 'HTTP_503') return daemonUnreachable(home, `the coffer daemon on port ${port} is not ready (starting or stopping)`, error);
+  if (error.code === ADMIN_CLOSE.UNAUTHENTICATED || error.code === 'HTTP_401') {
+    return new CliError(EXIT.ERROR, 'UNAUTHENTICATED', `${error.message} (the token of ${daemonFilePath(home)} is not the daemon's: was it rotated by another daemon?)`, undefined, error);
+  }
+  return new CliError(EXIT.ERROR, 'ADMIN_CONNECTION_FAILED', error.message, { code: error.code }, error);
+}
 
 const test = defineAction(
   'test',

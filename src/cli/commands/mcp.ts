@@ -1,6 +1,7 @@
 // `coffer mcp ...`: the upstream servers registered with the daemon. This file has
 // the group and the server actions (add, list, show, update, remove, enable,
-// disable); capabilities, refresh and test are in mcp-cap.ts, import in mcp-import.ts.
+// disable); capabilities, refresh and test are in mcp-cap.ts, the invocation log in
+// mcp-invocations.ts, import in mcp-import.ts.
 import type { TransportConfig } from '../../protocol/server-config.js';
 import { expectPositionals, parseBooleanValue, parseKeyValues } from '../args.js';
 import { actionGroup, defineAction, type Command } from '../command.js';
@@ -9,6 +10,7 @@ import { CliError, printFields, printJson, printLine, printTable, usageError } f
 import { splitCommandLine } from '../split.js';
 import { capActions } from './mcp-cap.js';
 import { importAction } from './mcp-import.js';
+import { invocationsAction } from './mcp-invocations.js';
 import { describeTransport, serverPath, type Server } from './mcp-shared.js';
 
 const transportOptions = {
@@ -247,12 +249,12 @@ function printServer(server: Server): void {
   ]);
 }
 
-const actions = [add, list, show, update, remove, switchAction('enable'), switchAction('disable'), ...capActions, importAction];
+const actions = [add, list, show, update, remove, switchAction('enable'), switchAction('disable'), ...capActions, invocationsAction, importAction];
 const group = actionGroup('coffer mcp', actions);
 
 export const mcpCommand: Command = {
   name: 'mcp',
-  summary: 'upstream MCP servers: add, list, show, update, remove, enable, disable, cap, refresh, test, import',
+  summary: 'upstream MCP servers: add, list, show, update, remove, enable, disable, cap, refresh, test, invocations, import',
   usage: [
     'Usage: coffer mcp <action> ... [--home DIR]',
     '',
