@@ -116,8 +116,12 @@ t.test('R4 reconcile: new keys follow the policy and are audited; vanished keys 
 
   await client.callTool({ name: 'auto__mutate', arguments: { kind: 'tools' } });
   await waitFor('the new tool', async () => (await toolNames(client)).includes('auto__added_1'));
-  const audit = await gateway.api('GET', '/audit?server=auto&event_type=capability_first_seen&limit=100');
-  t.ok(audit.body.entries.some((entry: any) => entry.payload.key === 'added_1' && entry.payload.enabled === true), 'first seen is audited');
+  // Reconciliation runs beside the list answer: the audit entry follows shortly.
+  await waitFor('first seen audited', async () => {
+    const audit = await gateway.api('GET', '/audit?server=auto&event_type=capability_first_seen&limit=100');
+    return audit.body.entries.some((entry: any) => entry.payload.key === 'added_1' && entry.payload.enabled === true);
+  });
+  t.pass('first seen is audited');
 
   const view = (await capabilities(gateway, 'manual')).body;
   t.equal(find(view, 'tools', 'echo').enabled, false, 'manual: stored disabled');

@@ -103,7 +103,7 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
   let registry: Registry | null = null;
   const gate = new PreferenceGate(writer.api, (server) => registry?.config(server)?.auto_enable_new_capabilities ?? true, log);
   gate.load(await writer.api.getPreferences());
-  const router = new Router(pool, gate, (server) => registry?.config(server) !== undefined);
+  const router = new Router(pool, gate, (server) => registry?.config(server) !== undefined, tuning.cacheTtlMs);
   const dispatcher = new Dispatcher(router, { version: VERSION, pageSize: options.pageSize ?? 1000 }, log);
   const sessions = new SessionRegistry(dispatcher, { maxBodyBytes: 64 * 1024 * 1024, keepAliveMs: 5_000, idleTimeoutMs: 60 * 60_000 }, log);
 
@@ -126,7 +126,10 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
     invocationLog.add(invocation);
     bus.publish({ type: 'invocation', invocation });
   });
-  pool.on('list_changed', (server, kind) => broadcastChanged(kind, server));
+  pool.on('list_changed', (server, kind) => {
+    router.invalidate(server, kind);
+    broadcastChanged(kind, server);
+  });
   pool.on('progress', (_server, requestId, progress) => router.progress(requestId, progress));
   pool.on('state', (server, status) => {
     log.info('upstream state', { server, state: status.state, error: status.lastError });
@@ -137,12 +140,14 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
   registry = new Registry(writer.api, pool, {
     isDegraded: (server) => router.degradedServers().includes(server),
     surfaceChanged: (server, action) => {
+      router.invalidate(server);
       if (action === 'removed') gate.forget(server);
       bus.publish({ type: 'server', action, server, at: now() });
       for (const kind of ['tools', 'resources', 'prompts'] as const) broadcastChanged(kind, server);
     },
   });
   const capabilities = new CapabilityService(writer.api, pool, gate, {
+    refreshed: (server) => router.invalidate(server),
     listChanged: (kind) => broadcastChanged(kind),
     preferenceChanged: (server, change) => bus.publish({ type: 'preference', server, ...change, at: now() }),
   });

@@ -73,7 +73,12 @@ export class CapabilityService {
     private readonly writer: DbWriterCalls,
     private readonly upstreams: UpstreamDirectory,
     private readonly gate: PreferenceGate,
-    private readonly events: { listChanged(kind: ListKind): void; preferenceChanged(server: string, change: PreferenceChange): void },
+    private readonly events: {
+      /** A fresh list was fetched: derived copies of the old one are stale. */
+      refreshed(server: string): void;
+      listChanged(kind: ListKind): void;
+      preferenceChanged(server: string, change: PreferenceChange): void;
+    },
   ) {}
 
   /**
@@ -89,6 +94,7 @@ export class CapabilityService {
       throw new CofferError('UPSTREAM_UNAVAILABLE', `server '${server}' is disabled: enable it with 'coffer mcp enable ${server}'`, { known: knownKeys(await this.writer.getPreferences(server)) });
     }
     const answers = await Promise.all(LIST_KINDS.map((kind) => upstream.list(kind, fresh)));
+    if (fresh) this.events.refreshed(server);
     for (const [index, answer] of answers.entries()) {
       if (answer.ok && answer.state === 'live') await this.gate.observe(upstream, LIST_KINDS[index]!, answer.items, answer.version);
     }

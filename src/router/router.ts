@@ -11,6 +11,7 @@ import type { Upstream, UpstreamDirectory } from '../upstreams/upstream.js';
 import { mergeLists, type Item, type UpstreamList } from './merge.js';
 import { parseNamespacedName, parseNamespacedUri, type Namespaced } from './namespace.js';
 import type { CapabilityGate } from './gate.js';
+import { UpstreamLists } from './upstream-lists.js';
 
 export type CallKind = 'tools' | 'resources' | 'prompts';
 
@@ -55,18 +56,42 @@ export class Router extends EventEmitter<RouterEvents> {
   private progressRoutes = new Map<string, NonNullable<ForwardContext['onProgress']>>();
   private nextForwardId = 0;
 
+  private readonly copies: UpstreamLists;
+
   constructor(
     private readonly upstreams: UpstreamDirectory,
     private readonly gate: CapabilityGate,
     /** Registered, enabled or not: a disabled server is refused as such, not as unknown. */
     private readonly isRegistered: (server: string) => boolean,
+    /** The actors' list cache TTL: the router's copies expire with them. */
+    cacheTtlMs: number,
   ) {
     super();
+    this.copies = new UpstreamLists(cacheTtlMs);
   }
 
-  /** The merged, namespaced, gated list of one kind. */
+  /** R3: an upstream's list changed, was refreshed, or its session restarted. */
+  invalidate(server: string, kind?: ListKind): void {
+    if (kind === undefined) this.copies.forget(server);
+    else {
+      this.copies.forgetKind(server, kind);
+      // A resources/list_changed also covers templates.
+      if (kind === 'resources') this.copies.forgetKind(server, 'resourceTemplates');
+    }
+  }
+
+  /**
+   * The merged, namespaced, gated list of one kind. Upstreams whose list copy
+   * is still fresh are not asked; the others are asked with their deadline.
+   */
   async list(kind: ListKind): Promise<Item[]> {
-    const answers = await Promise.all(this.upstreams.active().map((upstream) => this.listWithDeadline(upstream, kind)));
+    const now = Date.now();
+    const answers = await Promise.all(
+      this.upstreams.active().map((upstream) => {
+        const copy = this.copies.get(upstream.name, kind, now);
+        return copy ? { server: upstream.name, items: copy.items, version: copy.version } : this.listWithDeadline(upstream, kind);
+      }),
+    );
     const lists = answers.filter((answer): answer is UpstreamList & { version: number } => answer !== null);
     const versions = lists.map((list) => `${list.server}:${list.version}`).join(',');
     const cached = this.merged.get(kind);
@@ -95,9 +120,11 @@ export class Router extends EventEmitter<RouterEvents> {
       return null;
     }
     this.markAnswered(upstream.name, kind);
-    if (answer.state === 'unsupported') return { server: upstream.name, items: [], version: answer.version };
-    await this.gate.observe(upstream, kind, answer.items, answer.version);
-    return { server: upstream.name, items: answer.items, version: answer.version };
+    const items = answer.state === 'live' ? answer.items : [];
+    // Reconciliation (R4) runs beside the answer: until it lands, unknown keys follow the server's policy anyway.
+    if (answer.state === 'live') void this.gate.observe(upstream, kind, items, answer.version);
+    this.copies.set(upstream.name, kind, answer.version, items, answer.fetchedAt);
+    return { server: upstream.name, items, version: answer.version };
   }
 
   private markMissed(server: string, kind: ListKind, reason: string): void {
