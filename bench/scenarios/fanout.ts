@@ -19,6 +19,8 @@ export interface ScalePoint {
   floor: Summary;
   peer: Summary | null;
   peerTools: number | null;
+  /** Tools in the very first list after all actors were ready (fewer = deadlines missed). */
+  firstListed: number;
 }
 
 export interface FanoutResult {
@@ -45,12 +47,14 @@ export async function fanoutScenarios(ctx: Context): Promise<FanoutResult> {
   const growTo = async (n: number): Promise<boolean> => {
     if (n <= registered) return true;
     ctx.log(`fan-out: registering upstreams ${registered}..${n - 1}`);
-    await coffer.register(specs.slice(registered, n));
-    registered = n;
     const started = Date.now();
     try {
+      await coffer.register(specs.slice(registered, n));
+      registered = n;
       await coffer.waitReady(n, settings.readyTimeoutMs(n));
     } catch {
+      // A daemon too busy to answer a registration or readiness probe in time: keep what was measured.
+      registered = n;
       const ready = await coffer.readyCount();
       shortfalls.push(`${n} upstreams: only ${ready} ready ${((Date.now() - started) / 1000).toFixed(0)} s after registration; larger points skipped`);
       ctx.log(`fan-out: ${shortfalls[shortfalls.length - 1]}`);
@@ -108,7 +112,14 @@ async function warmPoint(ctx: Context, coffer: Coffer, specs: UpstreamSpec[], ex
   try {
     const viaCoffer = await connect(coffer.mcpUrl);
     clients.push(viaCoffer);
-    const merged = await listObjects(viaCoffer);
+    // Warm up until every upstream is in the list: on a loaded machine the first lists miss deadlines.
+    let merged = await listObjects(viaCoffer);
+    const firstListed = merged.length;
+    for (let attempt = 0; attempt < 10 && merged.length !== expected; attempt++) {
+      await sleep(1_000);
+      merged = await listObjects(viaCoffer);
+    }
+    if (firstListed !== expected) ctx.log(`fan-out: first list at ${n} upstreams had ${firstListed} of ${expected} tools (deadlines missed)`);
     if (merged.length !== expected) throw new Error(`coffer listed ${merged.length} tools at ${n} upstreams, expected ${expected}`);
     const { pages } = await listAll(viaCoffer);
     await host.setFloor(merged);
@@ -140,6 +151,7 @@ async function warmPoint(ctx: Context, coffer: Coffer, specs: UpstreamSpec[], ex
       floor: result.summaries.floor!,
       peer: result.summaries.peer ?? null,
       peerTools,
+      firstListed,
     };
   } finally {
     await closeAll(clients);

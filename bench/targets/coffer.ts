@@ -72,7 +72,8 @@ export class Coffer {
       method,
       headers: { 'content-type': 'application/json', authorization: `Bearer ${this.token}` },
       body: body === undefined ? undefined : JSON.stringify(body),
-      signal: AbortSignal.timeout(30_000),
+      // Generous: with hundreds of actor workers starting, the daemon's main thread answers late.
+      signal: AbortSignal.timeout(120_000),
     });
     const text = await response.text();
     return { status: response.status, body: text ? JSON.parse(text) : undefined };
