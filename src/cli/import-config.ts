@@ -7,7 +7,7 @@
 // VS Code files may carry comments and trailing commas (JSONC). Nothing is ever
 // expanded: an entry using a variable (${input:...}, ${env:...}, ${VAR}) is skipped
 // with the reason, as is one with a field coffer cannot honour (envFile, ...).
-import { NAMESPACE_SEPARATOR, SERVER_NAME_PATTERN } from '../protocol/server-config.js';
+import { isServerName } from '../protocol/server-config.js';
 import { parseServerConfig, type FieldError } from '../registry/server-config.js';
 
 export type ImportFormat = 'mcpServers' | 'vscode' | 'vscode-settings';
@@ -114,7 +114,7 @@ export function sanitiseServerName(name: string): string {
 }
 
 export function isValidServerName(name: string): boolean {
-  return SERVER_NAME_PATTERN.test(name) && !name.includes(NAMESPACE_SEPARATOR);
+  return isServerName(name);
 }
 
 /** Every `${...}` in the string values of `value`, e.g. ['${input:token}']. */

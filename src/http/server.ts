@@ -36,6 +36,18 @@ function envelope(status: number, code: string, message: string): ApiResponse {
   return { status, body: { error: { code, message } } };
 }
 
+/**
+ * A declared Content-Length over the limit is refused before a byte of the
+ * body is read (the client learns at once, instead of after uploading `limit`
+ * bytes, and nothing is buffered). A chunked body is still cut off by readBody.
+ */
+function declaredTooLarge(state: ResponseState, incoming: IncomingRequest, limit: number): boolean {
+  const declared = Number(incoming.headers['content-length'] ?? 0);
+  if (!(declared > limit)) return false;
+  sendJson(state, envelope(413, 'PAYLOAD_TOO_LARGE', `request body over ${limit} bytes`));
+  return true;
+}
+
 export async function startHttpServer(
   options: HttpServerOptions,
   api: HttpApi,
@@ -56,6 +68,7 @@ export async function startHttpServer(
     const state = new ResponseState(res);
     const incoming = readRequest(req);
     if (!guard(state, incoming)) return;
+    if (incoming.method === 'POST' && declaredTooLarge(state, incoming, options.mcpMaxBodyBytes)) return;
     void (async () => {
       const body = incoming.method === 'POST' ? await readBody(state, options.mcpMaxBodyBytes) : null;
       const response = await mcp.handle(toFetchRequest(incoming, `http://${LOOPBACK}:${port}`, body));
@@ -71,6 +84,7 @@ export async function startHttpServer(
     const state = new ResponseState(res);
     const incoming = readRequest(req);
     if (!guard(state, incoming)) return;
+    if (incoming.method !== 'GET' && incoming.method !== 'DELETE' && declaredTooLarge(state, incoming, options.apiMaxBodyBytes)) return;
     void (async () => {
       const raw = incoming.method === 'GET' || incoming.method === 'DELETE' ? null : await readBody(state, options.apiMaxBodyBytes);
       let body: unknown;

@@ -60,6 +60,8 @@ export class Dispatcher {
     } catch (error) {
       // The client went away before its answer: nothing left to tell it.
       this.log.debug('answer not delivered', { session: session.id, method: request.method, error: String(error) });
+    } finally {
+      session.pending.delete(request.id);
     }
   }
 

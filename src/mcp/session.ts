@@ -10,5 +10,11 @@ export interface McpSession {
   clientCapabilities: Record<string, unknown>;
   /** Downstream request id → abort controller of its forwarded call. */
   inflight: Map<string | number, AbortController>;
+  /**
+   * Ids of this session's requests not yet answered. The transport routes an
+   * answer to its HTTP stream by id, so a reused id would strand the first
+   * request's stream; SessionRegistry refuses a POST that reuses one.
+   */
+  pending: Set<string | number>;
   lastActiveAt: number;
 }

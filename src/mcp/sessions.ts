@@ -14,6 +14,26 @@ export interface SessionOptions {
   keepAliveMs: number;
   /** Sessions with no request for this long are closed. */
   idleTimeoutMs: number;
+  /**
+   * Open sessions at most (default 10,000). A client that initializes over and
+   * over without DELETE would otherwise grow memory for idleTimeoutMs; past the
+   * cap the least recently active session without open calls is closed (its
+   * client gets 404 and initializes again), or, if all are busy, 503.
+   */
+  maxSessions?: number;
+}
+
+export const DEFAULT_MAX_SESSIONS = 10_000;
+
+/** The ids of the JSON-RPC requests in a parsed body (messages that look like requests; the transport validates the rest). */
+function requestIds(body: unknown): Array<string | number> {
+  const ids: Array<string | number> = [];
+  for (const message of Array.isArray(body) ? body : [body]) {
+    if (typeof message !== 'object' || message === null || typeof (message as { method?: unknown }).method !== 'string') continue;
+    const id = (message as { id?: unknown }).id;
+    if (typeof id === 'string' || typeof id === 'number') ids.push(id);
+  }
+  return ids;
 }
 
 function jsonRpcError(status: number, code: number, message: string): Response {
@@ -47,11 +67,62 @@ export class SessionRegistry {
       const session = this.sessions.get(sessionId);
       if (!session) return jsonRpcError(404, -32001, 'Session not found: initialize a new session');
       session.lastActiveAt = Date.now();
-      return session.transport.handleRequest(request);
+      return request.method === 'POST' ? this.post(session, request) : session.transport.handleRequest(request);
     }
     if (request.method !== 'POST') return jsonRpcError(400, -32000, 'Bad Request: Mcp-Session-Id header is required');
     if (this.closing) return jsonRpcError(503, -32000, 'coffer is shutting down');
+    if (this.sessions.size >= (this.options.maxSessions ?? DEFAULT_MAX_SESSIONS) && !this.evictOne()) {
+      return jsonRpcError(503, -32000, 'too many open MCP sessions, all of them busy: try again later');
+    }
     return this.open().transport.handleRequest(request);
+  }
+
+  /**
+   * A POST on an open session. The transport answers each request on the HTTP
+   * stream that carried it, found by request id: an id reused while the first
+   * request is pending would strand the first stream (never answered, kept
+   * open by keep-alives). Such a POST, and an empty batch, is refused with
+   * -32600 before the transport sees it.
+   */
+  private async post(session: McpSession, request: Request): Promise<Response> {
+    const text = await request.text();
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      // The transport owns the answer to a malformed body (and the Accept / Content-Type checks before it).
+      return session.transport.handleRequest(new Request(request.url, { method: 'POST', headers: request.headers, body: text }));
+    }
+    if (Array.isArray(parsed) && parsed.length === 0) return jsonRpcError(400, -32600, 'Invalid Request: an empty batch');
+    const ids = requestIds(parsed);
+    const clash = ids.find((id, index) => session.pending.has(id) || ids.indexOf(id) !== index);
+    if (clash !== undefined) {
+      return jsonRpcError(400, -32600, `Invalid Request: id ${JSON.stringify(clash)} is already used by a pending request of this session`);
+    }
+    // Reserved now (no await in between), released by the dispatcher once answered.
+    for (const id of ids) session.pending.add(id);
+    let response: Response;
+    try {
+      response = await session.transport.handleRequest(request, { parsedBody: parsed });
+    } catch (error) {
+      for (const id of ids) session.pending.delete(id);
+      throw error;
+    }
+    // Only a 200 hands the requests to the dispatcher; any refusal leaves them unanswered here.
+    if (response.status !== 200) for (const id of ids) session.pending.delete(id);
+    return response;
+  }
+
+  /** Closes the least recently active session with no open call; false if every session is busy. */
+  private evictOne(): boolean {
+    let oldest: McpSession | undefined;
+    for (const session of this.sessions.values()) {
+      if (session.inflight.size === 0 && session.pending.size === 0 && (!oldest || session.lastActiveAt < oldest.lastActiveAt)) oldest = session;
+    }
+    if (!oldest) return false;
+    this.log.debug('mcp session evicted: too many sessions', { session: oldest.id });
+    void this.close(oldest.id);
+    return true;
   }
 
   /** A transport for a POST without session id; it only becomes a session if that POST is `initialize`. */
@@ -73,6 +144,7 @@ export class SessionRegistry {
       clientInfo: null,
       clientCapabilities: {},
       inflight: new Map(),
+      pending: new Set(),
       lastActiveAt: Date.now(),
     };
     transport.onmessage = (message) => this.dispatcher.onMessage(session, message);

@@ -52,3 +52,11 @@ export const DEFAULT_TIMEOUTS: TimeoutsConfig = {
 /** `^[A-Za-z0-9_.-]{1,64}$` and no `__` (the namespace separator). */
 export const SERVER_NAME_PATTERN = /^[A-Za-z0-9_.-]{1,64}$/;
 export const NAMESPACE_SEPARATOR = '__';
+
+/**
+ * A server name that namespacing can always split back: the pattern, no `__`,
+ * and no trailing `_` (`a_` + `__` + `x` would read back as server `a`).
+ */
+export function isServerName(name: string): boolean {
+  return SERVER_NAME_PATTERN.test(name) && !name.includes(NAMESPACE_SEPARATOR) && !name.endsWith('_');
+}

@@ -90,6 +90,7 @@ class Reader {
     if (name === '') return name;
     if (!SERVER_NAME_PATTERN.test(name)) this.fail('name', 'must be 1-64 characters of letters, digits, "_", "." or "-"');
     if (name.includes(NAMESPACE_SEPARATOR)) this.fail('name', `must not contain "${NAMESPACE_SEPARATOR}" (it separates server and capability names)`);
+    else if (name.endsWith('_')) this.fail('name', `must not end with "_" ("${name}${NAMESPACE_SEPARATOR}tool" would read as another server's tool)`);
     return name;
   }
 

@@ -1,7 +1,7 @@
 // Namespacing of capability names and resource URIs (DESIGN.md "Surfaces").
 // Pure: tools and prompts become `<server>__<name>`, resources and templates
 // `coffer://<server>/<original uri>`; parsing gives back the original exactly.
-import { NAMESPACE_SEPARATOR, SERVER_NAME_PATTERN } from '../protocol/server-config.js';
+import { isServerName, NAMESPACE_SEPARATOR } from '../protocol/server-config.js';
 
 export const RESOURCE_SCHEME = 'coffer://';
 
@@ -20,7 +20,7 @@ export function parseNamespacedName(namespaced: string): Namespaced | null {
   if (at <= 0) return null;
   const server = namespaced.slice(0, at);
   const original = namespaced.slice(at + NAMESPACE_SEPARATOR.length);
-  if (!SERVER_NAME_PATTERN.test(server) || original.length === 0) return null;
+  if (!isServerName(server) || original.length === 0) return null;
   return { server, original };
 }
 
@@ -35,6 +35,6 @@ export function parseNamespacedUri(uri: string): Namespaced | null {
   if (slash <= 0) return null;
   const server = rest.slice(0, slash);
   const original = rest.slice(slash + 1);
-  if (!SERVER_NAME_PATTERN.test(server) || server.includes(NAMESPACE_SEPARATOR) || original.length === 0) return null;
+  if (!isServerName(server) || original.length === 0) return null;
   return { server, original };
 }
