@@ -1,17 +1,20 @@
-// One live MCP session with the upstream: an SDK Client over the configured
-// transport. It turns every way a request can fail into a RequestFailure with
-// a kind the actor can act on, and reports a session that ends on its own.
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { McpError, ResultSchema, type JSONRPCMessage, type Progress, type ServerCapabilities } from '@modelcontextprotocol/sdk/types.js';
+// One live MCP session with the upstream: our own JSON-RPC session over the
+// configured transport (no SDK Client, no schema validation: results are
+// returned exactly as parsed). It turns every way a request can fail into a
+// RequestFailure with a kind the actor can act on, and reports a session that
+// ends on its own.
+import type { Progress, ServerCapabilities } from '@modelcontextprotocol/sdk/types.js';
 import type { JsonRpcErrorBody } from '../../src/protocol/errors.js';
 import type { ServerConfig } from '../../src/protocol/server-config.js';
+import { JsonRpcSession, RpcError } from './jsonrpc-session.js';
 import type { ActorLog } from './log.js';
 import { createTransport, type UpstreamTransport } from './transports.js';
 
 const CLIENT_INFO = { name: 'coffer', version: '0.1.0' };
-/** The SDK's own request timer is disabled (set beyond any real wait); Connection keeps the time itself. */
-const NO_SDK_TIMEOUT = 2 ** 31 - 1;
-/** A stdio child that ignores stdin EOF and SIGTERM is SIGKILLed by the SDK after ~4 s. */
+/** What we ask for; we accept any version the MCP SDK supports. */
+export const LATEST_PROTOCOL_VERSION = '2025-11-25';
+export const SUPPORTED_PROTOCOL_VERSIONS: readonly string[] = [LATEST_PROTOCOL_VERSION, '2025-06-18', '2025-03-26', '2024-11-05', '2024-10-07'];
+/** A stdio child that ignores stdin EOF and SIGTERM is SIGKILLed after ~4 s. */
 const CLOSE_WAIT_MS = 5_000;
 const PROBE_TIMEOUT_MS = 5_000;
 const END_SESSION_WAIT_MS = 1_000;
@@ -48,17 +51,11 @@ export interface RequestOptions {
   onprogress?: (progress: Progress) => void;
 }
 
-/** The SDK never needs to validate a tool's output here: coffer forwards raw results and does not call callTool. */
-const NO_VALIDATION = {
-  getValidator: () => (input: unknown) => ({ valid: true as const, data: input as never, errorMessage: undefined }),
-};
-
-/** An upstream result: ResultSchema is a loose object, so every field the upstream sent is kept. */
+/** An upstream result, exactly as the upstream sent it. */
 export type UpstreamResult = Record<string, unknown>;
 
-function mcpErrorBody(error: McpError): JsonRpcErrorBody {
-  // McpError prefixes the upstream's message; the downstream client gets the original.
-  const message = error.message.replace(`MCP error ${error.code}: `, '');
+function rpcErrorBody(error: RpcError): JsonRpcErrorBody {
+  const message = error.rpcMessage;
   return error.data === undefined ? { code: error.code, message } : { code: error.code, message, data: error.data };
 }
 
@@ -74,6 +71,10 @@ function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
 export class Connection {
   private ready = false;
   private ended = false;
@@ -81,28 +82,35 @@ export class Connection {
   private lostReason: string | null = null;
   private probing = false;
   private protocol: string | null = null;
+  private serverCapabilities: ServerCapabilities | null = null;
+  private server: { name: string; version: string } | null = null;
   private lastErrorNoteAt = 0;
   private suppressedErrors = 0;
+  private readonly session: JsonRpcSession;
   private readonly closed: Promise<void>;
   private markClosed!: () => void;
 
   private constructor(
-    private readonly client: Client,
     private readonly upstream: UpstreamTransport,
     private readonly config: ServerConfig,
     private readonly log: ActorLog,
     private readonly hooks: ConnectionHooks,
   ) {
     this.closed = new Promise((resolve) => (this.markClosed = resolve));
+    this.session = new JsonRpcSession(upstream.transport, {
+      onNotification: (method) => this.hooks.onNotification(method),
+      onclose: () => this.handleClose(),
+      onerror: (error) => {
+        this.noteError(messageOf(error));
+        this.probe();
+      },
+    });
   }
 
-  /** Builds the transport and client; nothing is started until connect(). */
+  /** Builds the transport and session; nothing is started until connect(). */
   static async create(config: ServerConfig, log: ActorLog, hooks: ConnectionHooks): Promise<Connection> {
     const upstream = await createTransport(config.transport, log);
-    const client = new Client(CLIENT_INFO, { capabilities: {}, jsonSchemaValidator: NO_VALIDATION });
-    const connection = new Connection(client, upstream, config, log, hooks);
-    connection.wire();
-    return connection;
+    return new Connection(upstream, config, log, hooks);
   }
 
   /** Connects and initializes within connect_ms, or throws (and closes). */
@@ -113,7 +121,7 @@ export class Connection {
       timer = setTimeout(() => reject(new Error(`connect + initialize took longer than ${limitMs} ms`)), limitMs);
     });
     try {
-      await Promise.race([this.client.connect(this.upstream.transport, { timeout: limitMs }), deadline]);
+      await Promise.race([this.initialize(), deadline]);
     } catch (error) {
       void this.close();
       throw new Error(`connect failed: ${messageOf(error)}`);
@@ -123,28 +131,31 @@ export class Connection {
     this.ready = true;
   }
 
-  private wire(): void {
-    // Protocol.connect chains a handler set beforehand; the SDK keeps the negotiated version to itself.
-    this.upstream.transport.onmessage = (message: JSONRPCMessage) => {
-      if (this.protocol !== null || !('result' in message)) return;
-      const version = (message.result as { protocolVersion?: unknown }).protocolVersion;
-      if (typeof version === 'string') this.protocol = version;
-    };
-    this.client.onclose = () => this.handleClose();
-    this.client.onerror = (error) => {
-      this.noteError(messageOf(error));
-      this.probe();
-    };
-    this.client.fallbackNotificationHandler = async (notification) => this.hooks.onNotification(notification.method);
+  private async initialize(): Promise<void> {
+    await this.session.start();
+    const result = await this.session.request('initialize', {
+      protocolVersion: LATEST_PROTOCOL_VERSION,
+      capabilities: {},
+      clientInfo: CLIENT_INFO,
+    });
+    const version = result.protocolVersion;
+    if (typeof version !== 'string' || !SUPPORTED_PROTOCOL_VERSIONS.includes(version)) {
+      throw new Error(`Server's protocol version is not supported: ${String(version)}`);
+    }
+    this.protocol = version;
+    this.serverCapabilities = (isObject(result.capabilities) ? result.capabilities : {}) as ServerCapabilities;
+    const info = result.serverInfo;
+    if (isObject(info)) this.server = { name: String(info.name), version: String(info.version) };
+    this.upstream.transport.setProtocolVersion?.(version);
+    await this.session.notify('notifications/initialized');
   }
 
   get capabilities(): ServerCapabilities {
-    return this.client.getServerCapabilities() ?? {};
+    return this.serverCapabilities ?? {};
   }
 
   get serverInfo(): { name: string; version: string } | null {
-    const info = this.client.getServerVersion();
-    return info ? { name: info.name, version: info.version } : null;
+    return this.server;
   }
 
   get protocolVersion(): string | null {
@@ -174,13 +185,7 @@ export class Connection {
     if (options.signal?.aborted) onCancel();
     else options.signal?.addEventListener('abort', onCancel, { once: true });
     try {
-      const request = params === undefined ? { method } : { method, params };
-      // The SDK types requests as its own union; coffer forwards any method the downstream client sent.
-      return await this.client.request(request as Parameters<Client['request']>[0], ResultSchema, {
-        signal: abort.signal,
-        timeout: NO_SDK_TIMEOUT,
-        onprogress: options.onprogress,
-      });
+      return await this.session.request(method, params, { signal: abort.signal, onprogress: options.onprogress as ((p: { progress: number; total?: number; message?: string }) => void) | undefined });
     } catch (error) {
       throw this.classify(error, cause, method, options.timeoutMs);
     } finally {
@@ -193,7 +198,7 @@ export class Connection {
     if (cause === 'timeout') return new RequestFailure('timeout', `${method} got no answer within ${timeoutMs} ms`);
     if (cause === 'cancelled') return new RequestFailure('cancelled', `${method} was cancelled`);
     if (this.ended) return new RequestFailure('unavailable', `connection lost during ${method}`);
-    if (error instanceof McpError) return new RequestFailure('upstream', error.message, mcpErrorBody(error));
+    if (error instanceof RpcError) return new RequestFailure('upstream', error.message, rpcErrorBody(error));
     // A transport that failed to send (refused, reset, unknown session): check whether the session is still there.
     this.probe();
     return new RequestFailure('unavailable', `${method} failed: ${messageOf(error)}`);
@@ -218,14 +223,20 @@ export class Connection {
   private probe(): void {
     if (this.probing || this.ended || !this.ready || this.config.transport.type === 'stdio') return;
     this.probing = true;
-    this.client
-      .ping({ timeout: Math.min(PROBE_TIMEOUT_MS, this.config.timeouts.connect_ms) })
+    const limitMs = Math.min(PROBE_TIMEOUT_MS, this.config.timeouts.connect_ms);
+    const abort = new AbortController();
+    const timer = setTimeout(() => abort.abort(new Error(`Request timed out after ${limitMs} ms`)), limitMs);
+    this.session
+      .ping({ signal: abort.signal })
       .catch((error: unknown) => {
         if (this.ended) return;
         this.lostReason = `upstream unreachable: ${messageOf(error)}`;
-        void this.client.close();
+        void this.session.close();
       })
-      .finally(() => (this.probing = false));
+      .finally(() => {
+        clearTimeout(timer);
+        this.probing = false;
+      });
   }
 
   private handleClose(): void {
@@ -240,7 +251,7 @@ export class Connection {
     if (!this.closingOnPurpose && !this.ended) {
       this.closingOnPurpose = true;
       if (this.ready && this.upstream.endSession) await withinMs(this.upstream.endSession(), END_SESSION_WAIT_MS);
-      void this.client.close().catch(() => {});
+      void this.session.close().catch(() => {});
     }
     await withinMs(this.closed, CLOSE_WAIT_MS);
   }

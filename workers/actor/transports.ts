@@ -1,12 +1,13 @@
-// Builds the SDK client transport a server's config asks for. Each transport is
-// imported only when needed, so an actor loads one of them, not all three.
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+// Builds the message transport a server's config asks for: our own stdio,
+// Streamable HTTP and legacy SSE transports (no SDK, no zod, no fetch). The
+// network ones are imported only when needed.
 import type { TransportConfig } from '../../src/protocol/server-config.js';
 import { childEnv } from './child-env.js';
+import type { MessageTransport } from './jsonrpc-session.js';
 import type { ActorLog } from './log.js';
 
 export interface UpstreamTransport {
-  transport: Transport;
+  transport: MessageTransport;
   /** The child's pid for stdio, null otherwise. */
   pid(): number | null;
   /** Streamable HTTP: tells the upstream to drop the session (DELETE), so it does not keep it until it times out. */
@@ -16,25 +17,24 @@ export interface UpstreamTransport {
 export async function createTransport(config: TransportConfig, log: ActorLog): Promise<UpstreamTransport> {
   switch (config.type) {
     case 'stdio': {
-      const { StdioClientTransport } = await import('@modelcontextprotocol/sdk/client/stdio.js');
-      const transport = new StdioClientTransport({
+      const { StdioTransport } = await import('./stdio-transport.js');
+      const transport = new StdioTransport({
         command: config.command,
         args: config.args,
         env: childEnv(process.env, config.env),
         cwd: config.cwd ?? undefined,
-        stderr: 'pipe',
+        stderr: log.stream,
       });
-      transport.stderr?.pipe(log.stream, { end: false });
       return { transport, pid: () => transport.pid };
     }
     case 'http': {
-      const { StreamableHTTPClientTransport } = await import('@modelcontextprotocol/sdk/client/streamableHttp.js');
-      const transport = new StreamableHTTPClientTransport(new URL(config.url), { requestInit: { headers: config.headers } });
-      return { transport, pid: () => null, endSession: () => transport.terminateSession() };
+      const { createStreamableHttp } = await import('./http-transports.js');
+      const transport = await createStreamableHttp(config.url, config.headers);
+      return { transport, pid: () => null, endSession: () => transport.endSession() };
     }
     case 'sse': {
-      const { SSEClientTransport } = await import('@modelcontextprotocol/sdk/client/sse.js');
-      const transport = new SSEClientTransport(new URL(config.url), { requestInit: { headers: config.headers } });
+      const { createLegacySse } = await import('./http-transports.js');
+      const transport = await createLegacySse(config.url, config.headers);
       return { transport, pid: () => null };
     }
   }

@@ -1,0 +1,142 @@
+// The actor's own MCP client plumbing, pure parts: the SSE parser, stdio line
+// splitting, and JSON-RPC correlation, progress, cancellation and server requests.
+import t from 'tap';
+import { JsonRpcSession, RpcError, SessionClosedError, type JsonRpcMessage, type MessageTransport } from '../workers/actor/jsonrpc-session.js';
+import { SseParser } from '../workers/actor/sse-parser.js';
+import { LineSplitter, parseLine } from '../workers/actor/stdio-transport.js';
+
+class FakeTransport implements MessageTransport {
+  onmessage?: (message: JsonRpcMessage) => void;
+  onclose?: () => void;
+  onerror?: (error: Error) => void;
+  sent: JsonRpcMessage[] = [];
+  failSends = false;
+  async start(): Promise<void> {}
+  async send(message: JsonRpcMessage): Promise<void> {
+    if (this.failSends) throw new Error('refused');
+    this.sent.push(message);
+  }
+  async close(): Promise<void> {
+    this.onclose?.();
+  }
+  reply(message: JsonRpcMessage): void {
+    this.onmessage?.(message);
+  }
+}
+
+t.test('SSE: events, multi-line data, comments, ids, CRLF and split chunks', async (t) => {
+  const parser = new SseParser();
+  t.same(parser.push(': comment\n\nevent: endpoint\ndata: /messages?s=1\n\n'), [{ event: 'endpoint', data: '/messages?s=1', id: undefined }]);
+  t.same(parser.push('id: 7\ndata: {"a":\ndata:1}\n\n'), [{ event: 'message', data: '{"a":\n1}', id: '7' }], 'data lines join with \\n; no space after the colon is fine');
+  t.same(parser.push('data: x\r\n\r\n'), [{ event: 'message', data: 'x', id: '7' }], 'CRLF; the last id carries over');
+  t.same(parser.push('data: sp'), [], 'an incomplete line waits');
+  t.same(parser.push('lit\n'), [], 'a line waits for its blank line');
+  t.same(parser.push('\n'), [{ event: 'message', data: 'split', id: '7' }]);
+  t.same(parser.push('data: a\r'), [], 'a CR at the end of a chunk');
+  t.same(parser.push('\n\r\n'), [{ event: 'message', data: 'a', id: '7' }], 'a CRLF split across chunks is one line end');
+  t.same(parser.push('event: ping\n\nretry: 500\ndata: r\n\n'), [{ event: 'message', data: 'r', id: '7', retry: 500 }], 'an event without data is not dispatched');
+  t.same(parser.push('data\n\n'), [{ event: 'message', data: '', id: '7' }], 'a field with no colon has an empty value');
+  t.same(parser.push('unknown: field\ndata:  two spaces\n\n'), [{ event: 'message', data: ' two spaces', id: '7' }], 'only one leading space is removed');
+});
+
+t.test('SSE: a BOM at the start is skipped; two events in one chunk', async (t) => {
+  const parser = new SseParser();
+  t.same(parser.push('\uFEFFdata: 1\n\ndata: 2\n\n').map((e) => e.data), ['1', '2']);
+});
+
+t.test('stdio lines: split across chunks, CRLF tolerated, non-JSON rejected', async (t) => {
+  const lines = new LineSplitter();
+  t.same(lines.push('{"a":1}\n{"b"'), ['{"a":1}']);
+  t.same(lines.push(':2}\r\nnoise\n'), ['{"b":2}', 'noise']);
+  t.same(parseLine('{"jsonrpc":"2.0","id":1,"result":{}}'), { jsonrpc: '2.0', id: 1, result: {} });
+  t.throws(() => parseLine('this is not json {{{'), /not a JSON-RPC message/);
+  t.throws(() => parseLine('42'), /not a JSON-RPC message object/);
+});
+
+t.test('JSON-RPC: ids correlate out of order; results come back unchanged', async (t) => {
+  const transport = new FakeTransport();
+  const session = new JsonRpcSession(transport);
+  const a = session.request('tools/list', undefined);
+  const b = session.request('tools/call', { name: 'echo', arguments: { x: 1 } });
+  t.same(transport.sent, [
+    { jsonrpc: '2.0', id: 0, method: 'tools/list' },
+    { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'echo', arguments: { x: 1 } } },
+  ]);
+  const odd = { content: [], extra: { kept: true }, _meta: { z: 1 } };
+  transport.reply({ jsonrpc: '2.0', id: 1, result: odd });
+  transport.reply({ jsonrpc: '2.0', id: 0, result: { tools: [] } });
+  t.equal(await b, odd, 'the very object parsed, no schema in between');
+  t.same(await a, { tools: [] });
+});
+
+t.test('JSON-RPC: errors keep code, message and data', async (t) => {
+  const transport = new FakeTransport();
+  const session = new JsonRpcSession(transport);
+  const pending = session.request('tools/call', {});
+  transport.reply({ jsonrpc: '2.0', id: 0, error: { code: -32602, message: 'unknown tool x', data: { hint: 1 } } });
+  const error = (await pending.catch((e: unknown) => e)) as RpcError;
+  t.ok(error instanceof RpcError);
+  t.same([error.code, error.rpcMessage, error.data], [-32602, 'unknown tool x', { hint: 1 }]);
+});
+
+t.test('JSON-RPC: progress routed by token; notifications; unknown responses reported', async (t) => {
+  const transport = new FakeTransport();
+  const notes: string[] = [];
+  const errors: string[] = [];
+  const session = new JsonRpcSession(transport, { onNotification: (m) => notes.push(m), onerror: (e) => errors.push(e.message) });
+  const progress: unknown[] = [];
+  const pending = session.request('tools/call', { name: 'slow', _meta: { progressToken: 'downstream', other: 1 } }, { onprogress: (p) => progress.push(p) });
+  t.same(transport.sent[0]!.params, { name: 'slow', _meta: { progressToken: 0, other: 1 } }, 'our own token replaces the downstream one');
+  transport.reply({ jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: 0, progress: 1, total: 3, message: 'step 1' } });
+  transport.reply({ jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: 99, progress: 1 } });
+  transport.reply({ jsonrpc: '2.0', method: 'notifications/tools/list_changed' });
+  transport.reply({ jsonrpc: '2.0', id: 0, result: {} });
+  await pending;
+  transport.reply({ jsonrpc: '2.0', id: 0, result: {} });
+  t.same(progress, [{ progress: 1, total: 3, message: 'step 1' }]);
+  t.same(notes, ['notifications/tools/list_changed']);
+  t.equal(errors.length, 2, 'an unknown progress token and a duplicate response are reported');
+});
+
+t.test('JSON-RPC: abort sends notifications/cancelled and rejects with the reason', async (t) => {
+  const transport = new FakeTransport();
+  const session = new JsonRpcSession(transport);
+  const abort = new AbortController();
+  const pending = session.request('tools/call', { name: 'slow' }, { signal: abort.signal });
+  abort.abort(new Error('user gave up'));
+  await t.rejects(pending, /user gave up/);
+  t.same(transport.sent[1], { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 0, reason: 'user gave up' } });
+  transport.reply({ jsonrpc: '2.0', id: 0, result: {} }); // a late answer is dropped, not thrown
+  const already = new AbortController();
+  already.abort('no');
+  await t.rejects(session.request('ping', undefined, { signal: already.signal }));
+  t.equal(transport.sent.length, 2, 'an already aborted request is never sent');
+});
+
+t.test('JSON-RPC: server requests: ping answered, others -32601', async (t) => {
+  const transport = new FakeTransport();
+  new JsonRpcSession(transport);
+  transport.reply({ jsonrpc: '2.0', id: 'srv-1', method: 'ping' });
+  transport.reply({ jsonrpc: '2.0', id: 5, method: 'sampling/createMessage', params: {} });
+  await new Promise((resolve) => setImmediate(resolve));
+  t.same(transport.sent, [
+    { jsonrpc: '2.0', id: 'srv-1', result: {} },
+    { jsonrpc: '2.0', id: 5, error: { code: -32601, message: 'Method not found' } },
+  ]);
+});
+
+t.test('JSON-RPC: close rejects what waits; send failures reject their request', async (t) => {
+  const transport = new FakeTransport();
+  let closed = 0;
+  const session = new JsonRpcSession(transport, { onclose: () => closed++ });
+  const pending = session.request('tools/list', undefined);
+  transport.failSends = true;
+  await t.rejects(session.request('ping', undefined), /refused/);
+  transport.failSends = false;
+  await session.close();
+  const error = await pending.catch((e: unknown) => e);
+  t.ok(error instanceof SessionClosedError);
+  await t.rejects(session.request('ping', undefined), SessionClosedError);
+  await session.close();
+  t.equal(closed, 1, 'onclose once');
+});
