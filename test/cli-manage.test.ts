@@ -2,9 +2,7 @@
 // refresh, test, import, audit, rotate-token. Pure parts first (ref parsing,
 // client config files), then the real binary as a child process against a
 // real daemon in a temporary COFFER_HOME with real fixture upstreams.
-import { execFile } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -16,35 +14,12 @@ import { isProcessAlive } from '../src/cli/daemon-control.js';
 import { EXIT } from '../src/cli/exit-codes.js';
 import { parseClientConfig, projectDirOf, sanitiseServerName, stripJsonComments, type ImportEntry } from '../src/cli/import-config.js';
 import { CliError } from '../src/cli/output.js';
-import { joinCommandLine } from '../src/cli/split.js';
-import { CLI_ENTRY } from '../src/paths.js';
 import { FIXTURE } from './fixtures/fixture-servers.js';
+import { fixtureLine, runCli, tempDir, type CliResult } from './helpers/cli.js';
 
-interface CliResult {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
 
-function runCli(home: string, ...args: string[]): Promise<CliResult> {
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      [CLI_ENTRY, ...args],
-      { env: { ...process.env, COFFER_HOME: home, COFFER_PORT: '0' }, maxBuffer: 64 * 1024 * 1024 },
-      (error, stdout, stderr) => resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
-    );
-  });
-}
 
-function tempDir(prefix = 'coffer-cli-manage-'): string {
-  const dir = mkdtempSync(join(tmpdir(), prefix));
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-  return dir;
-}
 
-/** `--stdio` line of a fixture upstream. */
-const fixtureLine = (...args: string[]): string => joinCommandLine([process.execPath, FIXTURE, ...args]);
 
 /** A port nothing listens on (1: privileged, refused at once on loopback). */
 const DEAD_URL = 'http://127.0.0.1:1/mcp';
@@ -271,7 +246,7 @@ t.test('import: project files run their stdio servers in the project directory',
 // ------------------------------------------------- against a running daemon
 
 t.test('without a daemon: the new commands exit 3; usage errors still exit 2 first', async (t) => {
-  const home = tempDir();
+  const home = tempDir('coffer-cli-manage-');
   const file = join(home, 'claude.json');
   writeFileSync(file, JSON.stringify({ mcpServers: { x: { command: 'x' } } }));
   const unreachable = [
@@ -326,7 +301,7 @@ t.test('without a daemon: the new commands exit 3; usage errors still exit 2 fir
 });
 
 t.test('against a running daemon', async (t) => {
-  const home = tempDir();
+  const home = tempDir('coffer-cli-manage-');
   const started = await runCli(home, 'daemon', 'start', '--json');
   t.equal(started.code, EXIT.OK, started.stderr);
   const { pid, port } = JSON.parse(started.stdout) as { pid: number; port: number };

@@ -2,10 +2,8 @@
 // while it waits), `coffer mcp invocations`, `coffer retention list|set|prune`
 // and the global --verbose. The real binary as a child process against a real
 // daemon (`coffer daemon start`) in a temporary COFFER_HOME with real fixture upstreams.
-import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -15,36 +13,13 @@ import { invocationQuery } from '../src/cli/commands/mcp-invocations.js';
 import { isProcessAlive } from '../src/cli/daemon-control.js';
 import { EXIT } from '../src/cli/exit-codes.js';
 import { CliError, formatError } from '../src/cli/output.js';
-import { joinCommandLine } from '../src/cli/split.js';
 import { writeDaemonFile } from '../src/daemon/daemon-file.js';
-import { CLI_ENTRY } from '../src/paths.js';
-import { FIXTURE, stdioFixture } from './fixtures/fixture-servers.js';
+import { stdioFixture } from './fixtures/fixture-servers.js';
+import { fixtureLine, runCli, tempDir, type CliResult } from './helpers/cli.js';
 
-interface CliResult {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
 
-function runCli(home: string, ...args: string[]): Promise<CliResult> {
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      [CLI_ENTRY, ...args],
-      { env: { ...process.env, COFFER_HOME: home, COFFER_PORT: '0' }, maxBuffer: 64 * 1024 * 1024 },
-      (error, stdout, stderr) => resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
-    );
-  });
-}
 
-function tempDir(prefix = 'coffer-cli-ops-'): string {
-  const dir = mkdtempSync(join(tmpdir(), prefix));
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-  return dir;
-}
 
-/** `--stdio` line of a fixture upstream. */
-const fixtureLine = (...args: string[]): string => joinCommandLine([process.execPath, FIXTURE, ...args]);
 
 const usageCode = (fn: () => unknown): number => {
   try {
@@ -94,7 +69,7 @@ t.test('invocation query, --verbose and formatError', async (t) => {
 // ------------------------------------------------------------ without a daemon
 
 t.test('without a daemon: every new command exits 3; usage errors exit 2 first', async (t) => {
-  const home = tempDir();
+  const home = tempDir('coffer-cli-ops-');
   const unreachable = [
     ['mcp', 'refresh', 'x'],
     ['mcp', 'refresh', 'x', '--json'],
@@ -143,7 +118,7 @@ t.test('without a daemon: every new command exits 3; usage errors exit 2 first',
   }
 
   // A daemon.json whose daemon is gone (nothing listens on its port any more): the connection failure is the cause.
-  const stale = tempDir();
+  const stale = tempDir('coffer-cli-ops-');
   const deadPort = await closedPort();
   writeDaemonFile(stale, { port: deadPort, pid: 999_999, token: 'stale', started_at: new Date().toISOString() });
   for (const args of [['mcp', 'refresh', 'x'], ['retention', 'list'], ['mcp', 'invocations', '--json']]) {
@@ -183,7 +158,7 @@ t.test('without a daemon: every new command exits 3; usage errors exit 2 first',
 // ------------------------------------------------------ against a running daemon
 
 t.test('against a running daemon', async (t) => {
-  const home = tempDir();
+  const home = tempDir('coffer-cli-ops-');
   const started = await runCli(home, 'daemon', 'start', '--json');
   t.equal(started.code, EXIT.OK, started.stderr);
   const { pid, port } = JSON.parse(started.stdout) as { pid: number; port: number };

@@ -1,8 +1,6 @@
 // The coffer CLI: its pure parts, then the real binary as a child process
 // against a real daemon in a temporary COFFER_HOME.
-import { execFile } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
 import { parseKeyValues, parsePort } from '../src/cli/args.js';
@@ -10,30 +8,12 @@ import { isProcessAlive } from '../src/cli/daemon-control.js';
 import { EXIT, exitCodeForApiError } from '../src/cli/exit-codes.js';
 import { CliError, formatError } from '../src/cli/output.js';
 import { joinCommandLine, splitCommandLine } from '../src/cli/split.js';
-import { CLI_ENTRY, PROJECT_ROOT } from '../src/paths.js';
+import { PROJECT_ROOT } from '../src/paths.js';
+import { runCli, tempDir } from './helpers/cli.js';
 
-interface CliResult {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
 
-function runCli(home: string, ...args: string[]): Promise<CliResult> {
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      [CLI_ENTRY, ...args],
-      { env: { ...process.env, COFFER_HOME: home, COFFER_PORT: '0' }, maxBuffer: 64 * 1024 * 1024 },
-      (error, stdout, stderr) => resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
-    );
-  });
-}
 
-function tempHome(): string {
-  const home = mkdtempSync(join(tmpdir(), 'coffer-cli-test-'));
-  t.teardown(() => rmSync(home, { recursive: true, force: true }));
-  return home;
-}
+const tempHome = (): string => tempDir('coffer-cli-test-');
 
 const EVERYTHING = join(PROJECT_ROOT, 'node_modules', '@modelcontextprotocol', 'server-everything', 'dist', 'index.js');
 

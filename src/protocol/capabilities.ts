@@ -42,3 +42,33 @@ export function capabilityKey(kind: ListKind, item: Record<string, unknown>): st
       return String(item.uriTemplate);
   }
 }
+
+// The management view of one server's capabilities (GET /servers/{name}/capabilities, refresh).
+import type { ErrorBody } from './errors.js';
+
+export type KindState = 'live' | 'unsupported' | 'failed';
+
+export interface CapabilityItem {
+  key: string;
+  /** false: a known key the upstream no longer offers (no schema or description, R6). */
+  live: boolean;
+  enabled: boolean;
+  first_seen_at: string | null;
+  last_seen_at: string | null;
+  /** The upstream's own fields when live (name, description, inputSchema, uri, ...). */
+  [field: string]: unknown;
+}
+
+export interface KindView {
+  state: KindState;
+  items: CapabilityItem[];
+  error?: ErrorBody;
+}
+
+export interface CapabilitiesView {
+  server: string;
+  tools: KindView;
+  resources: KindView;
+  resource_templates: KindView;
+  prompts: KindView;
+}

@@ -1,34 +1,15 @@
 // The management view of one server's capabilities (R6, R8) and the switches
 // (R10). Live items come from the actor; flags and timestamps from the
 // preferences; known keys the upstream no longer offers are shown as not live.
-import { capabilityKey, LIST_KINDS, CAPABILITY_TYPE_OF, type CapabilityType, type ListKind } from '../protocol/capabilities.js';
+import { capabilityKey, LIST_KINDS, CAPABILITY_TYPE_OF, type CapabilitiesView, type CapabilityItem, type CapabilityType, type KindView, type ListKind } from '../protocol/capabilities.js';
 import type { AuditActor, PreferenceChange, PreferenceRow } from '../protocol/db.js';
 import { CofferError, type ErrorBody } from '../protocol/errors.js';
 import type { DbWriterCalls } from '../db/writer-handle.js';
 import type { PreferenceGate } from '../router/preference-gate.js';
 import type { UpstreamDirectory } from '../upstreams/upstream.js';
 
-export type KindState = 'live' | 'unsupported' | 'failed';
-
-export interface CapabilityItem {
-  key: string;
-  live: boolean;
-  enabled: boolean;
-  first_seen_at: string | null;
-  last_seen_at: string | null;
-  [field: string]: unknown;
-}
-
-export interface KindView {
-  state: KindState;
-  items: CapabilityItem[];
-  error?: ErrorBody;
-}
-
 /** Keys of the answer, in the API's snake_case. */
-export const VIEW_KIND: Record<ListKind, string> = { tools: 'tools', resources: 'resources', resourceTemplates: 'resource_templates', prompts: 'prompts' };
-
-export type CapabilitiesView = { server: string } & Record<string, KindView | string>;
+export const VIEW_KIND: Record<ListKind, Exclude<keyof CapabilitiesView, 'server'>> = { tools: 'tools', resources: 'resources', resourceTemplates: 'resource_templates', prompts: 'prompts' };
 
 /** Which downstream lists a preference change of this type affects. */
 const KINDS_OF_TYPE: Record<CapabilityType, ListKind[]> = { tool: ['tools'], resource: ['resources', 'resourceTemplates'], prompt: ['prompts'] };
@@ -109,7 +90,7 @@ export class CapabilityService {
     const templateKeys = new Set<string>();
     const templates = answers[LIST_KINDS.indexOf('resourceTemplates')]!;
     if (templates.ok && templates.state === 'live') for (const item of templates.items) templateKeys.add(capabilityKey('resourceTemplates', item));
-    const view: CapabilitiesView = { server };
+    const view = { server } as CapabilitiesView;
     for (const [index, kind] of LIST_KINDS.entries()) {
       const answer = answers[index]!;
       const state = answer.ok ? (answer.state === 'live' ? { state: 'live' as const, items: answer.items } : { state: 'unsupported' as const }) : { state: 'failed' as const, error: answer.error };

@@ -1,6 +1,7 @@
 // `coffer mcp cap list|enable|disable`, `coffer mcp refresh` (over the admin
 // WebSocket, with progress), `coffer mcp test`: a server's capabilities (live
 // lists joined with the stored preferences) and its connection.
+import type { CapabilitiesView } from '../../protocol/capabilities.js';
 import { AdminConnectionError, connectAdmin, type AdminClient } from '../../admin/client.js';
 import { daemonFilePath } from '../../daemon/daemon-file.js';
 import { ADMIN_CLOSE, type ProgressMessage } from '../../protocol/admin.js';
@@ -13,31 +14,6 @@ import { actionGroup, defineAction, type Action, type ActionContext } from '../c
 import { EXIT, exitCodeForApiError, type ExitCode } from '../exit-codes.js';
 import { CliError, printFields, printJson, printLine, printMessage, printTable } from '../output.js';
 import { serverPath } from './mcp-shared.js';
-
-export interface CapabilityItem {
-  key: string;
-  /** false: a known key the upstream no longer offers (no schema or description). */
-  live: boolean;
-  enabled: boolean;
-  first_seen_at: string | null;
-  last_seen_at: string | null;
-  [field: string]: unknown;
-}
-
-export interface KindView {
-  state: 'live' | 'unsupported' | 'failed';
-  items: CapabilityItem[];
-  error?: unknown;
-}
-
-/** GET /servers/{name}/capabilities and POST /servers/{name}/refresh. */
-export interface CapabilitiesView {
-  server: string;
-  tools: KindView;
-  resources: KindView;
-  resource_templates: KindView;
-  prompts: KindView;
-}
 
 /** details.known of a 503 UPSTREAM_UNAVAILABLE / 504 UPSTREAM_TIMEOUT (R6). */
 export interface KnownCapability {

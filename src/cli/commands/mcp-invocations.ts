@@ -1,25 +1,12 @@
 // `coffer mcp invocations [NAME]`: the invocation log (tools/call, resources/read,
 // prompts/get through the gateway; never arguments or results), newest first.
-import type { InvocationKind, InvocationStatus } from '../../protocol/events.js';
+import type { InvocationRow } from '../../protocol/db.js';
+import type { InvocationStatus } from '../../protocol/events.js';
 import { parsePositiveInt } from '../args.js';
 import { defineAction } from '../command.js';
 import { EXIT } from '../exit-codes.js';
 import { printJson, printLine, printTable, usageError } from '../output.js';
 import { parseSince } from './audit.js';
-
-/** GET /invocations: one row. */
-export interface Invocation {
-  id: number;
-  at: string;
-  server: string;
-  kind: InvocationKind;
-  key: string;
-  duration_ms: number;
-  status: InvocationStatus;
-  session: string;
-  /** The JSON-RPC error code when status is not ok. */
-  error_code: number | null;
-}
 
 export const INVOCATION_STATUSES: readonly InvocationStatus[] = ['ok', 'error', 'timeout', 'denied'];
 
@@ -39,7 +26,7 @@ export function invocationQuery(server: string | undefined, values: { status?: s
   return query;
 }
 
-const formatStatus = (row: Invocation): string => (row.status !== 'ok' && row.error_code !== null ? `${row.status} (${row.error_code})` : row.status);
+const formatStatus = (row: InvocationRow): string => (row.status !== 'ok' && row.error_code !== null ? `${row.status} (${row.error_code})` : row.status);
 
 export const invocationsAction = defineAction(
   'invocations',
@@ -53,7 +40,7 @@ export const invocationsAction = defineAction(
   async (positionals, values, { api }) => {
     if (positionals.length > 1) throw usageError(`unexpected argument '${positionals[1]}'`);
     const search = invocationQuery(positionals[0], values).toString();
-    const { invocations } = await api().get<{ invocations: Invocation[] }>(`/invocations${search ? `?${search}` : ''}`);
+    const { invocations } = await api().get<{ invocations: InvocationRow[] }>(`/invocations${search ? `?${search}` : ''}`);
     if (values.json) printJson({ invocations });
     else if (invocations.length === 0) printLine('no invocations match');
     else {
