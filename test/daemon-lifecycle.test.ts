@@ -14,6 +14,7 @@ import { startDaemon } from '../src/daemon/daemon.js';
 import { CLI_ENTRY } from '../src/paths.js';
 import { stdioFixture } from './fixtures/fixture-servers.js';
 import { tempHome, waitFor } from './helpers/gateway.js';
+import { freePort } from './helpers/upstreams.js';
 
 const isAlive = (pid: number): boolean => {
   try {
@@ -75,4 +76,14 @@ t.test('a second daemon on the same home is refused with a clear message', async
   const [code] = await once(child, 'exit');
   t.not(code, 0);
   t.match(stderr, /already/);
+});
+
+t.test('a taken port moves the daemon to the next free one', async (t) => {
+  const port = await freePort();
+  const first = await startDaemon({ home: tempHome(), port });
+  t.teardown(() => first.stop());
+  const second = await startDaemon({ home: tempHome(), port });
+  t.teardown(() => second.stop());
+  t.equal(first.port, port);
+  t.ok(second.port > port && second.port < port + 10, `second daemon on ${second.port}`);
 });

@@ -129,9 +129,18 @@ export async function startHttpServer(
   };
 }
 
+/** uSockets' listen option; its enum exists only in the typings, not at run time. */
+const LIBUS_LISTEN_EXCLUSIVE_PORT = 1;
+
+/** app.listen(host, port, options, cb): the form exists in the binding but not in its typings. */
+function listenExclusive(app: TemplatedApp, host: string, port: number, done: (socket: us_listen_socket | false) => void): void {
+  (app.listen as unknown as (host: string, port: number, options: number, cb: typeof done) => void)(host, port, LIBUS_LISTEN_EXCLUSIVE_PORT, done);
+}
+
 async function listenInRange(app: TemplatedApp, first: number, count: number): Promise<us_listen_socket> {
   for (let port = first; port < first + count; port++) {
-    const socket = await new Promise<us_listen_socket | false>((resolve) => app.listen(LOOPBACK, port, resolve));
+    // Exclusive: uSockets otherwise sets SO_REUSEPORT, and a second daemon on a taken port would silently share it.
+    const socket = await new Promise<us_listen_socket | false>((resolve) => listenExclusive(app, LOOPBACK, port, resolve));
     if (socket) return socket;
   }
   throw new Error(`no free port in ${first}-${first + count - 1} on ${LOOPBACK}: pass --port or set COFFER_PORT`);
