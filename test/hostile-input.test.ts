@@ -455,7 +455,7 @@ t.test('past maxSessions the least recently active idle session is closed; all b
   const registry = new SessionRegistry(dispatcher, { maxBodyBytes: 1 << 20, keepAliveMs: 60_000, idleTimeoutMs: 3_600_000, maxSessions: 3 }, log);
   t.teardown(() => registry.closeAll());
   const send = async (body: unknown, headers: Record<string, string> = {}) => {
-    const response = await registry.handle(new Request('http://127.0.0.1/mcp', { method: 'POST', headers: { ...MCP_HEADERS, ...headers }, body: JSON.stringify(body) }));
+    const response = await registry.handle(new Request('http://127.0.0.1/mcp', { method: 'POST', headers: { ...MCP_HEADERS, ...headers } }), Buffer.from(JSON.stringify(body)));
     if (!(response.headers.get('content-type') ?? '').startsWith('text/event-stream')) await response.text();
     return response;
   };

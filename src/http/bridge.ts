@@ -76,9 +76,10 @@ export function sendBuffered(state: ResponseState, status: number, headers: Reco
   });
 }
 
-export function toFetchRequest(incoming: IncomingRequest, origin: string, body: Buffer | null): Request {
+/** Method, URL and headers only: callers keep the body bytes they already read. */
+export function toFetchRequest(incoming: IncomingRequest, origin: string): Request {
   const url = origin + incoming.path + (incoming.query ? `?${incoming.query}` : '');
-  return new Request(url, { method: incoming.method, headers: incoming.headers, body });
+  return new Request(url, { method: incoming.method, headers: incoming.headers });
 }
 
 // uWS computes these itself.

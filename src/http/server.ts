@@ -71,7 +71,8 @@ export async function startHttpServer(
     if (incoming.method === 'POST' && declaredTooLarge(state, incoming, options.mcpMaxBodyBytes)) return;
     void (async () => {
       const body = incoming.method === 'POST' ? await readBody(state, options.mcpMaxBodyBytes) : null;
-      const response = await mcp.handle(toFetchRequest(incoming, `http://${LOOPBACK}:${port}`, body));
+      // The bytes go beside the Request, not into it: a Fetch body would be re-read and parsed again downstream.
+      const response = await mcp.handle(toFetchRequest(incoming, `http://${LOOPBACK}:${port}`), body);
       await sendFetchResponse(state, response);
     })().catch((error: unknown) => {
       if (error instanceof BodyTooLargeError) return sendJson(state, envelope(413, 'PAYLOAD_TOO_LARGE', `request body over ${options.mcpMaxBodyBytes} bytes`));

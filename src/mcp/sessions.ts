@@ -36,6 +36,19 @@ function requestIds(body: unknown): Array<string | number> {
   return ids;
 }
 
+function parseBody(body: Buffer): { ok: true; value: unknown } | { ok: false } {
+  try {
+    return { ok: true, value: JSON.parse(body.toString('utf8')) };
+  } catch {
+    return { ok: false };
+  }
+}
+
+/** The transport owns the answer to a malformed body (and the Accept / Content-Type checks before it): give it the bytes. */
+function withBody(request: Request, body: Buffer): Request {
+  return new Request(request.url, { method: request.method, headers: request.headers, body });
+}
+
 function jsonRpcError(status: number, code: number, message: string): Response {
   return new Response(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }), {
     status,
@@ -61,20 +74,27 @@ export class SessionRegistry {
     return this.sessions.size;
   }
 
-  async handle(request: Request): Promise<Response> {
+  /**
+   * `request` carries method, URL and headers; a POST's bytes come separately
+   * in `body`, already read by the HTTP server, and are parsed exactly once
+   * here (the transport gets them as `parsedBody`).
+   */
+  async handle(request: Request, body: Buffer | null): Promise<Response> {
     const sessionId = request.headers.get('mcp-session-id');
     if (sessionId !== null) {
       const session = this.sessions.get(sessionId);
       if (!session) return jsonRpcError(404, -32001, 'Session not found: initialize a new session');
       session.lastActiveAt = Date.now();
-      return request.method === 'POST' ? this.post(session, request) : session.transport.handleRequest(request);
+      return body === null ? session.transport.handleRequest(request) : this.post(session, request, body);
     }
-    if (request.method !== 'POST') return jsonRpcError(400, -32000, 'Bad Request: Mcp-Session-Id header is required');
+    if (request.method !== 'POST' || body === null) return jsonRpcError(400, -32000, 'Bad Request: Mcp-Session-Id header is required');
     if (this.closing) return jsonRpcError(503, -32000, 'coffer is shutting down');
     if (this.sessions.size >= (this.options.maxSessions ?? DEFAULT_MAX_SESSIONS) && !this.evictOne()) {
       return jsonRpcError(503, -32000, 'too many open MCP sessions, all of them busy: try again later');
     }
-    return this.open().transport.handleRequest(request);
+    const transport = this.open().transport;
+    const parsed = parseBody(body);
+    return parsed.ok ? transport.handleRequest(request, { parsedBody: parsed.value }) : transport.handleRequest(withBody(request, body));
   }
 
   /**
@@ -84,15 +104,10 @@ export class SessionRegistry {
    * open by keep-alives). Such a POST, and an empty batch, is refused with
    * -32600 before the transport sees it.
    */
-  private async post(session: McpSession, request: Request): Promise<Response> {
-    const text = await request.text();
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(text);
-    } catch {
-      // The transport owns the answer to a malformed body (and the Accept / Content-Type checks before it).
-      return session.transport.handleRequest(new Request(request.url, { method: 'POST', headers: request.headers, body: text }));
-    }
+  private async post(session: McpSession, request: Request, body: Buffer): Promise<Response> {
+    const result = parseBody(body);
+    if (!result.ok) return session.transport.handleRequest(withBody(request, body));
+    const parsed = result.value;
     if (Array.isArray(parsed) && parsed.length === 0) return jsonRpcError(400, -32600, 'Invalid Request: an empty batch');
     const ids = requestIds(parsed);
     const clash = ids.find((id, index) => session.pending.has(id) || ids.indexOf(id) !== index);
