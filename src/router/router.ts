@@ -53,6 +53,8 @@ export class Router extends EventEmitter<RouterEvents> {
   private merged = new Map<ListKind, MergedEntry>();
   /** Upstreams left out of an answer, per kind, until they answer again. */
   private missed = new Map<string, Set<ListKind>>();
+  /** Upstream lists (server, kind) that missed their deadline and have not answered yet. */
+  private lateLists = new Set<string>();
   private progressRoutes = new Map<string, NonNullable<ForwardContext['onProgress']>>();
   private nextForwardId = 0;
 
@@ -102,6 +104,10 @@ export class Router extends EventEmitter<RouterEvents> {
   }
 
   private async listWithDeadline(upstream: Upstream, kind: ListKind): Promise<(UpstreamList & { version: number }) | null> {
+    const key = `${upstream.name}\u0000${kind}`;
+    // Its last list missed the deadline and is still out: waiting again would only add the deadline to this answer.
+    // The actor shares that in-flight request, and its arrival tells every session to list again.
+    if (this.lateLists.has(key)) return null;
     const pending = upstream.list(kind, false);
     let timer: NodeJS.Timeout | undefined;
     const deadline = new Promise<typeof MISSED>((resolve) => {
@@ -112,7 +118,11 @@ export class Router extends EventEmitter<RouterEvents> {
     if (answer === MISSED) {
       this.markMissed(upstream.name, kind, `no answer within ${upstream.config.timeouts.list_deadline_ms} ms`);
       // Keep listening: the late answer fills the actor's cache, and sessions are told to list again.
-      pending.then((late) => late.ok && this.markAnswered(upstream.name, kind)).catch(() => undefined);
+      this.lateLists.add(key);
+      pending
+        .then((late) => late.ok && this.markAnswered(upstream.name, kind))
+        .catch(() => undefined)
+        .finally(() => this.lateLists.delete(key));
       return null;
     }
     if (!answer.ok) {
