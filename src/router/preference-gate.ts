@@ -15,6 +15,7 @@ export class PreferenceGate implements CapabilityGate {
   private enabled = new Map<string, boolean>();
   /** Last actor list version reconciled, per server and kind: cached lists are not reconciled again. */
   private reconciled = new Map<string, number>();
+  private reconciling = new Map<string, { version: number; done: Promise<void> }>();
 
   constructor(
     private readonly writer: Pick<DbWriterApi, 'reconcile'>,
@@ -46,9 +47,20 @@ export class PreferenceGate implements CapabilityGate {
     return this.enabled.get(keyOf(server, CAPABILITY_TYPE_OF[kind], key)) ?? this.autoEnable(server);
   }
 
-  async observe(upstream: Upstream, kind: ListKind, items: Record<string, unknown>[], version: number): Promise<void> {
+  /** Concurrent observers of the same list version share one writer call. */
+  observe(upstream: Upstream, kind: ListKind, items: Record<string, unknown>[], version: number): Promise<void> {
     const marker = `${upstream.name}\u0000${kind}`;
-    if (this.reconciled.get(marker) === version) return;
+    if (this.reconciled.get(marker) === version) return Promise.resolve();
+    const running = this.reconciling.get(marker);
+    if (running?.version === version) return running.done;
+    const done = this.reconcile(upstream, kind, items, version, marker).finally(() => {
+      if (this.reconciling.get(marker)?.done === done) this.reconciling.delete(marker);
+    });
+    this.reconciling.set(marker, { version, done });
+    return done;
+  }
+
+  private async reconcile(upstream: Upstream, kind: ListKind, items: Record<string, unknown>[], version: number, marker: string): Promise<void> {
     const keys = items.map((item) => capabilityKey(kind, item));
     const result = await this.writer.reconcile(upstream.name, CAPABILITY_TYPE_OF[kind], keys, upstream.config.auto_enable_new_capabilities);
     if (!result.ok) {
