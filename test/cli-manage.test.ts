@@ -10,7 +10,7 @@ import t from 'tap';
 import { parseBooleanValue, parsePositiveInt, splitAction } from '../src/cli/args.js';
 import { parseCapabilityRef, parseCapabilityRefs } from '../src/cli/cap-ref.js';
 import { parseSince } from '../src/cli/commands/audit.js';
-import { isProcessAlive } from '../src/cli/daemon-control.js';
+import { isProcessAlive } from '../src/daemon/daemon-file.js';
 import { EXIT } from '../src/cli/exit-codes.js';
 import { parseClientConfig, projectDirOf, sanitiseServerName, stripJsonComments, type ImportEntry } from '../src/cli/import-config.js';
 import { CliError } from '../src/cli/output.js';

@@ -10,7 +10,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import t from 'tap';
 import { isVerbose } from '../src/cli/args.js';
 import { invocationQuery } from '../src/cli/commands/mcp-invocations.js';
-import { isProcessAlive } from '../src/cli/daemon-control.js';
+import { isProcessAlive } from '../src/daemon/daemon-file.js';
 import { EXIT } from '../src/cli/exit-codes.js';
 import { CliError, formatError } from '../src/cli/output.js';
 import { writeDaemonFile } from '../src/daemon/daemon-file.js';

@@ -4,7 +4,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
 import { parseKeyValues, parsePort } from '../src/cli/args.js';
-import { isProcessAlive } from '../src/cli/daemon-control.js';
+import { isProcessAlive } from '../src/daemon/daemon-file.js';
 import { EXIT, exitCodeForApiError } from '../src/cli/exit-codes.js';
 import { CliError, formatError } from '../src/cli/output.js';
 import { joinCommandLine, splitCommandLine } from '../src/cli/split.js';

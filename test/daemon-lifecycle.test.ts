@@ -9,21 +9,13 @@ import { createInterface } from 'node:readline';
 import t from 'tap';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { readDaemonFile } from '../src/daemon/daemon-file.js';
+import { isProcessAlive, readDaemonFile } from '../src/daemon/daemon-file.js';
 import { startDaemon } from '../src/daemon/daemon.js';
 import { CLI_ENTRY } from '../src/paths.js';
 import { stdioFixture } from './fixtures/fixture-servers.js';
 import { tempHome, waitFor } from './helpers/gateway.js';
 import { freePort } from './helpers/upstreams.js';
 
-const isAlive = (pid: number): boolean => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
 
 t.test('SIGTERM drains: the open call finishes, upstream children stop, daemon.json goes', async (t) => {
   const home = tempHome();
@@ -51,7 +43,7 @@ t.test('SIGTERM drains: the open call finishes, upstream children stop, daemon.j
   const client = new Client({ name: 'drain', version: '1' });
   await client.connect(new StreamableHTTPClientTransport(new URL(`${base}/mcp`)));
   const { pid: upstreamPid } = JSON.parse(((await client.callTool({ name: 'up__whoami', arguments: {} })) as any).content[0].text);
-  t.ok(isAlive(upstreamPid), 'the upstream child runs');
+  t.ok(isProcessAlive(upstreamPid), 'the upstream child runs');
 
   const open = client.callTool({ name: 'up__slow', arguments: { ms: 1_500, steps: 3 } });
   await new Promise((resolve) => setTimeout(resolve, 200));
@@ -61,7 +53,7 @@ t.test('SIGTERM drains: the open call finishes, upstream children stop, daemon.j
   const [code] = await once(child, 'exit');
   t.equal(code, 0, 'clean exit');
   t.notOk(existsSync(join(home, 'daemon.json')), 'daemon.json removed');
-  await waitFor('the upstream child to be gone', () => !isAlive(upstreamPid), 5_000);
+  await waitFor('the upstream child to be gone', () => !isProcessAlive(upstreamPid), 5_000);
   t.pass('no orphaned upstream process');
   await client.close().catch(() => undefined);
 });

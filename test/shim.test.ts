@@ -12,7 +12,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import t from 'tap';
 import { readDaemonFile } from '../src/daemon/daemon-file.js';
-import { isProcessAlive } from '../src/cli/daemon-control.js';
+import { isProcessAlive } from '../src/daemon/daemon-file.js';
 import { CLI_ENTRY, PROJECT_ROOT } from '../src/paths.js';
 
 const EVERYTHING = join(PROJECT_ROOT, 'node_modules', '@modelcontextprotocol', 'server-everything', 'dist', 'index.js');

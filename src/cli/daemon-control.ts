@@ -4,7 +4,7 @@ import { spawn } from 'node:child_process';
 import { closeSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { ensureHome, readDaemonFile, removeDaemonFile, type DaemonFile } from '../daemon/daemon-file.js';
+import { ensureHome, isProcessAlive, readDaemonFile, removeDaemonFile, type DaemonFile } from '../daemon/daemon-file.js';
 import { CLI_ENTRY } from '../paths.js';
 import { daemonUrl, fetchStatus, type DaemonStatus } from './api-client.js';
 import { EXIT } from './exit-codes.js';
@@ -27,21 +27,6 @@ export async function probeDaemon(home: string): Promise<RunningDaemonInfo | nul
   if (!file) return null;
   const status = await fetchStatus(file.port);
   return status?.pid === file.pid ? { file, status } : null;
-}
-
-/** Alive and not a zombie (an exited child its parent has not reaped yet counts as gone). */
-export function isProcessAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
-  } catch {
-    return true; // no procfs: trust kill(0)
-  }
 }
 
 /**

@@ -49,3 +49,18 @@ export function readDaemonFile(home: string): DaemonFile | null {
 export function removeDaemonFile(home: string, pid: number): void {
   if (readDaemonFile(home)?.pid === pid) rmSync(daemonFilePath(home), { force: true });
 }
+
+/** Alive and not a zombie (an exited child its parent has not reaped yet counts as gone). */
+export function isProcessAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
+  } catch {
+    return true; // no procfs: trust kill(0)
+  }
+}

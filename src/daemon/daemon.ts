@@ -28,7 +28,7 @@ import { Router } from '../router/router.js';
 import { UpstreamPool } from '../upstreams/pool.js';
 import { EventBus } from './event-bus.js';
 import { InvocationLog } from './invocation-log.js';
-import { ensureHome, newToken, readDaemonFile, removeDaemonFile, writeDaemonFile } from './daemon-file.js';
+import { ensureHome, isProcessAlive, newToken, readDaemonFile, removeDaemonFile, writeDaemonFile } from './daemon-file.js';
 
 export interface DaemonOptions {
   home: string;
@@ -62,15 +62,6 @@ const LIST_CHANGED_METHOD: Record<ListKind, string> = {
   resourceTemplates: 'notifications/resources/list_changed',
   prompts: 'notifications/prompts/list_changed',
 };
-
-function isProcessAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon> {
   const home = options.home;
