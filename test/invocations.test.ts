@@ -1,34 +1,21 @@
 // The invocation log: the writer's recordInvocations / listInvocations through the
 // real worker on real SQLite, the main-thread batcher (InvocationLog), and GET /invocations.
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { existsSync, readFileSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import t, { type Test } from 'tap';
 import { HttpApi } from '../src/api/http-api.js';
 import { invocationRoutes } from '../src/api/routes/invocations.js';
 import { InvocationLog } from '../src/daemon/invocation-log.js';
-import { openDbWriter, type DbWriter, type DbWriterCalls, type DbWriterOptions } from '../src/db/writer-handle.js';
-import { MIGRATIONS_DIR } from '../src/paths.js';
+import type { DbWriterCalls } from '../src/db/writer-handle.js';
 import type { DbInit } from '../src/protocol/db.js';
 import type { InvocationRecord } from '../src/protocol/events.js';
+import { ago, openWriter, sleep, tempInit as writerInit } from './helpers/writer.js';
 
-function tempInit(t: Test, extra: Partial<DbInit> = {}): DbInit {
-  const dir = mkdtempSync(join(tmpdir(), 'coffer-invocations-'));
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-  return { dbPath: join(dir, 'coffer.db'), migrationsDir: MIGRATIONS_DIR, keyPath: join(dir, 'secret.key'), ...extra };
-}
+const tempInit = (t: Test, extra: Partial<DbInit> = {}): DbInit => writerInit(t, 'coffer-invocations-', extra);
 
-async function open(t: Test, init: DbInit, options: DbWriterOptions = {}): Promise<DbWriter> {
-  const opened = await openDbWriter(init, options);
-  if (!opened.ok) throw new Error(`writer did not open: ${opened.error.message}`);
-  t.teardown(() => opened.value.close());
-  return opened.value;
-}
+const open = openWriter;
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-const ago = (ms: number) => new Date(Date.now() - ms).toISOString();
 
 function record(overrides: Partial<InvocationRecord> = {}): InvocationRecord {
   return { at: new Date().toISOString(), server: 'up', kind: 'tool', key: 'echo', duration_ms: 3, status: 'ok', session: 'sess-1', error_code: null, ...overrides };

@@ -1,38 +1,23 @@
 // Retention: policies (set, list, audited, validated), the prune (on demand and
 // periodic, in batches that let other calls through), audit streaming to the main
 // thread, and the /retention routes. Real worker, real SQLite in a temp dir.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import t, { type Test } from 'tap';
 import { HttpApi } from '../src/api/http-api.js';
 import { retentionRoutes } from '../src/api/routes/retention.js';
-import { openDbWriter, type DbWriter, type DbWriterOptions } from '../src/db/writer-handle.js';
-import { MIGRATIONS_DIR } from '../src/paths.js';
 import type { AuditEntry, DbInit, RetentionTable } from '../src/protocol/db.js';
 import type { InvocationRecord } from '../src/protocol/events.js';
+import { ago, openWriter, sleep, tempInit as writerInit } from './helpers/writer.js';
 import type { ServerConfig } from '../src/protocol/server-config.js';
 import { parseServerConfig } from '../src/registry/server-config.js';
 
 const DAY = 86_400_000;
 
-function tempInit(t: Test, extra: Partial<DbInit> = {}): DbInit {
-  const dir = mkdtempSync(join(tmpdir(), 'coffer-retention-'));
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-  // Tests that want the periodic prune turn it on; the others must not race it.
-  return { dbPath: join(dir, 'coffer.db'), migrationsDir: MIGRATIONS_DIR, keyPath: join(dir, 'secret.key'), pruneIntervalMs: 0, ...extra };
-}
+// Tests that want the periodic prune turn it on; the others must not race it.
+const tempInit = (t: Test, extra: Partial<DbInit> = {}): DbInit => writerInit(t, 'coffer-retention-', { pruneIntervalMs: 0, ...extra });
 
-async function open(t: Test, init: DbInit, options: DbWriterOptions = {}): Promise<DbWriter> {
-  const opened = await openDbWriter(init, options);
-  if (!opened.ok) throw new Error(`writer did not open: ${opened.error.message}`);
-  t.teardown(() => opened.value.close());
-  return opened.value;
-}
+const open = openWriter;
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-const ago = (ms: number) => new Date(Date.now() - ms).toISOString();
 
 function record(at: string, key: string): InvocationRecord {
   return { at, server: 'up', kind: 'tool', key, duration_ms: 1, status: 'ok', session: 's', error_code: null };
