@@ -10,12 +10,11 @@ import t from 'tap';
 import { parseBooleanValue, parsePositiveInt, splitAction } from '../src/cli/args.js';
 import { parseCapabilityRef, parseCapabilityRefs } from '../src/cli/cap-ref.js';
 import { parseSince } from '../src/cli/commands/audit.js';
-import { isProcessAlive } from '../src/daemon/daemon-file.js';
 import { EXIT } from '../src/cli/exit-codes.js';
 import { parseClientConfig, projectDirOf, sanitiseServerName, stripJsonComments, type ImportEntry } from '../src/cli/import-config.js';
 import { CliError } from '../src/cli/output.js';
 import { FIXTURE } from './fixtures/fixture-servers.js';
-import { fixtureLine, runCli, tempDir, type CliResult } from './helpers/cli.js';
+import { fixtureLine, runCli, startCliDaemon, tempDir } from './helpers/cli.js';
 
 
 
@@ -301,20 +300,7 @@ t.test('without a daemon: the new commands exit 3; usage errors still exit 2 fir
 });
 
 t.test('against a running daemon', async (t) => {
-  const home = tempDir('coffer-cli-manage-');
-  const started = await runCli(home, 'daemon', 'start', '--json');
-  t.equal(started.code, EXIT.OK, started.stderr);
-  const { pid, port } = JSON.parse(started.stdout) as { pid: number; port: number };
-  t.teardown(async () => {
-    await runCli(home, 'daemon', 'stop');
-    if (isProcessAlive(pid)) process.kill(pid, 'SIGKILL');
-  });
-  const cli = (...args: string[]): Promise<CliResult> => runCli(home, ...args);
-  const json = async (...args: string[]): Promise<any> => {
-    const result = await cli(...args, '--json');
-    t.equal(result.code, EXIT.OK, `${args.join(' ')}: ${result.stderr}`);
-    return JSON.parse(result.stdout);
-  };
+  const { home, port, cli, json } = await startCliDaemon(t, 'coffer-cli-manage-');
   const waitReady = async (name: string): Promise<void> => {
     const until = Date.now() + 20_000;
     while ((await json('mcp', 'show', name)).server.health.state !== 'ready') {

@@ -10,12 +10,11 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import t from 'tap';
 import { isVerbose } from '../src/cli/args.js';
 import { invocationQuery } from '../src/cli/commands/mcp-invocations.js';
-import { isProcessAlive } from '../src/daemon/daemon-file.js';
 import { EXIT } from '../src/cli/exit-codes.js';
 import { CliError, formatError } from '../src/cli/output.js';
 import { writeDaemonFile } from '../src/daemon/daemon-file.js';
 import { stdioFixture } from './fixtures/fixture-servers.js';
-import { fixtureLine, runCli, tempDir, type CliResult } from './helpers/cli.js';
+import { fixtureLine, runCli, startCliDaemon, tempDir } from './helpers/cli.js';
 
 
 
@@ -158,20 +157,7 @@ t.test('without a daemon: every new command exits 3; usage errors exit 2 first',
 // ------------------------------------------------------ against a running daemon
 
 t.test('against a running daemon', async (t) => {
-  const home = tempDir('coffer-cli-ops-');
-  const started = await runCli(home, 'daemon', 'start', '--json');
-  t.equal(started.code, EXIT.OK, started.stderr);
-  const { pid, port } = JSON.parse(started.stdout) as { pid: number; port: number };
-  t.teardown(async () => {
-    await runCli(home, 'daemon', 'stop');
-    if (isProcessAlive(pid)) process.kill(pid, 'SIGKILL');
-  });
-  const cli = (...args: string[]): Promise<CliResult> => runCli(home, ...args);
-  const json = async (...args: string[]): Promise<any> => {
-    const result = await cli(...args, '--json');
-    t.equal(result.code, EXIT.OK, `${args.join(' ')}: ${result.stderr}`);
-    return JSON.parse(result.stdout);
-  };
+  const { home, port, cli, json } = await startCliDaemon(t, 'coffer-cli-ops-');
   /** The REST API directly (what the CLI cannot set: timeouts). */
   const rest = async (method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> => {
     const { token } = JSON.parse(readFileSync(join(home, 'daemon.json'), 'utf8')) as { token: string };

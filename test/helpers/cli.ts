@@ -3,7 +3,9 @@ import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import t from 'tap';
+import t, { type Test } from 'tap';
+import { EXIT } from '../../src/cli/exit-codes.js';
+import { isProcessAlive } from '../../src/daemon/daemon-file.js';
 import { joinCommandLine } from '../../src/cli/split.js';
 import { CLI_ENTRY } from '../../src/paths.js';
 import { FIXTURE } from '../fixtures/fixture-servers.js';
@@ -34,3 +36,31 @@ export function tempDir(prefix: string): string {
 
 /** `--stdio` line of a fixture upstream. */
 export const fixtureLine = (...args: string[]): string => joinCommandLine([process.execPath, FIXTURE, ...args]);
+
+export interface CliDaemon {
+  home: string;
+  pid: number;
+  port: number;
+  cli(...args: string[]): Promise<CliResult>;
+  /** Runs with --json, asserts exit 0, answers the parsed stdout. */
+  json(...args: string[]): Promise<any>;
+}
+
+/** `coffer daemon start` in a fresh home, stopped (or killed) when the test ends. */
+export async function startCliDaemon(t: Test, prefix: string): Promise<CliDaemon> {
+  const home = tempDir(prefix);
+  const started = await runCli(home, 'daemon', 'start', '--json');
+  t.equal(started.code, EXIT.OK, started.stderr);
+  const { pid, port } = JSON.parse(started.stdout) as { pid: number; port: number };
+  t.teardown(async () => {
+    await runCli(home, 'daemon', 'stop');
+    if (isProcessAlive(pid)) process.kill(pid, 'SIGKILL');
+  });
+  const cli = (...args: string[]): Promise<CliResult> => runCli(home, ...args);
+  const json = async (...args: string[]): Promise<any> => {
+    const result = await cli(...args, '--json');
+    t.equal(result.code, EXIT.OK, `${args.join(' ')}: ${result.stderr}`);
+    return JSON.parse(result.stdout);
+  };
+  return { home, pid, port, cli, json };
+}
