@@ -11,10 +11,11 @@ import { mcpCommand } from './commands/mcp.js';
 import { retentionCommand } from './commands/retention.js';
 import { serveCommand } from './commands/serve.js';
 import { shimCommand } from './commands/shim.js';
+import { uiCommand } from './commands/ui.js';
 import { EXIT, EXIT_CODES_HELP, type ExitCode } from './exit-codes.js';
 import { CliError, formatError, printLine, usageError } from './output.js';
 
-const COMMANDS: Command[] = [serveCommand, daemonCommand, mcpCommand, auditCommand, retentionCommand, shimCommand];
+const COMMANDS: Command[] = [serveCommand, daemonCommand, mcpCommand, auditCommand, retentionCommand, shimCommand, uiCommand];
 
 function mainUsage(): string {
   const width = Math.max(...COMMANDS.map((c) => c.name.length)) + 2;
@@ -41,6 +42,7 @@ function mainUsage(): string {
     '  coffer mcp import FILE [--dry-run]     mcpServers JSON of Claude Desktop / Claude Code / Cursor, VS Code',
     '  coffer audit list [--server NAME] [--event TYPE] [--since ISO|30m|2h|7d] [--limit N]',
     '  coffer retention list | set TABLE (--days N | --forever) | prune      TABLE: audit, invocations',
+    '  coffer ui                               a one-time login link to the web UI',
     '',
     'Every read takes --json. Management commands never start a daemon: with none running they exit 3.',
     '',

@@ -7,13 +7,15 @@ import { daemonLogPath, probeDaemon, startDaemonProcess, stopDaemonProcess } fro
 import { EXIT, type ExitCode } from '../exit-codes.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { printFields, printJson, printLine, printMessage, usageError } from '../output.js';
+import { loginLink } from './ui.js';
 
 const usage = `Usage: coffer daemon <start|stop|status|rotate-token> [--home DIR] [--json]
 
   start [--port N]   start a background daemon (log: $COFFER_HOME/logs/daemon.log)
                      and wait until it is ready; does nothing if one already runs
   stop               ask the daemon to shut down and wait until its process is gone
-  status             show whether a daemon runs, and its upstream counts (exit 3 if none)
+  status             show whether a daemon runs, its upstream counts and a one-time
+                     login link to the web UI (exit 3 if none)
   rotate-token       give the daemon a new API token: the old one is rejected at once
                      and daemon.json (0600) holds the new one; the token is never printed
                      (clients that copied the old one must read daemon.json again)
@@ -45,8 +47,10 @@ const handlers: Record<string, Handler> = {
       if (values.json) printJson({ status: 'stopped' });
       throw daemonUnreachable(home, 'no coffer daemon is running');
     }
-    if (values.json) printJson(running.status);
-    else printStatus(running.status, home);
+    // A fresh one-time link each time; a daemon that cannot issue one is still reported.
+    const ui = await loginLink(ApiClient.forHome(home)).catch(() => null);
+    if (values.json) printJson({ ...running.status, ui_login_url: ui?.url ?? null });
+    else printStatus(running.status, home, ui?.url);
     return EXIT.OK;
   },
 
@@ -66,7 +70,7 @@ const handlers: Record<string, Handler> = {
   },
 };
 
-function printStatus(status: DaemonStatus, home: string): void {
+function printStatus(status: DaemonStatus, home: string, uiLink: string | undefined): void {
   const { registered, enabled, healthy, degraded } = status.upstreams;
   printFields([
     ['status', status.status],
@@ -76,6 +80,7 @@ function printStatus(status: DaemonStatus, home: string): void {
     ['started', status.started_at],
     ['home', home],
     ['upstreams', `${registered} registered, ${enabled} enabled, ${healthy} healthy, ${degraded} degraded`],
+    ...(uiLink ? [['web ui', `${uiLink}  (one-time login link)`] as [string, string]] : []),
   ]);
 }
 

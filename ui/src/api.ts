@@ -1,0 +1,87 @@
+// The REST API (/api/v1) from the page, with the session's token. Errors keep
+// the daemon's envelope so views show its messages verbatim.
+
+export interface FieldError {
+  field: string;
+  message: string;
+}
+
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly details: unknown,
+  ) {
+    super(message);
+  }
+
+  /** details.errors of CONFIG_INVALID. */
+  get fieldErrors(): FieldError[] {
+    const errors = (this.details as { errors?: unknown } | null | undefined)?.errors;
+    return Array.isArray(errors) ? errors.filter((e): e is FieldError => typeof e?.field === 'string' && typeof e?.message === 'string') : [];
+  }
+}
+
+export async function apiErrorOf(response: Response): Promise<ApiError> {
+  const text = await response.text();
+  let envelope: { code?: unknown; message?: unknown; details?: unknown } | undefined;
+  try {
+    envelope = (JSON.parse(text) as { error?: typeof envelope }).error;
+  } catch {
+    envelope = undefined;
+  }
+  return new ApiError(
+    response.status,
+    typeof envelope?.code === 'string' ? envelope.code : `HTTP_${response.status}`,
+    typeof envelope?.message === 'string' ? envelope.message : text.slice(0, 300) || `HTTP ${response.status}`,
+    envelope?.details,
+  );
+}
+
+export class Api {
+  constructor(
+    private readonly token: string,
+    /** Called on 401: the token was rotated or the session is stale. */
+    private readonly onUnauthenticated: () => void,
+  ) {}
+
+  get<T>(path: string): Promise<T> {
+    return this.request<T>('GET', path);
+  }
+
+  post<T>(path: string, body?: unknown): Promise<T> {
+    return this.request<T>('POST', path, body);
+  }
+
+  patch<T>(path: string, body: unknown): Promise<T> {
+    return this.request<T>('PATCH', path, body);
+  }
+
+  delete(path: string): Promise<void> {
+    return this.request<void>('DELETE', path);
+  }
+
+  async request<T>(method: string, path: string, body?: unknown): Promise<T> {
+    const response = await fetch(`/api/v1${path}`, {
+      method,
+      headers: {
+        authorization: `Bearer ${this.token}`,
+        // Changes made here are audited with actor "ui".
+        'x-coffer-actor': 'ui',
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    if (!response.ok) {
+      const error = await apiErrorOf(response);
+      if (error.code === 'UNAUTHENTICATED') this.onUnauthenticated();
+      throw error;
+    }
+    const text = await response.text();
+    return (text === '' ? undefined : JSON.parse(text)) as T;
+  }
+}
+
+/** `/servers/{name}` with the name escaped. */
+export const serverPath = (name: string, rest = ''): string => `/servers/${encodeURIComponent(name)}${rest}`;

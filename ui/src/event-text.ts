@@ -1,0 +1,40 @@
+// One line of text per live event, for the activity panel. Pure.
+import type { CofferEvent } from './types.js';
+
+export interface EventLine {
+  at: string;
+  /** Short label: health, list, discovery, call, ... */
+  label: string;
+  server: string | null;
+  text: string;
+  tone: 'ok' | 'busy' | 'bad' | 'off';
+}
+
+export function eventLine(event: CofferEvent): EventLine {
+  switch (event.type) {
+    case 'health':
+      return { at: event.at, label: 'health', server: event.server, text: `${event.state}${event.last_error ? ` — ${event.last_error}` : ''}`, tone: event.state === 'ready' ? 'ok' : event.state === 'connecting' ? 'busy' : event.state === 'stopped' ? 'off' : 'bad' };
+    case 'list_changed':
+      return { at: event.at, label: 'list', server: event.server, text: `${event.kind} list changed`, tone: 'busy' };
+    case 'degraded':
+      return { at: event.at, label: 'degraded', server: event.server, text: `left out of ${event.kind}: ${event.reason}`, tone: 'bad' };
+    case 'recovered':
+      return { at: event.at, label: 'recovered', server: event.server, text: `answers ${event.kind} again`, tone: 'ok' };
+    case 'server':
+      return { at: event.at, label: 'server', server: event.server, text: event.action, tone: 'busy' };
+    case 'preference':
+      return { at: event.at, label: 'switch', server: event.server, text: `${event.capability_type} ${event.capability_key} ${event.enabled ? 'enabled' : 'disabled'}`, tone: event.enabled ? 'ok' : 'off' };
+    case 'audit': {
+      const { entry } = event;
+      // First sightings are discovery; the rest is the lifecycle log.
+      const key = typeof entry.payload.key === 'string' ? ` ${entry.payload.key}` : '';
+      return { at: entry.at, label: entry.event_type.includes('first_seen') ? 'discovery' : 'audit', server: entry.server, text: `${entry.event_type.replaceAll('_', ' ')}${key} (by ${entry.actor})`, tone: 'busy' };
+    }
+    case 'namespace_collision':
+      return { at: event.at, label: 'collision', server: event.server, text: `${event.kind}: '${event.original}' is exposed as '${event.exposed}'`, tone: 'busy' };
+    case 'invocation': {
+      const { invocation } = event;
+      return { at: invocation.at, label: 'call', server: invocation.server, text: `${invocation.kind} ${invocation.key}: ${invocation.status} in ${invocation.duration_ms} ms`, tone: invocation.status === 'ok' ? 'ok' : 'bad' };
+    }
+  }
+}

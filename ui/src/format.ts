@@ -1,0 +1,55 @@
+// How values read on screen: health, transports, times. Pure.
+import type { ServerHealth, SessionMode, TransportConfig } from './types.js';
+
+export interface HealthLabel {
+  text: string;
+  /** CSS modifier: ok, busy, bad, off. */
+  tone: 'ok' | 'busy' | 'bad' | 'off';
+}
+
+const HEALTH: Record<string, HealthLabel> = {
+  ready: { text: 'ready', tone: 'ok' },
+  connecting: { text: 'connecting', tone: 'busy' },
+  backoff: { text: 'backing off', tone: 'bad' },
+  failed: { text: 'failed (crash loop)', tone: 'bad' },
+  stopped: { text: 'stopped', tone: 'off' },
+  disabled: { text: 'disabled', tone: 'off' },
+};
+
+export function healthLabel(health: Pick<ServerHealth, 'state'>): HealthLabel {
+  return HEALTH[health.state] ?? { text: health.state, tone: 'busy' };
+}
+
+export function transportSummary(transport: TransportConfig): string {
+  if (transport.type === 'stdio') return [transport.command, ...transport.args].join(' ');
+  return transport.url;
+}
+
+/** One line on what each session mode means (the README's table, shortened). */
+export const SESSION_MODE_TEXT: Record<SessionMode, string> = {
+  shared: 'one upstream connection for every client session',
+  per_session: "one connection per client session: the client's own roots, log level and subscriptions",
+};
+
+/** How a server's names reach clients: `fs__<name>`, or unprefixed for the empty namespace. */
+export function namespaceSummary(namespace: string): string {
+  return namespace === '' ? 'none: names pass through unprefixed' : `${namespace}__<name>`;
+}
+
+/** `12:03:04` today, else the date and time; local time. */
+export function clock(iso: string): string {
+  const date = new Date(iso);
+  if (Number.isNaN(date.getTime())) return iso;
+  const sameDay = date.toDateString() === new Date().toDateString();
+  return sameDay ? date.toLocaleTimeString() : date.toLocaleString();
+}
+
+/** `5 s ago`, `3 min ago`, `2 h ago`, `4 d ago`. */
+export function ago(iso: string | null, now = Date.now()): string {
+  if (!iso) return 'never';
+  const seconds = Math.max(0, Math.round((now - new Date(iso).getTime()) / 1000));
+  if (seconds < 60) return `${seconds} s ago`;
+  if (seconds < 3600) return `${Math.round(seconds / 60)} min ago`;
+  if (seconds < 86_400) return `${Math.round(seconds / 3600)} h ago`;
+  return `${Math.round(seconds / 86_400)} d ago`;
+}

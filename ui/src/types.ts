@@ -1,0 +1,14 @@
+// Shapes of the REST answers the views read: the daemon's own types (type-only imports; nothing of the server is bundled).
+import type { PreferenceRow } from '../../src/protocol/db.js';
+
+export type { CapabilitiesView, CapabilityItem, KindView } from '../../src/protocol/capabilities.js';
+export type { SessionMode, TransportConfig } from '../../src/protocol/server-config.js';
+/** GET /servers/{name}: the config (secrets shown as "[redacted]") with its health. */
+export type { ServerHealth, ServerView } from '../../src/registry/registry.js';
+export type { CofferEvent, InvocationRecord } from '../../src/protocol/events.js';
+
+/** One known key in the details of a 503/504 capabilities answer (R6): name, switch, last seen. */
+export type KnownKey = Omit<PreferenceRow, 'server' | 'first_seen_at'>;
+
+export type { InvocationRow } from '../../src/protocol/db.js';
+export type { TestConnectionReport as TestReport } from '../../src/protocol/jobs.js';
