@@ -1,6 +1,7 @@
 // A streaming parser for text/event-stream (the WHATWG "server-sent events"
 // format): feed it decoded text as it arrives, get back the complete events.
 // Pure: no I/O, no timers, so it is unit-tested on its own.
+import { MAX_MESSAGE_CHARS } from './limits.js';
 
 export interface SseEvent {
   /** The `event:` field; "message" when the server sent none. */
@@ -13,8 +14,15 @@ export interface SseEvent {
   retry?: number;
 }
 
+/** A line end: CRLF, CR or LF. */
+const LINE_END = /\r\n|\r|\n/g;
+
 export class SseParser {
-  private buffer = '';
+  /** The pieces of a line not yet ended; only new chunks are searched, so a 50 MB line costs one join. */
+  private parts: string[] = [];
+  private partChars = 0;
+  /** The size of the event being read: its data lines so far. */
+  private dataChars = 0;
   private started = false;
   /** A "\r" ended the previous chunk: a "\n" starting the next one belongs to it. */
   private pendingCr = false;
@@ -22,6 +30,14 @@ export class SseParser {
   private eventType = '';
   private lastId: string | undefined;
   private retry: number | undefined;
+  /** The event being read grew past maxChars: it is skipped up to its blank line. */
+  private skipping = false;
+  /** ... and it did so in the middle of a line, whose end is not a blank line. */
+  private droppingLine = false;
+  /** Events dropped for their size, so the transport can report them. */
+  dropped = 0;
+
+  constructor(private readonly maxChars = MAX_MESSAGE_CHARS) {}
 
   /** Parses one chunk of text; returns the events it completed (possibly none). */
   push(chunk: string): SseEvent[] {
@@ -32,40 +48,57 @@ export class SseParser {
     }
     if (this.pendingCr && chunk.startsWith('\n')) chunk = chunk.slice(1);
     this.pendingCr = false;
-    this.buffer += chunk;
     const events: SseEvent[] = [];
     let start = 0;
-    for (;;) {
-      let end = -1;
-      let next = -1;
-      for (let i = start; i < this.buffer.length; i++) {
-        const c = this.buffer.charCodeAt(i);
-        if (c === 10) {
-          end = i;
-          next = i + 1;
-          break;
-        }
-        if (c === 13) {
-          end = i;
-          if (i + 1 < this.buffer.length) next = this.buffer.charCodeAt(i + 1) === 10 ? i + 2 : i + 1;
-          else {
-            next = i + 1;
-            this.pendingCr = true;
-          }
-          break;
-        }
+    LINE_END.lastIndex = 0;
+    for (let match = LINE_END.exec(chunk); match !== null; match = LINE_END.exec(chunk)) {
+      if (match[0] === '\r' && LINE_END.lastIndex === chunk.length) this.pendingCr = true;
+      const line = this.take(chunk.slice(start, match.index));
+      start = LINE_END.lastIndex;
+      if (this.droppingLine) {
+        this.droppingLine = false;
+        continue;
       }
-      if (end === -1) break;
-      const event = this.line(this.buffer.slice(start, end));
+      const event = this.line(line);
       if (event) events.push(event);
-      start = next;
     }
-    this.buffer = this.buffer.slice(start);
+    if (start < chunk.length) {
+      this.parts.push(start === 0 ? chunk : chunk.slice(start));
+      this.partChars += chunk.length - start;
+      if (this.partChars + this.dataChars > this.maxChars) {
+        this.skip();
+        this.droppingLine = true;
+      }
+    }
     return events;
   }
 
+  /** The whole line that `tail` ends. */
+  private take(tail: string): string {
+    if (this.parts.length === 0) return tail;
+    this.parts.push(tail);
+    const line = this.parts.join('');
+    this.parts = [];
+    this.partChars = 0;
+    return line;
+  }
+
+  private skip(): void {
+    if (!this.skipping) this.dropped += 1;
+    this.skipping = true;
+    this.parts = [];
+    this.partChars = 0;
+    this.data = [];
+    this.dataChars = 0;
+  }
+
   private line(line: string): SseEvent | null {
-    if (line === '') return this.dispatch();
+    if (line === '') {
+      if (!this.skipping) return this.dispatch();
+      this.skipping = false;
+      return null;
+    }
+    if (this.skipping) return null;
     if (line.charCodeAt(0) === 58) return null; // ":" comment
     const colon = line.indexOf(':');
     const field = colon === -1 ? line : line.slice(0, colon);
@@ -74,6 +107,8 @@ export class SseParser {
     switch (field) {
       case 'data':
         this.data.push(value);
+        this.dataChars += value.length;
+        if (this.dataChars > this.maxChars) this.skip();
         break;
       case 'event':
         this.eventType = value;
@@ -97,6 +132,7 @@ export class SseParser {
     this.retry = undefined;
     this.eventType = '';
     this.data = [];
+    this.dataChars = 0;
     if (data.length === 0) return null;
     const event: SseEvent = { event: type === '' ? 'message' : type, data: data.join('\n'), id: this.lastId };
     if (retry !== undefined) event.retry = retry;

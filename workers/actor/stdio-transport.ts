@@ -5,6 +5,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import type { Writable } from 'node:stream';
 import type { JsonRpcMessage, MessageTransport } from './jsonrpc-session.js';
+import { MAX_MESSAGE_CHARS, MessageTooLargeError } from './limits.js';
 
 export interface StdioOptions {
   command: string;
@@ -19,25 +20,59 @@ const CLOSE_STEP_MS = 2_000;
 /** How much of a non-JSON line goes into the error. */
 const LINE_EXCERPT = 120;
 
-/** Splits text into lines across chunks; pure, exported for tests. */
+/**
+ * Splits text into lines across chunks; pure, exported for tests. Only the
+ * new chunk is searched and a partial line is kept in pieces, so a 50 MB line
+ * costs one join, not one copy per chunk. A line longer than `maxChars` is
+ * dropped (an Error in its place), and so is the rest of it as it arrives.
+ */
 export class LineSplitter {
-  private rest = '';
+  private parts: string[] = [];
+  private partChars = 0;
+  private skipping = false;
 
-  push(chunk: string): string[] {
-    const text = this.rest + chunk;
-    const lines: string[] = [];
+  constructor(private readonly maxChars = MAX_MESSAGE_CHARS) {}
+
+  push(chunk: string): Array<string | MessageTooLargeError> {
+    const lines: Array<string | MessageTooLargeError> = [];
     let start = 0;
-    for (let end = text.indexOf('\n'); end !== -1; end = text.indexOf('\n', start)) {
-      const line = text.charCodeAt(end - 1) === 13 ? text.slice(start, end - 1) : text.slice(start, end);
-      lines.push(line);
+    for (let end = chunk.indexOf('\n'); end !== -1; end = chunk.indexOf('\n', start)) {
+      const line = this.complete(chunk.slice(start, end));
+      if (line !== null) lines.push(line);
       start = end + 1;
     }
-    this.rest = start === 0 ? text : text.slice(start);
+    if (start < chunk.length && !this.skipping) {
+      this.parts.push(start === 0 ? chunk : chunk.slice(start));
+      this.partChars += chunk.length - start;
+      if (this.partChars > this.maxChars) {
+        lines.push(new MessageTooLargeError('stdout line'));
+        this.clear();
+        this.skipping = true;
+      }
+    }
     return lines;
   }
 
+  /** The line that `tail` ends, or null for the end of a dropped one. */
+  private complete(tail: string): string | MessageTooLargeError | null {
+    if (this.skipping) {
+      this.skipping = false;
+      return null;
+    }
+    let line = tail;
+    if (this.parts.length > 0) {
+      this.parts.push(tail);
+      line = this.parts.join('');
+      this.clear();
+    }
+    if (line.length > this.maxChars) return new MessageTooLargeError('stdout line');
+    return line.charCodeAt(line.length - 1) === 13 ? line.slice(0, -1) : line;
+  }
+
   clear(): void {
-    this.rest = '';
+    this.parts = [];
+    this.partChars = 0;
+    this.skipping = false;
   }
 }
 
@@ -105,6 +140,10 @@ export class StdioTransport implements MessageTransport {
 
   private receive(chunk: string): void {
     for (const line of this.lines.push(chunk)) {
+      if (line instanceof Error) {
+        this.onerror?.(line);
+        continue;
+      }
       if (line.trim() === '') continue;
       let message: JsonRpcMessage;
       try {

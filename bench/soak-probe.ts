@@ -1,0 +1,55 @@
+// What the soak samples of the daemon process, all from /proc: resident
+// memory, open file descriptors, threads (the main thread, libuv's pool and
+// one worker per actor plus the DB writer), and live child processes.
+import { readdirSync, readFileSync } from 'node:fs';
+import { rssMb } from './proc.js';
+
+export interface ProcessSample {
+  /** Seconds since the soak started. */
+  at: number;
+  rssMb: number;
+  fds: number;
+  threads: number;
+  children: number;
+}
+
+function threads(pid: number): number {
+  const match = /Threads:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return match ? Number(match[1]) : NaN;
+}
+
+/** Live (not zombie) processes whose parent is `pid`. */
+function children(pid: number): number {
+  let count = 0;
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      // Fields after the command (which may contain spaces): state, ppid, ...
+      const [state, ppid] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      if (Number(ppid) === pid && state !== 'Z') count += 1;
+    } catch {
+      // It exited while we looked.
+    }
+  }
+  return count;
+}
+
+export function sample(pid: number, startedAt: number): ProcessSample {
+  return {
+    at: Math.round((Date.now() - startedAt) / 1000),
+    rssMb: Math.round(rssMb(pid) * 10) / 10,
+    fds: readdirSync(`/proc/${pid}/fd`).length,
+    threads: threads(pid),
+    children: children(pid),
+  };
+}
+
+/** The median of each figure over some samples: one noisy sample does not make a trend. */
+export function typical(samples: ProcessSample[]): Omit<ProcessSample, 'at'> {
+  const median = (pick: (s: ProcessSample) => number): number => {
+    const sorted = samples.map(pick).sort((a, b) => a - b);
+    return sorted[Math.floor((sorted.length - 1) / 2)] ?? NaN;
+  };
+  return { rssMb: median((s) => s.rssMb), fds: median((s) => s.fds), threads: median((s) => s.threads), children: median((s) => s.children) };
+}
