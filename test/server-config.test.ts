@@ -25,7 +25,11 @@ t.test('defaults', async (t) => {
     transport: { type: 'stdio', command: 'npx', args: [], env: {}, cwd: null },
     auto_enable_new_capabilities: true,
     timeouts: DEFAULT_TIMEOUTS,
+    namespace: 'files',
+    session_mode: 'shared',
   });
+  t.equal(valid({ name: 'solo', namespace: '', transport: STDIO }).namespace, '', 'the empty namespace: names pass through unprefixed');
+  t.equal(valid({ name: 'filesystem', namespace: 'fs', transport: STDIO }).namespace, 'fs');
   t.same(valid({ name: 'web', transport: { type: 'sse', url: 'http://127.0.0.1:3000/sse' } }).transport, {
     type: 'sse',
     url: 'http://127.0.0.1:3000/sse',
@@ -39,6 +43,8 @@ t.test('defaults', async (t) => {
     transport: { ...STDIO, cwd: '/srv' },
     auto_enable_new_capabilities: false,
     timeouts: { connect_ms: 1, request_ms: 2, list_deadline_ms: 3 },
+    namespace: 'abc',
+    session_mode: 'per_session',
   };
   t.same(valid(full), full, 'a complete config comes back unchanged');
   t.same(valid(valid(full)), valid(full), 'parsing is idempotent');
@@ -55,7 +61,11 @@ const invalidCases: [string, unknown, string[]][] = [
   ['name of 65 characters', { ...base, name: 'x'.repeat(65) }, ['name']],
   ['name with the namespace separator', { ...base, name: 'a__b' }, ['name']],
   ['name that is a number', { ...base, name: 7 }, ['name']],
-  ['unknown top-level field', { ...base, namespace: 'x' }, ['namespace']],
+  ['unknown top-level field', { ...base, prefix: 'x' }, ['prefix']],
+  ['namespace with the separator', { ...base, namespace: 'a__b' }, ['namespace']],
+  ['namespace ending in _', { ...base, namespace: 'a_' }, ['namespace']],
+  ['namespace null', { ...base, namespace: null }, ['namespace']],
+  ['session_mode unknown', { ...base, session_mode: 'sticky' }, ['session_mode']],
   ['description not a string', { ...base, description: 3 }, ['description']],
   ['enabled as a string', { ...base, enabled: 'yes' }, ['enabled']],
   ['auto_enable null', { ...base, auto_enable_new_capabilities: null }, ['auto_enable_new_capabilities']],

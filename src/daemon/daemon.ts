@@ -16,6 +16,7 @@ import { openRestartingWriter } from '../db/restarting-writer.js';
 import { startHttpServer, type HttpServer } from '../http/server.js';
 import { nativeBindingLoaded } from '../http/uws.js';
 import { Logger, type LogLevel } from '../log.js';
+import { SessionClientLink } from '../mcp/client-link.js';
 import { Dispatcher } from '../mcp/dispatcher.js';
 import { SessionRegistry } from '../mcp/sessions.js';
 import { MIGRATIONS_DIR, PROJECT_ROOT } from '../paths.js';
@@ -23,8 +24,11 @@ import { DEFAULT_ACTOR_TUNING, type ActorTuning } from '../protocol/actor.js';
 import { CofferError } from '../protocol/errors.js';
 import type { ListKind } from '../protocol/capabilities.js';
 import { Registry } from '../registry/registry.js';
+import { LoginCodes } from '../ui/login-codes.js';
+import { uiRoutes } from '../ui/routes.js';
 import { PreferenceGate } from '../router/preference-gate.js';
 import { Router } from '../router/router.js';
+import { SessionFeatures } from '../router/session-features.js';
 import { UpstreamPool } from '../upstreams/pool.js';
 import { EventBus } from './event-bus.js';
 import { InvocationLog } from './invocation-log.js';
@@ -94,9 +98,16 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
   let registry: Registry | null = null;
   const gate = new PreferenceGate(writer.api, (server) => registry?.config(server)?.auto_enable_new_capabilities ?? true, log);
   gate.load(await writer.api.getPreferences());
-  const router = new Router(pool, gate, (server) => registry?.config(server) !== undefined, tuning.cacheTtlMs);
-  const dispatcher = new Dispatcher(router, { version: VERSION, pageSize: options.pageSize ?? 1000 }, log);
-  const sessions = new SessionRegistry(dispatcher, { maxBodyBytes: 64 * 1024 * 1024, keepAliveMs: 5_000, idleTimeoutMs: 60 * 60_000 }, log);
+  const router = new Router(pool, gate, { config: (server) => registry?.config(server), all: () => registry?.all() ?? [] }, tuning.cacheTtlMs);
+  const features = new SessionFeatures(router, pool, (message, context) => log.warn(message, context));
+  const dispatcher = new Dispatcher(router, features, { version: VERSION, pageSize: options.pageSize ?? 1000 }, log);
+  const sessions = new SessionRegistry(
+    dispatcher,
+    { maxBodyBytes: 64 * 1024 * 1024, keepAliveMs: 5_000, idleTimeoutMs: 60 * 60_000, onSessionClosed: (session) => dispatcher.sessionClosed(session) },
+    log,
+  );
+  router.connectClients(new SessionClientLink((id) => sessions.session(id), log));
+  pool.on('client', (event) => router.clientEvent(event));
 
   const now = () => new Date().toISOString();
   const broadcastChanged = (kind: ListKind, server: string | null = null) => {
@@ -107,6 +118,10 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
   router.on('degraded', (server, kind, reason) => {
     log.warn('upstream left out of list', { server, kind, reason });
     bus.publish({ type: 'degraded', server, kind, reason, at: now() });
+  });
+  router.on('collision', ({ server, kind, original, exposed }) => {
+    log.warn('unprefixed name taken by another server: exposed prefixed', { server, kind, original, exposed });
+    bus.publish({ type: 'namespace_collision', server, kind, original, exposed, at: now() });
   });
   router.on('recovered', (server, kind) => {
     log.info('upstream answers again', { server, kind });
@@ -131,8 +146,10 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
   registry = new Registry(writer.api, pool, {
     isDegraded: (server) => router.degradedServers().includes(server),
     surfaceChanged: (server, action) => {
-      router.invalidate(server);
-      if (action === 'removed') gate.forget(server);
+      if (action === 'removed') {
+        router.forgetServer(server);
+        gate.forget(server);
+      } else router.invalidate(server);
       bus.publish({ type: 'server', action, server, at: now() });
       for (const kind of ['tools', 'resources', 'prompts'] as const) broadcastChanged(kind, server);
     },
@@ -201,6 +218,7 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
       ...auditRoutes(writer.api),
       ...invocationRoutes(writer.api),
       ...retentionRoutes(writer.api),
+      ...uiRoutes(new LoginCodes(), () => token),
     ],
     () => token,
   );

@@ -1,11 +1,23 @@
 // Handles the JSON-RPC messages of a downstream session: initialize and ping
-// here, lists and calls through the router. Results pass through unchanged.
-import { LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS, isJSONRPCNotification, isJSONRPCRequest, type JSONRPCMessage, type JSONRPCRequest } from '@modelcontextprotocol/sdk/types.js';
+// here, lists and calls through the router, the session's stateful features
+// (subscriptions, completion, log level, roots) through SessionFeatures, and
+// the client's answers to requests relayed from upstreams. Results pass through unchanged.
+import {
+  LATEST_PROTOCOL_VERSION,
+  SUPPORTED_PROTOCOL_VERSIONS,
+  isJSONRPCNotification,
+  isJSONRPCRequest,
+  isJSONRPCResponse,
+  type JSONRPCMessage,
+  type JSONRPCRequest,
+} from '@modelcontextprotocol/sdk/types.js';
 import type { ListKind } from '../protocol/capabilities.js';
 import { JSONRPC } from '../protocol/errors.js';
 import { decodeCursor, paginate } from '../router/pagination.js';
-import type { CallKind, Router } from '../router/router.js';
+import type { CallKind, ForwardContext, Router } from '../router/router.js';
+import type { SessionFeatures } from '../router/session-features.js';
 import type { Logger } from '../log.js';
+import { abandonClientRequests, acceptClientAnswer } from './client-link.js';
 import { RpcError } from './rpc-error.js';
 import type { McpSession } from './session.js';
 
@@ -27,9 +39,21 @@ const CALL_METHODS: Record<string, CallKind> = {
   'prompts/get': 'prompts',
 };
 
+type FeatureMethod = 'subscribe' | 'unsubscribe' | 'complete' | 'setLogLevel';
+const FEATURE_METHODS: Record<string, FeatureMethod> = {
+  'resources/subscribe': 'subscribe',
+  'resources/unsubscribe': 'unsubscribe',
+  'completion/complete': 'complete',
+  'logging/setLevel': 'setLogLevel',
+};
+
+/** Client notifications an upstream connection of that client needs to see. */
+const RELAYED_CLIENT_NOTIFICATIONS = new Set(['notifications/roots/list_changed']);
+
 export class Dispatcher {
   constructor(
     private readonly router: Router,
+    private readonly features: SessionFeatures,
     private readonly options: DispatcherOptions,
     private readonly log: Logger,
   ) {}
@@ -38,11 +62,23 @@ export class Dispatcher {
     session.lastActiveAt = Date.now();
     if (isJSONRPCRequest(message)) {
       void this.answer(session, message);
+    } else if (isJSONRPCResponse(message)) {
+      if (!acceptClientAnswer(session, message)) this.log.debug('answer to no request of coffer', { session: session.id });
     } else if (isJSONRPCNotification(message) && message.method === 'notifications/cancelled') {
       const requestId = (message.params as { requestId?: string | number } | undefined)?.requestId;
       if (requestId !== undefined) session.inflight.get(requestId)?.abort((message.params as { reason?: string }).reason ?? 'cancelled by client');
+    } else if (isJSONRPCNotification(message) && message.method === 'notifications/progress' && message.params) {
+      this.router.clientProgress(message.params as Record<string, unknown>);
+    } else if (isJSONRPCNotification(message) && RELAYED_CLIENT_NOTIFICATIONS.has(message.method)) {
+      this.features.clientNotification(session.id, message.method, message.params as Record<string, unknown> | undefined);
     }
-    // notifications/initialized and responses to requests coffer never sent need no action.
+    // notifications/initialized and the like need no action.
+  }
+
+  /** The session ended (closed, evicted or idle): its relayed requests fail and its upstream state goes. */
+  sessionClosed(session: McpSession): void {
+    abandonClientRequests(session);
+    if (session.id !== '') this.features.sessionClosed(session.id, AbortSignal.timeout(30_000));
   }
 
   private async answer(session: McpSession, request: JSONRPCRequest): Promise<void> {
@@ -74,6 +110,8 @@ export class Dispatcher {
     if (list) return this.list(list.kind, list.field, params);
     const call = CALL_METHODS[request.method];
     if (call) return this.call(session, request, call, params);
+    const feature = FEATURE_METHODS[request.method];
+    if (feature) return this.withContext(session, request, (ctx) => this.features[feature](params, ctx));
     throw new RpcError(JSONRPC.METHOD_NOT_FOUND, `method not found: ${request.method}`);
   }
 
@@ -85,9 +123,15 @@ export class Dispatcher {
     session.clientCapabilities = (params.capabilities as Record<string, unknown>) ?? {};
     return {
       protocolVersion,
-      capabilities: { tools: { listChanged: true }, resources: { listChanged: true }, prompts: { listChanged: true } },
+      capabilities: {
+        tools: { listChanged: true },
+        resources: { listChanged: true, subscribe: true },
+        prompts: { listChanged: true },
+        logging: {},
+        completions: {},
+      },
       serverInfo: { name: 'coffer', version: this.options.version },
-      instructions: 'coffer aggregates several MCP servers: tools and prompts are named <server>__<name>, resources coffer://<server>/<uri>.',
+      instructions: 'coffer aggregates several MCP servers: tools and prompts are named <namespace>__<name>, resources coffer://<namespace>/<uri> (a server with an empty namespace keeps its own names).',
     };
   }
 
@@ -102,7 +146,13 @@ export class Dispatcher {
     return page.nextCursor === undefined ? { [field]: page.items } : { [field]: page.items, nextCursor: page.nextCursor };
   }
 
-  private async call(session: McpSession, request: JSONRPCRequest, kind: CallKind, params: Record<string, unknown>): Promise<Record<string, unknown>> {
+  private call(session: McpSession, request: JSONRPCRequest, kind: CallKind, params: Record<string, unknown>): Promise<Record<string, unknown>> {
+    return this.withContext(session, request, (ctx) => this.router.forward(kind, request.method, params, ctx));
+  }
+
+  /** Runs a routed request with its context: cancellable by the client, progress relayed if asked for. */
+  private async withContext(session: McpSession, request: JSONRPCRequest, run: (ctx: ForwardContext) => Promise<Record<string, unknown>>): Promise<Record<string, unknown>> {
+    const params = (request.params ?? {}) as Record<string, unknown>;
     const controller = new AbortController();
     session.inflight.set(request.id, controller);
     const progressToken = (params._meta as { progressToken?: string | number } | undefined)?.progressToken;
@@ -114,7 +164,7 @@ export class Dispatcher {
               .send({ jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken, ...progress } }, { relatedRequestId: request.id })
               .catch(() => undefined);
     try {
-      return await this.router.forward(kind, request.method, params, { sessionId: session.id, signal: controller.signal, ...(onProgress ? { onProgress } : {}) });
+      return await run({ sessionId: session.id, requestId: request.id, capabilities: session.clientCapabilities, signal: controller.signal, ...(onProgress ? { onProgress } : {}) });
     } finally {
       session.inflight.delete(request.id);
     }

@@ -17,4 +17,9 @@ export interface McpSession {
    */
   pending: Set<string | number>;
   lastActiveAt: number;
+  /** coffer's own requests to this client (relayed from upstreams) awaiting its answer, by the id coffer gave them. */
+  outgoing?: Map<string, (answer: ClientAnswer) => void>;
 }
+
+/** A client's answer to a request coffer relayed to it. */
+export type ClientAnswer = { result: Record<string, unknown> } | { error: { code: number; message: string; data?: unknown } };

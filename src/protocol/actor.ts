@@ -60,6 +60,15 @@ export interface ForwardRequest {
   progress: boolean;
   /** Overrides the server's request_ms. */
   timeoutMs?: number;
+  /** The downstream session: picks its connection in per_session mode, and tells whom the upstream's requests during this call are for. */
+  client?: ClientRef;
+}
+
+/** A downstream session as the actor sees it. */
+export interface ClientRef {
+  session: string;
+  /** What the client declared at initialize; a per_session connection declares the same (sampling, elicitation, roots). */
+  capabilities: Record<string, unknown>;
 }
 
 /** The upstream's result unchanged, or a JSON-RPC error (the upstream's own, or coffer's with data.code). */
@@ -90,10 +99,39 @@ export interface ActorApi {
   status(): ActorStatus;
   /** Close the connection, stop the child process (SIGTERM, then SIGKILL), state `stopped`. */
   shutdown(): Promise<void>;
+  /** One-way messages from the router (answers to client_request, client notifications, closed sessions). */
+  command(command: ActorCommand): void;
+}
+
+export type ActorCommand =
+  /** The client's answer to a client_request event. */
+  | { type: 'answer'; ticket: number; outcome: ForwardOutcome }
+  /** A client notification for the upstream (notifications/roots/list_changed): to the session's connection, or the shared one. */
+  | { type: 'notify'; session: string; method: string; params?: Record<string, unknown> }
+  /** The downstream session ended: close its per_session connection. */
+  | { type: 'close_session'; session: string }
+  /** The client's notifications/progress for an upstream request that asked for it (its progressToken). */
+  | { type: 'progress'; params: Record<string, unknown> };
+
+/**
+ * Who an upstream's request or notification is for. `forwardId` is the
+ * forwarded call it came with (its downstream request id is known to the
+ * router); without one, `session` alone (a per_session connection); neither:
+ * no particular client.
+ */
+export interface ClientTarget {
+  forwardId: string | null;
+  session: string | null;
 }
 
 export type ActorEvent =
   | { type: 'state'; server: string; status: ActorStatus }
   /** The upstream said its list changed (cache already dropped), or a reconnect dropped the cache. */
   | { type: 'list_changed'; server: string; kind: ListKind }
-  | { type: 'progress'; server: string; requestId: string; progress: number; total?: number; message?: string };
+  | { type: 'progress'; server: string; requestId: string; progress: number; total?: number; message?: string }
+  /** The upstream asked the client something (sampling/createMessage, elicitation/create, roots/list); answer with command `answer`. */
+  | { type: 'client_request'; server: string; ticket: number; target: ClientTarget; method: string; params: Record<string, unknown> }
+  /** The upstream cancelled (or timed out) a client_request. */
+  | { type: 'client_request_cancelled'; server: string; ticket: number; reason: string }
+  /** Any other upstream notification for clients (notifications/message, notifications/resources/updated, ...). */
+  | { type: 'notification'; server: string; target: ClientTarget; method: string; params: Record<string, unknown> };

@@ -28,6 +28,8 @@ export type CofferEvent =
   | { type: 'server'; action: 'added' | 'updated' | 'removed'; server: string; at: string }
   | { type: 'preference'; server: string; capability_type: string; capability_key: string; enabled: boolean; at: string }
   | { type: 'audit'; entry: AuditEntry }
-  | { type: 'invocation'; invocation: InvocationRecord };
+  | { type: 'invocation'; invocation: InvocationRecord }
+  /** A server with an empty namespace lists a name another server already exposes: it is exposed as `exposed` instead. */
+  | { type: 'namespace_collision'; server: string; kind: ListKind; original: string; exposed: string; at: string };
 
 export type CofferEventType = CofferEvent['type'];

@@ -34,6 +34,14 @@ export interface TimeoutsConfig {
   list_deadline_ms: number;
 }
 
+/**
+ * shared: one upstream connection serves every client session. per_session: the
+ * actor opens one connection per client session (lazily; closed with the
+ * session or when idle), so stateful features (subscriptions, log level,
+ * roots, sampling) know their client.
+ */
+export type SessionMode = 'shared' | 'per_session';
+
 export interface ServerConfig {
   name: string;
   description: string;
@@ -41,6 +49,14 @@ export interface ServerConfig {
   transport: TransportConfig;
   auto_enable_new_capabilities: boolean;
   timeouts: TimeoutsConfig;
+  /** Prefix of this server's names and URIs (default: the name); "" passes them through unprefixed. */
+  namespace: string;
+  session_mode: SessionMode;
+}
+
+/** Configs stored before a field existed read with its default. */
+export function withConfigDefaults(config: Omit<ServerConfig, 'namespace' | 'session_mode'> & Partial<ServerConfig>): ServerConfig {
+  return { ...config, namespace: config.namespace ?? config.name, session_mode: config.session_mode ?? 'shared' };
 }
 
 export const DEFAULT_TIMEOUTS: TimeoutsConfig = {

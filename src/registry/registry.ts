@@ -6,6 +6,7 @@ import { CofferError, type Result } from '../protocol/errors.js';
 import type { ServerConfig } from '../protocol/server-config.js';
 import type { DbWriterCalls } from '../db/writer-handle.js';
 import type { UpstreamPool } from '../upstreams/pool.js';
+import { prefixOf } from '../router/resolver.js';
 import { applyServerPatch, parseServerConfig, redactConfig } from './server-config.js';
 
 export interface ServerHealth {
@@ -31,7 +32,20 @@ export function unwrap<T>(result: Result<T>): T {
 
 /** A change to these restarts the actor; description and policy changes do not. */
 function needsRestart(before: ServerConfig, after: ServerConfig): boolean {
-  return JSON.stringify([before.transport, before.timeouts]) !== JSON.stringify([after.transport, after.timeouts]);
+  const actorPart = (config: ServerConfig) => JSON.stringify([config.transport, config.timeouts, config.namespace, config.session_mode]);
+  return actorPart(before) !== actorPart(after);
+}
+
+/** Every server must stay reachable by its own prefix (namespace, or name when unprefixed): two servers never share one. */
+function prefixClash(config: ServerConfig, others: Iterable<ServerConfig>): CofferError | null {
+  const prefix = prefixOf(config);
+  for (const other of others) {
+    if (other.name === config.name || prefixOf(other) !== prefix) continue;
+    return new CofferError('CONFIG_INVALID', `invalid server config: namespace: "${prefix}" is already the prefix of server '${other.name}'; choose another namespace`, {
+      errors: [{ field: config.namespace === '' ? 'name' : 'namespace', message: `"${prefix}" is already the prefix of server '${other.name}'` }],
+    });
+  }
+  return null;
 }
 
 export class Registry {
@@ -67,6 +81,8 @@ export class Registry {
 
   async add(input: unknown, actor: AuditActor): Promise<ServerView> {
     const config = unwrap(parseServerConfig(input));
+    const clash = prefixClash(config, this.configs.values());
+    if (clash) throw clash;
     const record = unwrap(await this.writer.createServer(config, actor));
     this.configs.set(config.name, record.config);
     if (config.enabled) this.pool.start(record.config);
@@ -77,6 +93,8 @@ export class Registry {
   async update(name: string, patch: unknown, actor: AuditActor): Promise<ServerView> {
     const before = (await this.record(name)).config;
     const after = unwrap(applyServerPatch(before, patch));
+    const clash = prefixClash(after, this.configs.values());
+    if (clash) throw clash;
     const record = unwrap(await this.writer.updateServer(after, actor));
     this.configs.set(name, record.config);
     if (!after.enabled) await this.pool.stop(name);

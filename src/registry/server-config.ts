@@ -7,6 +7,7 @@ import {
   NAMESPACE_SEPARATOR,
   SERVER_NAME_PATTERN,
   type ServerConfig,
+  type SessionMode,
   type TimeoutsConfig,
   type TransportConfig,
 } from '../protocol/server-config.js';
@@ -21,7 +22,8 @@ export interface FieldError {
 
 type Json = Record<string, unknown>;
 
-const TOP_LEVEL_FIELDS = ['name', 'description', 'enabled', 'transport', 'auto_enable_new_capabilities', 'timeouts'];
+const TOP_LEVEL_FIELDS = ['name', 'description', 'enabled', 'transport', 'auto_enable_new_capabilities', 'timeouts', 'namespace', 'session_mode'];
+const SESSION_MODES: readonly SessionMode[] = ['shared', 'per_session'];
 const TRANSPORT_FIELDS = { stdio: ['type', 'command', 'args', 'env', 'cwd'], http: ['type', 'url', 'headers'], sse: ['type', 'url', 'headers'] };
 /** Upper bounds: beyond them a value is a typo (seconds taken for ms), not a choice. */
 const TIMEOUT_MAX_MS: TimeoutsConfig = { connect_ms: 600_000, request_ms: 3_600_000, list_deadline_ms: 60_000 };
@@ -87,11 +89,31 @@ class Reader {
 
   name(value: unknown): string {
     const name = this.string(value, 'name');
-    if (name === '') return name;
-    if (!SERVER_NAME_PATTERN.test(name)) this.fail('name', 'must be 1-64 characters of letters, digits, "_", "." or "-"');
-    if (name.includes(NAMESPACE_SEPARATOR)) this.fail('name', `must not contain "${NAMESPACE_SEPARATOR}" (it separates server and capability names)`);
-    else if (name.endsWith('_')) this.fail('name', `must not end with "_" ("${name}${NAMESPACE_SEPARATOR}tool" would read as another server's tool)`);
+    if (name !== '') this.prefixRules(name, 'name');
     return name;
+  }
+
+  /** Names and namespaces both become prefixes that parsing must split back. */
+  private prefixRules(prefix: string, field: string): void {
+    if (!SERVER_NAME_PATTERN.test(prefix)) this.fail(field, 'must be 1-64 characters of letters, digits, "_", "." or "-"');
+    if (prefix.includes(NAMESPACE_SEPARATOR)) this.fail(field, `must not contain "${NAMESPACE_SEPARATOR}" (it separates server and capability names)`);
+    else if (prefix.endsWith('_')) this.fail(field, `must not end with "_" ("${prefix}${NAMESPACE_SEPARATOR}tool" would read as another server's tool)`);
+  }
+
+  /** Absent: the server name. "": unprefixed. */
+  namespace(value: unknown, name: string): string {
+    if (value === undefined) return name;
+    if (value === '') return '';
+    const namespace = this.string(value, 'namespace');
+    if (namespace !== '') this.prefixRules(namespace, 'namespace');
+    return namespace;
+  }
+
+  sessionMode(value: unknown): SessionMode {
+    if (value === undefined) return 'shared';
+    if (SESSION_MODES.includes(value as SessionMode)) return value as SessionMode;
+    this.fail('session_mode', `must be one of ${SESSION_MODES.map((mode) => `"${mode}"`).join(', ')}`);
+    return 'shared';
   }
 
   transport(value: unknown): TransportConfig {
@@ -209,13 +231,16 @@ export function parseServerConfig(input: unknown): Result<ServerConfig> {
   if (!isJsonObject(input)) return invalid([{ field: '(root)', message: 'must be a JSON object' }]);
   const reader = new Reader();
   reader.unknownFields(input, TOP_LEVEL_FIELDS, '');
+  const name = reader.name(input.name);
   const config: ServerConfig = {
-    name: reader.name(input.name),
+    name,
     description: input.description === undefined ? '' : reader.string(input.description, 'description', { max: MAX_DESCRIPTION, allowEmpty: true }),
     enabled: reader.boolean(input.enabled, 'enabled', true),
     transport: reader.transport(input.transport),
     auto_enable_new_capabilities: reader.boolean(input.auto_enable_new_capabilities, 'auto_enable_new_capabilities', true),
     timeouts: reader.timeouts(input.timeouts),
+    namespace: reader.namespace(input.namespace, name),
+    session_mode: reader.sessionMode(input.session_mode),
   };
   return reader.errors.length === 0 ? { ok: true, value: config } : invalid(reader.errors);
 }

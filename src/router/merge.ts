@@ -1,37 +1,102 @@
 // Merging per-upstream lists into the one downstream list. Pure.
+// Each server's names and URIs get its namespace as prefix; a server with the
+// empty namespace passes them through, except those that would collide with
+// another exposed name: those fall back to the server-name prefix, so every
+// exposed name routes to exactly one capability.
 import { capabilityKey, type ListKind } from '../protocol/capabilities.js';
-import { namespaceName, namespaceUri } from './namespace.js';
+import { namespaceName, namespaceUri, type Namespaced } from './namespace.js';
 
 export type Item = Record<string, unknown>;
 
 export interface UpstreamList {
   server: string;
+  /** The server's prefix; "" passes names through unprefixed. */
+  namespace: string;
   items: Item[];
 }
 
 /** Whether one capability of one server is exposed (R10); the preference snapshot answers it. */
 export type IsEnabled = (server: string, kind: ListKind, key: string) => boolean;
 
-/** Returns a copy of the item with its identity namespaced; every other field unchanged. */
-export function namespaceItem(kind: ListKind, server: string, item: Item): Item {
-  switch (kind) {
-    case 'tools':
-    case 'prompts':
-      return { ...item, name: namespaceName(server, String(item.name)) };
-    case 'resources':
-      return { ...item, uri: namespaceUri(server, String(item.uri)) };
-    case 'resourceTemplates':
-      return { ...item, uriTemplate: namespaceUri(server, String(item.uriTemplate)) };
+/** An unprefixed name that another server's name took: it is exposed as `exposed` instead. */
+export interface Collision extends Namespaced {
+  kind: ListKind;
+  exposed: string;
+}
+
+export interface Merged {
+  /** The gated, namespaced items, servers in name order, items in upstream order. */
+  items: Item[];
+  /** Every exposed name (enabled or not) → its server and original name; the first wins a duplicate. */
+  routes: Map<string, Namespaced>;
+  collisions: Collision[];
+}
+
+const IDENTITY: Record<ListKind, 'name' | 'uri' | 'uriTemplate'> = { tools: 'name', prompts: 'name', resources: 'uri', resourceTemplates: 'uriTemplate' };
+
+/** The identity field of an item of this kind (name, uri or uriTemplate). */
+export function identityField(kind: ListKind): 'name' | 'uri' | 'uriTemplate' {
+  return IDENTITY[kind];
+}
+
+/** The exposed form of an original name or URI under `prefix` ("" = unchanged). */
+export function expose(kind: ListKind, prefix: string, original: string): string {
+  if (prefix === '') return original;
+  return IDENTITY[kind] === 'name' ? namespaceName(prefix, original) : namespaceUri(prefix, original);
+}
+
+/** Returns a copy of the item with its identity exposed as `exposed`; every other field unchanged. */
+export function namespaceItem(kind: ListKind, exposed: string, item: Item): Item {
+  return { ...item, [IDENTITY[kind]]: exposed };
+}
+
+interface Entry {
+  server: string;
+  unprefixed: boolean;
+  original: string;
+  exposed: string;
+  item: Item;
+}
+
+function counts(entries: Entry[]): Map<string, number> {
+  const seen = new Map<string, number>();
+  for (const entry of entries) seen.set(entry.exposed, (seen.get(entry.exposed) ?? 0) + 1);
+  return seen;
+}
+
+/**
+ * Unprefixed entries whose name is taken fall back to the server prefix; a
+ * fallback may take another unprefixed name in turn, so repeat until stable
+ * (each round only moves entries to the prefixed form: it ends).
+ */
+function resolveCollisions(kind: ListKind, entries: Entry[]): Entry[] {
+  const fallen: Entry[] = [];
+  for (;;) {
+    const seen = counts(entries);
+    const taken = entries.filter((entry) => entry.unprefixed && seen.get(entry.exposed)! > 1);
+    if (taken.length === 0) return fallen;
+    for (const entry of taken) {
+      entry.unprefixed = false;
+      entry.exposed = expose(kind, entry.server, entry.original);
+      fallen.push(entry);
+    }
   }
 }
 
-/** Servers in name order so the merged list is stable between calls; items in upstream order. */
-export function mergeLists(kind: ListKind, lists: UpstreamList[], isEnabled: IsEnabled): Item[] {
-  const merged: Item[] = [];
-  for (const { server, items } of [...lists].sort((a, b) => (a.server < b.server ? -1 : a.server > b.server ? 1 : 0))) {
+export function mergeLists(kind: ListKind, lists: UpstreamList[], isEnabled: IsEnabled): Merged {
+  const entries: Entry[] = [];
+  for (const { server, namespace, items } of [...lists].sort((a, b) => (a.server < b.server ? -1 : a.server > b.server ? 1 : 0))) {
     for (const item of items) {
-      if (isEnabled(server, kind, capabilityKey(kind, item))) merged.push(namespaceItem(kind, server, item));
+      const original = String(item[IDENTITY[kind]]);
+      entries.push({ server, unprefixed: namespace === '', original, exposed: expose(kind, namespace, original), item });
     }
   }
-  return merged;
+  const collisions = resolveCollisions(kind, entries).map(({ server, original, exposed }) => ({ kind, server, original, exposed }));
+  const routes = new Map<string, Namespaced>();
+  const items: Item[] = [];
+  for (const entry of entries) {
+    if (!routes.has(entry.exposed)) routes.set(entry.exposed, { server: entry.server, original: entry.original });
+    if (isEnabled(entry.server, kind, capabilityKey(kind, entry.item))) items.push(entry.unprefixed ? entry.item : namespaceItem(kind, entry.exposed, entry.item));
+  }
+  return { items, routes, collisions };
 }

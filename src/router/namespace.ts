@@ -1,6 +1,7 @@
 // Namespacing of capability names and resource URIs (DESIGN.md "Surfaces").
-// Pure: tools and prompts become `<server>__<name>`, resources and templates
-// `coffer://<server>/<original uri>`; parsing gives back the original exactly.
+// Pure: tools and prompts become `<prefix>__<name>`, resources and templates
+// `coffer://<prefix>/<original uri>`; parsing gives back the original exactly.
+// The prefix is the server's namespace (by default its name).
 import { isServerName, NAMESPACE_SEPARATOR } from '../protocol/server-config.js';
 
 export const RESOURCE_SCHEME = 'coffer://';

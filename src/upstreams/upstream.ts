@@ -1,6 +1,6 @@
 // What the router needs of one upstream: the pool's entries implement it over
 // an actor worker; nothing in the router knows about threads.
-import type { ActorStatus, ForwardOutcome, ForwardRequest } from '../protocol/actor.js';
+import type { ActorCommand, ActorStatus, ForwardOutcome, ForwardRequest } from '../protocol/actor.js';
 import type { ListKind } from '../protocol/capabilities.js';
 import type { ErrorBody } from '../protocol/errors.js';
 import type { ServerConfig } from '../protocol/server-config.js';
@@ -18,6 +18,7 @@ export interface Upstream {
   forward(req: ForwardRequest): Promise<ForwardOutcome>;
   cancel(id: string, reason: string): void;
   dropCache(): void;
+  command(command: ActorCommand): void;
   /** The last status the actor reported. */
   status(): ActorStatus;
 }

@@ -6,7 +6,8 @@
 import type { Progress, ServerCapabilities } from '@modelcontextprotocol/sdk/types.js';
 import type { JsonRpcErrorBody } from '../../src/protocol/errors.js';
 import type { ServerConfig } from '../../src/protocol/server-config.js';
-import { JsonRpcSession, RpcError } from './jsonrpc-session.js';
+import { Coalescer } from './coalesce.js';
+import { JsonRpcSession, RpcError, type ServerRequestAnswer } from './jsonrpc-session.js';
 import type { ActorLog } from './log.js';
 import { createTransport, type UpstreamTransport } from './transports.js';
 
@@ -20,6 +21,7 @@ const PROBE_TIMEOUT_MS = 5_000;
 const END_SESSION_WAIT_MS = 1_000;
 /** A server printing logs on stdout yields one transport error per line: note at most one per interval. */
 const ERROR_NOTE_INTERVAL_MS = 1_000;
+const LIST_CHANGED_WINDOW_MS = 250;
 
 /**
  * timeout: our deadline passed (never retried) · cancelled: the caller aborted ·
@@ -42,13 +44,18 @@ export class RequestFailure extends Error {
 export interface ConnectionHooks {
   /** A ready session ended without close() being called (child exit, dead HTTP server). */
   onLost(reason: string): void;
-  onNotification(method: string): void;
+  /** `contexts`: the forwarded calls (their ids) the notification may belong to. */
+  onNotification(method: string, params: unknown, contexts: string[]): void;
+  /** A server→client request other than ping (sampling, elicitation, roots). */
+  onRequest(method: string, params: Record<string, unknown>, contexts: string[], signal: AbortSignal): Promise<ServerRequestAnswer>;
 }
 
 export interface RequestOptions {
   timeoutMs: number;
   signal?: AbortSignal;
   onprogress?: (progress: Progress) => void;
+  /** The forwarded call's id, reported back with server messages that may belong to it. */
+  context?: string;
 }
 
 /** An upstream result, exactly as the upstream sent it. */
@@ -87,6 +94,10 @@ export class Connection {
   private lastErrorNoteAt = 0;
   private suppressedErrors = 0;
   private readonly session: JsonRpcSession;
+  /** A flood of list_changed becomes at most one per kind per window (the first at once). */
+  private readonly listChanges = new Coalescer<{ params: unknown; contexts: string[] }>(LIST_CHANGED_WINDOW_MS, (method, { params, contexts }) =>
+    this.hooks.onNotification(method, params, contexts),
+  );
   private readonly closed: Promise<void>;
   private markClosed!: () => void;
 
@@ -95,10 +106,14 @@ export class Connection {
     private readonly config: ServerConfig,
     private readonly log: ActorLog,
     private readonly hooks: ConnectionHooks,
+    /** Declared at initialize: what coffer can relay to a client on this connection. */
+    private readonly clientCapabilities: Record<string, unknown>,
   ) {
     this.closed = new Promise((resolve) => (this.markClosed = resolve));
     this.session = new JsonRpcSession(upstream.transport, {
-      onNotification: (method) => this.hooks.onNotification(method),
+      onNotification: (method, params, contexts) =>
+        method.endsWith('/list_changed') ? this.listChanges.push(method, { params, contexts }) : this.hooks.onNotification(method, params, contexts),
+      onRequest: (method, params, contexts, signal) => this.hooks.onRequest(method, params, contexts, signal),
       onclose: () => this.handleClose(),
       onerror: (error) => {
         this.noteError(messageOf(error));
@@ -108,9 +123,9 @@ export class Connection {
   }
 
   /** Builds the transport and session; nothing is started until connect(). */
-  static async create(config: ServerConfig, log: ActorLog, hooks: ConnectionHooks): Promise<Connection> {
+  static async create(config: ServerConfig, log: ActorLog, hooks: ConnectionHooks, clientCapabilities: Record<string, unknown>): Promise<Connection> {
     const upstream = await createTransport(config.transport, log);
-    return new Connection(upstream, config, log, hooks);
+    return new Connection(upstream, config, log, hooks, clientCapabilities);
   }
 
   /** Connects and initializes within connect_ms, or throws (and closes). */
@@ -135,7 +150,7 @@ export class Connection {
     await this.session.start();
     const result = await this.session.request('initialize', {
       protocolVersion: LATEST_PROTOCOL_VERSION,
-      capabilities: {},
+      capabilities: this.clientCapabilities,
       clientInfo: CLIENT_INFO,
     });
     const version = result.protocolVersion;
@@ -170,6 +185,10 @@ export class Connection {
     return !this.ended;
   }
 
+  notify(method: string, params?: Record<string, unknown>): Promise<void> {
+    return this.session.notify(method, params);
+  }
+
   async request(method: string, params: Record<string, unknown> | undefined, options: RequestOptions): Promise<UpstreamResult> {
     if (this.ended) throw new RequestFailure('unavailable', 'not connected');
     const abort = new AbortController();
@@ -185,7 +204,11 @@ export class Connection {
     if (options.signal?.aborted) onCancel();
     else options.signal?.addEventListener('abort', onCancel, { once: true });
     try {
-      return await this.session.request(method, params, { signal: abort.signal, onprogress: options.onprogress as ((p: { progress: number; total?: number; message?: string }) => void) | undefined });
+      return await this.session.request(method, params, {
+        signal: abort.signal,
+        onprogress: options.onprogress as ((p: { progress: number; total?: number; message?: string }) => void) | undefined,
+        ...(options.context === undefined ? {} : { context: options.context }),
+      });
     } catch (error) {
       throw this.classify(error, cause, method, options.timeoutMs);
     } finally {
@@ -195,7 +218,11 @@ export class Connection {
   }
 
   private classify(error: unknown, cause: 'timeout' | 'cancelled' | null, method: string, timeoutMs: number): RequestFailure {
-    if (cause === 'timeout') return new RequestFailure('timeout', `${method} got no answer within ${timeoutMs} ms`);
+    if (cause === 'timeout') {
+      // A stdio process that stopped reading or answering is still "open": only a ping tells.
+      this.probe(true);
+      return new RequestFailure('timeout', `${method} got no answer within ${timeoutMs} ms`);
+    }
     if (cause === 'cancelled') return new RequestFailure('cancelled', `${method} was cancelled`);
     if (this.ended) return new RequestFailure('unavailable', `connection lost during ${method}`);
     if (error instanceof RpcError) return new RequestFailure('upstream', error.message, rpcErrorBody(error));
@@ -218,10 +245,12 @@ export class Connection {
 
   /**
    * HTTP transports have no connection whose end we would see; after a
-   * transport error a ping tells whether the session is still usable.
+   * transport error (or, on any transport, a request that timed out) a ping
+   * tells whether the session is still usable. A failed ping ends it as lost,
+   * so the supervisor reconnects.
    */
-  private probe(): void {
-    if (this.probing || this.ended || !this.ready || this.config.transport.type === 'stdio') return;
+  private probe(afterTimeout = false): void {
+    if (this.probing || this.ended || !this.ready || (this.config.transport.type === 'stdio' && !afterTimeout)) return;
     this.probing = true;
     const limitMs = Math.min(PROBE_TIMEOUT_MS, this.config.timeouts.connect_ms);
     const abort = new AbortController();
@@ -242,6 +271,7 @@ export class Connection {
   private handleClose(): void {
     if (this.ended) return;
     this.ended = true;
+    this.listChanges.clear();
     this.markClosed();
     if (this.ready && !this.closingOnPurpose) this.hooks.onLost(this.lostReason ?? 'connection closed');
   }

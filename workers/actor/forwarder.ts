@@ -3,7 +3,8 @@
 import type { ActorEvent, ForwardOutcome, ForwardRequest } from '../../src/protocol/actor.js';
 import { JSONRPC, type JsonRpcErrorBody } from '../../src/protocol/errors.js';
 import type { ServerConfig } from '../../src/protocol/server-config.js';
-import { RequestFailure } from './connection.js';
+import { RequestFailure, type Connection } from './connection.js';
+import type { SessionConnections } from './session-connections.js';
 import type { Supervisor } from './supervisor.js';
 
 /** LSP's RequestCancelled; MCP has no code of its own (a cancelled request gets no answer downstream anyway). */
@@ -17,24 +18,39 @@ function withoutProgressToken(params: Record<string, unknown>): Record<string, u
   return { ...params, _meta: rest };
 }
 
+interface InFlight {
+  abort: AbortController;
+  /** The downstream session that made the call. */
+  session: string | undefined;
+}
+
 export class Forwarder {
-  private readonly inFlight = new Map<string, AbortController>();
+  private readonly inFlight = new Map<string, InFlight>();
 
   constructor(
     private readonly config: ServerConfig,
     private readonly supervisor: Supervisor,
     private readonly emit: (event: ActorEvent) => void,
+    /** per_session mode: calls of a client go over that client's own connection. */
+    private readonly sessions: SessionConnections | null,
   ) {}
 
+  /** The client session of a call in flight (to attribute the upstream's requests during it). */
+  sessionOf(id: string): string | undefined {
+    return this.inFlight.get(id)?.session;
+  }
+
   async forward(req: ForwardRequest): Promise<ForwardOutcome> {
-    const connection = await this.supervisor.usable();
-    if (!connection) return this.error(JSONRPC.UPSTREAM_UNAVAILABLE, 'UPSTREAM_UNAVAILABLE', this.supervisor.unavailableReason());
+    const connection = await this.connectionFor(req);
+    if (typeof connection === 'string') return this.error(JSONRPC.UPSTREAM_UNAVAILABLE, 'UPSTREAM_UNAVAILABLE', connection);
     const abort = new AbortController();
-    this.inFlight.set(req.id, abort);
+    const entry: InFlight = { abort, session: req.client?.session };
+    this.inFlight.set(req.id, entry);
     try {
       const result = await connection.request(req.method, req.progress ? req.params : withoutProgressToken(req.params), {
         timeoutMs: req.timeoutMs ?? this.config.timeouts.request_ms,
         signal: abort.signal,
+        context: req.id,
         onprogress: req.progress
           ? ({ progress, total, message }) =>
               this.emit({ type: 'progress', server: this.config.name, requestId: req.id, progress, total, message })
@@ -45,16 +61,28 @@ export class Forwarder {
       if (!(error instanceof RequestFailure)) throw error;
       return this.failed(error);
     } finally {
-      if (this.inFlight.get(req.id) === abort) this.inFlight.delete(req.id);
+      if (this.inFlight.get(req.id) === entry) this.inFlight.delete(req.id);
     }
   }
 
+  /** The connection for this call, or why there is none. */
+  private async connectionFor(req: ForwardRequest): Promise<Connection | string> {
+    if (this.sessions && req.client) {
+      try {
+        return await this.sessions.get(req.client);
+      } catch (error) {
+        return `upstream ${this.config.name}: could not open a connection for this client session: ${error instanceof Error ? error.message : String(error)}`;
+      }
+    }
+    return (await this.supervisor.usable()) ?? this.supervisor.unavailableReason();
+  }
+
   cancel(id: string, reason: string): void {
-    this.inFlight.get(id)?.abort(reason);
+    this.inFlight.get(id)?.abort.abort(reason);
   }
 
   cancelAll(reason: string): void {
-    for (const abort of this.inFlight.values()) abort.abort(reason);
+    for (const { abort } of this.inFlight.values()) abort.abort(reason);
   }
 
   private failed(failure: RequestFailure): ForwardOutcome {

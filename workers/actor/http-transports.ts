@@ -3,7 +3,8 @@
 // DELETE on close) and legacy SSE (GET /sse for the endpoint, POST to it, all
 // messages on the stream). One keep-alive agent per transport, i.e. per actor.
 import type { Agent, ClientRequest, IncomingMessage, OutgoingHttpHeaders } from 'node:http';
-import type { JsonRpcMessage, MessageTransport } from './jsonrpc-session.js';
+import type { JsonRpcId, JsonRpcMessage, MessageTransport } from './jsonrpc-session.js';
+import { MAX_MESSAGE_CHARS, MessageTooLargeError } from './limits.js';
 import { SseParser, type SseEvent } from './sse-parser.js';
 
 type HttpModule = typeof import('node:http');
@@ -22,24 +23,38 @@ function isRequest(message: JsonRpcMessage): boolean {
   return typeof message.method === 'string' && 'id' in message;
 }
 
+/** Reads a whole body; rejects when it breaks off or grows past MAX_MESSAGE_CHARS (the response is then destroyed). */
 function readText(res: IncomingMessage): Promise<string> {
-  return new Promise((resolve) => {
-    let text = '';
+  return new Promise((resolve, reject) => {
+    const parts: string[] = [];
+    let chars = 0;
     res.setEncoding('utf8');
-    res.on('data', (chunk: string) => (text += chunk));
-    res.on('end', () => resolve(text));
-    res.on('error', () => resolve(text));
-    res.on('close', () => resolve(text));
+    res.on('data', (chunk: string) => {
+      parts.push(chunk);
+      chars += chunk.length;
+      if (chars > MAX_MESSAGE_CHARS) {
+        res.destroy();
+        reject(new MessageTooLargeError('HTTP body'));
+      }
+    });
+    res.on('end', () => resolve(parts.join('')));
+    res.on('error', (error) => reject(error));
+    res.on('close', () => (res.complete ? resolve(parts.join('')) : reject(new Error('response ended before it was complete'))));
   });
 }
 
+/** The body of an error answer, for its message; never fails. */
+const errorText = (res: IncomingMessage): Promise<string> => readText(res).catch(() => '');
+
 /** Reads an SSE body to its end: resolves when it ends cleanly, rejects when it breaks off. */
-function readSse(res: IncomingMessage, onEvent: (event: SseEvent) => void): Promise<void> {
+function readSse(res: IncomingMessage, onEvent: (event: SseEvent) => void, onDropped: (error: Error) => void): Promise<void> {
   return new Promise((resolve, reject) => {
     const parser = new SseParser();
     res.setEncoding('utf8');
     res.on('data', (chunk: string) => {
+      const dropped = parser.dropped;
       for (const event of parser.push(chunk)) onEvent(event);
+      if (parser.dropped !== dropped) onDropped(new MessageTooLargeError('SSE event'));
     });
     res.on('end', () => resolve());
     res.on('error', (error) => reject(error));
@@ -58,7 +73,7 @@ function asError(error: unknown): Error {
 
 /** The HTTP plumbing both network transports share. */
 abstract class HttpTransportBase implements MessageTransport {
-  onmessage?: (message: JsonRpcMessage) => void;
+  onmessage?: (message: JsonRpcMessage, related?: JsonRpcId) => void;
   onclose?: () => void;
   onerror?: (error: Error) => void;
   protected closed = false;
@@ -86,11 +101,12 @@ abstract class HttpTransportBase implements MessageTransport {
   }
 
   /** One HTTP exchange; resolves with the response once its headers are in. */
-  protected exchange(method: string, url: URL, headers: OutgoingHttpHeaders, body?: string): Promise<IncomingMessage> {
+  protected exchange(method: string, url: URL, headers: OutgoingHttpHeaders, body?: string, onRequest?: (req: ClientRequest) => void): Promise<IncomingMessage> {
     if (this.closed) return Promise.reject(new Error('Not connected'));
     return new Promise((resolve, reject) => {
       if (body !== undefined) headers['content-length'] = Buffer.byteLength(body);
       const req = this.http.request(url, { method, headers, agent: this.agent });
+      onRequest?.(req);
       let answered = false;
       this.requests.add(req);
       req.on('socket', (socket) => socket.setNoDelay(true));
@@ -110,11 +126,12 @@ abstract class HttpTransportBase implements MessageTransport {
     });
   }
 
-  protected deliver(message: JsonRpcMessage): void {
-    if (!this.closed) this.onmessage?.(message);
+  protected deliver(message: JsonRpcMessage, related?: JsonRpcId): void {
+    if (!this.closed) this.onmessage?.(message, related);
   }
 
-  protected deliverText(text: string): void {
+  /** `related`: the request whose POST stream carried the text. */
+  protected deliverText(text: string, related?: JsonRpcId): void {
     let messages: JsonRpcMessage[];
     try {
       messages = parseMessages(text);
@@ -122,7 +139,7 @@ abstract class HttpTransportBase implements MessageTransport {
       this.report(new Error(`an upstream message is not JSON: ${asError(error).message}`));
       return;
     }
-    for (const message of messages) this.deliver(message);
+    for (const message of messages) this.deliver(message, related);
   }
 
   protected report(error: Error): void {
@@ -144,6 +161,10 @@ export class StreamableHttpTransport extends HttpTransportBase {
   private reconnectTimer: NodeJS.Timeout | undefined;
   private reconnectAttempts = 0;
   private retryMs: number | undefined;
+  /** Requests whose answer is still coming (or not yet begun), by JSON-RPC id. */
+  private readonly answering = new Map<JsonRpcId, ClientRequest>();
+  /** Requests abandon() destroyed, until their failure is seen (and not reported). */
+  private readonly cutOff = new Set<JsonRpcId>();
 
   async start(): Promise<void> {}
 
@@ -154,13 +175,21 @@ export class StreamableHttpTransport extends HttpTransportBase {
   }
 
   async send(message: JsonRpcMessage): Promise<void> {
+    if (message.method === 'notifications/cancelled') this.abandon((message.params as { requestId?: JsonRpcId } | undefined)?.requestId);
     const headers = this.commonHeaders();
     headers['content-type'] = 'application/json';
     headers.accept = 'application/json, text/event-stream';
+    const id = isRequest(message) ? (message.id as JsonRpcId) : undefined;
     let res: IncomingMessage;
     try {
-      res = await this.exchange('POST', this.url, headers, JSON.stringify(message));
+      res = await this.exchange('POST', this.url, headers, JSON.stringify(message), (req) => {
+        if (id === undefined) return;
+        this.answering.set(id, req);
+        req.once('close', () => this.answering.get(id) === req && this.answering.delete(id));
+      });
     } catch (error) {
+      // A request we cut off ourselves (abandon) is not a transport problem.
+      if (id !== undefined && this.cutOff.delete(id)) throw error;
       const failure = new Error(`Streamable HTTP error: ${asError(error).message}`);
       this.report(failure);
       throw failure;
@@ -169,7 +198,7 @@ export class StreamableHttpTransport extends HttpTransportBase {
     if (typeof session === 'string') this.sessionId = session;
     const status = res.statusCode ?? 0;
     if (status < 200 || status >= 300) {
-      const text = await readText(res);
+      const text = await errorText(res);
       const failure = new Error(`Streamable HTTP error: Error POSTing to endpoint (HTTP ${status}): ${text}`);
       this.report(failure);
       throw failure;
@@ -182,11 +211,22 @@ export class StreamableHttpTransport extends HttpTransportBase {
     const type = String(res.headers['content-type'] ?? '');
     if (type.includes('text/event-stream')) {
       // The answer (and any notifications before it) arrives on this stream; it is read in the background.
-      readSse(res, (event) => this.sseEvent(event)).catch((error: unknown) => this.report(new Error(`SSE stream disconnected: ${asError(error).message}`)));
+      readSse(res, (event) => this.sseEvent(event, message.id as JsonRpcId), (error) => this.report(error)).catch((error: unknown) => {
+        // An answer we gave up on (cancelled, timed out) was cut off on purpose.
+        if (this.cutOff.delete(message.id as JsonRpcId)) return;
+        this.report(new Error(`SSE stream disconnected: ${asError(error).message}`));
+      });
       return;
     }
     if (type.includes('application/json')) {
-      this.deliverText(await readText(res));
+      let text: string;
+      try {
+        text = await readText(res);
+      } catch (error) {
+        if (!this.cutOff.delete(id!)) this.report(new Error(`Streamable HTTP error: ${asError(error).message}`));
+        throw error;
+      }
+      this.deliverText(text);
       return;
     }
     res.resume();
@@ -195,9 +235,22 @@ export class StreamableHttpTransport extends HttpTransportBase {
     throw failure;
   }
 
-  private sseEvent(event: SseEvent): void {
+  /**
+   * The request was cancelled (or timed out): stop reading its answer. An
+   * upstream that hangs or drips would otherwise hold the socket, and the
+   * growing body, for as long as it likes.
+   */
+  private abandon(id: JsonRpcId | undefined): void {
+    const req = id === undefined ? undefined : this.answering.get(id);
+    if (!req) return;
+    this.answering.delete(id!);
+    this.cutOff.add(id!);
+    req.destroy();
+  }
+
+  private sseEvent(event: SseEvent, related?: JsonRpcId): void {
     if (event.retry !== undefined) this.retryMs = event.retry;
-    if (event.event === 'message') this.deliverText(event.data);
+    if (event.event === 'message') this.deliverText(event.data, related);
   }
 
   /** The optional GET stream for server-initiated messages; 405 means the server offers none. */
@@ -217,7 +270,7 @@ export class StreamableHttpTransport extends HttpTransportBase {
           throw new Error(`Failed to open SSE stream: HTTP ${status}`);
         }
         this.reconnectAttempts = 0;
-        await readSse(res, (event) => this.sseEvent(event));
+        await readSse(res, (event) => this.sseEvent(event), (error) => this.report(error));
         throw new Error('SSE stream disconnected');
       })
       .catch((error: unknown) => {
@@ -295,7 +348,7 @@ export class LegacySseTransport extends HttpTransportBase {
               started = true;
               resolve();
             } else if (event.event === 'message') this.deliverText(event.data);
-          });
+          }, (error) => this.report(error));
           throw new Error('SSE stream disconnected');
         })
         .catch((error: unknown) => fail(asError(error)));
@@ -316,7 +369,7 @@ export class LegacySseTransport extends HttpTransportBase {
     }
     const status = res.statusCode ?? 0;
     if (status < 200 || status >= 300) {
-      const text = await readText(res);
+      const text = await errorText(res);
       const failure = new Error(`Error POSTing to endpoint (HTTP ${status}): ${text}`);
       this.report(failure);
       throw failure;

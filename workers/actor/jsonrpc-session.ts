@@ -1,15 +1,17 @@
 // A minimal JSON-RPC 2.0 session for an MCP client over any message transport:
 // correlates requests and responses by id, routes progress notifications by
 // progressToken, sends notifications/cancelled when a request is aborted,
-// answers the server's pings and refuses its other requests with -32601.
-// It validates nothing: results are handed back exactly as parsed.
+// answers the server's pings, hands its other requests to a hook (or refuses
+// them with -32601), and tells which of our pending requests a server message
+// may belong to. It validates nothing: results are handed back exactly as parsed.
 
 export type JsonRpcId = string | number;
 export type JsonRpcMessage = Record<string, unknown>;
 
 /** What the session needs from a transport (stdio, Streamable HTTP, legacy SSE). */
 export interface MessageTransport {
-  onmessage?: (message: JsonRpcMessage) => void;
+  /** `relatedRequestId`: the message came on the stream of our request with that id (Streamable HTTP). */
+  onmessage?: (message: JsonRpcMessage, relatedRequestId?: JsonRpcId) => void;
   /** The transport ended; called at most once. */
   onclose?: () => void;
   /** A problem that does not by itself end the transport (a bad line, a failed stream). */
@@ -50,11 +52,21 @@ export class SessionClosedError extends Error {
 export interface SessionRequestOptions {
   signal?: AbortSignal;
   onprogress?: (progress: ProgressParams) => void;
+  /** An opaque tag (the forwarded call's id) reported with server messages that may belong to this request. */
+  context?: string;
 }
 
+/** What a server request is answered with. */
+export type ServerRequestAnswer = { result: Record<string, unknown> } | { error: { code: number; message: string; data?: unknown } };
+
 export interface SessionHooks {
-  /** Every notification other than progress and cancelled. */
-  onNotification?(method: string, params: unknown): void;
+  /**
+   * Every notification other than progress and cancelled. `contexts`: the tags of
+   * the pending requests it may belong to (exactly one when the transport knows).
+   */
+  onNotification?(method: string, params: unknown, contexts: string[]): void;
+  /** A server request other than ping; `signal` aborts when the server cancels it. Without this hook: -32601. */
+  onRequest?(method: string, params: Record<string, unknown>, contexts: string[], signal: AbortSignal): Promise<ServerRequestAnswer>;
   onclose?(): void;
   onerror?(error: Error): void;
 }
@@ -74,13 +86,16 @@ export class JsonRpcSession {
   private nextId = 0;
   private readonly pending = new Map<JsonRpcId, Pending>();
   private readonly progress = new Map<JsonRpcId, (progress: ProgressParams) => void>();
+  private readonly contexts = new Map<JsonRpcId, string>();
+  /** Server requests being answered, by the server's id: its notifications/cancelled aborts them. */
+  private readonly serverRequests = new Map<JsonRpcId, AbortController>();
   private closed = false;
 
   constructor(
     private readonly transport: MessageTransport,
     private readonly hooks: SessionHooks = {},
   ) {
-    transport.onmessage = (message) => this.receive(message);
+    transport.onmessage = (message, related) => this.receive(message, related);
     transport.onclose = () => this.handleClose();
     transport.onerror = (error) => this.hooks.onerror?.(error);
   }
@@ -96,7 +111,7 @@ export class JsonRpcSession {
   /** Sends a request; resolves with its result object as received, rejects with RpcError, SessionClosedError, the abort reason or a send error. */
   request(method: string, params: Record<string, unknown> | undefined, options: SessionRequestOptions = {}): Promise<Record<string, unknown>> {
     if (this.closed) return Promise.reject(new SessionClosedError());
-    const { signal, onprogress } = options;
+    const { signal, onprogress, context } = options;
     if (signal?.aborted) return Promise.reject(signal.reason);
     const id = this.nextId++;
     let sent = params;
@@ -105,11 +120,13 @@ export class JsonRpcSession {
       sent = { ...params, _meta: { ...meta, progressToken: id } };
       this.progress.set(id, onprogress);
     }
+    if (context !== undefined) this.contexts.set(id, context);
     const message: JsonRpcMessage = sent === undefined ? { jsonrpc: '2.0', id, method } : { jsonrpc: '2.0', id, method, params: sent };
     return new Promise<Record<string, unknown>>((resolve, reject) => {
       const cleanup = (): void => {
         this.pending.delete(id);
         this.progress.delete(id);
+        this.contexts.delete(id);
         signal?.removeEventListener('abort', onAbort);
       };
       const onAbort = (): void => {
@@ -154,12 +171,13 @@ export class JsonRpcSession {
   }
 
   /** Handles one message from the transport. Public for tests. */
-  receive(message: JsonRpcMessage): void {
+  receive(message: JsonRpcMessage, related?: JsonRpcId): void {
     if (!isObject(message)) return;
     const method = message.method;
     if (typeof method === 'string') {
-      if ('id' in message && message.id !== undefined && message.id !== null) this.answerServerRequest(message.id as JsonRpcId, method);
-      else this.notification(method, message.params);
+      const contexts = this.contextsFor(related);
+      if ('id' in message && message.id !== undefined && message.id !== null) this.answerServerRequest(message.id as JsonRpcId, method, message.params, contexts);
+      else this.notification(method, message.params, contexts);
       return;
     }
     if (!('id' in message)) return;
@@ -177,7 +195,14 @@ export class JsonRpcSession {
     waiting.resolve((message.result ?? {}) as Record<string, unknown>);
   }
 
-  private notification(method: string, params: unknown): void {
+  /** The tags a server message may belong to: its request's when the transport knows it, else every pending one. */
+  private contextsFor(related: JsonRpcId | undefined): string[] {
+    if (related === undefined) return [...this.contexts.values()];
+    const context = this.contexts.get(related);
+    return context === undefined ? [] : [context];
+  }
+
+  private notification(method: string, params: unknown, contexts: string[]): void {
     if (method === 'notifications/progress') {
       if (!isObject(params)) return;
       const { progressToken, ...progress } = params;
@@ -186,16 +211,33 @@ export class JsonRpcSession {
       else this.hooks.onerror?.(new Error(`Received a progress notification for an unknown token: ${JSON.stringify(progressToken)}`));
       return;
     }
-    if (method === 'notifications/cancelled') return; // we never run server requests long enough to cancel
-    this.hooks.onNotification?.(method, params);
+    if (method === 'notifications/cancelled') {
+      const requestId = isObject(params) ? (params.requestId as JsonRpcId) : undefined;
+      if (requestId !== undefined) this.serverRequests.get(requestId)?.abort(isObject(params) && typeof params.reason === 'string' ? params.reason : 'cancelled by the server');
+      return;
+    }
+    this.hooks.onNotification?.(method, params, contexts);
   }
 
-  private answerServerRequest(id: JsonRpcId, method: string): void {
-    const answer: JsonRpcMessage =
-      method === 'ping'
-        ? { jsonrpc: '2.0', id, result: {} }
-        : { jsonrpc: '2.0', id, error: { code: METHOD_NOT_FOUND, message: 'Method not found' } };
-    this.transport.send(answer).catch((error: unknown) => this.hooks.onerror?.(error instanceof Error ? error : new Error(String(error))));
+  private answerServerRequest(id: JsonRpcId, method: string, params: unknown, contexts: string[]): void {
+    if (method === 'ping' || !this.hooks.onRequest) {
+      this.reply(method === 'ping' ? { jsonrpc: '2.0', id, result: {} } : { jsonrpc: '2.0', id, error: { code: METHOD_NOT_FOUND, message: 'Method not found' } });
+      return;
+    }
+    const abort = new AbortController();
+    this.serverRequests.set(id, abort);
+    this.hooks
+      .onRequest(method, isObject(params) ? params : {}, contexts, abort.signal)
+      .catch((error: unknown) => ({ error: { code: -32603, message: error instanceof Error ? error.message : String(error) } }))
+      .then((answer) => {
+        this.serverRequests.delete(id);
+        // A cancelled request gets no answer (MCP cancellation).
+        if (!abort.signal.aborted && !this.closed) this.reply({ jsonrpc: '2.0', id, ...answer });
+      });
+  }
+
+  private reply(message: JsonRpcMessage): void {
+    this.transport.send(message).catch((error: unknown) => this.hooks.onerror?.(error instanceof Error ? error : new Error(String(error))));
   }
 
   private handleClose(): void {
@@ -205,6 +247,9 @@ export class JsonRpcSession {
     const waiting = [...this.pending.values()];
     this.pending.clear();
     this.progress.clear();
+    this.contexts.clear();
+    for (const abort of this.serverRequests.values()) abort.abort('connection closed');
+    this.serverRequests.clear();
     const error = new SessionClosedError();
     for (const entry of waiting) entry.reject(error);
   }

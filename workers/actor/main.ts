@@ -1,13 +1,17 @@
 // Worker entry of one upstream actor: wires the supervisor (connection
-// lifecycle), the lister (lists and their cache) and the forwarder, and
-// exposes them to the router as ActorApi over comlink.
+// lifecycle), the lister (lists and their cache), the forwarder, the
+// per-session connections and the client relay, and exposes them to the
+// router as ActorApi over comlink.
 import { parentPort, workerData } from 'node:worker_threads';
 import type { ActorApi, ActorEvent, ActorInit, ListOutcome } from '../../src/protocol/actor.js';
 import { Comlink, endpoint } from '../../src/protocol/comlink.js';
+import { ClientRelay } from './client-relay.js';
+import type { ConnectionHooks } from './connection.js';
 import { Forwarder } from './forwarder.js';
 import { ListCache } from './list-cache.js';
 import { Lister } from './lister.js';
 import { openLog } from './log.js';
+import { SessionConnections } from './session-connections.js';
 import { Supervisor } from './supervisor.js';
 
 if (!parentPort) throw new Error('workers/actor/main.js runs as a worker thread');
@@ -16,15 +20,28 @@ const init = workerData as ActorInit;
 const log = openLog(init.logFile);
 const emit = (event: ActorEvent): void => init.events.postMessage(event);
 
+/** Server messages of a connection: list changes refresh the cache, the rest is for clients. */
+function serverMessages(session: string | null): Pick<ConnectionHooks, 'onNotification' | 'onRequest'> {
+  return {
+    onNotification: (method, params, contexts) => {
+      if (method.endsWith('/list_changed')) lister.notified(method);
+      else relay.notification(session, method, params, contexts);
+    },
+    onRequest: (method, params, contexts, signal) => relay.request(session, method, params, contexts, signal),
+  };
+}
+
 const supervisor: Supervisor = new Supervisor(init.config, init.tuning, log, {
   onState: (status) => emit({ type: 'state', server: init.config.name, status }),
   onSessionStart: () => lister.sessionStarted(),
   onSessionEnd: () => lister.sessionEnded(),
-  onNotification: (method) => lister.notified(method),
+  connection: serverMessages(null),
 });
+const sessions = init.config.session_mode === 'per_session' ? new SessionConnections(init.config, log, serverMessages) : null;
 const cache = new ListCache(init.tuning.cacheTtlMs);
 const lister = new Lister(init.config, supervisor, cache, log, emit);
-const forwarder = new Forwarder(init.config, supervisor, emit);
+const forwarder = new Forwarder(init.config, supervisor, emit, sessions);
+const relay = new ClientRelay({ server: init.config.name, timeoutMs: init.config.timeouts.request_ms, sessionOf: (id) => forwarder.sessionOf(id), emit });
 
 /** Live items cross the thread boundary as a transferred buffer, not a structured clone. */
 function transferable(outcome: ListOutcome): ListOutcome {
@@ -39,9 +56,31 @@ const api: ActorApi = {
   status: () => supervisor.status(),
   shutdown: async () => {
     forwarder.cancelAll('actor shutting down');
-    await supervisor.shutdown();
+    relay.abandonAll();
+    await Promise.all([supervisor.shutdown(), sessions?.closeAll()]);
     await log.close();
     init.events.close();
+  },
+  command: (command) => {
+    switch (command.type) {
+      case 'answer':
+        relay.answer(command.ticket, command.outcome);
+        break;
+      case 'notify':
+        // Client notifications matter to a connection that declared that client's capabilities: per_session only.
+        void sessions?.current(command.session)?.notify(command.method, command.params).catch(() => undefined);
+        break;
+      case 'close_session':
+        void sessions?.close(command.session);
+        break;
+      case 'progress': {
+        const session = relay.progressTarget(command.params.progressToken);
+        if (session === undefined) break;
+        const connection = session === null ? supervisor.usable() : Promise.resolve(sessions?.current(session) ?? null);
+        void connection.then((open) => open?.notify('notifications/progress', command.params)).catch(() => undefined);
+        break;
+      }
+    }
   },
 };
 

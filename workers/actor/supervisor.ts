@@ -5,7 +5,13 @@
 import type { ActorState, ActorStatus, ActorTuning } from '../../src/protocol/actor.js';
 import type { ServerConfig } from '../../src/protocol/server-config.js';
 import { retryPlan } from './backoff.js';
-import { Connection } from './connection.js';
+import { Connection, type ConnectionHooks } from './connection.js';
+
+/**
+ * The shared connection can relay sampling and elicitation to the client whose
+ * call caused them; roots belong to one client, so only per_session declares them.
+ */
+const SHARED_CLIENT_CAPABILITIES = { sampling: {}, elicitation: {} };
 import type { ActorLog } from './log.js';
 
 export interface SupervisorHooks {
@@ -14,7 +20,8 @@ export interface SupervisorHooks {
   onSessionStart(): void;
   /** The session ended: lost, evicted or shut down. */
   onSessionEnd(): void;
-  onNotification(method: string): void;
+  /** Server messages on the shared connection (see ConnectionHooks). */
+  connection: Pick<ConnectionHooks, 'onNotification' | 'onRequest'>;
 }
 
 export class Supervisor {
@@ -117,10 +124,16 @@ export class Supervisor {
   private async attempt(): Promise<void> {
     let connection: Connection | null = null;
     try {
-      connection = await Connection.create(this.config, this.log, {
-        onLost: (reason) => connection && this.lost(connection, reason),
-        onNotification: (method) => this.hooks.onNotification(method),
-      });
+      connection = await Connection.create(
+        this.config,
+        this.log,
+        {
+          onLost: (reason) => connection && this.lost(connection, reason),
+          onNotification: (method, params, contexts) => this.hooks.connection.onNotification(method, params, contexts),
+          onRequest: (method, params, contexts, signal) => this.hooks.connection.onRequest(method, params, contexts, signal),
+        },
+        SHARED_CLIENT_CAPABILITIES,
+      );
       if (this.stopped) return;
       this.opening = connection;
       await connection.connect();

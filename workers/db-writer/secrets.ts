@@ -3,7 +3,7 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
-import type { ServerConfig, TransportConfig } from '../../src/protocol/server-config.js';
+import { withConfigDefaults, type ServerConfig, type TransportConfig } from '../../src/protocol/server-config.js';
 
 const KEY_BYTES = 32;
 const IV_BYTES = 12;
@@ -64,7 +64,7 @@ export function sealConfig(key: Buffer, config: ServerConfig): string {
 export function openConfig(key: Buffer, name: string, stored: string): ServerConfig {
   const rest = JSON.parse(stored) as Omit<ServerConfig, 'name'>;
   try {
-    return { name, ...rest, transport: mapSecrets(name, rest.transport, (context, value) => open(key, context, value)) };
+    return withConfigDefaults({ name, ...rest, transport: mapSecrets(name, rest.transport, (context, value) => open(key, context, value)) });
   } catch (error) {
     throw new Error(`cannot decrypt the secrets of server "${name}" (is the key file the one they were written with?): ${(error as Error).message}`);
   }

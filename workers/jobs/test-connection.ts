@@ -24,7 +24,13 @@ export default async function testConnection(task: TestConnectionTask): Promise<
   const deadline = started + task.config.timeouts.connect_ms;
   let connection: Connection | null = null;
   try {
-    connection = await Connection.create(task.config, log, { onLost: () => undefined, onNotification: () => undefined });
+    // A test connection has no client to relay to: it declares nothing, and the jsonrpc session refuses server requests.
+    connection = await Connection.create(
+      task.config,
+      log,
+      { onLost: () => undefined, onNotification: () => undefined, onRequest: async () => ({ error: { code: METHOD_NOT_FOUND, message: 'Method not found' } }) },
+      {},
+    );
     await connection.connect();
     const capabilities: NonNullable<TestConnectionReport['capabilities']> = { tools: null, resources: null, prompts: null };
     for (const [kind, method, field] of KINDS) {

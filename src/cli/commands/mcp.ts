@@ -21,15 +21,27 @@ const transportOptions = {
   header: { type: 'string', multiple: true },
 } as const;
 
+/** How the server appears downstream: its prefix and whether each client gets its own connection. */
+const surfaceOptions = { namespace: { type: 'string' }, 'session-mode': { type: 'string' } } as const;
+
+function surfacePatch(values: { namespace?: string; 'session-mode'?: string }): Record<string, unknown> {
+  const patch: Record<string, unknown> = {};
+  if (values.namespace !== undefined) patch.namespace = values.namespace;
+  // The server validates the value and names the allowed ones.
+  if (values['session-mode'] !== undefined) patch.session_mode = values['session-mode'];
+  return patch;
+}
+
 const add = defineAction(
   'add',
   `add NAME (--stdio "CMD ARGS" | --http URL | --sse URL) [--env K=V]... [--header K=V]...
-           [--no-auto-enable] [--description TEXT] [--json]
+           [--no-auto-enable] [--description TEXT] [--namespace NS] [--session-mode shared|per_session] [--json]
       Register an upstream server. --stdio is split like a shell line (quotes
       respected, nothing expanded); --env only with --stdio, --header only with
       --http (Streamable HTTP) or --sse. New capabilities are enabled as they
-      appear unless --no-auto-enable. Exit 5 if the name is taken, 6 if invalid.`,
-  { ...transportOptions, json: { type: 'boolean' }, 'no-auto-enable': { type: 'boolean' }, description: { type: 'string' } },
+      appear unless --no-auto-enable. --namespace prefixes its names (default:
+      NAME; "" keeps them unprefixed). Exit 5 if the name is taken, 6 if invalid.`,
+  { ...transportOptions, ...surfaceOptions, json: { type: 'boolean' }, 'no-auto-enable': { type: 'boolean' }, description: { type: 'string' } },
   async (positionals, values, { api }) => {
     const [name] = expectPositionals(positionals, ['NAME']);
     const chosen = chosenTransport(values);
@@ -40,6 +52,7 @@ const add = defineAction(
       enabled: true,
       transport: newTransport(chosen, parseKeyValues(values.env, '--env'), parseKeyValues(values.header, '--header')),
       auto_enable_new_capabilities: !values['no-auto-enable'],
+      ...surfacePatch(values),
     };
     const server = await api().post<Server>('/servers', body);
     if (values.json) printJson({ server });
@@ -86,7 +99,7 @@ const update = defineAction(
   'update',
   `update NAME [--stdio "CMD ARGS" | --http URL | --sse URL] [--env K=V]... [--header K=V]...
            [--unset-env KEY]... [--unset-header KEY]... [--auto-enable | --no-auto-enable]
-           [--description TEXT] [--enabled true|false] [--json]
+           [--description TEXT] [--enabled true|false] [--namespace NS] [--session-mode MODE] [--json]
       Change a registered server; what is not given stays. --env/--header set
       those keys and keep the others (--unset-env/--unset-header remove one).
       A new transport of another type replaces the old one, env or headers
@@ -100,11 +113,12 @@ const update = defineAction(
     'no-auto-enable': { type: 'boolean' },
     description: { type: 'string' },
     enabled: { type: 'string' },
+    ...surfaceOptions,
     json: { type: 'boolean' },
   },
   async (positionals, values, { api }) => {
     const [name] = expectPositionals(positionals, ['NAME']);
-    const patch: Record<string, unknown> = {};
+    const patch: Record<string, unknown> = surfacePatch(values);
     if (values.description !== undefined) patch.description = values.description;
     if (values.enabled !== undefined) patch.enabled = parseBooleanValue(values.enabled, '--enabled');
     if (values['auto-enable'] && values['no-auto-enable']) throw usageError('give --auto-enable or --no-auto-enable, not both');
@@ -119,7 +133,7 @@ const update = defineAction(
     };
     const touchesSecrets = [secrets.env, secrets.headers].some((map) => Object.keys(map).length > 0) || secrets.unsetEnv.length + secrets.unsetHeaders.length > 0;
     if (chosen === null && !touchesSecrets && Object.keys(patch).length === 0) {
-      throw usageError('nothing to update: give a transport, --env, --header, --description, --enabled or --[no-]auto-enable');
+      throw usageError('nothing to update: give a transport, --env, --header, --description, --enabled, --namespace, --session-mode or --[no-]auto-enable');
     }
     if (chosen !== null || touchesSecrets) {
       const current = await api().get<Server>(serverPath(name!));
@@ -244,6 +258,8 @@ function printServer(server: Server): void {
       ? ([['env keys', keys(transport.env)], ['cwd', transport.cwd ?? '-']] as Array<[string, string]>)
       : ([['header keys', keys(transport.headers)]] as Array<[string, string]>)),
     ['auto-enable', server.auto_enable_new_capabilities ? 'yes' : 'no'],
+    ['namespace', server.namespace === '' ? '"" (unprefixed)' : server.namespace],
+    ['session mode', server.session_mode],
     ['timeouts', `connect ${server.timeouts.connect_ms} ms, request ${server.timeouts.request_ms} ms, list deadline ${server.timeouts.list_deadline_ms} ms`],
     ['health', health],
   ]);

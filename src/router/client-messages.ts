@@ -1,0 +1,107 @@
+// The upstreams' messages for clients, as the actors attributed them: requests
+// (sampling, elicitation, roots) go to the session whose call caused them, on
+// that call's stream, and the answer goes back to the actor; log messages and
+// resource updates go to the sessions that asked for them.
+import type { ActorEvent, ForwardOutcome } from '../protocol/actor.js';
+import { JSONRPC } from '../protocol/errors.js';
+import type { UpstreamDirectory } from '../upstreams/upstream.js';
+import type { LogLevels } from './log-levels.js';
+import type { Subscriptions } from './subscriptions.js';
+
+/** How the router reaches a client session; the MCP layer implements it. */
+export interface ClientLink {
+  /** Sends a request to the session (on the stream of `relatedRequestId` when given) and waits for its answer. */
+  request(session: string, relatedRequestId: string | number | undefined, method: string, params: Record<string, unknown>, signal: AbortSignal): Promise<ForwardOutcome>;
+  notify(session: string, relatedRequestId: string | number | undefined, method: string, params: Record<string, unknown>): void;
+}
+
+/** The downstream side of a forwarded call. */
+export interface CallRoute {
+  sessionId: string;
+  requestId: string | number;
+}
+
+export type ClientEvent = Extract<ActorEvent, { type: 'client_request' | 'client_request_cancelled' | 'notification' }>;
+
+export class ClientMessages {
+  private link: ClientLink | null = null;
+  private readonly tickets = new Map<string, AbortController>();
+  /** progressToken of a relayed request → its upstream, for the client's progress notifications. */
+  private readonly progressTokens = new Map<unknown, string>();
+
+  constructor(
+    private readonly upstreams: UpstreamDirectory,
+    /** The call a forward id belongs to, while it is in flight. */
+    private readonly callOf: (forwardId: string) => CallRoute | undefined,
+    private readonly subscriptions: Subscriptions,
+    private readonly logLevels: LogLevels,
+  ) {}
+
+  connect(link: ClientLink): void {
+    this.link = link;
+  }
+
+  handle(event: ClientEvent): void {
+    switch (event.type) {
+      case 'client_request':
+        void this.request(event);
+        break;
+      case 'client_request_cancelled':
+        this.tickets.get(`${event.server}\u0000${event.ticket}`)?.abort(event.reason);
+        break;
+      case 'notification':
+        this.notification(event);
+        break;
+    }
+  }
+
+  private async request(event: Extract<ClientEvent, { type: 'client_request' }>): Promise<void> {
+    const call = event.target.forwardId === null ? undefined : this.callOf(event.target.forwardId);
+    const session = call?.sessionId ?? event.target.session;
+    const key = `${event.server}\u0000${event.ticket}`;
+    const abort = new AbortController();
+    this.tickets.set(key, abort);
+    const progressToken = (event.params._meta as { progressToken?: unknown } | undefined)?.progressToken;
+    if (progressToken !== undefined) this.progressTokens.set(progressToken, event.server);
+    let outcome: ForwardOutcome;
+    try {
+      outcome =
+        session === null || !this.link
+          ? { ok: false, error: { code: JSONRPC.INTERNAL_ERROR, message: `the client call that caused ${event.method} has ended` } }
+          : await this.link.request(session, call?.requestId, event.method, event.params, abort.signal);
+    } finally {
+      this.tickets.delete(key);
+      if (progressToken !== undefined) this.progressTokens.delete(progressToken);
+    }
+    this.upstreams.get(event.server)?.command({ type: 'answer', ticket: event.ticket, outcome });
+  }
+
+  /** A client's progress on a relayed request goes to the upstream that asked. */
+  clientProgress(params: Record<string, unknown>): void {
+    const server = this.progressTokens.get(params.progressToken);
+    if (server !== undefined) this.upstreams.get(server)?.command({ type: 'progress', params });
+  }
+
+  private notification(event: Extract<ClientEvent, { type: 'notification' }>): void {
+    if (!this.link) return;
+    if (event.method === 'notifications/resources/updated') {
+      const uri = event.params.uri;
+      if (typeof uri !== 'string') return;
+      for (const [session, exposed] of this.subscriptions.subscribers(event.server, uri)) this.link.notify(session, undefined, event.method, { ...event.params, uri: exposed });
+      return;
+    }
+    const call = event.target.forwardId === null ? undefined : this.callOf(event.target.forwardId);
+    const session = call?.sessionId ?? event.target.session;
+    if (event.method === 'notifications/message') {
+      const level = event.params.level;
+      if (session !== null) {
+        if (this.logLevels.admits(session, level, true)) this.link.notify(session, call?.requestId, event.method, event.params);
+        return;
+      }
+      for (const listener of this.logLevels.sessions()) if (this.logLevels.admits(listener, level, false)) this.link.notify(listener, undefined, event.method, event.params);
+      return;
+    }
+    // Anything else the upstream sends goes to the client it concerns, if any.
+    if (session !== null) this.link.notify(session, call?.requestId, event.method, event.params);
+  }
+}

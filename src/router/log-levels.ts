@@ -1,0 +1,44 @@
+// The log level each client session asked for with logging/setLevel (pure).
+// A session that never asked gets the messages of its own calls; unrelated
+// messages go only to sessions that asked, at or above their level.
+
+/** RFC 5424 severities, least severe first, as MCP names them. */
+export const LOG_LEVELS = ['debug', 'info', 'notice', 'warning', 'error', 'critical', 'alert', 'emergency'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+export function isLogLevel(value: unknown): value is LogLevel {
+  return typeof value === 'string' && (LOG_LEVELS as readonly string[]).includes(value);
+}
+
+const rank = (level: LogLevel): number => LOG_LEVELS.indexOf(level);
+
+export class LogLevels {
+  private levels = new Map<string, LogLevel>();
+
+  set(session: string, level: LogLevel): void {
+    this.levels.set(session, level);
+  }
+
+  drop(session: string): void {
+    this.levels.delete(session);
+  }
+
+  /** The most verbose level any session asked for: what a shared upstream must send. */
+  mostVerbose(): LogLevel | null {
+    let verbose: LogLevel | null = null;
+    for (const level of this.levels.values()) if (verbose === null || rank(level) < rank(verbose)) verbose = level;
+    return verbose;
+  }
+
+  /** Whether a message of `level` goes to `session`; `related`: it belongs to one of the session's calls. */
+  admits(session: string, level: unknown, related: boolean): boolean {
+    const wanted = this.levels.get(session);
+    if (wanted === undefined) return related;
+    return !isLogLevel(level) || rank(level) >= rank(wanted);
+  }
+
+  /** Sessions that asked for messages unrelated to their calls. */
+  sessions(): string[] {
+    return [...this.levels.keys()];
+  }
+}

@@ -1,0 +1,103 @@
+// The stateful part of MCP routed per client session: resource subscriptions,
+// completion of namespaced prompts and templates, the log level, roots
+// changes, and the end of a session. Lists and calls are the Router's.
+import { JSONRPC } from '../protocol/errors.js';
+import { RpcError } from '../mcp/rpc-error.js';
+import type { Upstream, UpstreamDirectory } from '../upstreams/upstream.js';
+import { isLogLevel } from './log-levels.js';
+import type { ForwardContext, Router } from './router.js';
+
+/** How long logging/setLevel waits for each upstream (they apply it in parallel; errors are only logged). */
+const SET_LEVEL_WAIT_MS = 2_000;
+
+export class SessionFeatures {
+  constructor(
+    private readonly router: Router,
+    private readonly upstreams: UpstreamDirectory,
+    private readonly onError: (message: string, context: Record<string, unknown>) => void,
+  ) {}
+
+  async subscribe(params: Record<string, unknown>, ctx: ForwardContext): Promise<Record<string, unknown>> {
+    const { upstream, target } = await this.router.resolve('resources', params.uri);
+    const first = this.router.subscriptions.add(target, ctx.sessionId, params.uri as string);
+    if (first || perSession(upstream)) {
+      try {
+        await this.router.send(upstream, 'resources/subscribe', { ...params, uri: target.original }, ctx);
+      } catch (error) {
+        this.router.subscriptions.remove(target, ctx.sessionId);
+        throw error;
+      }
+    }
+    return {};
+  }
+
+  async unsubscribe(params: Record<string, unknown>, ctx: ForwardContext): Promise<Record<string, unknown>> {
+    const { upstream, target } = await this.router.resolve('resources', params.uri);
+    const last = this.router.subscriptions.remove(target, ctx.sessionId);
+    if (last || perSession(upstream)) await this.router.send(upstream, 'resources/unsubscribe', { ...params, uri: target.original }, ctx);
+    return {};
+  }
+
+  /** completion/complete for `ref/prompt` (namespaced name) or `ref/resource` (namespaced template URI). */
+  async complete(params: Record<string, unknown>, ctx: ForwardContext): Promise<Record<string, unknown>> {
+    const ref = params.ref as { type?: unknown; name?: unknown; uri?: unknown } | undefined;
+    if (typeof ref !== 'object' || ref === null) throw RpcError.invalidParams('params.ref must be an object');
+    if (ref.type === 'ref/prompt') {
+      const { upstream, target } = await this.router.resolve('prompts', ref.name);
+      return this.router.send(upstream, 'completion/complete', { ...params, ref: { ...ref, name: target.original } }, ctx);
+    }
+    if (ref.type === 'ref/resource') {
+      const { upstream, target } = await this.router.resolve('resourceTemplates', ref.uri);
+      return this.router.send(upstream, 'completion/complete', { ...params, ref: { ...ref, uri: target.original } }, ctx);
+    }
+    throw RpcError.invalidParams('params.ref.type must be "ref/prompt" or "ref/resource"');
+  }
+
+  /**
+   * Records the session's level and tells the upstreams: a shared connection
+   * gets the most verbose level any session wants (coffer filters per session),
+   * a per_session connection this session's own.
+   */
+  async setLogLevel(params: Record<string, unknown>, ctx: ForwardContext): Promise<Record<string, unknown>> {
+    if (!isLogLevel(params.level)) throw RpcError.invalidParams('params.level must be one of debug, info, notice, warning, error, critical, alert, emergency');
+    this.router.logLevels.set(ctx.sessionId, params.level);
+    const shared = this.router.logLevels.mostVerbose() ?? params.level;
+    await Promise.all(
+      this.upstreams.active().map((upstream) =>
+        within(this.router.send(upstream, 'logging/setLevel', { level: perSession(upstream) ? params.level : shared }, ctx), SET_LEVEL_WAIT_MS).catch((error: unknown) => {
+          // -32601: the upstream has no logging; anything else is worth a line in the log, not a failed setLevel.
+          if (!(error instanceof RpcError && error.code === JSONRPC.METHOD_NOT_FOUND)) this.onError('logging/setLevel not applied', { server: upstream.name, error: String(error) });
+        }),
+      ),
+    );
+    return {};
+  }
+
+  /** notifications/roots/list_changed and the like: to this session's per_session connections. */
+  clientNotification(sessionId: string, method: string, params: Record<string, unknown> | undefined): void {
+    for (const upstream of this.upstreams.active()) {
+      if (perSession(upstream)) upstream.command({ type: 'notify', session: sessionId, method, ...(params ? { params } : {}) });
+    }
+  }
+
+  /** The session ended: its subscriptions and level go, and so do its per_session connections. */
+  sessionClosed(sessionId: string, signal: AbortSignal): void {
+    this.router.logLevels.drop(sessionId);
+    for (const source of this.router.subscriptions.dropSession(sessionId)) {
+      const upstream = this.upstreams.get(source.server);
+      if (!upstream || perSession(upstream)) continue;
+      const ctx: ForwardContext = { sessionId, requestId: 'unsubscribe', capabilities: {}, signal };
+      this.router.send(upstream, 'resources/unsubscribe', { uri: source.original }, ctx).catch((error: unknown) => this.onError('unsubscribe after session end failed', { server: source.server, error: String(error) }));
+    }
+    for (const upstream of this.upstreams.active()) if (perSession(upstream)) upstream.command({ type: 'close_session', session: sessionId });
+  }
+}
+
+function perSession(upstream: Upstream): boolean {
+  return upstream.config.session_mode === 'per_session';
+}
+
+function within<T>(promise: Promise<T>, ms: number): Promise<T | undefined> {
+  let timer: NodeJS.Timeout | undefined;
+  return Promise.race([promise, new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), ms)))]).finally(() => clearTimeout(timer));
+}

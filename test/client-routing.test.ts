@@ -1,0 +1,79 @@
+// Pure parts of the pass-through (issue 8): whose an upstream's message is,
+// subscription fan-out, log-level filtering, and the actor's relay of a
+// request to the router and back (timeout, cancellation) without threads.
+import t from 'tap';
+import type { ActorEvent } from '../src/protocol/actor.js';
+import { LogLevels } from '../src/router/log-levels.js';
+import { Subscriptions } from '../src/router/subscriptions.js';
+import { attribute, ClientRelay } from '../workers/actor/client-relay.js';
+
+const sessions: Record<string, string> = { f1: 'alice', f2: 'bob', f3: 'alice' };
+const sessionOf = (id: string) => sessions[id];
+
+t.test('attribution: the stream says; else the only client with calls in flight; else the connection; never a guess', async (t) => {
+  t.same(attribute(null, ['f2'], sessionOf), { forwardId: 'f2', session: 'bob' }, 'the call whose stream carried it');
+  t.same(attribute(null, ['f1', 'f3'], sessionOf), { forwardId: 'f3', session: 'alice' }, 'several calls of one client: the latest');
+  t.equal(attribute(null, ['f1', 'f2'], sessionOf), 'ambiguous', 'calls of two clients on a shared connection');
+  t.same(attribute('carol', [], sessionOf), { forwardId: null, session: 'carol' }, 'a per_session connection outside a call');
+  t.same(attribute(null, [], sessionOf), { forwardId: null, session: null }, 'nobody');
+  t.same(attribute(null, ['gone'], sessionOf), { forwardId: null, session: null }, 'a call that already ended does not count');
+});
+
+t.test('the relay hands a request to the router and the answer back; refuses what it cannot place; times out; follows cancellation', async (t) => {
+  const events: ActorEvent[] = [];
+  const relay = new ClientRelay({ server: 's', timeoutMs: 200, sessionOf, emit: (event) => void events.push(event) });
+  const answered = relay.request(null, 'sampling/createMessage', { messages: [] }, ['f2'], new AbortController().signal);
+  const asked = events.at(-1) as Extract<ActorEvent, { type: 'client_request' }>;
+  t.same(asked.target, { forwardId: 'f2', session: 'bob' });
+  relay.answer(asked.ticket, { ok: true, result: { model: 'm' } });
+  t.same(await answered, { result: { model: 'm' } });
+
+  t.match(await relay.request(null, 'sampling/createMessage', {}, ['f1', 'f2'], new AbortController().signal), { error: { message: /per_session/ } });
+  t.match(await relay.request(null, 'roots/list', {}, [], new AbortController().signal), { error: { message: /no call is in flight; roots need session_mode "per_session"/ } });
+
+  const late = await relay.request('carol', 'elicitation/create', {}, [], new AbortController().signal);
+  t.match(late, { error: { message: /did not answer elicitation\/create within 200 ms/ } });
+  t.match(events.at(-1), { type: 'client_request_cancelled', reason: 'timed out' }, 'the router is told to stop waiting');
+
+  const abort = new AbortController();
+  const cancelled = relay.request('carol', 'elicitation/create', {}, [], abort.signal);
+  abort.abort('the server cancelled');
+  t.match(await cancelled, { error: { message: /cancelled/ } });
+  t.match(events.at(-1), { type: 'client_request_cancelled', reason: 'the server cancelled' });
+
+  const pending = relay.request('carol', 'sampling/createMessage', {}, [], new AbortController().signal);
+  relay.abandonAll();
+  t.match(await pending, { error: { message: 'connection closed' } });
+
+  relay.notification(null, 'notifications/message', { level: 'info' }, ['f1', 'f2']);
+  t.match(events.at(-1), { type: 'notification', target: { forwardId: null, session: null } }, 'an ambiguous notification is for nobody in particular');
+});
+
+t.test('subscriptions: first subscriber subscribes upstream, last one unsubscribes; each keeps its URI', async (t) => {
+  const subs = new Subscriptions();
+  const source = { server: 'fs', original: 'file:///a' };
+  t.equal(subs.add(source, 'alice', 'coffer://fs/file:///a'), true);
+  t.equal(subs.add(source, 'bob', 'coffer://fs/file:///a'), false);
+  t.same(subs.subscribers('fs', 'file:///a').map(([session]) => session), ['alice', 'bob']);
+  t.equal(subs.remove(source, 'alice'), false);
+  t.equal(subs.remove(source, 'alice'), false, 'twice is harmless');
+  t.same(subs.dropSession('bob'), [source], 'the last subscriber gone: unsubscribe upstream');
+  subs.add(source, 'carol', 'x');
+  subs.dropServer('fs');
+  t.same(subs.subscribers('fs', 'file:///a'), []);
+});
+
+t.test('log levels: the most verbose wins upstream; each session filters its own', async (t) => {
+  const levels = new LogLevels();
+  t.equal(levels.mostVerbose(), null);
+  t.equal(levels.admits('alice', 'debug', true), true, 'no level set: messages of own calls pass');
+  t.equal(levels.admits('alice', 'debug', false), false, 'no level set: unrelated messages do not');
+  levels.set('alice', 'warning');
+  levels.set('bob', 'info');
+  t.equal(levels.mostVerbose(), 'info');
+  t.equal(levels.admits('alice', 'info', true), false);
+  t.equal(levels.admits('alice', 'error', false), true);
+  levels.drop('bob');
+  t.equal(levels.mostVerbose(), 'warning');
+  t.same(levels.sessions(), ['alice']);
+});

@@ -1,0 +1,259 @@
+// Issue 8: what passes through coffer besides lists and calls — upstream
+// requests for the client (sampling, elicitation) reaching only the client
+// whose call caused them, from a stdio and a Streamable HTTP upstream, with
+// two clients at once; subscriptions, completion, logging, progress; the
+// namespace option and session_mode.
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { dirname, join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import type { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import {
+  CreateMessageRequestSchema,
+  ElicitRequestSchema,
+  LATEST_PROTOCOL_VERSION,
+  LoggingMessageNotificationSchema,
+  ResourceUpdatedNotificationSchema,
+} from '@modelcontextprotocol/sdk/types.js';
+import t, { type Test } from 'tap';
+import { startGateway, waitFor, type Gateway } from './helpers/gateway.js';
+import { EVERYTHING_ENTRY, everythingStdio } from './helpers/upstreams.js';
+
+const FIXTURE = join(dirname(fileURLToPath(import.meta.url)), 'fixtures', 'conformance-upstream.js');
+const stdioTransport = { type: 'stdio', command: process.execPath, args: [FIXTURE, '--transport', 'stdio'] };
+
+async function httpUpstream(t: Test): Promise<string> {
+  const child: ChildProcess = spawn(process.execPath, [FIXTURE, '--transport', 'http', '--port', '0'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  t.teardown(async () => {
+    if (child.exitCode === null) {
+      child.kill('SIGKILL');
+      await once(child, 'exit');
+    }
+  });
+  const [line] = (await once(createInterface({ input: child.stdout! }), 'line')) as [string];
+  return (JSON.parse(line) as { url: string }).url;
+}
+
+/** A client that answers sampling and elicitation with its own label, and records what it was asked. */
+async function labelledClient(gateway: Gateway, label: string, capabilities: Record<string, unknown> = { sampling: {}, elicitation: {} }) {
+  const asked: string[] = [];
+  const client = await gateway.client(label, capabilities);
+  if (capabilities.sampling) {
+    client.setRequestHandler(CreateMessageRequestSchema, async (request) => {
+      const content = request.params.messages[0]?.content;
+      asked.push(`sampling:${content && 'text' in content ? content.text : '?'}`);
+      await new Promise((resolve) => setTimeout(resolve, 100)); // both clients' calls are in flight at once
+      return { model: 'test-model', role: 'assistant', content: { type: 'text', text: `answer from ${label}` } };
+    });
+  }
+  if (capabilities.elicitation) {
+    client.setRequestHandler(ElicitRequestSchema, async (request) => {
+      asked.push(`elicitation:${request.params.message}`);
+      return { action: 'accept', content: { username: label, email: `${label}@example.test` } };
+    });
+  }
+  return { client, asked };
+}
+
+const textOf = (result: Awaited<ReturnType<Client['callTool']>>) => (result.content as Array<{ text?: string }>)[0]?.text;
+
+for (const [transportName, sessionMode] of [
+  ['stdio', 'per_session'],
+  ['http', 'shared'],
+] as const) {
+  t.test(`sampling and elicitation from a ${transportName} upstream (${sessionMode}) reach only the client that called`, async (t) => {
+    const gateway = await startGateway();
+    t.teardown(() => gateway.close());
+    const transport = transportName === 'stdio' ? stdioTransport : { type: 'http', url: await httpUpstream(t) };
+    await gateway.addServer({ name: 'conf', transport, session_mode: sessionMode });
+    const a = await labelledClient(gateway, 'alice');
+    const b = await labelledClient(gateway, 'bob');
+    const [fromA, fromB] = await Promise.all([
+      a.client.callTool({ name: 'conf__test_sampling', arguments: { prompt: 'prompt of alice' } }),
+      b.client.callTool({ name: 'conf__test_sampling', arguments: { prompt: 'prompt of bob' } }),
+    ]);
+    t.equal(textOf(fromA), 'LLM response: answer from alice', 'alice got her own sampling answer back through the upstream');
+    t.equal(textOf(fromB), 'LLM response: answer from bob');
+    const [elicitA, elicitB] = await Promise.all([
+      a.client.callTool({ name: 'conf__test_elicitation', arguments: { message: 'who is alice?' } }),
+      b.client.callTool({ name: 'conf__test_elicitation', arguments: { message: 'who is bob?' } }),
+    ]);
+    t.match(textOf(elicitA), /action=accept, content=\{"username":"alice"/);
+    t.match(textOf(elicitB), /action=accept, content=\{"username":"bob"/);
+    t.same(a.asked, ['sampling:prompt of alice', 'elicitation:who is alice?'], 'alice was asked only her own questions');
+    t.same(b.asked, ['sampling:prompt of bob', 'elicitation:who is bob?'], 'bob was asked only his own questions');
+
+    const plain = await labelledClient(gateway, 'carol', {});
+    const refused = await plain.client.callTool({ name: 'conf__test_sampling', arguments: { prompt: 'no sampling here' } }).catch((error: Error) => ({ isError: true, content: [{ text: error.message }] }));
+    t.ok(refused.isError, 'a client without the sampling capability: the upstream got an error, the call fails cleanly');
+    t.match(textOf(refused as never), /sampling/i, `says why: ${textOf(refused as never)}`);
+  });
+}
+
+t.test('shared stdio upstream: calls of two clients one after the other each reach their caller; concurrent ones are refused, not misrouted', async (t) => {
+  const gateway = await startGateway();
+  t.teardown(() => gateway.close());
+  await gateway.addServer({ name: 'conf', transport: stdioTransport });
+  const a = await labelledClient(gateway, 'alice');
+  const b = await labelledClient(gateway, 'bob');
+  t.equal(textOf(await a.client.callTool({ name: 'conf__test_sampling', arguments: { prompt: 'one' } })), 'LLM response: answer from alice');
+  t.equal(textOf(await b.client.callTool({ name: 'conf__test_sampling', arguments: { prompt: 'two' } })), 'LLM response: answer from bob');
+  // Both in flight on one stdio connection: the wire does not say whose request it is.
+  const slowA = a.client.callTool({ name: 'conf__test_sampling', arguments: { prompt: 'three' } });
+  const slowB = b.client.callTool({ name: 'conf__test_sampling', arguments: { prompt: 'four' } });
+  const results = await Promise.allSettled([slowA, slowB]);
+  const texts = results.map((r) => (r.status === 'fulfilled' ? (r.value.isError ? `error: ${textOf(r.value)}` : textOf(r.value)) : `error: ${(r.reason as Error).message}`));
+  for (const [index, text] of texts.entries()) {
+    const own = index === 0 ? 'alice' : 'bob';
+    t.ok(text === `LLM response: answer from ${own}` || /per_session|cannot tell/.test(text ?? ''), `never another client's answer: ${text}`);
+  }
+  t.same([...a.asked, ...b.asked].filter((q) => q === 'sampling:four' && a.asked.includes(q)), [], 'alice never saw bob\'s prompt');
+});
+
+t.test('subscriptions, completion, logging and progress pass through with namespaced URIs and names', async (t) => {
+  const gateway = await startGateway();
+  t.teardown(() => gateway.close());
+  await gateway.addServer({ name: 'conf', transport: stdioTransport });
+  const client = await gateway.client('sub');
+  const updates: string[] = [];
+  client.setNotificationHandler(ResourceUpdatedNotificationSchema, (notification) => void updates.push(notification.params.uri));
+  const watched = 'coffer://conf/test://watched-resource';
+  t.same(await client.subscribeResource({ uri: watched }), {});
+  await waitFor('an update', () => updates.length >= 2, 10_000);
+  t.same([...new Set(updates)], [watched], 'updates carry the URI the client subscribed with');
+  await client.unsubscribeResource({ uri: watched });
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  const settled = updates.length;
+  await new Promise((resolve) => setTimeout(resolve, 1_200));
+  t.equal(updates.length, settled, 'no updates after unsubscribe');
+
+  const prompt = await client.complete({ ref: { type: 'ref/prompt', name: 'conf__test_prompt_with_arguments' }, argument: { name: 'arg1', value: 'par' } });
+  t.ok(prompt.completion.values.includes('paris'), `prompt argument completed: ${prompt.completion.values.join(',')}`);
+  const template = await client.complete({ ref: { type: 'ref/resource', uri: 'coffer://conf/test://template/{id}/data' }, argument: { name: 'id', value: '' } });
+  t.ok(template.completion.values.length > 0, `template variable completed: ${template.completion.values.join(',')}`);
+  await t.rejects(client.complete({ ref: { type: 'ref/prompt', name: 'nobody__prompt' }, argument: { name: 'a', value: '' } }), /unknown prompt/);
+
+  const logs: string[] = [];
+  client.setNotificationHandler(LoggingMessageNotificationSchema, (notification) => void logs.push(String(notification.params.data)));
+  await client.callTool({ name: 'conf__test_tool_with_logging', arguments: {} });
+  t.same(logs, ['Tool execution started', 'Tool processing data', 'Tool execution completed'], 'log messages of the call reach its client');
+  await client.setLoggingLevel('error');
+  logs.length = 0;
+  await client.callTool({ name: 'conf__test_tool_with_logging', arguments: {} });
+  t.same(logs, [], 'after setLevel error, info messages are filtered');
+
+  const progress: number[] = [];
+  await client.callTool({ name: 'conf__test_tool_with_progress', arguments: {} }, undefined, { onprogress: (p) => void progress.push(p.progress) });
+  t.same(progress, [0, 50, 100], 'progress of the call reaches its client');
+});
+
+t.test('namespace "" passes names through; collisions fall back to the prefixed form; prefixes stay unique', async (t) => {
+  const gateway = await startGateway();
+  t.teardown(() => gateway.close());
+  await gateway.addServer({ name: 'solo', namespace: '', transport: stdioTransport });
+  const client = await gateway.client();
+  const tools = (await client.listTools()).tools.map((tool) => tool.name);
+  t.ok(tools.includes('test_simple_text'), 'unprefixed tool name');
+  t.equal(textOf(await client.callTool({ name: 'test_simple_text', arguments: {} })), 'This is a simple text response for testing.');
+  const resource = await client.readResource({ uri: 'test://static-text' });
+  t.equal(resource.contents[0]?.uri, 'test://static-text', 'unprefixed URI, read through');
+  const templated = await client.readResource({ uri: 'test://template/42/data' });
+  t.match(JSON.stringify(templated.contents), /42/, 'a URI of an unprefixed template routes to the only unprefixed server');
+
+  const clash = await gateway.api('POST', '/servers', { name: 'other', namespace: 'solo', transport: stdioTransport });
+  t.equal(clash.status, 422, 'a namespace that is another server\'s prefix is refused');
+  t.match(clash.body.error.message, /already the prefix of server 'solo'/);
+
+  await gateway.addServer({ name: 'twin', namespace: '', transport: stdioTransport });
+  await waitFor('both servers listed', async () => (await client.listTools()).tools.some((tool) => tool.name === 'twin__test_simple_text'));
+  const merged = (await client.listTools()).tools.map((tool) => tool.name);
+  t.ok(merged.includes('solo__test_simple_text') && merged.includes('twin__test_simple_text'), 'colliding names fall back to <server>__<name>');
+  t.notOk(merged.includes('test_simple_text'), 'the ambiguous unprefixed name is not exposed');
+  t.equal(textOf(await client.callTool({ name: 'twin__test_simple_text', arguments: {} })), 'This is a simple text response for testing.');
+  const ambiguous = await client.callTool({ name: 'test_simple_text', arguments: {} }).catch((error: Error) => error);
+  t.match((ambiguous as Error).message, /coffer never guesses/, 'a call is never routed ambiguously');
+});
+
+t.test('every content type arrives unchanged: the same call direct and through coffer gives the same result', async (t) => {
+  const gateway = await startGateway();
+  t.teardown(() => gateway.close());
+  await gateway.addServer(everythingStdio('every'));
+  const viaCoffer = await gateway.client('content');
+  const direct = new Client({ name: 'direct', version: '1' });
+  await direct.connect(new StdioClientTransport({ command: process.execPath, args: [EVERYTHING_ENTRY, 'stdio'], stderr: 'ignore' }));
+  t.teardown(() => direct.close());
+  const calls: Array<[string, Record<string, unknown>]> = [
+    ['get-annotated-message', { messageType: 'error', includeImage: true }], // annotations
+    ['get-resource-links', { count: 2 }], // resource_link
+    ['get-resource-reference', { resourceType: 'Text', resourceId: 1 }], // embedded resource
+    ['get-structured-content', { location: 'Chicago' }], // structuredContent with outputSchema
+    ['get-tiny-image', {}], // image
+    ['get-sum', { a: 2, b: 3 }],
+  ];
+  for (const [tool, args] of calls) {
+    const [mine, theirs] = await Promise.all([viaCoffer.callTool({ name: `every__${tool}`, arguments: args }), direct.callTool({ name: tool, arguments: args })]);
+    t.same(mine, theirs, `${tool}: identical`);
+  }
+  const schema = (await viaCoffer.listTools()).tools.find((tool) => tool.name === 'every__get-structured-content');
+  const directSchema = (await direct.listTools()).tools.find((tool) => tool.name === 'get-structured-content');
+  t.same(schema?.outputSchema, directSchema?.outputSchema, 'outputSchema passes through');
+});
+
+t.test('protocol version negotiation: old clients get their version, unknown ones the latest', async (t) => {
+  const gateway = await startGateway();
+  t.teardown(() => gateway.close());
+  for (const [asked, expected] of [
+    ['2024-11-05', '2024-11-05'],
+    ['2025-03-26', '2025-03-26'],
+    ['2025-06-18', '2025-06-18'],
+    ['2025-11-25', '2025-11-25'],
+    ['1999-01-01', LATEST_PROTOCOL_VERSION],
+  ]) {
+    const response = await fetch(`${gateway.url}/mcp`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: asked, capabilities: {}, clientInfo: { name: 'old', version: '1' } } }),
+    });
+    const text = await response.text();
+    const body = JSON.parse(text.startsWith('{') ? text : text.split('\n').find((line) => line.startsWith('data: '))!.slice(6));
+    t.equal(body.result.protocolVersion, expected, `asked ${asked}`);
+  }
+});
+
+t.test('per_session: each client gets its own upstream connection, opened on its first call and closed with its session', async (t) => {
+  const gateway = await startGateway();
+  t.teardown(() => gateway.close());
+  await gateway.addServer({ name: 'conf', transport: stdioTransport, session_mode: 'per_session' });
+  const children = () => execFileSync('ps', ['-o', 'args=', '--ppid', String(process.pid)], { encoding: 'utf8' }).split('\n').filter((line) => line.includes('conformance-upstream')).length;
+  const shared = children();
+  t.equal(shared, 1, 'the shared connection (for lists) only');
+  const a = await gateway.client('a');
+  const b = await gateway.client('b');
+  t.equal(children(), shared, 'no connection before a call');
+  await a.callTool({ name: 'conf__test_simple_text', arguments: {} });
+  await b.callTool({ name: 'conf__test_simple_text', arguments: {} });
+  await a.callTool({ name: 'conf__test_simple_text', arguments: {} });
+  t.equal(children(), shared + 2, 'one connection per client session');
+  await (a.transport as StreamableHTTPClientTransport).terminateSession();
+  await waitFor('the closed session\'s upstream to exit', () => children() === shared + 1, 10_000);
+  t.pass('closing a session stops its upstream connection');
+});
+
+t.test('progress the other way: a client reporting progress on an upstream\'s sampling request reaches that upstream', async (t) => {
+  const gateway = await startGateway();
+  t.teardown(() => gateway.close());
+  await gateway.addServer({ name: 'conf', transport: stdioTransport });
+  const client = await gateway.client('progressing', { sampling: {} });
+  client.setRequestHandler(CreateMessageRequestSchema, async (request, extra) => {
+    const progressToken = request.params._meta?.progressToken;
+    if (progressToken !== undefined) {
+      for (const progress of [1, 2]) await extra.sendNotification({ method: 'notifications/progress', params: { progressToken, progress, total: 2 } });
+    }
+    return { model: 'm', role: 'assistant', content: { type: 'text', text: 'done' } };
+  });
+  const result = await client.callTool({ name: 'conf__test_sampling_with_progress', arguments: {} });
+  t.equal(textOf(result), 'client progress: 1,2');
+});

@@ -1,0 +1,98 @@
+// The upstream's messages for clients: its requests (sampling, elicitation,
+// roots) and notifications (logging, resource updates) are attributed to the
+// client session that caused them and handed to the router as events; the
+// router's answers come back as `answer` commands.
+import type { ActorEvent, ClientTarget, ForwardOutcome } from '../../src/protocol/actor.js';
+import { JSONRPC } from '../../src/protocol/errors.js';
+import type { ServerRequestAnswer } from './jsonrpc-session.js';
+
+export interface ClientRelayOptions {
+  server: string;
+  /** How long a client may take to answer (the server's request_ms). */
+  timeoutMs: number;
+  /** The downstream session of a forwarded call still in flight. */
+  sessionOf(forwardId: string): string | undefined;
+  emit(event: ActorEvent): void;
+}
+
+interface Waiting {
+  resolve(answer: ServerRequestAnswer): void;
+}
+
+/**
+ * `connectionSession`: the session a per_session connection belongs to (null
+ * for the shared one). `contexts`: the forwarded calls the message may belong
+ * to — one when the transport knows (a Streamable HTTP POST stream), else
+ * every call in flight on that connection.
+ */
+export function attribute(connectionSession: string | null, contexts: string[], sessionOf: (forwardId: string) => string | undefined): ClientTarget | 'ambiguous' {
+  const calls = contexts.filter((id) => sessionOf(id) !== undefined);
+  if (calls.length === 0) return { forwardId: null, session: connectionSession };
+  const sessions = new Set(calls.map((id) => sessionOf(id)!));
+  // Several calls of one client: the latest is the likeliest cause, and the answer reaches the right client anyway.
+  if (sessions.size === 1) return { forwardId: calls[calls.length - 1]!, session: [...sessions][0]! };
+  return 'ambiguous';
+}
+
+export class ClientRelay {
+  private nextTicket = 0;
+  private readonly waiting = new Map<number, Waiting>();
+  /** progressToken of a request being answered → the connection's session (null: shared), for the client's progress. */
+  private readonly progressTokens = new Map<unknown, string | null>();
+
+  constructor(private readonly options: ClientRelayOptions) {}
+
+  request(connectionSession: string | null, method: string, params: Record<string, unknown>, contexts: string[], signal: AbortSignal): Promise<ServerRequestAnswer> {
+    const target = attribute(connectionSession, contexts, (id) => this.options.sessionOf(id));
+    if (target === 'ambiguous') {
+      return Promise.resolve(refusal(`coffer cannot tell which client ${method} is for: calls of several clients are in flight on this shared connection; set session_mode "per_session" for server '${this.options.server}'`));
+    }
+    if (target.forwardId === null && target.session === null) {
+      return Promise.resolve(refusal(`coffer relays ${method} only to the client whose call caused it, and no call is in flight${method === 'roots/list' ? "; roots need session_mode \"per_session\"" : ''}`));
+    }
+    const ticket = ++this.nextTicket;
+    const progressToken = (params._meta as { progressToken?: unknown } | undefined)?.progressToken;
+    if (progressToken !== undefined) this.progressTokens.set(progressToken, connectionSession);
+    return new Promise<ServerRequestAnswer>((resolve) => {
+      const finish = (answer: ServerRequestAnswer, cancelled: string | null): void => {
+        if (!this.waiting.delete(ticket)) return;
+        if (progressToken !== undefined) this.progressTokens.delete(progressToken);
+        clearTimeout(timer);
+        signal.removeEventListener('abort', onAbort);
+        if (cancelled !== null) this.options.emit({ type: 'client_request_cancelled', server: this.options.server, ticket, reason: cancelled });
+        resolve(answer);
+      };
+      const onAbort = (): void => finish(refusal('cancelled by the server'), String(signal.reason ?? 'cancelled by the server'));
+      const timer = setTimeout(() => finish(refusal(`the client did not answer ${method} within ${this.options.timeoutMs} ms`), 'timed out'), this.options.timeoutMs);
+      this.waiting.set(ticket, { resolve: (answer) => finish(answer, null) });
+      signal.addEventListener('abort', onAbort, { once: true });
+      this.options.emit({ type: 'client_request', server: this.options.server, ticket, target, method, params });
+    });
+  }
+
+  notification(connectionSession: string | null, method: string, params: unknown, contexts: string[]): void {
+    const attributed = attribute(connectionSession, contexts, (id) => this.options.sessionOf(id));
+    // Ambiguous: no particular client (the router sends it to whoever asked for such messages).
+    const target = attributed === 'ambiguous' ? { forwardId: null, session: connectionSession } : attributed;
+    const body = typeof params === 'object' && params !== null && !Array.isArray(params) ? (params as Record<string, unknown>) : {};
+    this.options.emit({ type: 'notification', server: this.options.server, target, method, params: body });
+  }
+
+  /** Which connection the client's progress for `token` belongs to: a session, null (shared), or undefined (no such request). */
+  progressTarget(token: unknown): string | null | undefined {
+    return this.progressTokens.get(token);
+  }
+
+  answer(ticket: number, outcome: ForwardOutcome): void {
+    this.waiting.get(ticket)?.resolve(outcome.ok ? { result: outcome.result } : { error: outcome.error });
+  }
+
+  /** Connection gone or actor stopping: nobody is left to send answers to. */
+  abandonAll(): void {
+    for (const waiting of [...this.waiting.values()]) waiting.resolve(refusal('connection closed'));
+  }
+}
+
+function refusal(message: string): ServerRequestAnswer {
+  return { error: { code: JSONRPC.INTERNAL_ERROR, message } };
+}
