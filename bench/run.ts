@@ -3,8 +3,10 @@
 // coffer daemons and mcp-hub peers on 127.0.0.1, measures every figure side by
 // side, prints a table, writes bench/results/<timestamp>.json and .svg.
 //
-// Options: --quick · --only calls,fanout,hung · --cpu-prof DIR (profile the
-// coffer daemon of the call scenarios) · --out DIR (default bench/results)
+// Options: --quick · --only calls,fanout,hung (or footprint: only the
+// footprint rows, which fanout includes) · --footprint-at N (upstreams of the
+// footprint rows; 200 full, 10 quick) · --cpu-prof DIR (profile the coffer
+// daemon of the call scenarios) · --out DIR (default bench/results)
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -12,7 +14,7 @@ import { killAllChildren } from './proc.js';
 import { machine, table, type Row } from './report.js';
 import { callScenarios } from './scenarios/calls.js';
 import type { Context, Settings } from './scenarios/context.js';
-import { fanoutScenarios, type ScalePoint } from './scenarios/fanout.js';
+import { fanoutScenarios, footprintScenario, type ScalePoint } from './scenarios/fanout.js';
 import { hungScenarios } from './scenarios/hung.js';
 import { lineChart } from './svg.js';
 import { startHost } from './targets/host.js';
@@ -23,6 +25,7 @@ const { values } = parseArgs({
     quick: { type: 'boolean', default: false },
     only: { type: 'string' },
     'cpu-prof': { type: 'string' },
+    'footprint-at': { type: 'string' },
     out: { type: 'string', default: join(BENCH_DIST, '..', '..', 'bench', 'results') },
   },
 });
@@ -50,7 +53,7 @@ const settings: Settings = {
   peerHungWaitMs: quick ? 3_000 : 15_000,
   scalePoints: quick ? [10, 25] : [10, 100, 300, 500],
   peerScaleMax: 500,
-  footprintUpstreams: quick ? 10 : 200,
+  footprintUpstreams: values['footprint-at'] ? Number(values['footprint-at']) : quick ? 10 : 200,
   loopDeadlineMs: quick ? 12_000 : 45_000,
   readyTimeoutMs: (count) => 30_000 + count * 2_000,
   ...(values['cpu-prof'] ? { cpuProfDir: values['cpu-prof'] } : {}),
@@ -86,6 +89,7 @@ try {
       },
     ],
     ['hung', async () => void rows.push(...(await hungScenarios(ctx)))],
+    ['footprint', async () => void rows.push(...(await footprintScenario(ctx)))],
   ];
   for (const [name, scenario] of scenarios) {
     if (!only.has(name)) continue;

@@ -1,5 +1,6 @@
 // Where things are on disk: the compiled tree (dist/) and the repository root
 // beside it (migrations/ are read from there at run time).
+import { statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -12,4 +13,19 @@ export const CLI_ENTRY = join(DIST_ROOT, 'src', 'cli', 'main.js');
 /** Compiled path of a worker entry under workers/, e.g. workerFile('actor/main.js'). */
 export function workerFile(relative: string): string {
   return join(DIST_ROOT, 'workers', relative);
+}
+
+/**
+ * The actor worker's entry: the one-file bundle `npm run build` makes
+ * (scripts/build-actor.mjs), unless it is older than the compiled main.js
+ * (a bare `tsc` since), which is then loaded as is.
+ */
+export function actorEntry(): string {
+  const main = workerFile('actor/main.js');
+  const bundle = workerFile('actor/bundle.js');
+  try {
+    return statSync(bundle).mtimeMs >= statSync(main).mtimeMs ? bundle : main;
+  } catch {
+    return main;
+  }
 }

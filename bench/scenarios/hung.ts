@@ -33,11 +33,24 @@ async function lists(client: Client, runs: number, deadlineMs: number): Promise<
   return out;
 }
 
+/**
+ * The direct path for a hung-upstream list: one connected client per healthy
+ * upstream, listing in parallel (what a client without a gateway waits for,
+ * if it knew which upstream to leave out).
+ */
+async function directLists(ctx: Context, specs: UpstreamSpec[], clients: Client[]): Promise<number[]> {
+  const healthy = await Promise.all(specs.slice(0, -1).map((spec) => connect(spec.url!)));
+  clients.push(...healthy);
+  const latencies: number[] = [];
+  for (let run = 0; run < ctx.settings.hungLists; run++) latencies.push(await timed(() => Promise.all(healthy.map((client) => client.listTools({}, { timeout: 20_000 })))));
+  return latencies;
+}
+
 function specsAt(ctx: Context, prefix: string, base: number): UpstreamSpec[] {
   return Array.from({ length: ctx.settings.hungUpstreams }, (_unused, i) => ({ name: `${prefix}${i}`, url: ctx.host.url(base + i), listDeadlineMs: ctx.settings.hungDeadlineMs }));
 }
 
-function listRow(id: string, scenario: string, ctx: Context, coffer: ListRun, peer: ListRun | null, peerNote?: string): Row {
+function listRow(id: string, scenario: string, ctx: Context, coffer: ListRun, direct: number[], peer: ListRun | null, peerNote?: string): Row {
   const UPSTREAMS = ctx.settings.hungUpstreams;
   const healthy = (UPSTREAMS - 1) * ctx.settings.toolsPerUpstream;
   const bound = ctx.settings.hungDeadlineMs + 20;
@@ -48,7 +61,7 @@ function listRow(id: string, scenario: string, ctx: Context, coffer: ListRun, pe
     scenario,
     unit: 'ms',
     coffer: fig(c),
-    base: null,
+    base: { ...fig(summarize(direct)), label: 'direct (healthy ones, in parallel)' },
     peer: peer ? fig(summarize(peer.latencies)) : null,
     headline: `coffer listed ${Math.min(...coffer.counts)}–${Math.max(...coffer.counts)} of ${healthy} healthy tools${peer ? `, peer ${Math.min(...peer.counts)}–${Math.max(...peer.counts)}` : ''}; deadline ${ctx.settings.hungDeadlineMs} ms`,
     target: `every healthy tool; ≤ deadline + 20 ms (${bound} ms)`,
@@ -78,6 +91,7 @@ export async function hungScenarios(ctx: Context): Promise<Row[]> {
     const viaCoffer = await connect(coffer.mcpUrl);
     clients.push(viaCoffer);
     const cofferStart = await lists(viaCoffer, settings.hungLists, settings.loopDeadlineMs);
+    const directStart = await directLists(ctx, startSpecs, clients);
     // The peer gets a bounded wait: it waits for the hung upstream's list before it is ready.
     const peerReady = await peer.waitReady(UPSTREAMS - 1, settings.peerHungWaitMs);
     let peerStart: ListRun | null = null;
@@ -89,7 +103,7 @@ export async function hungScenarios(ctx: Context): Promise<Row[]> {
     } catch (error) {
       peerNote += `; its list failed: ${String(error)}`;
     }
-    rows.push(listRow('hung-startup', `hung upstream (1 of ${UPSTREAMS}) from start-up: tools/list`, ctx, cofferStart, peerStart, peerNote));
+    rows.push(listRow('hung-startup', `hung upstream (1 of ${UPSTREAMS}) from start-up: tools/list`, ctx, cofferStart, directStart, peerStart, peerNote));
     await closeAll(clients.splice(0));
     await coffer.stop();
     coffer = undefined;
@@ -119,10 +133,11 @@ export async function hungScenarios(ctx: Context): Promise<Row[]> {
     await host.configure({ servers: { [MID_SESSION_BASE + UPSTREAMS - 1]: { hang: true } } });
     await sleep(MID_SESSION_TTL_MS + 200);
     const cofferMid = await lists(client, settings.hungLists, settings.loopDeadlineMs);
+    const directMid = await directLists(ctx, midSpecs, clients);
     // Calls while the hung upstream's list is still outstanding in its actor.
     const withHang = await interleave([{ name: 'calls', step: healthyCall }], callLoop);
     rows.push(
-      listRow('hung-midsession', `hung upstream (1 of ${UPSTREAMS}) from mid-session: tools/list`, ctx, cofferMid, null, 'peer n/a: mcp-hub answers from its connect-time snapshot and never asks again, so a mid-session hang does not reach its lists'),
+      listRow('hung-midsession', `hung upstream (1 of ${UPSTREAMS}) from mid-session: tools/list`, ctx, cofferMid, directMid, null, 'peer n/a: mcp-hub answers from its connect-time snapshot and never asks again, so a mid-session hang does not reach its lists'),
     );
     const a = withHang.summaries.calls!;
     const b = noHang.summaries.calls!;

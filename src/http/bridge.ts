@@ -1,8 +1,11 @@
-// Thin adapter between uWebSockets.js and the Fetch API (Request/Response),
-// which the SDK's WebStandardStreamableHTTPServerTransport speaks.
+// Thin adapter between uWebSockets.js and what answers a request: an
+// HttpReply written straight to the socket (the /mcp hot path) or a Fetch
+// Response (the SDK transport's own answers: GET streams, DELETE, errors).
 // uWS rules honoured here: request data is read before any await, every
-// handler sets onAborted, and writes after an await are corked.
+// handler sets onAborted, and writes after an await are corked (one cork =
+// one send(2), so a final SSE event and the stream's end leave together).
 import { STATUS_CODES } from 'node:http';
+import type { HttpReply } from './reply.js';
 import type { HttpRequest, HttpResponse } from './uws.js';
 
 /** What a handler needs of a request, copied out of uWS before any await. */
@@ -74,6 +77,44 @@ export function sendBuffered(state: ResponseState, status: number, headers: Reco
     for (const [key, value] of Object.entries(headers)) state.res.writeHeader(key, value);
     state.res.end(body);
   });
+}
+
+/** An HttpReply written to uWS directly: no Fetch Response or ReadableStream in between. */
+export class UwsReply implements HttpReply {
+  constructor(private readonly state: ResponseState) {}
+
+  get aborted(): boolean {
+    return this.state.aborted;
+  }
+
+  onAbort(handler: () => void): void {
+    this.state.onAbort(handler);
+  }
+
+  send(status: number, headers: Record<string, string>, body: string): void {
+    sendBuffered(this.state, status, headers, body);
+  }
+
+  startStream(status: number, headers: Record<string, string>, chunk: string): void {
+    if (this.state.aborted) return;
+    const res = this.state.res;
+    res.cork(() => {
+      res.writeStatus(statusLine(status));
+      for (const [key, value] of Object.entries(headers)) res.writeHeader(key, value);
+      res.write(chunk);
+    });
+  }
+
+  /** Backpressure is left to uWS's own buffer: SSE events of one request are few and small. */
+  write(chunk: string, last: boolean): void {
+    if (this.state.aborted) return;
+    const res = this.state.res;
+    res.cork(() => (last ? res.end(chunk) : res.write(chunk)));
+  }
+
+  fetch(response: Response): Promise<void> {
+    return sendFetchResponse(this.state, response);
+  }
 }
 
 /** Method, URL and headers only: callers keep the body bytes they already read. */

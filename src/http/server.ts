@@ -1,10 +1,11 @@
-// The uWebSockets.js server: /mcp (Streamable HTTP) and /api/v1 (REST), bound
+// The uWebSockets.js server: /mcp (Streamable HTTP), /api/v1 (REST) and the web UI's files, bound
 // to 127.0.0.1 only. Host and Origin are checked before anything else.
 import { registerAdminWs, type AdminDeps, type AdminWs } from '../admin/admin-ws.js';
 import type { ApiResponse, HttpApi } from '../api/http-api.js';
 import type { Logger } from '../log.js';
 import type { SessionRegistry } from '../mcp/sessions.js';
-import { BodyTooLargeError, readBody, readRequest, ResponseState, sendBuffered, sendFetchResponse, toFetchRequest, type IncomingRequest } from './bridge.js';
+import { UiAssets } from '../ui/static-assets.js';
+import { BodyTooLargeError, readBody, readRequest, ResponseState, sendBuffered, toFetchRequest, UwsReply, type IncomingRequest } from './bridge.js';
 import { isAllowedHost, isAllowedOrigin } from './host-check.js';
 import { uws, type HttpResponse, type TemplatedApp, type us_listen_socket } from './uws.js';
 
@@ -71,9 +72,9 @@ export async function startHttpServer(
     if (incoming.method === 'POST' && declaredTooLarge(state, incoming, options.mcpMaxBodyBytes)) return;
     void (async () => {
       const body = incoming.method === 'POST' ? await readBody(state, options.mcpMaxBodyBytes) : null;
-      // The bytes go beside the Request, not into it: a Fetch body would be re-read and parsed again downstream.
-      const response = await mcp.handle(toFetchRequest(incoming, `http://${LOOPBACK}:${port}`), body);
-      await sendFetchResponse(state, response);
+      // No Fetch Request unless the SDK transport answers: the common POST is served from the headers and bytes as read.
+      const head = { method: incoming.method, headers: incoming.headers, toRequest: () => toFetchRequest(incoming, `http://${LOOPBACK}:${port}`) };
+      await mcp.serve(head, body, new UwsReply(state));
     })().catch((error: unknown) => {
       if (error instanceof BodyTooLargeError) return sendJson(state, envelope(413, 'PAYLOAD_TOO_LARGE', `request body over ${options.mcpMaxBodyBytes} bytes`));
       if (!state.aborted) log.error('mcp request failed', { error: String(error) });
@@ -113,9 +114,13 @@ export async function startHttpServer(
 
   const adminWs = registerAdminWs(app, { ...admin, port: () => port, log });
 
-  app.any('/*', (res: HttpResponse) => {
+  const ui = UiAssets.load();
+  app.any('/*', (res: HttpResponse, req) => {
     const state = new ResponseState(res);
-    sendJson(state, envelope(404, 'RESOURCE_NOT_FOUND', 'not found: MCP clients use /mcp, management uses /api/v1'));
+    const incoming = readRequest(req);
+    // The web UI's files; the Host check as for the API (a rebinding page must not frame or read it).
+    if (ui.serves(incoming.method, incoming.path)) return void (guard(state, incoming) && ui.send(state, incoming));
+    sendJson(state, envelope(404, 'RESOURCE_NOT_FOUND', 'not found: MCP clients use /mcp, management uses /api/v1, the web UI is at /'));
   });
 
   const socket = await listenInRange(app, options.port, options.port === 0 ? 1 : options.portRange);

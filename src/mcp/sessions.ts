@@ -1,12 +1,27 @@
-// Downstream sessions of /mcp: one SDK Streamable HTTP transport per session,
-// keyed by Mcp-Session-Id. The transport owns the HTTP semantics (SSE streams,
-// JSON responses, DELETE, protocol-version header); the dispatcher owns meaning.
+// Downstream sessions of /mcp: one transport per session, keyed by
+// Mcp-Session-Id. The common POST (plain requests and notifications on an
+// initialized session) is checked here and answered by the transport's fast
+// path, straight into an HttpReply; everything else goes to the SDK's
+// Streamable HTTP transport as a Fetch Request, so the SDK stays the reference
+// for the HTTP semantics (initialize, SSE GET streams, DELETE, every refusal).
+// The dispatcher owns meaning.
 import { randomUUID } from 'node:crypto';
-import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
-import type { JSONRPCNotification } from '@modelcontextprotocol/sdk/types.js';
+import { isJsonContentType } from '@modelcontextprotocol/sdk/shared/mediaType.js';
+import { SUPPORTED_PROTOCOL_VERSIONS, type JSONRPCNotification } from '@modelcontextprotocol/sdk/types.js';
+import { FetchReply, type HttpReply } from '../http/reply.js';
 import type { Logger } from '../log.js';
 import type { Dispatcher } from './dispatcher.js';
+import { plainMessages } from './plain-messages.js';
 import type { McpSession } from './session.js';
+import { SessionTransport } from './session-transport.js';
+
+/** One /mcp request as the registry needs it; `toRequest` builds a Fetch Request only for the SDK transport's paths. */
+export interface McpRequestHead {
+  method: string;
+  /** Lower-case names. */
+  headers: Record<string, string>;
+  toRequest(): Request;
+}
 
 export interface SessionOptions {
   maxBodyBytes: number;
@@ -21,6 +36,8 @@ export interface SessionOptions {
    * client gets 404 and initializes again), or, if all are busy, 503.
    */
   maxSessions?: number;
+  /** Told once a session is gone (DELETE, idle, evicted, shutdown), after its open calls were aborted. */
+  onSessionClosed?: (session: McpSession) => void;
 }
 
 export const DEFAULT_MAX_SESSIONS = 10_000;
@@ -49,11 +66,27 @@ function withBody(request: Request, body: Buffer): Request {
   return new Request(request.url, { method: request.method, headers: request.headers, body });
 }
 
-function jsonRpcError(status: number, code: number, message: string): Response {
-  return new Response(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }), {
-    status,
-    headers: { 'content-type': 'application/json' },
-  });
+function sendRpcError(reply: HttpReply, status: number, code: number, message: string): void {
+  reply.send(status, { 'content-type': 'application/json' }, JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }));
+}
+
+/** Headers the SDK transport would accept as they are; any other POST goes to it for its verdict. */
+function fastPathHeaders(headers: Record<string, string>): boolean {
+  const accept = headers['accept'];
+  const version = headers['mcp-protocol-version'];
+  return (
+    accept !== undefined &&
+    accept.includes('application/json') &&
+    accept.includes('text/event-stream') &&
+    isJsonContentType(headers['content-type'] ?? null) &&
+    (version === undefined || SUPPORTED_PROTOCOL_VERSIONS.includes(version))
+  );
+}
+
+function headOf(request: Request): McpRequestHead {
+  const headers: Record<string, string> = {};
+  request.headers.forEach((value, key) => (headers[key] = value));
+  return { method: request.method, headers, toRequest: () => request };
 }
 
 export class SessionRegistry {
@@ -70,62 +103,77 @@ export class SessionRegistry {
     this.sweeper.unref();
   }
 
+  /** An initialized session by its id. */
+  session(id: string): McpSession | undefined {
+    return this.sessions.get(id);
+  }
+
   get size(): number {
     return this.sessions.size;
   }
 
-  /**
-   * `request` carries method, URL and headers; a POST's bytes come separately
-   * in `body`, already read by the HTTP server, and are parsed exactly once
-   * here (the transport gets them as `parsedBody`).
-   */
+  /** The Fetch form of serve(), for callers that speak Fetch. */
   async handle(request: Request, body: Buffer | null): Promise<Response> {
-    const sessionId = request.headers.get('mcp-session-id');
-    if (sessionId !== null) {
-      const session = this.sessions.get(sessionId);
-      if (!session) return jsonRpcError(404, -32001, 'Session not found: initialize a new session');
-      session.lastActiveAt = Date.now();
-      return body === null ? session.transport.handleRequest(request) : this.post(session, request, body);
-    }
-    if (request.method !== 'POST' || body === null) return jsonRpcError(400, -32000, 'Bad Request: Mcp-Session-Id header is required');
-    if (this.closing) return jsonRpcError(503, -32000, 'coffer is shutting down');
-    if (this.sessions.size >= (this.options.maxSessions ?? DEFAULT_MAX_SESSIONS) && !this.evictOne()) {
-      return jsonRpcError(503, -32000, 'too many open MCP sessions, all of them busy: try again later');
-    }
-    const transport = this.open().transport;
-    const parsed = parseBody(body);
-    return parsed.ok ? transport.handleRequest(request, { parsedBody: parsed.value }) : transport.handleRequest(withBody(request, body));
+    const reply = new FetchReply();
+    await this.serve(headOf(request), body, reply);
+    return reply.response;
   }
 
   /**
-   * A POST on an open session. The transport answers each request on the HTTP
-   * stream that carried it, found by request id: an id reused while the first
-   * request is pending would strand the first stream (never answered, kept
-   * open by keep-alives). Such a POST, and an empty batch, is refused with
-   * -32600 before the transport sees it.
+   * Answers one /mcp request into `reply`. A POST's bytes come in `body`,
+   * already read by the HTTP server, and are parsed exactly once here.
    */
-  private async post(session: McpSession, request: Request, body: Buffer): Promise<Response> {
+  async serve(head: McpRequestHead, body: Buffer | null, reply: HttpReply): Promise<void> {
+    const sessionId = head.headers['mcp-session-id'];
+    if (sessionId !== undefined) {
+      const session = this.sessions.get(sessionId);
+      if (!session) return sendRpcError(reply, 404, -32001, 'Session not found: initialize a new session');
+      session.lastActiveAt = Date.now();
+      return body === null ? reply.fetch(await session.transport.handleRequest(head.toRequest())) : this.post(session, head, body, reply);
+    }
+    if (head.method !== 'POST' || body === null) return sendRpcError(reply, 400, -32000, 'Bad Request: Mcp-Session-Id header is required');
+    if (this.closing) return sendRpcError(reply, 503, -32000, 'coffer is shutting down');
+    if (this.sessions.size >= (this.options.maxSessions ?? DEFAULT_MAX_SESSIONS) && !this.evictOne()) {
+      return sendRpcError(reply, 503, -32000, 'too many open MCP sessions, all of them busy: try again later');
+    }
+    const transport = this.open().transport;
+    const parsed = parseBody(body);
+    const request = head.toRequest();
+    return reply.fetch(await (parsed.ok ? transport.handleRequest(request, { parsedBody: parsed.value }) : transport.handleRequest(withBody(request, body))));
+  }
+
+  /**
+   * A POST on an open session. Answers are routed to their HTTP stream by
+   * request id: an id reused while the first request is pending would strand
+   * the first stream (never answered, kept open by keep-alives). Such a POST,
+   * and an empty batch, is refused with -32600 before the transport sees it.
+   */
+  private async post(session: McpSession, head: McpRequestHead, body: Buffer, reply: HttpReply): Promise<void> {
     const result = parseBody(body);
-    if (!result.ok) return session.transport.handleRequest(withBody(request, body));
+    if (!result.ok) return reply.fetch(await session.transport.handleRequest(withBody(head.toRequest(), body)));
     const parsed = result.value;
-    if (Array.isArray(parsed) && parsed.length === 0) return jsonRpcError(400, -32600, 'Invalid Request: an empty batch');
+    if (Array.isArray(parsed) && parsed.length === 0) return sendRpcError(reply, 400, -32600, 'Invalid Request: an empty batch');
     const ids = requestIds(parsed);
     const clash = ids.find((id, index) => session.pending.has(id) || ids.indexOf(id) !== index);
     if (clash !== undefined) {
-      return jsonRpcError(400, -32600, `Invalid Request: id ${JSON.stringify(clash)} is already used by a pending request of this session`);
+      return sendRpcError(reply, 400, -32600, `Invalid Request: id ${JSON.stringify(clash)} is already used by a pending request of this session`);
     }
+    // open() gives every session a SessionTransport; McpSession names the SDK class it extends.
+    const fast = session.transport instanceof SessionTransport ? session.transport : null;
+    const plain = fast && fastPathHeaders(head.headers) ? plainMessages(parsed) : null;
     // Reserved now (no await in between), released by the dispatcher once answered.
     for (const id of ids) session.pending.add(id);
+    if (fast && plain) return fast.accept(plain, reply);
     let response: Response;
     try {
-      response = await session.transport.handleRequest(request, { parsedBody: parsed });
+      response = await session.transport.handleRequest(head.toRequest(), { parsedBody: parsed });
     } catch (error) {
       for (const id of ids) session.pending.delete(id);
       throw error;
     }
     // Only a 200 hands the requests to the dispatcher; any refusal leaves them unanswered here.
     if (response.status !== 200) for (const id of ids) session.pending.delete(id);
-    return response;
+    return reply.fetch(response);
   }
 
   /** Closes the least recently active session with no open call; false if every session is busy. */
@@ -142,7 +190,7 @@ export class SessionRegistry {
 
   /** A transport for a POST without session id; it only becomes a session if that POST is `initialize`. */
   private open(): McpSession {
-    const transport = new WebStandardStreamableHTTPServerTransport({
+    const transport = new SessionTransport({
       sessionIdGenerator: randomUUID,
       maxRequestBodySize: this.options.maxBodyBytes,
       keepAliveMs: this.options.keepAliveMs,
@@ -181,6 +229,7 @@ export class SessionRegistry {
     this.sessions.delete(id);
     for (const controller of session.inflight.values()) controller.abort('session closed');
     await session.transport.close();
+    this.options.onSessionClosed?.(session);
   }
 
   private closeIdle(): void {

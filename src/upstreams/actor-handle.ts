@@ -3,12 +3,12 @@
 // or stuck worker neither hangs callers nor leaves a child process behind.
 import { MessageChannel, Worker } from 'node:worker_threads';
 import { unpack } from 'msgpackr';
-import type { ActorApi, ActorEvent, ActorInit, ActorStatus, ActorTuning, ForwardOutcome, ForwardRequest, ListOutcome } from '../protocol/actor.js';
+import type { ActorApi, ActorCommand, ActorEvent, ActorInit, ActorStatus, ActorTuning, ForwardOutcome, ForwardRequest, ListOutcome } from '../protocol/actor.js';
 import type { ListKind } from '../protocol/capabilities.js';
 import { Comlink, endpoint, type Remote } from '../protocol/comlink.js';
 import { JSONRPC, type ErrorBody } from '../protocol/errors.js';
 import type { ServerConfig } from '../protocol/server-config.js';
-import { workerFile } from '../paths.js';
+import { actorEntry } from '../paths.js';
 
 export interface ActorSpawnOptions {
   config: ServerConfig;
@@ -37,6 +37,8 @@ export interface ActorHandle {
   forward(req: ForwardRequest): Promise<ForwardOutcome>;
   cancel(id: string, reason: string): void;
   dropCache(): void;
+  /** One-way; dropped when the actor is gone. */
+  command(command: ActorCommand): void;
   /** Asks the actor; a dead actor answers with its last known status, state `failed` (`stopped` after stop()). */
   status(): Promise<ActorStatus>;
   /** The status from the last state event (no round trip). */
@@ -48,6 +50,15 @@ export interface ActorHandle {
 const DEFAULT_SHUTDOWN_DEADLINE_MS = 6_000;
 /** A smaller young generation saves ~5 MB of RSS per actor; actors allocate little. */
 const ACTOR_RESOURCE_LIMITS = { maxYoungGenerationSizeMb: 2, maxOldGenerationSizeMb: 256 };
+
+/** The answer of an actor that is not running (dead, stopped, or stopped before it booted). */
+export function unavailableList(server: string, kind: ListKind, reason: string): Extract<ActorListAnswer, { ok: false }> {
+  return { ok: false, kind, error: { code: 'UPSTREAM_UNAVAILABLE', message: `${server}: ${reason}`, details: { server } } };
+}
+
+export function unavailableForward(server: string, reason: string): ForwardOutcome {
+  return { ok: false, error: { code: JSONRPC.UPSTREAM_UNAVAILABLE, message: `${server}: ${reason}`, data: { code: 'UPSTREAM_UNAVAILABLE', server } } };
+}
 
 function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
@@ -61,6 +72,8 @@ class WorkerActor implements ActorHandle {
   private readonly events: MessageChannel['port1'];
   private exitReason: string | null = null;
   private readonly exited: Promise<string>;
+  /** Settles each call still waiting when the worker exits (comlink would never settle it). */
+  private readonly waitingCalls = new Set<(reason: string) => void>();
   private stopping: Promise<void> | null = null;
   private cleanShutdown = false;
 
@@ -81,7 +94,7 @@ class WorkerActor implements ActorHandle {
     };
     const channel = new MessageChannel();
     const init: ActorInit = { config: options.config, logFile: options.logFile, tuning: options.tuning, events: channel.port2 };
-    this.worker = new Worker(workerFile('actor/main.js'), {
+    this.worker = new Worker(actorEntry(), {
       workerData: init,
       transferList: [channel.port2],
       resourceLimits: ACTOR_RESOURCE_LIMITS,
@@ -99,6 +112,8 @@ class WorkerActor implements ActorHandle {
       this.worker.once('exit', (code) => {
         this.exitReason = this.stopping ? 'actor stopped' : (failure ?? `actor worker exited with code ${code}`);
         this.events.close();
+        for (const settle of this.waitingCalls) settle(this.exitReason);
+        this.waitingCalls.clear();
         if (!this.stopping) {
           this.killOrphanedChild();
           this.callbacks.onExit(this.exitReason);
@@ -111,11 +126,7 @@ class WorkerActor implements ActorHandle {
   async list(kind: ListKind, fresh: boolean): Promise<ActorListAnswer> {
     const outcome = await this.call<ListOutcome>(
       () => this.remote.list(kind, fresh) as Promise<ListOutcome>,
-      (reason) => ({
-        ok: false,
-        kind,
-        error: { code: 'UPSTREAM_UNAVAILABLE', message: `${this.server}: ${reason}`, details: { server: this.server } },
-      }),
+      (reason) => unavailableList(this.server, kind, reason),
     );
     if (!outcome.ok || outcome.state !== 'live') return outcome;
     const { packed, count: _count, ...rest } = outcome;
@@ -125,10 +136,7 @@ class WorkerActor implements ActorHandle {
   forward(req: ForwardRequest): Promise<ForwardOutcome> {
     return this.call<ForwardOutcome>(
       () => this.remote.forward(req) as Promise<ForwardOutcome>,
-      (reason) => ({
-        ok: false,
-        error: { code: JSONRPC.UPSTREAM_UNAVAILABLE, message: `${this.server}: ${reason}`, data: { code: 'UPSTREAM_UNAVAILABLE', server: this.server } },
-      }),
+      (reason) => unavailableForward(this.server, reason),
     );
   }
 
@@ -138,6 +146,10 @@ class WorkerActor implements ActorHandle {
 
   dropCache(): void {
     if (this.exitReason === null) void this.remote.dropCache().catch(() => {});
+  }
+
+  command(command: ActorCommand): void {
+    if (this.exitReason === null) void this.remote.command(command).catch(() => {});
   }
 
   status(): Promise<ActorStatus> {
@@ -170,15 +182,27 @@ class WorkerActor implements ActorHandle {
   }
 
   /**
-   * Comlink never settles a call whose worker died: race every call against
-   * the worker's exit, and turn a failed call into the same data answer.
+   * Comlink never settles a call whose worker died: every call is settled by
+   * the worker's exit too, and a failed call becomes the same data answer.
+   * (Not a race against `exited`: each race would leave a reaction on that
+   * promise until the worker exits, one per call, for the actor's lifetime.)
    */
   private call<T>(invoke: () => Promise<T>, whenDead: (reason: string) => T): Promise<T> {
     if (this.exitReason !== null) return Promise.resolve(whenDead(this.exitReason));
-    return Promise.race([
-      invoke().catch((error: unknown) => whenDead(`actor call failed: ${messageOf(error)}`)),
-      this.exited.then(whenDead),
-    ]);
+    return new Promise<T>((resolve) => {
+      const onExit = (reason: string): void => resolve(whenDead(reason));
+      this.waitingCalls.add(onExit);
+      invoke().then(
+        (value) => {
+          this.waitingCalls.delete(onExit);
+          resolve(value);
+        },
+        (error: unknown) => {
+          this.waitingCalls.delete(onExit);
+          resolve(whenDead(`actor call failed: ${messageOf(error)}`));
+        },
+      );
+    });
   }
 
   /** A worker that died or was terminated cannot stop its stdio child; do it from here. */

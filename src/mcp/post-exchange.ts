@@ -1,0 +1,91 @@
+// The answer to one POST that carried requests. Nothing is written until the
+// first message for it is ready: if that completes the answers, they go out as
+// one `application/json` body (one write, and the cheapest thing for a client
+// to read); if anything else comes first (a progress or logging notification,
+// a server→client request sent with relatedRequestId) or a keep-alive is due,
+// the answer becomes an SSE stream and carries every later message, ending
+// with the last response. Both are what Streamable HTTP allows for a POST.
+import type { JSONRPCMessage, RequestId } from '@modelcontextprotocol/sdk/types.js';
+import type { HttpReply } from '../http/reply.js';
+
+const KEEP_ALIVE = ': keepalive\n\n';
+
+function sseEvent(message: JSONRPCMessage): string {
+  return `event: message\ndata: ${JSON.stringify(message)}\n\n`;
+}
+
+/** A response (its id is the request's), as opposed to a notification or request related to one. */
+export function isResponse(message: JSONRPCMessage): message is JSONRPCMessage & { id: RequestId } {
+  return 'id' in message && ('result' in message || 'error' in message);
+}
+
+export class PostExchange {
+  private readonly answers = new Map<RequestId, JSONRPCMessage>();
+  private streaming = false;
+  private finished = false;
+  private readonly keepAlive: NodeJS.Timeout;
+
+  constructor(
+    /** The POST's request ids, in order (a batch's JSON answer keeps it). */
+    private readonly ids: readonly RequestId[],
+    private readonly reply: HttpReply,
+    private readonly sessionId: string | undefined,
+    /**
+     * A call still running after this long switches to SSE and sends comments:
+     * the client then sees its answer started, and its HTTP stack's header and
+     * body timeouts (undici: 300 s each) never cut a long call off.
+     */
+    keepAliveMs: number,
+    private readonly onFinished: () => void,
+  ) {
+    this.keepAlive = setInterval(() => this.stream(KEEP_ALIVE), keepAliveMs);
+    this.keepAlive.unref();
+    reply.onAbort(() => clearInterval(this.keepAlive));
+  }
+
+  /** Sends one message that belongs to this POST; throws, like the SDK transport, when its client is gone. */
+  deliver(message: JSONRPCMessage): void {
+    const response = isResponse(message);
+    if (response) this.answers.set(message.id, message);
+    const complete = response && this.answers.size === this.ids.length;
+    if (this.reply.aborted) {
+      if (complete) this.finish();
+      throw new Error('the client closed the HTTP request before its answer');
+    }
+    if (this.streaming) this.reply.write(sseEvent(message), complete);
+    else if (complete) this.reply.send(200, this.headers('application/json'), JSON.stringify(this.ids.length === 1 ? message : this.ids.map((id) => this.answers.get(id))));
+    // A batch's early answer waits for the others, unless something else starts a stream.
+    else if (!response) this.stream(sseEvent(message));
+    if (complete) this.finish();
+  }
+
+  /** The session closed before every answer was sent: end the stream as the SDK transport does (no answer). */
+  abandon(): void {
+    if (this.finished) return;
+    if (this.streaming) this.reply.write('', true);
+    else this.reply.send(200, this.headers('text/event-stream'), '');
+    this.finish();
+  }
+
+  /** Writes to the SSE stream, starting it (with the answers held back so far) if need be. */
+  private stream(chunk: string): void {
+    if (this.streaming) return this.reply.write(chunk, false);
+    this.streaming = true;
+    let held = '';
+    for (const answer of this.answers.values()) held += sseEvent(answer);
+    this.reply.startStream(200, this.headers('text/event-stream'), held + chunk);
+  }
+
+  private headers(contentType: string): Record<string, string> {
+    const headers: Record<string, string> =
+      contentType === 'text/event-stream' ? { 'content-type': contentType, 'cache-control': 'no-cache, no-transform', 'x-accel-buffering': 'no' } : { 'content-type': contentType };
+    if (this.sessionId !== undefined) headers['mcp-session-id'] = this.sessionId;
+    return headers;
+  }
+
+  private finish(): void {
+    this.finished = true;
+    clearInterval(this.keepAlive);
+    this.onFinished();
+  }
+}
