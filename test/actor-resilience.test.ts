@@ -58,6 +58,23 @@ t.test('a list timeout is UPSTREAM_TIMEOUT and is not retried', async (t) => {
   t.match(await actor.handle.status(), { state: 'ready' }, 'a hung list does not take the connection down');
 });
 
+t.test('a stdio process that stops answering altogether (not even ping) is replaced after a timeout', async (t) => {
+  const actor = startActor(t, stdioFixture('frozen', [], { request_ms: 300 }), FAST_BACKOFF);
+  await actor.waitForState('ready');
+  const frozen = (await actor.handle.status()).pid!;
+  process.kill(frozen, 'SIGSTOP');
+  t.teardown(() => {
+    if (isAlive(frozen)) process.kill(frozen, 'SIGKILL');
+  });
+  const before = actor.events.length;
+  t.match(await actor.handle.list('tools', true), { ok: false, error: { code: 'UPSTREAM_TIMEOUT' } });
+  await actor.waitForState('ready', before, 15_000);
+  const replacement = (await actor.handle.status()).pid;
+  t.not(replacement, frozen, `a new process (${replacement}) replaced the frozen one (${frozen})`);
+  t.match(await actor.handle.list('tools', true), { ok: true, state: 'live' }, 'and answers');
+  t.match(actor.log(), /session lost: upstream unreachable/);
+});
+
 t.test('forward: timeout, cancel, upstream crash mid-call, then recovery', async (t) => {
   const actor = startActor(t, stdioFixture('crashy', [], { request_ms: 5_000 }), FAST_BACKOFF);
   await actor.waitForState('ready');
