@@ -129,6 +129,8 @@ t.test('subscriptions, completion, logging and progress pass through with namesp
   const settled = updates.length;
   await new Promise((resolve) => setTimeout(resolve, 1_200));
   t.equal(updates.length, settled, 'no updates after unsubscribe');
+  t.equal((await gateway.api('POST', '/servers/conf/capabilities/resource/disable', { key: 'test://watched-resource' })).status, 200);
+  await t.rejects(client.subscribeResource({ uri: watched }), /disabled in coffer/, 'a disabled resource cannot be subscribed to');
 
   const prompt = await client.complete({ ref: { type: 'ref/prompt', name: 'conf__test_prompt_with_arguments' }, argument: { name: 'arg1', value: 'par' } });
   t.ok(prompt.completion.values.includes('paris'), `prompt argument completed: ${prompt.completion.values.join(',')}`);

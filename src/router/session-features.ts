@@ -19,6 +19,7 @@ export class SessionFeatures {
 
   async subscribe(params: Record<string, unknown>, ctx: ForwardContext): Promise<Record<string, unknown>> {
     const { upstream, target } = await this.router.resolve('resources', params.uri);
+    this.router.assertEnabled('resources', upstream.name, target.original);
     const first = this.router.subscriptions.add(target, ctx.sessionId, params.uri as string);
     if (first || perSession(upstream)) {
       try {
