@@ -146,10 +146,9 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
   registry = new Registry(writer.api, pool, {
     isDegraded: (server) => router.degradedServers().includes(server),
     surfaceChanged: (server, action) => {
-      if (action === 'removed') {
-        router.forgetServer(server);
-        gate.forget(server);
-      } else router.invalidate(server);
+      if (action === 'removed' || registry?.config(server)?.enabled === false) router.forgetServer(server);
+      else router.invalidate(server);
+      if (action === 'removed') gate.forget(server);
       bus.publish({ type: 'server', action, server, at: now() });
       for (const kind of ['tools', 'resources', 'prompts'] as const) broadcastChanged(kind, server);
     },

@@ -206,8 +206,8 @@ export class Router extends EventEmitter<RouterEvents> {
 
   /** An upstream became ready: every kind it was left out of may now have items. */
   upstreamReady(server: string): void {
+    // Clients list again; the upstream stays degraded until one of those lists answers (ready is not "lists work").
     for (const kind of this.missed.get(server) ?? []) this.emit('list_changed', kind);
-    this.missed.delete(server);
   }
 
   /** Names of upstreams currently left out of some list. */
@@ -296,6 +296,7 @@ export class Router extends EventEmitter<RouterEvents> {
   /** A server was removed or disabled: its subscriptions end with it. */
   forgetServer(server: string): void {
     this.subscriptions.dropServer(server);
+    this.missed.delete(server);
     this.invalidate(server);
   }
 }
