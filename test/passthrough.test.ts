@@ -253,6 +253,8 @@ t.test('progress the other way: a client reporting progress on an upstream\'s sa
     const progressToken = request.params._meta?.progressToken;
     if (progressToken !== undefined) {
       for (const progress of [1, 2]) await extra.sendNotification({ method: 'notifications/progress', params: { progressToken, progress, total: 2 } });
+      // Progress and the answer take different paths through coffer; progress sent in the same instant as the answer may land after it.
+      await new Promise((resolve) => setTimeout(resolve, 100));
     }
     return { model: 'm', role: 'assistant', content: { type: 'text', text: 'done' } };
   });
