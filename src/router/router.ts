@@ -135,7 +135,8 @@ export class Router extends EventEmitter<RouterEvents> {
       }),
     );
     const lists = answers.filter((answer): answer is UpstreamList & { version: number } => answer !== null);
-    const versions = lists.map((list) => `${list.server}:${list.version}`).join(',');
+    // The namespace is part of the key: a renamed prefix must re-merge even when the new actor counts versions from the same number.
+    const versions = lists.map((list) => `${list.server}:${list.namespace}:${list.version}`).join(',');
     const cached = this.merged.get(kind);
     if (cached && cached.versions === versions && cached.gateVersion === this.gate.version) return cached.items;
     const merged = mergeLists(kind, lists, (server, itemKind, key) => this.gate.isEnabled(server, itemKind, key));
