@@ -21,6 +21,11 @@ t.test('answers are JSON unless something must stream', async (t) => {
   const session = { 'mcp-session-id': init.session!, 'mcp-protocol-version': '2025-06-18' };
   t.equal((await post({ jsonrpc: '2.0', method: 'notifications/initialized' }, session)).status, 202, 'a notification: 202');
 
+  // An id or progressToken the SDK's schema refuses (not a safe integer) must not slip past the fast path unanswered.
+  const unsafe = await post({ jsonrpc: '2.0', id: 9, method: 'ping', params: { _meta: { progressToken: 1e300 } } }, session);
+  t.equal(unsafe.status, 400, 'an unsafe-integer progressToken is refused, not left unanswered');
+  t.equal((await post({ jsonrpc: '2.0', id: 2 ** 60, method: 'ping' }, session)).status, 400, 'so is an unsafe-integer id');
+
   const call = await post({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'alpha__echo', arguments: { a: 1 } } }, session);
   t.equal(call.type, 'application/json', 'a plain call is answered as JSON');
   t.equal(call.session, init.session, 'with the session header');

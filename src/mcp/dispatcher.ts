@@ -5,9 +5,6 @@
 import {
   LATEST_PROTOCOL_VERSION,
   SUPPORTED_PROTOCOL_VERSIONS,
-  isJSONRPCNotification,
-  isJSONRPCRequest,
-  isJSONRPCResponse,
   type JSONRPCMessage,
   type JSONRPCRequest,
 } from '@modelcontextprotocol/sdk/types.js';
@@ -58,18 +55,23 @@ export class Dispatcher {
     private readonly log: Logger,
   ) {}
 
+  /**
+   * Every message reaching here was validated already (by the SDK transport,
+   * or by plainMessages, which accepts only what the SDK would): tell the
+   * kinds apart by shape, not by running zod again on the hot path.
+   */
   onMessage(session: McpSession, message: JSONRPCMessage): void {
     session.lastActiveAt = Date.now();
-    if (isJSONRPCRequest(message)) {
-      void this.answer(session, message);
-    } else if (isJSONRPCResponse(message)) {
+    if (!('method' in message)) {
       if (!acceptClientAnswer(session, message)) this.log.debug('answer to no request of coffer', { session: session.id });
-    } else if (isJSONRPCNotification(message) && message.method === 'notifications/cancelled') {
+    } else if ('id' in message) {
+      void this.answer(session, message);
+    } else if (message.method === 'notifications/cancelled') {
       const requestId = (message.params as { requestId?: string | number } | undefined)?.requestId;
       if (requestId !== undefined) session.inflight.get(requestId)?.abort((message.params as { reason?: string }).reason ?? 'cancelled by client');
-    } else if (isJSONRPCNotification(message) && message.method === 'notifications/progress' && message.params) {
+    } else if (message.method === 'notifications/progress' && message.params) {
       this.router.clientProgress(message.params as Record<string, unknown>);
-    } else if (isJSONRPCNotification(message) && RELAYED_CLIENT_NOTIFICATIONS.has(message.method)) {
+    } else if (RELAYED_CLIENT_NOTIFICATIONS.has(message.method)) {
       this.features.clientNotification(session.id, message.method, message.params as Record<string, unknown> | undefined);
     }
     // notifications/initialized and the like need no action.

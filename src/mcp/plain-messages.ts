@@ -20,8 +20,9 @@ function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
+/** zod's int() (the SDK's id and progressToken schemas) takes safe integers only: 1e300 is an integer, but not one of those. */
 function isId(value: unknown): value is RequestId {
-  return typeof value === 'string' || (typeof value === 'number' && Number.isInteger(value));
+  return typeof value === 'string' || (typeof value === 'number' && Number.isSafeInteger(value));
 }
 
 function onlyKeys(message: Record<string, unknown>, allowed: Set<string>): boolean {
