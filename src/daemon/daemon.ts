@@ -46,6 +46,8 @@ export interface DaemonOptions {
   pageSize?: number;
   /** How long stop() lets open calls finish. */
   drainMs?: number;
+  /** SSE keep-alive interval on /mcp (default 5 s); a call running longer switches its answer to SSE. */
+  keepAliveMs?: number;
 }
 
 export interface RunningDaemon {
@@ -103,7 +105,7 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
   const dispatcher = new Dispatcher(router, features, { version: VERSION, pageSize: options.pageSize ?? 1000 }, log);
   const sessions = new SessionRegistry(
     dispatcher,
-    { maxBodyBytes: 64 * 1024 * 1024, keepAliveMs: 5_000, idleTimeoutMs: 60 * 60_000, onSessionClosed: (session) => dispatcher.sessionClosed(session) },
+    { maxBodyBytes: 64 * 1024 * 1024, keepAliveMs: options.keepAliveMs ?? 5_000, idleTimeoutMs: 60 * 60_000, onSessionClosed: (session) => dispatcher.sessionClosed(session) },
     log,
   );
   router.connectClients(new SessionClientLink((id) => sessions.session(id), log));
