@@ -3,11 +3,7 @@
 // whose call caused them, from a stdio and a Streamable HTTP upstream, with
 // two clients at once; subscriptions, completion, logging, progress; the
 // namespace option and session_mode.
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { once } from 'node:events';
-import { dirname, join } from 'node:path';
-import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
+import { execFileSync } from 'node:child_process';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -19,22 +15,16 @@ import {
   ResourceUpdatedNotificationSchema,
 } from '@modelcontextprotocol/sdk/types.js';
 import t, { type Test } from 'tap';
+import { CONFORMANCE_FIXTURE, startNetworkFixture } from './fixtures/fixture-servers.js';
 import { startGateway, waitFor, type Gateway } from './helpers/gateway.js';
 import { EVERYTHING_ENTRY, everythingStdio } from './helpers/upstreams.js';
 
-const FIXTURE = join(dirname(fileURLToPath(import.meta.url)), 'fixtures', 'conformance-upstream.js');
-const stdioTransport = { type: 'stdio', command: process.execPath, args: [FIXTURE, '--transport', 'stdio'] };
+const stdioTransport = { type: 'stdio', command: process.execPath, args: [CONFORMANCE_FIXTURE, '--transport', 'stdio'] };
 
 async function httpUpstream(t: Test): Promise<string> {
-  const child: ChildProcess = spawn(process.execPath, [FIXTURE, '--transport', 'http', '--port', '0'], { stdio: ['ignore', 'pipe', 'inherit'] });
-  t.teardown(async () => {
-    if (child.exitCode === null) {
-      child.kill('SIGKILL');
-      await once(child, 'exit');
-    }
-  });
-  const [line] = (await once(createInterface({ input: child.stdout! }), 'line')) as [string];
-  return (JSON.parse(line) as { url: string }).url;
+  const fixture = await startNetworkFixture('http', [], CONFORMANCE_FIXTURE);
+  t.teardown(() => fixture.kill());
+  return fixture.url;
 }
 
 /** A client that answers sampling and elicitation with its own label, and records what it was asked. */
