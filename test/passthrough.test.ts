@@ -4,8 +4,7 @@
 // two clients at once; subscriptions, completion, logging, progress; the
 // namespace option and session_mode.
 import { execFileSync } from 'node:child_process';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import {
   CreateMessageRequestSchema,
@@ -17,7 +16,7 @@ import {
 import t, { type Test } from 'tap';
 import { CONFORMANCE_FIXTURE, startNetworkFixture } from './fixtures/fixture-servers.js';
 import { startGateway, waitFor, type Gateway } from './helpers/gateway.js';
-import { EVERYTHING_ENTRY, everythingStdio } from './helpers/upstreams.js';
+import { directEverything, everythingStdio } from './helpers/upstreams.js';
 
 const stdioTransport = { type: 'stdio', command: process.execPath, args: [CONFORMANCE_FIXTURE, '--transport', 'stdio'] };
 
@@ -174,8 +173,7 @@ t.test('every content type arrives unchanged: the same call direct and through c
   t.teardown(() => gateway.close());
   await gateway.addServer(everythingStdio('every'));
   const viaCoffer = await gateway.client('content');
-  const direct = new Client({ name: 'direct', version: '1' });
-  await direct.connect(new StdioClientTransport({ command: process.execPath, args: [EVERYTHING_ENTRY, 'stdio'], stderr: 'ignore' }));
+  const direct = await directEverything();
   t.teardown(() => direct.close());
   const calls: Array<[string, Record<string, unknown>]> = [
     ['get-annotated-message', { messageType: 'error', includeImage: true }], // annotations
