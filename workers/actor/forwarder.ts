@@ -10,14 +10,6 @@ import type { Supervisor } from './supervisor.js';
 /** LSP's RequestCancelled; MCP has no code of its own (a cancelled request gets no answer downstream anyway). */
 export const REQUEST_CANCELLED = -32800;
 
-/** Without progress asked for, a downstream progressToken must not reach the upstream: nobody would map its notifications. */
-function withoutProgressToken(params: Record<string, unknown>): Record<string, unknown> {
-  const meta = params._meta;
-  if (typeof meta !== 'object' || meta === null || !('progressToken' in meta)) return params;
-  const { progressToken: _dropped, ...rest } = meta as Record<string, unknown>;
-  return { ...params, _meta: rest };
-}
-
 interface InFlight {
   abort: AbortController;
   /** The downstream session that made the call. */
@@ -41,13 +33,17 @@ export class Forwarder {
   }
 
   async forward(req: ForwardRequest): Promise<ForwardOutcome> {
-    const connection = await this.connectionFor(req);
-    if (typeof connection === 'string') return this.error(JSONRPC.UPSTREAM_UNAVAILABLE, 'UPSTREAM_UNAVAILABLE', connection);
+    // Registered before the connection is there, so a cancel (or shutdown) while it opens is not lost.
     const abort = new AbortController();
     const entry: InFlight = { abort, session: req.client?.session };
     this.inFlight.set(req.id, entry);
+    const leased = this.sessions !== null && req.client !== undefined ? req.client.session : null;
     try {
-      const result = await connection.request(req.method, req.progress ? req.params : withoutProgressToken(req.params), {
+      const connection = await this.connectionFor(req);
+      if (typeof connection === 'string') return this.error(JSONRPC.UPSTREAM_UNAVAILABLE, 'UPSTREAM_UNAVAILABLE', connection);
+      if (abort.signal.aborted) return { ok: false, error: { code: REQUEST_CANCELLED, message: `${req.method} was cancelled` } };
+      // The router already took the client's progressToken off; the session sets its own when progress is wanted.
+      const result = await connection.request(req.method, req.params, {
         timeoutMs: req.timeoutMs ?? this.config.timeouts.request_ms,
         signal: abort.signal,
         context: req.id,
@@ -62,6 +58,7 @@ export class Forwarder {
       return this.failed(error);
     } finally {
       if (this.inFlight.get(req.id) === entry) this.inFlight.delete(req.id);
+      if (leased !== null) this.sessions!.release(leased);
     }
   }
 
@@ -69,7 +66,7 @@ export class Forwarder {
   private async connectionFor(req: ForwardRequest): Promise<Connection | string> {
     if (this.sessions && req.client) {
       try {
-        return await this.sessions.get(req.client);
+        return await this.sessions.acquire(req.client);
       } catch (error) {
         return `upstream ${this.config.name}: could not open a connection for this client session: ${error instanceof Error ? error.message : String(error)}`;
       }

@@ -1,14 +1,15 @@
 // per_session mode: one upstream connection per downstream client session,
 // opened on the session's first call (declaring that client's sampling,
-// elicitation and roots), closed with the session or after it idles. No
-// backoff here: a failed open fails that call, the next call tries again.
+// elicitation and roots), closed with the session or once it has had no call
+// in flight for a while. No backoff here: a failed open fails that call, the
+// next call tries again.
 import type { ClientRef } from '../../src/protocol/actor.js';
 import type { ServerConfig } from '../../src/protocol/server-config.js';
 import { Connection, type ConnectionHooks } from './connection.js';
 import type { ActorLog } from './log.js';
 
-/** A session's connection with no call for this long is closed (reopened on its next call). */
-export const SESSION_CONNECTION_IDLE_MS = 10 * 60_000;
+/** A session's connection with no call in flight for this long is closed (reopened on its next call). */
+const IDLE_MS = 10 * 60_000;
 
 /** The client capabilities an upstream may rely on coffer to relay. */
 const RELAYED_CAPABILITIES = ['sampling', 'elicitation', 'roots'];
@@ -19,37 +20,47 @@ export type SessionConnectionHooks = (session: string) => Pick<ConnectionHooks, 
 interface Entry {
   opening: Promise<Connection>;
   connection: Connection | null;
+  /** Calls holding the connection; the idle clock runs only at 0. */
+  active: number;
   idleTimer: NodeJS.Timeout | undefined;
 }
 
 export class SessionConnections {
   private readonly entries = new Map<string, Entry>();
+  private stopped = false;
 
   constructor(
     private readonly config: ServerConfig,
     private readonly log: ActorLog,
     private readonly hooks: SessionConnectionHooks,
-    private readonly idleMs = SESSION_CONNECTION_IDLE_MS,
   ) {}
 
-  get size(): number {
-    return this.entries.size;
-  }
-
-  /** The session's open connection (opened now if needed); rejects when it cannot be opened within connect_ms. */
-  async get(client: ClientRef): Promise<Connection> {
+  /**
+   * The session's open connection (opened now if needed) for one call, which
+   * must release() it; rejects when it cannot be opened within connect_ms.
+   */
+  acquire(client: ClientRef): Promise<Connection> {
+    if (this.stopped) return Promise.reject(new Error('the actor is shutting down'));
     let entry = this.entries.get(client.session);
     if (!entry) {
-      const created: Entry = { opening: this.open(client), connection: null, idleTimer: undefined };
+      const created: Entry = { opening: this.open(client), connection: null, active: 0, idleTimer: undefined };
       this.entries.set(client.session, created);
       created.opening.then(
         (connection) => (created.connection = connection),
-        () => this.entries.get(client.session) === created && this.entries.delete(client.session),
+        () => this.forget(client.session, created),
       );
       entry = created;
     }
-    this.touch(client.session, entry);
+    entry.active += 1;
+    clearTimeout(entry.idleTimer);
     return entry.opening;
+  }
+
+  release(session: string): void {
+    const entry = this.entries.get(session);
+    if (!entry || --entry.active > 0) return;
+    entry.idleTimer = setTimeout(() => this.entries.get(session) === entry && void this.close(session), IDLE_MS);
+    entry.idleTimer.unref();
   }
 
   /** The session's connection if it is open; never opens one. */
@@ -60,8 +71,7 @@ export class SessionConnections {
   async close(session: string): Promise<void> {
     const entry = this.entries.get(session);
     if (!entry) return;
-    this.entries.delete(session);
-    clearTimeout(entry.idleTimer);
+    this.forget(session, entry);
     const connection = await entry.opening.catch(() => null);
     if (connection) {
       this.log.note(`closing the connection of client session ${session.slice(0, 8)}`);
@@ -69,8 +79,15 @@ export class SessionConnections {
     }
   }
 
+  /** Closes every session's connection; nothing opens after this. */
   async closeAll(): Promise<void> {
+    this.stopped = true;
     await Promise.all([...this.entries.keys()].map((session) => this.close(session)));
+  }
+
+  private forget(session: string, entry: Entry): void {
+    clearTimeout(entry.idleTimer);
+    if (this.entries.get(session) === entry) this.entries.delete(session);
   }
 
   private async open(client: ClientRef): Promise<Connection> {
@@ -83,10 +100,7 @@ export class SessionConnections {
         onLost: (reason) => {
           this.log.note(`connection of client session ${client.session.slice(0, 8)} lost: ${reason}`);
           const entry = this.entries.get(client.session);
-          if (entry?.connection === connection) {
-            clearTimeout(entry.idleTimer);
-            this.entries.delete(client.session);
-          }
+          if (entry?.connection === connection) this.forget(client.session, entry);
         },
         onNotification: hooks.onNotification,
         onRequest: hooks.onRequest,
@@ -94,13 +108,12 @@ export class SessionConnections {
       declared,
     );
     await connection.connect();
+    // Shut down while it was connecting: nobody would close it.
+    if (this.stopped) {
+      await connection.close();
+      throw new Error('the actor is shutting down');
+    }
     this.log.note(`opened a connection for client session ${client.session.slice(0, 8)}`);
     return connection;
-  }
-
-  private touch(session: string, entry: Entry): void {
-    clearTimeout(entry.idleTimer);
-    entry.idleTimer = setTimeout(() => void this.close(session), this.idleMs);
-    entry.idleTimer.unref();
   }
 }
