@@ -1,7 +1,9 @@
 // Pure parts of the pass-through (issue 8): whose an upstream's message is,
 // subscription fan-out, log-level filtering, and the actor's relay of a
 // request to the router and back (timeout, cancellation) without threads.
+import * as sdk from '@modelcontextprotocol/sdk/types.js';
 import t from 'tap';
+import { LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS } from '../src/protocol/mcp-versions.js';
 import type { ActorEvent } from '../src/protocol/actor.js';
 import { LogLevels } from '../src/router/log-levels.js';
 import { Subscriptions } from '../src/router/subscriptions.js';
@@ -76,4 +78,9 @@ t.test('log levels: the most verbose wins upstream; each session filters its own
   levels.drop('bob');
   t.equal(levels.mostVerbose(), 'warning');
   t.same(levels.sessions(), ['alice']);
+});
+
+t.test("the actor's protocol versions are the SDK's (it keeps its own copy to stay off zod)", async (t) => {
+  t.equal(LATEST_PROTOCOL_VERSION, sdk.LATEST_PROTOCOL_VERSION);
+  t.same(SUPPORTED_PROTOCOL_VERSIONS, sdk.SUPPORTED_PROTOCOL_VERSIONS);
 });

@@ -5,23 +5,19 @@
 // ends on its own.
 import type { Progress, ServerCapabilities } from '@modelcontextprotocol/sdk/types.js';
 import type { JsonRpcErrorBody } from '../../src/protocol/errors.js';
+import { LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS } from '../../src/protocol/mcp-versions.js';
 import type { ServerConfig } from '../../src/protocol/server-config.js';
-import { Coalescer } from './coalesce.js';
-import { JsonRpcSession, RpcError, type ServerRequestAnswer } from './jsonrpc-session.js';
+import { isObject, JsonRpcSession, ProtocolNoise, RpcError, type ServerRequestAnswer } from './jsonrpc-session.js';
 import type { ActorLog } from './log.js';
 import { createTransport, type UpstreamTransport } from './transports.js';
 
 const CLIENT_INFO = { name: 'coffer', version: '0.1.0' };
-/** What we ask for; we accept any version the MCP SDK supports. */
-export const LATEST_PROTOCOL_VERSION = '2025-11-25';
-export const SUPPORTED_PROTOCOL_VERSIONS: readonly string[] = [LATEST_PROTOCOL_VERSION, '2025-06-18', '2025-03-26', '2024-11-05', '2024-10-07'];
 /** A stdio child that ignores stdin EOF and SIGTERM is SIGKILLed after ~4 s. */
 const CLOSE_WAIT_MS = 5_000;
 const PROBE_TIMEOUT_MS = 5_000;
 const END_SESSION_WAIT_MS = 1_000;
 /** A server printing logs on stdout yields one transport error per line: note at most one per interval. */
 const ERROR_NOTE_INTERVAL_MS = 1_000;
-const LIST_CHANGED_WINDOW_MS = 250;
 
 /**
  * timeout: our deadline passed (never retried) · cancelled: the caller aborted ·
@@ -46,8 +42,8 @@ export interface ConnectionHooks {
   onLost(reason: string): void;
   /** `contexts`: the forwarded calls (their ids) the notification may belong to. */
   onNotification(method: string, params: unknown, contexts: string[]): void;
-  /** A server→client request other than ping (sampling, elicitation, roots). */
-  onRequest(method: string, params: Record<string, unknown>, contexts: string[], signal: AbortSignal): Promise<ServerRequestAnswer>;
+  /** A server→client request other than ping (sampling, elicitation, roots); without it they are refused with -32601. */
+  onRequest?(method: string, params: Record<string, unknown>, contexts: string[], signal: AbortSignal, notify: (method: string, params: Record<string, unknown>) => Promise<void>): Promise<ServerRequestAnswer>;
 }
 
 export interface RequestOptions {
@@ -78,10 +74,6 @@ function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
 export class Connection {
   private ready = false;
   private ended = false;
@@ -94,10 +86,6 @@ export class Connection {
   private lastErrorNoteAt = 0;
   private suppressedErrors = 0;
   private readonly session: JsonRpcSession;
-  /** A flood of list_changed becomes at most one per kind per window (the first at once). */
-  private readonly listChanges = new Coalescer<{ params: unknown; contexts: string[] }>(LIST_CHANGED_WINDOW_MS, (method, { params, contexts }) =>
-    this.hooks.onNotification(method, params, contexts),
-  );
   private readonly closed: Promise<void>;
   private markClosed!: () => void;
 
@@ -111,13 +99,12 @@ export class Connection {
   ) {
     this.closed = new Promise((resolve) => (this.markClosed = resolve));
     this.session = new JsonRpcSession(upstream.transport, {
-      onNotification: (method, params, contexts) =>
-        method.endsWith('/list_changed') ? this.listChanges.push(method, { params, contexts }) : this.hooks.onNotification(method, params, contexts),
-      onRequest: (method, params, contexts, signal) => this.hooks.onRequest(method, params, contexts, signal),
+      onNotification: (method, params, contexts) => this.hooks.onNotification(method, params, contexts),
+      ...(hooks.onRequest ? { onRequest: (method, params, contexts, signal) => hooks.onRequest!(method, params, contexts, signal, (m, p) => this.notify(m, p)) } : {}),
       onclose: () => this.handleClose(),
       onerror: (error) => {
         this.noteError(messageOf(error));
-        this.probe();
+        if (!(error instanceof ProtocolNoise)) this.probe();
       },
     });
   }
@@ -203,6 +190,7 @@ export class Connection {
     };
     if (options.signal?.aborted) onCancel();
     else options.signal?.addEventListener('abort', onCancel, { once: true });
+    const sentAt = Date.now();
     try {
       return await this.session.request(method, params, {
         signal: abort.signal,
@@ -210,17 +198,18 @@ export class Connection {
         ...(options.context === undefined ? {} : { context: options.context }),
       });
     } catch (error) {
-      throw this.classify(error, cause, method, options.timeoutMs);
+      throw this.classify(error, cause, method, options.timeoutMs, sentAt);
     } finally {
       clearTimeout(timer);
       options.signal?.removeEventListener('abort', onCancel);
     }
   }
 
-  private classify(error: unknown, cause: 'timeout' | 'cancelled' | null, method: string, timeoutMs: number): RequestFailure {
+  private classify(error: unknown, cause: 'timeout' | 'cancelled' | null, method: string, timeoutMs: number, sentAt: number): RequestFailure {
     if (cause === 'timeout') {
-      // A stdio process that stopped reading or answering is still "open": only a ping tells.
-      this.probe(true);
+      // Nothing at all came back since this request went out: the process may have stopped (a stdio one is
+      // still "open"), so a ping tells. A session that still sends anything is merely slow at this request.
+      if (this.session.lastReceivedAt < sentAt) this.probe(true);
       return new RequestFailure('timeout', `${method} got no answer within ${timeoutMs} ms`);
     }
     if (cause === 'cancelled') return new RequestFailure('cancelled', `${method} was cancelled`);
@@ -271,7 +260,6 @@ export class Connection {
   private handleClose(): void {
     if (this.ended) return;
     this.ended = true;
-    this.listChanges.clear();
     this.markClosed();
     if (this.ready && !this.closingOnPurpose) this.hooks.onLost(this.lostReason ?? 'connection closed');
   }

@@ -226,7 +226,7 @@ export class StreamableHttpTransport extends HttpTransportBase {
         if (!this.cutOff.delete(id!)) this.report(new Error(`Streamable HTTP error: ${asError(error).message}`));
         throw error;
       }
-      this.deliverText(text);
+      this.deliverText(text, id);
       return;
     }
     res.resume();

@@ -4,6 +4,7 @@
 // answers the server's pings, hands its other requests to a hook (or refuses
 // them with -32601), and tells which of our pending requests a server message
 // may belong to. It validates nothing: results are handed back exactly as parsed.
+import { JSONRPC } from '../../src/protocol/errors.js';
 
 export type JsonRpcId = string | number;
 export type JsonRpcMessage = Record<string, unknown>;
@@ -41,6 +42,18 @@ export class RpcError extends Error {
   }
 }
 
+/**
+ * A message that makes no sense here but says nothing about the transport: a
+ * late answer to a request we gave up on, progress for a finished one. Reported
+ * through onerror for the log; no reason to doubt the connection.
+ */
+export class ProtocolNoise extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ProtocolNoise';
+  }
+}
+
 /** The session (transport) closed while a request was waiting. */
 export class SessionClosedError extends Error {
   constructor() {
@@ -71,14 +84,13 @@ export interface SessionHooks {
   onerror?(error: Error): void;
 }
 
-const METHOD_NOT_FOUND = -32601;
 
 interface Pending {
   resolve(result: Record<string, unknown>): void;
   reject(error: unknown): void;
 }
 
-function isObject(value: unknown): value is Record<string, unknown> {
+export function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
@@ -90,6 +102,8 @@ export class JsonRpcSession {
   /** Server requests being answered, by the server's id: its notifications/cancelled aborts them. */
   private readonly serverRequests = new Map<JsonRpcId, AbortController>();
   private closed = false;
+  /** When the last message of any kind came from the server (0: none yet): a session that answers nothing at all is dead. */
+  lastReceivedAt = 0;
 
   constructor(
     private readonly transport: MessageTransport,
@@ -98,10 +112,6 @@ export class JsonRpcSession {
     transport.onmessage = (message, related) => this.receive(message, related);
     transport.onclose = () => this.handleClose();
     transport.onerror = (error) => this.hooks.onerror?.(error);
-  }
-
-  get isClosed(): boolean {
-    return this.closed;
   }
 
   start(): Promise<void> {
@@ -173,18 +183,18 @@ export class JsonRpcSession {
   /** Handles one message from the transport. Public for tests. */
   receive(message: JsonRpcMessage, related?: JsonRpcId): void {
     if (!isObject(message)) return;
+    this.lastReceivedAt = Date.now();
     const method = message.method;
     if (typeof method === 'string') {
-      const contexts = this.contextsFor(related);
-      if ('id' in message && message.id !== undefined && message.id !== null) this.answerServerRequest(message.id as JsonRpcId, method, message.params, contexts);
-      else this.notification(method, message.params, contexts);
+      if ('id' in message && message.id !== undefined && message.id !== null) this.answerServerRequest(message.id as JsonRpcId, method, message.params, related);
+      else this.notification(method, message.params, related);
       return;
     }
     if (!('id' in message)) return;
     const id = message.id as JsonRpcId;
     const waiting = this.pending.get(id);
     if (!waiting) {
-      this.hooks.onerror?.(new Error(`Received a response for an unknown message ID: ${JSON.stringify(message)}`));
+      this.hooks.onerror?.(new ProtocolNoise(`Received a response for an unknown message ID: ${JSON.stringify(message)}`));
       return;
     }
     if ('error' in message && isObject(message.error)) {
@@ -202,13 +212,13 @@ export class JsonRpcSession {
     return context === undefined ? [] : [context];
   }
 
-  private notification(method: string, params: unknown, contexts: string[]): void {
+  private notification(method: string, params: unknown, related: JsonRpcId | undefined): void {
     if (method === 'notifications/progress') {
       if (!isObject(params)) return;
       const { progressToken, ...progress } = params;
       const handler = this.progress.get(progressToken as JsonRpcId);
       if (handler) handler(progress as unknown as ProgressParams);
-      else this.hooks.onerror?.(new Error(`Received a progress notification for an unknown token: ${JSON.stringify(progressToken)}`));
+      else this.hooks.onerror?.(new ProtocolNoise(`Received a progress notification for an unknown token: ${JSON.stringify(progressToken)}`));
       return;
     }
     if (method === 'notifications/cancelled') {
@@ -216,18 +226,18 @@ export class JsonRpcSession {
       if (requestId !== undefined) this.serverRequests.get(requestId)?.abort(isObject(params) && typeof params.reason === 'string' ? params.reason : 'cancelled by the server');
       return;
     }
-    this.hooks.onNotification?.(method, params, contexts);
+    this.hooks.onNotification?.(method, params, this.contextsFor(related));
   }
 
-  private answerServerRequest(id: JsonRpcId, method: string, params: unknown, contexts: string[]): void {
+  private answerServerRequest(id: JsonRpcId, method: string, params: unknown, related: JsonRpcId | undefined): void {
     if (method === 'ping' || !this.hooks.onRequest) {
-      this.reply(method === 'ping' ? { jsonrpc: '2.0', id, result: {} } : { jsonrpc: '2.0', id, error: { code: METHOD_NOT_FOUND, message: 'Method not found' } });
+      this.reply(method === 'ping' ? { jsonrpc: '2.0', id, result: {} } : { jsonrpc: '2.0', id, error: { code: JSONRPC.METHOD_NOT_FOUND, message: 'Method not found' } });
       return;
     }
     const abort = new AbortController();
     this.serverRequests.set(id, abort);
     this.hooks
-      .onRequest(method, isObject(params) ? params : {}, contexts, abort.signal)
+      .onRequest(method, isObject(params) ? params : {}, this.contextsFor(related), abort.signal)
       .catch((error: unknown) => ({ error: { code: -32603, message: error instanceof Error ? error.message : String(error) } }))
       .then((answer) => {
         this.serverRequests.delete(id);

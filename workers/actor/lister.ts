@@ -8,6 +8,7 @@ import { LIST_METHOD, LIST_RESULT_FIELD, type ListKind } from '../../src/protoco
 import { JSONRPC, type ErrorBody, type ErrorCode } from '../../src/protocol/errors.js';
 import type { ServerConfig } from '../../src/protocol/server-config.js';
 import { RequestFailure, type Connection } from './connection.js';
+import { Coalescer } from './coalesce.js';
 import type { CachedList, FetchedList, ListCache } from './list-cache.js';
 import type { ActorLog } from './log.js';
 import { normaliseItems } from './normalise-schema.js';
@@ -28,12 +29,20 @@ const CAPABILITY: Record<ListKind, 'tools' | 'resources' | 'prompts'> = {
   prompts: 'prompts',
 };
 
+/**
+ * A flood of list_changed becomes at most one announcement per kind per window
+ * (the first at once); the cache is dropped on every one. One per actor, so the
+ * per_session connections of one upstream coalesce together.
+ */
+const LIST_CHANGED_WINDOW_MS = 250;
+
 /** Guards against an upstream that never stops handing out cursors. */
 const MAX_PAGES = 1_000;
 
 export class Lister {
   /** Kinds cached in the session that ended, announced as changed once the next one starts. */
   private readonly changedBySessionEnd = new Set<ListKind>();
+  private readonly announce = new Coalescer<ListKind>(LIST_CHANGED_WINDOW_MS, (_key, kind) => this.emit({ type: 'list_changed', server: this.config.name, kind }));
 
   constructor(
     private readonly config: ServerConfig,
@@ -56,7 +65,7 @@ export class Lister {
     if (!kinds) return;
     for (const kind of kinds) {
       this.cache.drop(kind);
-      this.emit({ type: 'list_changed', server: this.config.name, kind });
+      this.announce.push(kind, kind);
     }
   }
 

@@ -127,11 +127,7 @@ export class Supervisor {
       connection = await Connection.create(
         this.config,
         this.log,
-        {
-          onLost: (reason) => connection && this.lost(connection, reason),
-          onNotification: (method, params, contexts) => this.hooks.connection.onNotification(method, params, contexts),
-          onRequest: (method, params, contexts, signal) => this.hooks.connection.onRequest(method, params, contexts, signal),
-        },
+        { ...this.hooks.connection, onLost: (reason) => connection && this.lost(connection, reason) },
         SHARED_CLIENT_CAPABILITIES,
       );
       if (this.stopped) return;

@@ -4,8 +4,8 @@
 import { Connection, RequestFailure } from '../actor/connection.js';
 import { openLog } from '../actor/log.js';
 import type { TestConnectionReport, TestConnectionTask } from '../../src/protocol/jobs.js';
+import { JSONRPC } from '../../src/protocol/errors.js';
 
-const METHOD_NOT_FOUND = -32601;
 
 const KINDS = [
   ['tools', 'tools/list', 'tools'],
@@ -28,7 +28,7 @@ export default async function testConnection(task: TestConnectionTask): Promise<
     connection = await Connection.create(
       task.config,
       log,
-      { onLost: () => undefined, onNotification: () => undefined, onRequest: async () => ({ error: { code: METHOD_NOT_FOUND, message: 'Method not found' } }) },
+      { onLost: () => undefined, onNotification: () => undefined },
       {},
     );
     await connection.connect();
@@ -40,7 +40,7 @@ export default async function testConnection(task: TestConnectionTask): Promise<
         capabilities[kind] = Array.isArray(result[field]) ? (result[field] as unknown[]).length : 0;
       } catch (error) {
         // -32601: advertised but "none of that kind" (R7), not a failed connection.
-        if (!(error instanceof RequestFailure && error.rpc?.code === METHOD_NOT_FOUND)) throw error;
+        if (!(error instanceof RequestFailure && error.rpc?.code === JSONRPC.METHOD_NOT_FOUND)) throw error;
       }
     }
     return {
