@@ -110,8 +110,8 @@ export type ActorCommand =
   | { type: 'notify'; session: string; method: string; params?: Record<string, unknown> }
   /** The downstream session ended: close its per_session connection. */
   | { type: 'close_session'; session: string }
-  /** The client's notifications/progress for an upstream request that asked for it (its progressToken). */
-  | { type: 'progress'; params: Record<string, unknown> };
+  /** The client's notifications/progress for the client_request `ticket` (params carry the upstream's own progressToken again). */
+  | { type: 'progress'; ticket: number; params: Record<string, unknown> };
 
 /**
  * Who an upstream's request or notification is for. `forwardId` is the

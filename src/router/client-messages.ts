@@ -26,8 +26,12 @@ export type ClientEvent = Extract<ActorEvent, { type: 'client_request' | 'client
 export class ClientMessages {
   private link: ClientLink | null = null;
   private readonly tickets = new Map<string, AbortController>();
-  /** progressToken of a relayed request → its upstream, for the client's progress notifications. */
-  private readonly progressTokens = new Map<unknown, string>();
+  /**
+   * The progressToken coffer gave a relayed request → its upstream, ticket and
+   * the upstream's own token. Upstreams pick tokens independently (often their
+   * request id, from 0), so they are never shown to clients as they are.
+   */
+  private readonly progressTokens = new Map<string, { server: string; ticket: number; original: unknown }>();
 
   constructor(
     private readonly upstreams: UpstreamDirectory,
@@ -61,14 +65,16 @@ export class ClientMessages {
     const key = `${event.server}\u0000${event.ticket}`;
     const abort = new AbortController();
     this.tickets.set(key, abort);
-    const progressToken = (event.params._meta as { progressToken?: unknown } | undefined)?.progressToken;
-    if (progressToken !== undefined) this.progressTokens.set(progressToken, event.server);
+    const meta = event.params._meta as { progressToken?: unknown } | undefined;
+    const progressToken = meta?.progressToken === undefined ? undefined : `coffer-progress-${event.server}-${event.ticket}`;
+    if (progressToken !== undefined) this.progressTokens.set(progressToken, { server: event.server, ticket: event.ticket, original: meta!.progressToken });
+    const params = progressToken === undefined ? event.params : { ...event.params, _meta: { ...meta, progressToken } };
     let outcome: ForwardOutcome;
     try {
       outcome =
         session === null || !this.link
           ? { ok: false, error: { code: JSONRPC.INTERNAL_ERROR, message: `the client call that caused ${event.method} has ended` } }
-          : await this.link.request(session, call?.requestId, event.method, event.params, abort.signal);
+          : await this.link.request(session, call?.requestId, event.method, params, abort.signal);
     } finally {
       this.tickets.delete(key);
       if (progressToken !== undefined) this.progressTokens.delete(progressToken);
@@ -78,8 +84,8 @@ export class ClientMessages {
 
   /** A client's progress on a relayed request goes to the upstream that asked. */
   clientProgress(params: Record<string, unknown>): void {
-    const server = this.progressTokens.get(params.progressToken);
-    if (server !== undefined) this.upstreams.get(server)?.command({ type: 'progress', params });
+    const relayed = typeof params.progressToken === 'string' ? this.progressTokens.get(params.progressToken) : undefined;
+    if (relayed) this.upstreams.get(relayed.server)?.command({ type: 'progress', ticket: relayed.ticket, params: { ...params, progressToken: relayed.original } });
   }
 
   private notification(event: Extract<ClientEvent, { type: 'notification' }>): void {

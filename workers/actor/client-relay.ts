@@ -17,7 +17,11 @@ export interface ClientRelayOptions {
 
 interface Waiting {
   resolve(answer: ServerRequestAnswer): void;
+  /** Sends a notification on the connection the request came from (the client's progress for it). */
+  notify?: Notify;
 }
+
+export type Notify = (method: string, params: Record<string, unknown>) => Promise<void>;
 
 /**
  * `connectionSession`: the session a per_session connection belongs to (null
@@ -37,12 +41,11 @@ export function attribute(connectionSession: string | null, contexts: string[], 
 export class ClientRelay {
   private nextTicket = 0;
   private readonly waiting = new Map<number, Waiting>();
-  /** progressToken of a request being answered → the connection's session (null: shared), for the client's progress. */
-  private readonly progressTokens = new Map<unknown, string | null>();
 
   constructor(private readonly options: ClientRelayOptions) {}
 
-  request(connectionSession: string | null, method: string, params: Record<string, unknown>, contexts: string[], signal: AbortSignal): Promise<ServerRequestAnswer> {
+  /** `notify` reaches the connection the request came from: the client's progress on it goes there. */
+  request(connectionSession: string | null, method: string, params: Record<string, unknown>, contexts: string[], signal: AbortSignal, notify?: Notify): Promise<ServerRequestAnswer> {
     const target = attribute(connectionSession, contexts, (id) => this.options.sessionOf(id));
     if (target === 'ambiguous') {
       return Promise.resolve(refusal(`coffer cannot tell which client ${method} is for: calls of several clients are in flight on this shared connection; set session_mode "per_session" for server '${this.options.server}'`));
@@ -51,12 +54,9 @@ export class ClientRelay {
       return Promise.resolve(refusal(`coffer relays ${method} only to the client whose call caused it, and no call is in flight${method === 'roots/list' ? "; roots need session_mode \"per_session\"" : ''}`));
     }
     const ticket = ++this.nextTicket;
-    const progressToken = (params._meta as { progressToken?: unknown } | undefined)?.progressToken;
-    if (progressToken !== undefined) this.progressTokens.set(progressToken, connectionSession);
     return new Promise<ServerRequestAnswer>((resolve) => {
       const finish = (answer: ServerRequestAnswer, cancelled: string | null): void => {
         if (!this.waiting.delete(ticket)) return;
-        if (progressToken !== undefined) this.progressTokens.delete(progressToken);
         clearTimeout(timer);
         signal.removeEventListener('abort', onAbort);
         if (cancelled !== null) this.options.emit({ type: 'client_request_cancelled', server: this.options.server, ticket, reason: cancelled });
@@ -64,7 +64,7 @@ export class ClientRelay {
       };
       const onAbort = (): void => finish(refusal('cancelled by the server'), String(signal.reason ?? 'cancelled by the server'));
       const timer = setTimeout(() => finish(refusal(`the client did not answer ${method} within ${this.options.timeoutMs} ms`), 'timed out'), this.options.timeoutMs);
-      this.waiting.set(ticket, { resolve: (answer) => finish(answer, null) });
+      this.waiting.set(ticket, { resolve: (answer) => finish(answer, null), ...(notify ? { notify } : {}) });
       signal.addEventListener('abort', onAbort, { once: true });
       this.options.emit({ type: 'client_request', server: this.options.server, ticket, target, method, params });
     });
@@ -78,9 +78,9 @@ export class ClientRelay {
     this.options.emit({ type: 'notification', server: this.options.server, target, method, params: body });
   }
 
-  /** Which connection the client's progress for `token` belongs to: a session, null (shared), or undefined (no such request). */
-  progressTarget(token: unknown): string | null | undefined {
-    return this.progressTokens.get(token);
+  /** The client's progress on a request still waiting for its answer; dropped once answered. */
+  progress(ticket: number, params: Record<string, unknown>): void {
+    void this.waiting.get(ticket)?.notify?.('notifications/progress', params).catch(() => undefined);
   }
 
   answer(ticket: number, outcome: ForwardOutcome): void {

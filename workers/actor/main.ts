@@ -27,7 +27,7 @@ function serverMessages(session: string | null): Pick<ConnectionHooks, 'onNotifi
       if (method.endsWith('/list_changed')) lister.notified(method);
       else relay.notification(session, method, params, contexts);
     },
-    onRequest: (method, params, contexts, signal) => relay.request(session, method, params, contexts, signal),
+    onRequest: (method, params, contexts, signal, notify) => relay.request(session, method, params, contexts, signal, notify),
   };
 }
 
@@ -73,13 +73,9 @@ const api: ActorApi = {
       case 'close_session':
         void sessions?.close(command.session);
         break;
-      case 'progress': {
-        const session = relay.progressTarget(command.params.progressToken);
-        if (session === undefined) break;
-        const connection = session === null ? supervisor.usable() : Promise.resolve(sessions?.current(session) ?? null);
-        void connection.then((open) => open?.notify('notifications/progress', command.params)).catch(() => undefined);
+      case 'progress':
+        relay.progress(command.ticket, command.params);
         break;
-      }
     }
   },
 };
