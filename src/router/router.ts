@@ -247,7 +247,8 @@ export class Router extends EventEmitter<RouterEvents> {
         method,
         params: stripProgressToken(params),
         progress: ctx.onProgress !== undefined,
-        client: { session: ctx.sessionId, capabilities: ctx.capabilities } satisfies ClientRef,
+        // The capabilities only matter to a per_session connection (it declares them): no clone per call otherwise.
+        client: { session: ctx.sessionId, capabilities: upstream.config.session_mode === 'per_session' ? ctx.capabilities : {} } satisfies ClientRef,
       });
     } finally {
       ctx.signal.removeEventListener('abort', onAbort);
