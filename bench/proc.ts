@@ -88,15 +88,4 @@ export function rssMb(pid: number): number {
   return match ? Number(match[1]) / 1024 : NaN;
 }
 
-export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** Polls `probe` every `intervalMs` until it returns something truthy; throws after `timeoutMs`. */
-export async function waitFor<T>(what: string, probe: () => Promise<T | undefined | null | false> | T | undefined | null | false, timeoutMs: number, intervalMs = 50): Promise<T> {
-  const until = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value) return value;
-    if (Date.now() > until) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await sleep(intervalMs);
-  }
-}
+export { sleep, waitFor } from '../test/helpers/wait.js';

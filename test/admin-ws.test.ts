@@ -20,13 +20,13 @@ import { Logger } from '../src/log.js';
 import type { AdminServerMessage, ResultMessage } from '../src/protocol/admin.js';
 import { CofferError } from '../src/protocol/errors.js';
 import type { CofferEvent } from '../src/protocol/events.js';
-import { startGateway, waitFor } from './helpers/gateway.js';
+import { startGateway } from './helpers/gateway.js';
+import { sleep, waitFor } from './helpers/wait.js';
 import { stdioFixture } from './fixtures/fixture-servers.js';
 
 const LOG_DIR = mkdtempSync(join(tmpdir(), 'coffer-admin-ws-'));
 t.teardown(() => rmSync(LOG_DIR, { recursive: true, force: true }));
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const at = () => new Date().toISOString();
 
 // ---------------------------------------------------------------- harness

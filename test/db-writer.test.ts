@@ -8,19 +8,16 @@ import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 import t, { type Test } from 'tap';
-import { openDbWriter, superviseDbWriter, type DbWriter } from '../src/db/writer-handle.js';
+import { openDbWriter, superviseDbWriter } from '../src/db/writer-handle.js';
 import { DIST_ROOT, MIGRATIONS_DIR, workerFile } from '../src/paths.js';
 import type { DbInit } from '../src/protocol/db.js';
 import type { ErrorBody } from '../src/protocol/errors.js';
 import type { ServerConfig } from '../src/protocol/server-config.js';
 import { parseServerConfig, REDACTED } from '../src/registry/server-config.js';
 import { readMigrations } from '../workers/db-writer/migrate.js';
+import { openWriter, sleep, tempInit as writerInit } from './helpers/writer.js';
 
-function tempInit(t: Test, migrationsDir = MIGRATIONS_DIR): DbInit {
-  const dir = mkdtempSync(join(tmpdir(), 'coffer-db-writer-'));
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-  return { dbPath: join(dir, 'coffer.db'), migrationsDir, keyPath: join(dir, 'secret.key') };
-}
+const tempInit = (t: Test, migrationsDir = MIGRATIONS_DIR): DbInit => writerInit(t, 'coffer-db-writer-', { migrationsDir });
 
 /** A migrations folder holding only the first `count` of the real files. */
 function firstMigrations(t: Test, count: number): string {
@@ -28,13 +25,6 @@ function firstMigrations(t: Test, count: number): string {
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   for (const migration of readMigrations(MIGRATIONS_DIR).slice(0, count)) copyFileSync(join(MIGRATIONS_DIR, migration.file), join(dir, migration.file));
   return dir;
-}
-
-async function open(t: Test, init: DbInit): Promise<DbWriter> {
-  const opened = await openDbWriter(init);
-  if (!opened.ok) throw new Error(`writer did not open: ${opened.error.message}`);
-  t.teardown(() => opened.value.close());
-  return opened.value;
 }
 
 /** A direct read-only look at the file, for what the API does not show. */
@@ -56,13 +46,12 @@ function config(input: Record<string, unknown>): ServerConfig {
 const stdio = (name: string, env: Record<string, string> = {}, extra: Record<string, unknown> = {}): ServerConfig =>
   config({ name, transport: { type: 'stdio', command: 'node', args: ['server.js'], env }, ...extra });
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const sha = (path: string) => createHash('sha256').update(readFileSync(path)).digest('hex');
 
 t.test('migrations', async (t) => {
   t.test('a fresh database gets every migration, WAL and the seeded retention', async (t) => {
     const init = tempInit(t);
-    const writer = await open(t, init);
+    const writer = await openWriter(t, init);
     const latest = readMigrations(MIGRATIONS_DIR).length;
     t.same(await writer.api.migrate(), { ok: true, value: { version: latest } }, 'running again is a no-op');
     await writer.close();
@@ -84,12 +73,12 @@ t.test('migrations', async (t) => {
 
   t.test('an older database is brought up to date, keeping its data', async (t) => {
     const init = tempInit(t, firstMigrations(t, 1));
-    const old = await open(t, init);
+    const old = await openWriter(t, init);
     t.same(await old.api.migrate(), { ok: true, value: { version: 1 } });
     t.ok((await old.api.createServer(stdio('kept', { TOKEN: 'abc' }), 'cli')).ok);
     await old.close();
 
-    const writer = await open(t, { ...init, migrationsDir: MIGRATIONS_DIR });
+    const writer = await openWriter(t, { ...init, migrationsDir: MIGRATIONS_DIR });
     t.same(await writer.api.migrate(), { ok: true, value: { version: readMigrations(MIGRATIONS_DIR).length } });
     t.same((await writer.api.getServer('kept'))?.config.transport, { type: 'stdio', command: 'node', args: ['server.js'], env: { TOKEN: 'abc' }, cwd: null });
     await writer.close();
@@ -98,7 +87,7 @@ t.test('migrations', async (t) => {
 
   t.test('003 turns the TEXT error_code of 002 into an INTEGER and indexes every filter', async (t) => {
     const init = tempInit(t, firstMigrations(t, 2));
-    const old = await open(t, init);
+    const old = await openWriter(t, init);
     await old.close();
     const db = new Database(init.dbPath);
     const insert = db.prepare('INSERT INTO invocations (at, server, kind, key, duration_ms, status, session, error_code) VALUES (?, ?, ?, ?, ?, ?, ?, ?)');
@@ -107,7 +96,7 @@ t.test('migrations', async (t) => {
     insert.run('2025-01-01T00:00:02.000Z', 'up', 'tool', 'b', 2, 'error', null, 'not a number');
     db.close();
 
-    const writer = await open(t, { ...init, migrationsDir: MIGRATIONS_DIR });
+    const writer = await openWriter(t, { ...init, migrationsDir: MIGRATIONS_DIR });
     t.same(await writer.api.migrate(), { ok: true, value: { version: readMigrations(MIGRATIONS_DIR).length } });
     t.same((await writer.api.listInvocations({})).map((row) => [row.key, row.error_code, row.session]), [['b', null, null], ['p', null, 's1'], ['a', -32000, 's1']]);
     await writer.close();
@@ -169,7 +158,7 @@ t.test('migrations', async (t) => {
 
 t.test('servers: create, duplicate, get, list, update, delete', async (t) => {
   const init = tempInit(t);
-  const { api } = await open(t, init);
+  const { api } = await openWriter(t, init);
 
   const created = await api.createServer(stdio('files'), 'cli');
   t.ok(created.ok);
@@ -212,7 +201,7 @@ t.test('servers: create, duplicate, get, list, update, delete', async (t) => {
 });
 
 t.test('reconcile (R4)', async (t) => {
-  const { api } = await open(t, tempInit(t));
+  const { api } = await openWriter(t, tempInit(t));
   await api.createServer(stdio('up'), 'cli');
   await api.createServer(stdio('careful', {}, { auto_enable_new_capabilities: false }), 'cli');
 
@@ -250,7 +239,7 @@ t.test('reconcile (R4)', async (t) => {
 });
 
 t.test('setPreferences is all or nothing and audits real changes only', async (t) => {
-  const { api } = await open(t, tempInit(t));
+  const { api } = await openWriter(t, tempInit(t));
   await api.createServer(stdio('up'), 'cli');
   await api.reconcile('up', 'tool', ['a', 'b'], true);
   await api.reconcile('up', 'prompt', ['p'], false);
@@ -277,7 +266,7 @@ t.test('setPreferences is all or nothing and audits real changes only', async (t
 });
 
 t.test('listAudit filters and the free-form audit call', async (t) => {
-  const { api } = await open(t, tempInit(t));
+  const { api } = await openWriter(t, tempInit(t));
   await api.audit('system', 'daemon_started', null, { port: 1234 });
   await sleep(5);
   const since = new Date().toISOString();
@@ -293,7 +282,7 @@ t.test('listAudit filters and the free-form audit call', async (t) => {
 
 t.test('secret values never reach the database file or the audit log', async (t) => {
   const init = tempInit(t);
-  const writer = await open(t, init);
+  const writer = await openWriter(t, init);
   const envSecret = `ENV-SECRET-${randomBytes(8).toString('hex')}`;
   const newEnvSecret = `ENV-SECRET-${randomBytes(8).toString('hex')}`;
   const headerSecret = `HEADER-SECRET-${randomBytes(8).toString('hex')}`;
@@ -324,7 +313,7 @@ t.test('secret values never reach the database file or the audit log', async (t)
   scan('checkpointed');
 
   writeFileSync(init.keyPath, randomBytes(32));
-  const wrongKey = await open(t, init);
+  const wrongKey = await openWriter(t, init);
   await t.rejects(wrongKey.api.getServer('local'), /cannot decrypt the secrets of server "local"/, 'another key does not open them');
 });
 
@@ -396,7 +385,7 @@ t.test('every acknowledged write survives SIGKILL', async (t) => {
   t.ok(acks.length >= 60);
   t.ok(statSync(`${init.dbPath}-wal`).size > 0, 'the writes were still in the WAL');
 
-  const writer = await open(t, init);
+  const writer = await openWriter(t, init);
   for (const ack of acks) {
     if (ack.created) t.equal((await writer.api.getServer(ack.created))?.config.transport.type, 'stdio', `${ack.created} is there`);
     if (ack.disabled) {

@@ -10,27 +10,16 @@ import { InvocationLog } from '../src/daemon/invocation-log.js';
 import type { DbWriterCalls } from '../src/db/writer-handle.js';
 import type { DbInit } from '../src/protocol/db.js';
 import type { InvocationRecord } from '../src/protocol/events.js';
-import { ago, openWriter, sleep, tempInit as writerInit } from './helpers/writer.js';
+import { ago, openWriter, sleep, tempInit as writerInit, waitFor } from './helpers/writer.js';
 
 const tempInit = (t: Test, extra: Partial<DbInit> = {}): DbInit => writerInit(t, 'coffer-invocations-', extra);
-
-const open = openWriter;
-
 
 function record(overrides: Partial<InvocationRecord> = {}): InvocationRecord {
   return { at: new Date().toISOString(), server: 'up', kind: 'tool', key: 'echo', duration_ms: 3, status: 'ok', session: 'sess-1', error_code: null, ...overrides };
 }
 
-async function until(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(10);
-  }
-}
-
 t.test('recordInvocations and listInvocations: newest first, every filter, limits', async (t) => {
-  const { api } = await open(t, tempInit(t));
+  const { api } = await openWriter(t, tempInit(t));
   t.same(await api.listInvocations({}), [], 'empty at first');
   await api.recordInvocations([
     record({ at: ago(5_000), server: 'files', key: 'read', status: 'ok' }),
@@ -64,7 +53,7 @@ t.test('recordInvocations and listInvocations: newest first, every filter, limit
 });
 
 t.test('a malformed record is left out, not its whole batch; fields are normalised', async (t) => {
-  const { api } = await open(t, tempInit(t));
+  const { api } = await openWriter(t, tempInit(t));
   const bad = [
     { ...record(), kind: 'shell' },
     { ...record(), status: 'maybe' },
@@ -92,7 +81,7 @@ t.test('a malformed record is left out, not its whole batch; fields are normalis
 
 t.test('a secret in the tool arguments reaches no invocation row and no database byte', async (t) => {
   const init = tempInit(t);
-  const writer = await open(t, init);
+  const writer = await openWriter(t, init);
   const secret = `ARG-SECRET-${randomBytes(8).toString('hex')}`;
   // What a careless producer might hand over: the call's arguments and result riding along.
   const leaky = {
@@ -143,7 +132,7 @@ function counted(api: DbWriterCalls) {
 }
 
 t.test('InvocationLog batches many add() into few writer calls', async (t) => {
-  const { api } = await open(t, tempInit(t));
+  const { api } = await openWriter(t, tempInit(t));
   const spy = counted(api);
   const errors: Error[] = [];
   const log = new InvocationLog(spy.writer, { maxBatch: 200, flushMs: 400 }, (error) => errors.push(error));
@@ -154,7 +143,7 @@ t.test('InvocationLog batches many add() into few writer calls', async (t) => {
   t.ok(addMs < 500, `1000 add() calls took ${addMs.toFixed(1)} ms (no waiting)`);
   t.same(spy.calls, [], 'nothing is sent synchronously');
 
-  await until('all 1000 stored', async () => (await api.listInvocations({ limit: 10_000 })).length === 1_000);
+  await waitFor('all 1000 stored', async () => (await api.listInvocations({ limit: 10_000 })).length === 1_000);
   t.same(spy.calls, [200, 200, 200, 200, 200], 'five full batches, sent without waiting for flushMs');
 
   log.add(record({ key: 'late-1' }));
@@ -162,7 +151,7 @@ t.test('InvocationLog batches many add() into few writer calls', async (t) => {
   const added = performance.now();
   await sleep(20);
   if (performance.now() - added < 350) t.equal(spy.calls.length, 5, 'a partial batch waits for flushMs');
-  await until('the partial batch', async () => (await api.listInvocations({ limit: 10_000 })).length === 1_002);
+  await waitFor('the partial batch', async () => (await api.listInvocations({ limit: 10_000 })).length === 1_002);
   t.same(spy.calls.slice(5), [2]);
   const keys = (await api.listInvocations({ limit: 10_000 })).map((row) => row.key);
   t.same(keys.slice(0, 2).sort(), ['late-1', 'late-2']);
@@ -172,12 +161,12 @@ t.test('InvocationLog batches many add() into few writer calls', async (t) => {
 });
 
 t.test('InvocationLog flushes on close and takes nothing after', async (t) => {
-  const { api } = await open(t, tempInit(t));
+  const { api } = await openWriter(t, tempInit(t));
   const spy = counted(api);
   const log = new InvocationLog(spy.writer, { maxBatch: 200, flushMs: 60_000 });
   for (let i = 0; i < 450; i++) log.add(record({ key: `k${i}` }));
   // Full batches go without waiting for the flush timer (60 s here); one batch is in flight at a time.
-  for (let waited = 0; spy.calls.length < 2 && waited < 5_000; waited += 20) await sleep(20);
+  await waitFor('two full batches', () => spy.calls.length >= 2, 5_000).catch(() => undefined);
   t.ok(spy.calls.length >= 2, 'full batches already went');
   await log.close();
   t.equal((await api.listInvocations({ limit: 10_000 })).length, 450, 'the last partial batch too');
@@ -189,7 +178,7 @@ t.test('InvocationLog flushes on close and takes nothing after', async (t) => {
 });
 
 t.test('InvocationLog keeps at most maxBuffered records while the writer rejects, and recovers', async (t) => {
-  const { api } = await open(t, tempInit(t));
+  const { api } = await openWriter(t, tempInit(t));
   const spy = counted(api);
   spy.fail(true);
   const errors: Error[] = [];
@@ -199,7 +188,7 @@ t.test('InvocationLog keeps at most maxBuffered records while the writer rejects
   const addMs = Number(process.hrtime.bigint() - started) / 1e6;
   t.ok(addMs < 1_000, `5000 add() with the writer down took ${addMs.toFixed(1)} ms`);
   t.equal(log.pending, 1_000, 'bounded');
-  await until('a few failed attempts', () => spy.calls.length >= 3);
+  await waitFor('a few failed attempts', () => spy.calls.length >= 3);
   t.ok(log.pending <= 1_000, 'still bounded while retrying');
   t.ok(errors.length >= 1, 'reported');
   t.ok(errors.some((error) => /4000 invocation records were dropped/.test(error.message)), `drops counted: ${errors.map((e) => e.message).join(' / ')}`);
@@ -212,7 +201,7 @@ t.test('InvocationLog keeps at most maxBuffered records while the writer rejects
   t.equal(log.pending, 1_000);
 
   spy.fail(false);
-  await until('the backlog written', async () => (await api.listInvocations({ limit: 10_000 })).length === 1_000, 15_000);
+  await waitFor('the backlog written', async () => (await api.listInvocations({ limit: 10_000 })).length === 1_000, 15_000);
   const keys = (await api.listInvocations({ limit: 10_000 })).map((row) => row.key);
   t.equal(keys[0], 'k5199', 'the newest kept');
   t.equal(keys.at(-1), 'k4200', 'the oldest 4200 dropped');
@@ -222,7 +211,7 @@ t.test('InvocationLog keeps at most maxBuffered records while the writer rejects
 });
 
 t.test('InvocationLog against a writer that is gone: bounded, reported, close does not hang', async (t) => {
-  const writer = await open(t, tempInit(t));
+  const writer = await openWriter(t, tempInit(t));
   await writer.close();
   const errors: Error[] = [];
   const log = new InvocationLog(writer.api, { maxBatch: 50, flushMs: 10, maxBuffered: 200 }, (error) => errors.push(error));
@@ -236,7 +225,7 @@ t.test('InvocationLog against a writer that is gone: bounded, reported, close do
 });
 
 t.test('GET /invocations validates its query and filters', async (t) => {
-  const { api: writer } = await open(t, tempInit(t));
+  const { api: writer } = await openWriter(t, tempInit(t));
   await writer.recordInvocations([
     record({ at: ago(3_000), server: 'a', key: 'one', status: 'ok' }),
     record({ at: ago(2_000), server: 'b', key: 'two', status: 'error', error_code: -32603 }),

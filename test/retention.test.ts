@@ -7,7 +7,7 @@ import { HttpApi } from '../src/api/http-api.js';
 import { retentionRoutes } from '../src/api/routes/retention.js';
 import type { AuditEntry, DbInit, RetentionTable } from '../src/protocol/db.js';
 import type { InvocationRecord } from '../src/protocol/events.js';
-import { ago, openWriter, sleep, tempInit as writerInit } from './helpers/writer.js';
+import { ago, openWriter, sleep, tempInit as writerInit, waitFor } from './helpers/writer.js';
 import type { ServerConfig } from '../src/protocol/server-config.js';
 import { parseServerConfig } from '../src/registry/server-config.js';
 
@@ -15,9 +15,6 @@ const DAY = 86_400_000;
 
 // Tests that want the periodic prune turn it on; the others must not race it.
 const tempInit = (t: Test, extra: Partial<DbInit> = {}): DbInit => writerInit(t, 'coffer-retention-', { pruneIntervalMs: 0, ...extra });
-
-const open = openWriter;
-
 
 function record(at: string, key: string): InvocationRecord {
   return { at, server: 'up', kind: 'tool', key, duration_ms: 1, status: 'ok', session: 's', error_code: null };
@@ -27,14 +24,6 @@ function stdio(name: string): ServerConfig {
   const parsed = parseServerConfig({ name, transport: { type: 'stdio', command: 'node', args: ['server.js'], env: {} } });
   if (!parsed.ok) throw new Error(parsed.error.message);
   return parsed.value;
-}
-
-async function until(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(10);
-  }
 }
 
 /** Audit rows from the past, written beside the writer (the API stamps every entry with now). */
@@ -49,7 +38,7 @@ function plantOldAudit(dbPath: string, rows: { at: string; event_type: string }[
 }
 
 t.test('policies: defaults, set, forever, audited, validated', async (t) => {
-  const { api } = await open(t, tempInit(t));
+  const { api } = await openWriter(t, tempInit(t));
   t.same(await api.listRetention(), [{ table: 'audit', days: 365 }, { table: 'invocations', days: 30 }], 'the defaults of ADR/issue');
 
   t.same(await api.setRetention('invocations', 7, 'cli'), { ok: true, value: { table: 'invocations', days: 7 } });
@@ -81,7 +70,7 @@ t.test('policies: defaults, set, forever, audited, validated', async (t) => {
 
 t.test('prune removes what is older than each policy and keeps the rest', async (t) => {
   const init = tempInit(t);
-  const { api } = await open(t, init);
+  const { api } = await openWriter(t, init);
   await api.recordInvocations([
     record(ago(40 * DAY), 'old-40d'),
     record(ago(31 * DAY), 'old-31d'),
@@ -113,7 +102,7 @@ t.test('prune removes what is older than each policy and keeps the rest', async 
 });
 
 t.test('a prune of many rows lets other writer calls through', async (t) => {
-  const { api } = await open(t, tempInit(t));
+  const { api } = await openWriter(t, tempInit(t));
   await api.createServer(stdio('up'), 'cli');
   await api.reconcile('up', 'tool', ['a'], true);
   const OLD = 50_000;
@@ -161,22 +150,22 @@ t.test('a prune of many rows lets other writer calls through', async (t) => {
 
 t.test('the writer prunes by itself, again and again', async (t) => {
   const pruneRuns: Record<RetentionTable, number>[] = [];
-  const { api } = await open(t, tempInit(t, { pruneIntervalMs: 150 }), { onPrune: (pruned) => pruneRuns.push(pruned) });
+  const { api } = await openWriter(t, tempInit(t, { pruneIntervalMs: 150 }), { onPrune: (pruned) => pruneRuns.push(pruned) });
   await api.recordInvocations([record(ago(45 * DAY), 'old-1'), record(new Date().toISOString(), 'new-1')]);
-  await until('the first periodic prune', async () => (await api.listInvocations({})).length === 1);
+  await waitFor('the first periodic prune', async () => (await api.listInvocations({})).length === 1);
   t.same((await api.listInvocations({})).map((row) => row.key), ['new-1']);
 
   await api.recordInvocations([record(ago(45 * DAY), 'old-2'), record(new Date().toISOString(), 'new-2')]);
-  await until('another periodic prune', async () => (await api.listInvocations({})).length === 2);
+  await waitFor('another periodic prune', async () => (await api.listInvocations({})).length === 2);
   t.same((await api.listInvocations({})).map((row) => row.key), ['new-2', 'new-1']);
-  await until('the runs are reported', () => pruneRuns.reduce((sum, run) => sum + run.invocations, 0) === 2);
+  await waitFor('the runs are reported', () => pruneRuns.reduce((sum, run) => sum + run.invocations, 0) === 2);
   t.ok(pruneRuns.length >= 2, `${pruneRuns.length} runs reported on onPrune`);
   t.ok(pruneRuns.every((run) => typeof run.audit === 'number' && typeof run.invocations === 'number'));
 });
 
 t.test('no periodic prune with pruneIntervalMs 0', async (t) => {
   const pruneRuns: unknown[] = [];
-  const { api } = await open(t, tempInit(t, { pruneIntervalMs: 0 }), { onPrune: (pruned) => pruneRuns.push(pruned) });
+  const { api } = await openWriter(t, tempInit(t, { pruneIntervalMs: 0 }), { onPrune: (pruned) => pruneRuns.push(pruned) });
   await api.recordInvocations([record(ago(45 * DAY), 'old')]);
   await sleep(300);
   t.equal((await api.listInvocations({})).length, 1);
@@ -185,16 +174,16 @@ t.test('no periodic prune with pruneIntervalMs 0', async (t) => {
 
 t.test('every committed audit entry reaches onAudit as it happens, rolled-back ones never', async (t) => {
   const seen: AuditEntry[] = [];
-  const { api } = await open(t, tempInit(t), { onAudit: (entry) => seen.push(entry) });
+  const { api } = await openWriter(t, tempInit(t), { onAudit: (entry) => seen.push(entry) });
   await api.createServer(stdio('up'), 'cli');
-  await until('server_added', () => seen.length === 1);
+  await waitFor('server_added', () => seen.length === 1);
   t.match(seen[0], { actor: 'cli', event_type: 'server_added', server: 'up' });
 
   await api.reconcile('up', 'tool', ['a', 'b'], true);
   await api.setPreferences('up', [{ capability_type: 'tool', capability_key: 'a', enabled: false }], 'ui');
   await api.setRetention('invocations', 14, 'api');
   await api.audit('api', 'token_rotated', null, {});
-  await until('five more', () => seen.length === 6);
+  await waitFor('five more', () => seen.length === 6);
 
   // Refused or no-op operations record nothing, so nothing is streamed.
   await api.createServer(stdio('up'), 'cli');
@@ -202,7 +191,7 @@ t.test('every committed audit entry reaches onAudit as it happens, rolled-back o
   await api.setRetention('invocations', 14, 'api');
   await api.setPreferences('up', [{ capability_type: 'tool', capability_key: 'nope', enabled: false }], 'ui');
   await api.audit('system', 'marker', null, { last: true });
-  await until('the marker', () => seen.some((entry) => entry.event_type === 'marker'));
+  await waitFor('the marker', () => seen.some((entry) => entry.event_type === 'marker'));
 
   t.same(
     seen.map((entry) => entry.event_type),
@@ -214,7 +203,7 @@ t.test('every committed audit entry reaches onAudit as it happens, rolled-back o
 });
 
 t.test('/retention routes', async (t) => {
-  const { api: writer } = await open(t, tempInit(t));
+  const { api: writer } = await openWriter(t, tempInit(t));
   const http = new HttpApi(retentionRoutes(writer), () => 'token');
   const call = (method: string, path: string, body?: unknown, token = 'token') =>
     http.handle({ method, path, query: new URLSearchParams(), headers: { 'x-coffer-token': token }, body }) as Promise<{ status: number; body: any }>;

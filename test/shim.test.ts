@@ -6,7 +6,6 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
@@ -14,6 +13,7 @@ import t from 'tap';
 import { readDaemonFile } from '../src/daemon/daemon-file.js';
 import { isProcessAlive } from '../src/daemon/daemon-file.js';
 import { CLI_ENTRY, PROJECT_ROOT } from '../src/paths.js';
+import { waitFor } from './helpers/wait.js';
 
 const EVERYTHING = join(PROJECT_ROOT, 'node_modules', '@modelcontextprotocol', 'server-everything', 'dist', 'index.js');
 
@@ -44,16 +44,6 @@ function ourProcesses(): number[] {
     }
   }
   return found;
-}
-
-async function waitFor<T>(what: string, probe: () => Promise<T | null | undefined | false>, timeoutMs = 20_000): Promise<T> {
-  const until = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value) return value;
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
-    await sleep(100);
-  }
 }
 
 const text = (result: CallToolResult): string => (result.content[0] as { type: 'text'; text: string }).text;

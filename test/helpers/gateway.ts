@@ -6,6 +6,9 @@ import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { startDaemon, type DaemonOptions, type RunningDaemon } from '../../src/daemon/daemon.js';
+import { waitFor } from './wait.js';
+
+export { waitFor };
 
 export interface Gateway {
   home: string;
@@ -22,15 +25,6 @@ export function tempHome(prefix = 'coffer-test-'): string {
   return mkdtempSync(join(tmpdir(), prefix));
 }
 
-export async function waitFor<T>(what: string, probe: () => Promise<T | undefined | null | false> | T | undefined | null | false, timeoutMs = 30_000): Promise<T> {
-  const until = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value) return value;
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
 
 export async function startGateway(options: Partial<DaemonOptions> = {}, home = tempHome()): Promise<Gateway> {
   const daemon = await startDaemon({ home, port: 0, logToStderr: false, ...options });

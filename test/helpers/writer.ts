@@ -22,6 +22,6 @@ export async function openWriter(t: Test, init: DbInit, options: DbWriterOptions
   return opened.value;
 }
 
-export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+export { sleep, waitFor } from './wait.js';
 /** An ISO timestamp `ms` ago. */
 export const ago = (ms: number) => new Date(Date.now() - ms).toISOString();
