@@ -1,7 +1,7 @@
 import t from 'tap';
 import { mergeLists, type UpstreamList } from '../src/router/merge.js';
 import { decodeCursor, encodeCursor, paginate } from '../src/router/pagination.js';
-import { resolveExposed } from '../src/router/resolver.js';
+import { prefixIndex, resolveExposed } from '../src/router/resolver.js';
 import type { ServerConfig } from '../src/protocol/server-config.js';
 
 const all = () => true;
@@ -57,7 +57,7 @@ t.test('resolution: known names first, then the prefix, then the only unprefixed
   const directory = (configs: ServerConfig[], routes?: Map<string, { server: string; original: string }>) => ({
     routes: () => routes,
     refresh: async () => routes,
-    configs: () => configs,
+    prefixes: () => prefixIndex(configs),
   });
   const known = new Map([['echo', { server: 'solo', original: 'echo' }]]);
   t.same(await resolveExposed(directory([config('solo', ''), config('fs', 'files')], known), 'tools', 'echo'), { server: 'solo', original: 'echo' });

@@ -12,8 +12,25 @@ export interface ResolverDirectory {
   routes(kind: ListKind): Map<string, Namespaced> | undefined;
   /** Lists this kind again (bounded by the upstreams' deadlines) and returns its routes. */
   refresh(kind: ListKind): Promise<Map<string, Namespaced> | undefined>;
-  /** Every registered server, enabled or not. */
-  configs(): ServerConfig[];
+  /** The prefixes of every registered server, enabled or not (rebuilt only when a server changes). */
+  prefixes(): PrefixIndex;
+}
+
+export interface PrefixIndex {
+  /** prefix → server name. */
+  owners: Map<string, string>;
+  /** Servers with the empty namespace. */
+  unprefixed: string[];
+}
+
+export function prefixIndex(configs: Iterable<Pick<ServerConfig, 'name' | 'namespace'>>): PrefixIndex {
+  const owners = new Map<string, string>();
+  const unprefixed: string[] = [];
+  for (const config of configs) {
+    owners.set(prefixOf(config), config.name);
+    if (config.namespace === '') unprefixed.push(config.name);
+  }
+  return { owners, unprefixed };
 }
 
 /** The prefix a server's names can always be reached by: its namespace, or its name when the namespace is empty. */
@@ -22,22 +39,21 @@ export function prefixOf(config: Pick<ServerConfig, 'name' | 'namespace'>): stri
 }
 
 /** Splits `<prefix>__<name>` or `coffer://<prefix>/<uri>` (`server` is the prefix); null if `value` has no prefix form. */
-export function splitPrefix(kind: ListKind, value: string): Namespaced | null {
+function splitPrefix(kind: ListKind, value: string): Namespaced | null {
   return identityField(kind) === 'name' ? parseNamespacedName(value) : parseNamespacedUri(value);
 }
 
 export type Resolution = Namespaced | { ambiguous: string[] } | null;
 
 export async function resolveExposed(directory: ResolverDirectory, kind: ListKind, value: string): Promise<Resolution> {
-  const configs = directory.configs();
-  const unprefixed = configs.filter((config) => config.namespace === '').map((config) => config.name);
+  const { owners, unprefixed } = directory.prefixes();
   // With unprefixed servers a name may be anything: know the exposed names before reading prefixes.
   const routes = directory.routes(kind) ?? (unprefixed.length > 0 ? await directory.refresh(kind) : undefined);
   const known = routes?.get(value);
   if (known) return known;
   const split = splitPrefix(kind, value);
-  const owner = split ? configs.find((config) => prefixOf(config) === split.server) : undefined;
-  if (split && owner) return { server: owner.name, original: split.original };
+  const owner = split ? owners.get(split.server) : undefined;
+  if (split && owner !== undefined) return { server: owner, original: split.original };
   if (unprefixed.length === 1) return { server: unprefixed[0]!, original: value };
   return unprefixed.length > 1 ? { ambiguous: unprefixed } : null;
 }

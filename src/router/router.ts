@@ -14,7 +14,7 @@ import { mergeLists, type Collision, type Item, type UpstreamList } from './merg
 import type { Namespaced } from './namespace.js';
 import type { CapabilityGate } from './gate.js';
 import { LogLevels } from './log-levels.js';
-import { resolveExposed } from './resolver.js';
+import { prefixIndex, resolveExposed, type PrefixIndex } from './resolver.js';
 import { Subscriptions } from './subscriptions.js';
 import { UpstreamLists } from './upstream-lists.js';
 
@@ -76,6 +76,8 @@ export class Router extends EventEmitter<RouterEvents> {
   /** Forwarded calls in flight, by forward id. */
   private calls = new Map<string, ForwardContext>();
   private nextForwardId = 0;
+  /** Who owns which prefix; dropped whenever a server changes (invalidate without a kind). */
+  private prefixes: PrefixIndex | null = null;
   /** Collisions of the last merge, by kind, to announce only new ones. */
   private collisions = new Map<ListKind, Set<string>>();
 
@@ -114,8 +116,10 @@ export class Router extends EventEmitter<RouterEvents> {
 
   /** R3: an upstream's list changed, was refreshed, or its session restarted. */
   invalidate(server: string, kind?: ListKind): void {
-    if (kind === undefined) this.copies.forget(server);
-    else {
+    if (kind === undefined) {
+      this.copies.forget(server);
+      this.prefixes = null;
+    } else {
       this.copies.forgetKind(server, kind);
       // A resources/list_changed also covers templates.
       if (kind === 'resources') this.copies.forgetKind(server, 'resourceTemplates');
@@ -271,7 +275,7 @@ export class Router extends EventEmitter<RouterEvents> {
       {
         routes: (listKind) => this.merged.get(listKind)?.routes,
         refresh: async (listKind) => (await this.list(listKind), this.merged.get(listKind)?.routes),
-        configs: () => this.servers.all(),
+        prefixes: () => (this.prefixes ??= prefixIndex(this.servers.all())),
       },
       kind,
       value,
