@@ -33,6 +33,11 @@ export class Forwarder {
   }
 
   async forward(req: ForwardRequest): Promise<ForwardOutcome> {
+    // A per_session client's log level is kept for its connection: setting it never opens one (a child process, for stdio).
+    if (req.method === 'logging/setLevel' && this.sessions && req.client) {
+      this.sessions.rememberLogLevel(req.client.session, req.params.level);
+      if (!this.sessions.current(req.client.session)) return { ok: true, result: {} };
+    }
     // Registered before the connection is there, so a cancel (or shutdown) while it opens is not lost.
     const abort = new AbortController();
     const entry: InFlight = { abort, session: req.client?.session };

@@ -27,6 +27,8 @@ interface Entry {
 
 export class SessionConnections {
   private readonly entries = new Map<string, Entry>();
+  /** logging/setLevel of sessions: applied when their connection opens (setting a level never opens one). */
+  private readonly logLevels = new Map<string, unknown>();
   private stopped = false;
 
   constructor(
@@ -63,12 +65,17 @@ export class SessionConnections {
     entry.idleTimer.unref();
   }
 
+  rememberLogLevel(session: string, level: unknown): void {
+    this.logLevels.set(session, level);
+  }
+
   /** The session's connection if it is open; never opens one. */
   current(session: string): Connection | null {
     return this.entries.get(session)?.connection ?? null;
   }
 
   async close(session: string): Promise<void> {
+    this.logLevels.delete(session);
     const entry = this.entries.get(session);
     if (!entry) return;
     this.forget(session, entry);
@@ -108,6 +115,10 @@ export class SessionConnections {
       declared,
     );
     await connection.connect();
+    const level = this.logLevels.get(client.session);
+    if (level !== undefined) {
+      await connection.request('logging/setLevel', { level }, { timeoutMs: this.config.timeouts.request_ms }).catch((error: unknown) => this.log.note(`logging/setLevel on the new connection failed: ${String(error)}`));
+    }
     // Shut down while it was connecting: nobody would close it.
     if (this.stopped) {
       await connection.close();
