@@ -128,7 +128,8 @@ export class StdioTransport implements MessageTransport {
       child.stdout!.setEncoding('utf8');
       child.stdout!.on('data', (chunk: string) => this.receive(chunk));
       child.stdout!.on('error', (error) => this.onerror?.(error));
-      child.stderr!.pipe(this.options.stderr, { end: false });
+      // Not pipe(): every child of a per_session upstream shares this log stream, and each pipe adds listeners and backpressure to it.
+      child.stderr!.on('data', (chunk: Buffer) => void this.options.stderr.write(chunk));
     });
   }
 
@@ -159,9 +160,9 @@ export class StdioTransport implements MessageTransport {
   send(message: JsonRpcMessage): Promise<void> {
     const stdin = this.child?.stdin;
     if (!stdin) return Promise.reject(new Error('Not connected'));
-    return new Promise((resolve) => {
-      if (stdin.write(`${JSON.stringify(message)}\n`)) resolve();
-      else stdin.once('drain', resolve);
+    // Settles when the line is flushed or fails (a child that dies mid-write): no 'drain' listener per queued message.
+    return new Promise((resolve, reject) => {
+      stdin.write(`${JSON.stringify(message)}\n`, (error) => (error ? reject(error) : resolve()));
     });
   }
 
