@@ -60,6 +60,23 @@ t.test('adding and removing a server takes effect on /mcp without a restart', as
   await t.rejects(client.callTool({ name: 'live__echo', arguments: {} }), /unknown tool/);
 });
 
+t.test('a namespace change takes effect on /mcp at once and keeps the upstream process (the router\'s business, not the actor\'s)', async (t) => {
+  const gateway = await startGateway();
+  t.teardown(() => gateway.close());
+  await gateway.addServer(stdioFixture('ns'));
+  const client = await gateway.client();
+  const pidOf = async (name: string): Promise<number> => {
+    const answer = (await client.callTool({ name, arguments: {} })) as { content: Array<{ text: string }> };
+    return JSON.parse(answer.content[0]!.text).pid;
+  };
+  const before = await pidOf('ns__whoami');
+  t.equal((await gateway.api('PATCH', '/servers/ns', { namespace: 'renamed' })).status, 200);
+  const names = (await client.listTools()).tools.map((tool) => tool.name);
+  t.ok(names.includes('renamed__whoami') && !names.some((name) => name.startsWith('ns__')), 'listed under the new prefix at once');
+  t.equal(await pidOf('renamed__whoami'), before, 'the same upstream process answers: no restart');
+  await t.rejects(client.callTool({ name: 'ns__whoami', arguments: {} }), /unknown tool/, 'the old name is gone');
+});
+
 t.test('/mcp refuses a foreign Host or Origin (DNS rebinding)', async (t) => {
   const gateway = await startGateway();
   t.teardown(() => gateway.close());

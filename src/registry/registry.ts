@@ -30,9 +30,9 @@ export function unwrap<T>(result: Result<T>): T {
   return result.value;
 }
 
-/** A change to these restarts the actor; description and policy changes do not. */
+/** A change to these restarts the actor; description, policy and namespace (the router's business) do not. */
 function needsRestart(before: ServerConfig, after: ServerConfig): boolean {
-  const actorPart = (config: ServerConfig) => JSON.stringify([config.transport, config.timeouts, config.namespace, config.session_mode]);
+  const actorPart = (config: ServerConfig) => JSON.stringify([config.transport, config.timeouts, config.session_mode]);
   return actorPart(before) !== actorPart(after);
 }
 

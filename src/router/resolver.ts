@@ -19,18 +19,22 @@ export interface ResolverDirectory {
 export interface PrefixIndex {
   /** prefix → server name. */
   owners: Map<string, string>;
+  /** server name → its namespace (what its names are exposed under). */
+  namespaces: Map<string, string>;
   /** Servers with the empty namespace. */
   unprefixed: string[];
 }
 
 export function prefixIndex(configs: Iterable<Pick<ServerConfig, 'name' | 'namespace'>>): PrefixIndex {
   const owners = new Map<string, string>();
+  const namespaces = new Map<string, string>();
   const unprefixed: string[] = [];
   for (const config of configs) {
     owners.set(prefixOf(config), config.name);
+    namespaces.set(config.name, config.namespace);
     if (config.namespace === '') unprefixed.push(config.name);
   }
-  return { owners, unprefixed };
+  return { owners, namespaces, unprefixed };
 }
 
 /** The prefix a server's names can always be reached by: its namespace, or its name when the namespace is empty. */

@@ -135,7 +135,7 @@ export class Router extends EventEmitter<RouterEvents> {
     const answers = await Promise.all(
       this.upstreams.active().map((upstream) => {
         const copy = this.copies.get(upstream.name, kind, now);
-        return copy ? { server: upstream.name, namespace: upstream.config.namespace, items: copy.items, version: copy.version } : this.listWithDeadline(upstream, kind);
+        return copy ? { server: upstream.name, namespace: this.namespaceOf(upstream.name), items: copy.items, version: copy.version } : this.listWithDeadline(upstream, kind);
       }),
     );
     const lists = answers.filter((answer): answer is UpstreamList & { version: number } => answer !== null);
@@ -191,7 +191,7 @@ export class Router extends EventEmitter<RouterEvents> {
     // Reconciliation (R4) runs beside the answer: until it lands, unknown keys follow the server's policy anyway.
     if (answer.state === 'live') void this.gate.observe(upstream, kind, items, answer.version);
     this.copies.set(upstream.name, kind, answer.version, items, answer.fetchedAt);
-    return { server: upstream.name, namespace: upstream.config.namespace, items, version: answer.version };
+    return { server: upstream.name, namespace: this.namespaceOf(upstream.name), items, version: answer.version };
   }
 
   private markMissed(server: string, kind: ListKind, reason: string): void {
@@ -267,6 +267,15 @@ export class Router extends EventEmitter<RouterEvents> {
     this.calls.get(requestId)?.onProgress?.(progress);
   }
 
+  /** From the registry, not the actor's config copy: a namespace change needs no actor restart. */
+  private prefixIndex(): PrefixIndex {
+    return (this.prefixes ??= prefixIndex(this.servers.all()));
+  }
+
+  private namespaceOf(server: string): string {
+    return this.prefixIndex().namespaces.get(server) ?? server;
+  }
+
   /** The enabled upstream an exposed name or URI belongs to, and its original form. */
   async resolve(kind: ListKind, value: unknown): Promise<{ upstream: Upstream; target: Namespaced }> {
     const what = describe(kind);
@@ -275,7 +284,7 @@ export class Router extends EventEmitter<RouterEvents> {
       {
         routes: (listKind) => this.merged.get(listKind)?.routes,
         refresh: async (listKind) => (await this.list(listKind), this.merged.get(listKind)?.routes),
-        prefixes: () => (this.prefixes ??= prefixIndex(this.servers.all())),
+        prefixes: () => this.prefixIndex(),
       },
       kind,
       value,
