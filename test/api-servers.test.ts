@@ -126,14 +126,9 @@ t.test('every routed call is in the invocation log, without its arguments', asyn
   await client.callTool({ name: 'logged__echo', arguments: { password: 'sk-planted-in-arguments' } });
   await gateway.api('POST', '/servers/logged/capabilities/tool/disable', { key: 'whoami' });
   await client.callTool({ name: 'logged__whoami', arguments: {} }).catch(() => undefined);
-  const { invocations } = await (async () => {
-    for (let i = 0; i < 100; i++) {
-      const answer = (await gateway.api('GET', '/invocations?server=logged')).body;
-      if (answer.invocations.length >= 2) return answer;
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-    throw new Error('invocations not recorded');
-  })();
+  // Read your own calls: the answer includes calls made a moment ago, still waiting for their batch on the main thread.
+  const { invocations } = (await gateway.api('GET', '/invocations?server=logged')).body;
+  t.equal(invocations.length, 2, 'both calls, at once');
   t.match(invocations.find((row: any) => row.key === 'echo'), { server: 'logged', kind: 'tool', status: 'ok' });
   t.match(invocations.find((row: any) => row.key === 'whoami'), { status: 'denied', error_code: -32000 });
   t.notOk(JSON.stringify(invocations).includes('sk-planted'), 'arguments are never recorded');

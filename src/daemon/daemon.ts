@@ -217,7 +217,7 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
       ...serverRoutes(registry),
       ...capabilityRoutes(capabilities, registry, tester),
       ...auditRoutes(writer.api),
-      ...invocationRoutes(writer.api),
+      ...invocationRoutes(writer.api, () => invocationLog.flush()),
       ...retentionRoutes(writer.api),
       ...uiRoutes(new LoginCodes(), () => token),
     ],

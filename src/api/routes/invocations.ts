@@ -45,12 +45,20 @@ export function parseInvocationQuery(query: URLSearchParams): Filter {
   return filter;
 }
 
-export function invocationRoutes(writer: Pick<DbWriterCalls, 'listInvocations'>): Route[] {
+/**
+ * `flushPending` hands the calls still buffered on the main thread to the writer first: a call made a moment ago
+ * is in the answer (read your own calls), not only after the next batch.
+ */
+export function invocationRoutes(writer: Pick<DbWriterCalls, 'listInvocations'>, flushPending: () => Promise<void> = async () => {}): Route[] {
   return [
     {
       method: 'GET',
       pattern: '/invocations',
-      handler: async (request) => ({ status: 200, body: { invocations: await writer.listInvocations(parseInvocationQuery(request.query)) } }),
+      handler: async (request) => {
+        const filter = parseInvocationQuery(request.query);
+        await flushPending();
+        return { status: 200, body: { invocations: await writer.listInvocations(filter) } };
+      },
     },
   ];
 }
