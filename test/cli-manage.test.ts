@@ -300,14 +300,7 @@ t.test('without a daemon: the new commands exit 3; usage errors still exit 2 fir
 });
 
 t.test('against a running daemon', async (t) => {
-  const { home, port, cli, json } = await startCliDaemon(t, 'coffer-cli-manage-');
-  const waitReady = async (name: string): Promise<void> => {
-    const until = Date.now() + 20_000;
-    while ((await json('mcp', 'show', name)).server.health.state !== 'ready') {
-      if (Date.now() > until) throw new Error(`${name} never became ready`);
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-  };
+  const { home, port, cli, json, waitReady } = await startCliDaemon(t, 'coffer-cli-manage-');
   const mcpClient = async (): Promise<Client> => {
     const client = new Client({ name: 'cli-manage-test', version: '1.0.0' });
     await client.connect(new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${port}/mcp`)));

@@ -2,9 +2,7 @@
 // while it waits), `coffer mcp invocations`, `coffer retention list|set|prune`
 // and the global --verbose. The real binary as a child process against a real
 // daemon (`coffer daemon start`) in a temporary COFFER_HOME with real fixture upstreams.
-import { readFileSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
-import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import t from 'tap';
@@ -15,10 +13,7 @@ import { CliError, formatError } from '../src/cli/output.js';
 import { writeDaemonFile } from '../src/daemon/daemon-file.js';
 import { stdioFixture } from './fixtures/fixture-servers.js';
 import { fixtureLine, runCli, startCliDaemon, tempDir } from './helpers/cli.js';
-
-
-
-
+import { waitFor } from './helpers/wait.js';
 
 const usageCode = (fn: () => unknown): number => {
   try {
@@ -28,8 +23,6 @@ const usageCode = (fn: () => unknown): number => {
   }
   return -1;
 };
-
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** A loopback port that was free a moment ago and now has no listener (refused at once). */
 async function closedPort(): Promise<number> {
@@ -157,25 +150,8 @@ t.test('without a daemon: every new command exits 3; usage errors exit 2 first',
 // ------------------------------------------------------ against a running daemon
 
 t.test('against a running daemon', async (t) => {
-  const { home, port, cli, json } = await startCliDaemon(t, 'coffer-cli-ops-');
-  /** The REST API directly (what the CLI cannot set: timeouts). */
-  const rest = async (method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> => {
-    const { token } = JSON.parse(readFileSync(join(home, 'daemon.json'), 'utf8')) as { token: string };
-    const response = await fetch(`http://127.0.0.1:${port}/api/v1${path}`, {
-      method,
-      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const text = await response.text();
-    return { status: response.status, body: text ? JSON.parse(text) : undefined };
-  };
-  const waitReady = async (name: string): Promise<void> => {
-    const until = Date.now() + 20_000;
-    while ((await json('mcp', 'show', name)).server.health.state !== 'ready') {
-      if (Date.now() > until) throw new Error(`${name} never became ready`);
-      await sleep(100);
-    }
-  };
+  // rest: the REST API directly (what the CLI cannot set: timeouts).
+  const { port, cli, json, api: rest, waitReady } = await startCliDaemon(t, 'coffer-cli-ops-');
 
   const added = await cli('mcp', 'add', 'ops', '--stdio', fixtureLine('--name', 'ops', '--resources', '--prompts'));
   t.equal(added.code, EXIT.OK, added.stderr);
@@ -263,12 +239,15 @@ t.test('against a running daemon', async (t) => {
     await t.rejects(client.callTool({ name: 'ops__stats', arguments: {} }), 'a disabled tool is rejected');
 
     // Written in batches off the call path: wait until all 7 are there.
-    let all: any[] = [];
-    const until = Date.now() + 20_000;
-    while ((all = (await json('mcp', 'invocations')).invocations).length < 7) {
-      if (Date.now() > until) throw new Error(`only ${all.length} invocations recorded`);
-      await sleep(200);
-    }
+    const all: any[] = await waitFor(
+      'all 7 invocations recorded',
+      async () => {
+        const rows = (await json('mcp', 'invocations')).invocations as any[];
+        return rows.length >= 7 && rows;
+      },
+      20_000,
+      200,
+    );
     const listed = await cli('mcp', 'invocations', '--json');
     t.same(Object.keys(JSON.parse(listed.stdout)), ['invocations'], 'one top-level key');
     t.equal(listed.stderr, '');

@@ -14,6 +14,7 @@ import { startDaemon } from '../src/daemon/daemon.js';
 import { CLI_ENTRY } from '../src/paths.js';
 import { stdioFixture } from './fixtures/fixture-servers.js';
 import { tempHome, waitFor } from './helpers/gateway.js';
+import { homeApi, waitReady } from './helpers/rest.js';
 import { freePort } from './helpers/upstreams.js';
 
 
@@ -29,16 +30,13 @@ t.test('SIGTERM drains: the open call finishes, upstream children stop, daemon.j
   t.equal(daemon.pid, child.pid);
   t.equal(statSync(join(home, 'daemon.json')).mode & 0o777, 0o600, 'daemon.json is private');
   const base = `http://127.0.0.1:${daemon.port}`;
-  const status = (await (await fetch(`${base}/api/v1/daemon/status`)).json()) as { status: string };
+  const api = homeApi(home);
+  const status = (await api('GET', '/daemon/status', undefined, null)).body as { status: string };
   t.equal(status.status, 'ready');
 
-  const created = await fetch(`${base}/api/v1/servers`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${daemon.token}`, 'content-type': 'application/json' },
-    body: JSON.stringify(stdioFixture('up')),
-  });
+  const created = await api('POST', '/servers', stdioFixture('up'));
   t.equal(created.status, 201);
-  await waitFor('up ready', async () => ((await (await fetch(`${base}/api/v1/servers/up`, { headers: { authorization: `Bearer ${daemon.token}` } })).json()) as any).health.state === 'ready');
+  await waitReady(api, 'up');
 
   const client = new Client({ name: 'drain', version: '1' });
   await client.connect(new StreamableHTTPClientTransport(new URL(`${base}/mcp`)));

@@ -7,7 +7,7 @@
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import t from 'tap';
-import { isProcessAlive, readDaemonFile } from '../src/daemon/daemon-file.js';
+import { isProcessAlive } from '../src/daemon/daemon-file.js';
 import { EXIT } from '../src/cli/exit-codes.js';
 import { faultSwitch, stdioFixture } from './fixtures/fixture-servers.js';
 import { runCli, startCliDaemon, tempDir } from './helpers/cli.js';
@@ -19,22 +19,9 @@ const REGISTRATION_LOOPS = 2;
 /** Acknowledged changes before the kill: enough that some are surely still in the WAL. */
 const ACKS_BEFORE_KILL = 100;
 
-function restClient(home: string) {
-  const { port, token } = readDaemonFile(home)!;
-  return async (method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> => {
-    const response = await fetch(`http://127.0.0.1:${port}/api/v1${path}`, {
-      method,
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const text = await response.text();
-    return { status: response.status, body: text ? JSON.parse(text) : undefined };
-  };
-}
-
 t.test('kill -9 during toggles and registrations: every acknowledged change survives, the DB is intact', async (t) => {
   const daemon = await startCliDaemon(t, 'coffer-durability-');
-  const api = restClient(daemon.home);
+  const { api } = daemon;
   const live = faultSwitch(tempDir('coffer-durability-fixture-'));
   t.equal((await api('POST', '/servers', stdioFixture('live', live.args))).status, 201);
   // The tools must have been listed once (R4) before they can be switched.
@@ -86,11 +73,11 @@ t.test('kill -9 during toggles and registrations: every acknowledged change surv
 
   const restarted = await runCli(daemon.home, 'daemon', 'start', '--json');
   t.equal(restarted.code, EXIT.OK, restarted.stderr);
-  const again = restClient(daemon.home);
-  const names = new Set<string>(((await again('GET', '/servers')).body.servers as Array<{ name: string }>).map((server) => server.name));
+  // daemon.api reads daemon.json at every call: from here on it speaks to the restarted daemon.
+  const names = new Set<string>(((await api('GET', '/servers')).body.servers as Array<{ name: string }>).map((server) => server.name));
   t.same(registered.filter((name) => !names.has(name)), [], `all ${registered.length} acknowledged registrations are there`);
   const view = await waitFor('the capability view', async () => {
-    const answer = await again('GET', '/servers/live/capabilities');
+    const answer = await api('GET', '/servers/live/capabilities');
     return answer.status === 200 ? answer.body : null;
   });
   const flags = new Map<string, boolean>(view.tools.items.map((item: { key: string; enabled: boolean }) => [item.key, item.enabled]));

@@ -7,7 +7,6 @@ import t, { type Test } from 'tap';
 import { EXIT } from '../src/cli/exit-codes.js';
 import { CLI_ENTRY, PROJECT_ROOT } from '../src/paths.js';
 import { fixtureLine, startCliDaemon } from './helpers/cli.js';
-import { waitFor } from './helpers/gateway.js';
 
 const INSPECTOR_BUILD = join(PROJECT_ROOT, 'node_modules', '@modelcontextprotocol', 'inspector-cli', 'build');
 
@@ -40,10 +39,10 @@ function answer(t: Test, run: InspectorRun): any {
 }
 
 t.test('inspector-cli through /mcp and through coffer shim', async (t) => {
-  const { home, port, cli, json } = await startCliDaemon(t, 'coffer-inspector-');
+  const { home, port, cli, waitReady } = await startCliDaemon(t, 'coffer-inspector-');
   const added = await cli('mcp', 'add', 'up', '--stdio', fixtureLine('--name', 'up', '--tools', 'echo,whoami'));
   t.equal(added.code, EXIT.OK, added.stderr);
-  await waitFor('up ready', async () => (await json('mcp', 'show', 'up')).server.health.state === 'ready');
+  await waitReady('up');
 
   const entryPoints: [string, string[]][] = [
     ['Streamable HTTP /mcp', [`http://127.0.0.1:${port}/mcp`, '--transport', 'http']],

@@ -8,8 +8,8 @@ import { createInterface } from 'node:readline';
 import t from 'tap';
 import { PromptListChangedNotificationSchema, ResourceListChangedNotificationSchema, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { CLI_ENTRY } from '../src/paths.js';
-import { readDaemonFile } from '../src/daemon/daemon-file.js';
 import { startGateway, tempHome, waitFor, type Gateway } from './helpers/gateway.js';
+import { homeApi, waitReady } from './helpers/rest.js';
 import { everythingStdio } from './helpers/upstreams.js';
 import { networkConfig, startNetworkFixture, stdioFixture } from './fixtures/fixture-servers.js';
 
@@ -323,13 +323,9 @@ t.test('R1 R4 choices survive a daemon restart and kill -9 right after the API a
     child.kill('SIGKILL');
   });
   await once(createInterface({ input: child.stdout! }), 'line');
-  const daemon = readDaemonFile(home)!;
-  const api = async (method: string, path: string, body?: unknown) => {
-    const response = await fetch(`http://127.0.0.1:${daemon.port}/api/v1${path}`, { method, headers: { authorization: `Bearer ${daemon.token}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
-    return { status: response.status, body: (await response.json().catch(() => null)) as any };
-  };
+  const api = homeApi(home);
   t.equal((await api('POST', '/servers', networkConfig('keep', 'http', fixture.url))).status, 201);
-  await waitFor('keep ready', async () => (await api('GET', '/servers/keep')).body.health.state === 'ready');
+  await waitReady(api, 'keep');
   t.equal((await api('GET', '/servers/keep/capabilities')).status, 200);
   t.equal((await api('POST', '/servers/keep/capabilities/tool/disable', { key: 'echo' })).status, 200);
   child.kill('SIGKILL');

@@ -4,6 +4,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { restCall } from '../../test/helpers/rest.js';
 import { rssMb, startChild, waitFor, type Child } from '../proc.js';
 import { DAEMON_RUNNER } from './paths.js';
 
@@ -68,15 +69,8 @@ export class Coffer {
   }
 
   async api(method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
-    const response = await fetch(`http://127.0.0.1:${this.port}/api/v1${path}`, {
-      method,
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${this.token}` },
-      body: body === undefined ? undefined : JSON.stringify(body),
-      // Generous: with hundreds of actor workers starting, the daemon's main thread answers late.
-      signal: AbortSignal.timeout(120_000),
-    });
-    const text = await response.text();
-    return { status: response.status, body: text ? JSON.parse(text) : undefined };
+    // Generous: with hundreds of actor workers starting, the daemon's main thread answers late.
+    return restCall(`http://127.0.0.1:${this.port}`, this.token, method, path, body, 120_000);
   }
 
   /** Registers upstreams, a few at a time (each one starts an actor worker). */

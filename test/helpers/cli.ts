@@ -9,6 +9,7 @@ import { isProcessAlive } from '../../src/daemon/daemon-file.js';
 import { joinCommandLine } from '../../src/cli/split.js';
 import { CLI_ENTRY } from '../../src/paths.js';
 import { FIXTURE } from '../fixtures/fixture-servers.js';
+import { homeApi, waitReady, type RestCall } from './rest.js';
 
 export interface CliResult {
   code: number;
@@ -44,6 +45,10 @@ export interface CliDaemon {
   cli(...args: string[]): Promise<CliResult>;
   /** Runs with --json, asserts exit 0, answers the parsed stdout. */
   json(...args: string[]): Promise<any>;
+  /** The REST API directly, for what the CLI does not do (homeApi: follows a restart). */
+  api: RestCall;
+  /** Polls the server's health over REST until it is ready. */
+  waitReady(name: string, timeoutMs?: number): Promise<void>;
 }
 
 /** `coffer daemon start` in a fresh home, stopped (or killed) when the test ends. */
@@ -62,5 +67,6 @@ export async function startCliDaemon(t: Test, prefix: string): Promise<CliDaemon
     t.equal(result.code, EXIT.OK, `${args.join(' ')}: ${result.stderr}`);
     return JSON.parse(result.stdout);
   };
-  return { home, pid, port, cli, json };
+  const api = homeApi(home);
+  return { home, pid, port, cli, json, api, waitReady: (name, timeoutMs) => waitReady(api, name, timeoutMs) };
 }

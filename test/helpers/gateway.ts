@@ -6,15 +6,15 @@ import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { startDaemon, type DaemonOptions, type RunningDaemon } from '../../src/daemon/daemon.js';
-import { waitFor } from './wait.js';
+import { restCall, waitReady, type RestCall } from './rest.js';
 
-export { waitFor };
+export { waitFor } from './wait.js';
 
 export interface Gateway {
   home: string;
   daemon: RunningDaemon;
   url: string;
-  api(method: string, path: string, body?: unknown, token?: string | null): Promise<{ status: number; body: any }>;
+  api: RestCall;
   client(name?: string, capabilities?: Record<string, unknown>): Promise<Client>;
   /** Registers a server and waits until its actor is ready. */
   addServer(config: object): Promise<void>;
@@ -30,13 +30,7 @@ export async function startGateway(options: Partial<DaemonOptions> = {}, home = 
   const daemon = await startDaemon({ home, port: 0, logToStderr: false, ...options });
   const url = `http://127.0.0.1:${daemon.port}`;
   const clients: Client[] = [];
-  const api: Gateway['api'] = async (method, path, body, token = daemon.token) => {
-    const headers: Record<string, string> = { 'content-type': 'application/json' };
-    if (token !== null) headers.authorization = `Bearer ${token}`;
-    const response = await fetch(`${url}/api/v1${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
-    const text = await response.text();
-    return { status: response.status, body: text ? JSON.parse(text) : undefined };
-  };
+  const api: RestCall = (method, path, body, token = daemon.token) => restCall(url, token, method, path, body);
   return {
     home,
     daemon,
@@ -52,7 +46,7 @@ export async function startGateway(options: Partial<DaemonOptions> = {}, home = 
       const name = String((config as { name?: unknown }).name);
       const created = await api('POST', '/servers', config);
       if (created.status !== 201) throw new Error(`register failed: ${JSON.stringify(created.body)}`);
-      await waitFor(`${name} ready`, async () => (await api('GET', `/servers/${name}`)).body?.health?.state === 'ready');
+      await waitReady(api, name);
     },
     async close() {
       await Promise.all(clients.map((client) => client.close().catch(() => undefined)));
