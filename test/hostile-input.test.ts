@@ -15,6 +15,7 @@ import WebSocket from 'ws';
 import { Logger } from '../src/log.js';
 import { Dispatcher } from '../src/mcp/dispatcher.js';
 import { SessionRegistry } from '../src/mcp/sessions.js';
+import { serveFetch } from './helpers/fetch-reply.js';
 import type { Router } from '../src/router/router.js';
 import type { SessionFeatures } from '../src/router/session-features.js';
 import { startGateway, waitFor, type Gateway } from './helpers/gateway.js';
@@ -456,7 +457,7 @@ t.test('past maxSessions the least recently active idle session is closed; all b
   const registry = new SessionRegistry(dispatcher, { maxBodyBytes: 1 << 20, keepAliveMs: 60_000, idleTimeoutMs: 3_600_000, maxSessions: 3 }, log);
   t.teardown(() => registry.closeAll());
   const send = async (body: unknown, headers: Record<string, string> = {}) => {
-    const response = await registry.handle(new Request('http://127.0.0.1/mcp', { method: 'POST', headers: { ...MCP_HEADERS, ...headers } }), Buffer.from(JSON.stringify(body)));
+    const response = await serveFetch(registry, new Request('http://127.0.0.1/mcp', { method: 'POST', headers: { ...MCP_HEADERS, ...headers } }), Buffer.from(JSON.stringify(body)));
     if (!(response.headers.get('content-type') ?? '').startsWith('text/event-stream')) await response.text();
     return response;
   };

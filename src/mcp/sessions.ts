@@ -8,7 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import { isJsonContentType } from '@modelcontextprotocol/sdk/shared/mediaType.js';
 import { SUPPORTED_PROTOCOL_VERSIONS, type JSONRPCNotification } from '@modelcontextprotocol/sdk/types.js';
-import { FetchReply, type HttpReply } from '../http/reply.js';
+import type { HttpReply } from '../http/reply.js';
 import type { Logger } from '../log.js';
 import type { Dispatcher } from './dispatcher.js';
 import { plainMessages } from './plain-messages.js';
@@ -83,12 +83,6 @@ function fastPathHeaders(headers: Record<string, string>): boolean {
   );
 }
 
-function headOf(request: Request): McpRequestHead {
-  const headers: Record<string, string> = {};
-  request.headers.forEach((value, key) => (headers[key] = value));
-  return { method: request.method, headers, toRequest: () => request };
-}
-
 export class SessionRegistry {
   private sessions = new Map<string, McpSession>();
   private sweeper: NodeJS.Timeout;
@@ -110,13 +104,6 @@ export class SessionRegistry {
 
   get size(): number {
     return this.sessions.size;
-  }
-
-  /** The Fetch form of serve(), for callers that speak Fetch. */
-  async handle(request: Request, body: Buffer | null): Promise<Response> {
-    const reply = new FetchReply();
-    await this.serve(headOf(request), body, reply);
-    return reply.response;
   }
 
   /**

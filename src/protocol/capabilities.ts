@@ -1,4 +1,5 @@
 // Capability kinds as the protocol lists them and as preferences key them.
+import type { ErrorBody } from './errors.js';
 
 /** What an actor can list; each maps to one MCP list method. */
 export type ListKind = 'tools' | 'resources' | 'resourceTemplates' | 'prompts';
@@ -44,7 +45,6 @@ export function capabilityKey(kind: ListKind, item: Record<string, unknown>): st
 }
 
 // The management view of one server's capabilities (GET /servers/{name}/capabilities, refresh).
-import type { ErrorBody } from './errors.js';
 
 export type KindState = 'live' | 'unsupported' | 'failed';
 
