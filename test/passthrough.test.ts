@@ -223,6 +223,8 @@ t.test('per_session: each client gets its own upstream connection, opened on its
   const a = await gateway.client('a');
   const b = await gateway.client('b');
   t.equal(children(), shared, 'no connection before a call');
+  await a.setLoggingLevel('error');
+  t.equal(children(), shared, 'logging/setLevel is remembered for the session, it opens no connection');
   await a.callTool({ name: 'conf__test_simple_text', arguments: {} });
   await b.callTool({ name: 'conf__test_simple_text', arguments: {} });
   await a.callTool({ name: 'conf__test_simple_text', arguments: {} });

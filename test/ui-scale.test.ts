@@ -1,12 +1,10 @@
 // The web UI at size: 300 servers and one upstream with 5,000 tools. Lists
 // are paged (only one page of rows is ever in the DOM) and searchable, so the
 // page stays fast; the figures are printed as comments.
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import t from 'tap';
 import { DIST_ROOT } from '../src/paths.js';
+import { spawnHello } from './fixtures/fixture-servers.js';
 import { loggedInPage, openBrowser } from './helpers/browser.js';
 import { startGateway, waitFor } from './helpers/gateway.js';
 
@@ -20,10 +18,9 @@ t.setTimeout(900_000);
 
 /** The benchmark's synthetic Streamable HTTP host: one server with TOOLS tools at /s/0/mcp. */
 async function manyToolsUpstream(): Promise<string> {
-  const child = spawn(process.execPath, [join(DIST_ROOT, 'bench', 'synthetic', 'http-host.js'), '--tools', String(TOOLS)], { stdio: ['ignore', 'pipe', 'inherit'] });
-  t.teardown(() => void child.kill('SIGKILL'));
-  const [line] = (await once(createInterface({ input: child.stdout! }), 'line')) as [string];
-  return `http://127.0.0.1:${(JSON.parse(line) as { port: number }).port}/s/0/mcp`;
+  const host = await spawnHello<{ port: number }>(join(DIST_ROOT, 'bench', 'synthetic', 'http-host.js'), ['--tools', String(TOOLS)]);
+  t.teardown(host.kill);
+  return `http://127.0.0.1:${host.hello.port}/s/0/mcp`;
 }
 
 const gateway = await startGateway();
