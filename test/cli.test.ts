@@ -7,6 +7,7 @@ import { parseKeyValues, parsePort } from '../src/cli/args.js';
 import { isProcessAlive } from '../src/daemon/daemon-file.js';
 import { EXIT, exitCodeForApiError } from '../src/cli/exit-codes.js';
 import { CliError, formatError } from '../src/cli/output.js';
+import { parseErrorEnvelope } from '../src/protocol/errors.js';
 import { joinCommandLine, splitCommandLine } from '../src/cli/split.js';
 import { PROJECT_ROOT } from '../src/paths.js';
 import { runCli, tempDir } from './helpers/cli.js';
@@ -38,6 +39,15 @@ t.test('exit codes map from error code first, HTTP status second', async (t) => 
   t.equal(exitCodeForApiError(503, 'UPSTREAM_UNAVAILABLE'), EXIT.ERROR);
   t.equal(exitCodeForApiError(409, 'SOMETHING_NEW'), EXIT.CONFLICT, 'unknown code: by status');
   t.equal(exitCodeForApiError(500, undefined), EXIT.ERROR);
+});
+
+t.test('parseErrorEnvelope: the API envelope as the CLI and the page read it', async (t) => {
+  const body = JSON.stringify({ error: { code: 'CONFIG_INVALID', message: 'invalid server config', details: { errors: [{ field: 'name', message: 'bad' }] } } });
+  t.same(parseErrorEnvelope(422, body), { code: 'CONFIG_INVALID', message: 'invalid server config', details: { errors: [{ field: 'name', message: 'bad' }] } });
+  t.same(parseErrorEnvelope(502, '<html>bad gateway</html>'), { code: 'HTTP_502', message: '<html>bad gateway</html>', details: undefined }, 'not JSON: status and body');
+  t.same(parseErrorEnvelope(500, ''), { code: 'HTTP_500', message: 'HTTP 500', details: undefined }, 'empty body');
+  t.same(parseErrorEnvelope(500, 'null'), { code: 'HTTP_500', message: 'null', details: undefined }, 'JSON but no envelope');
+  t.same(parseErrorEnvelope(400, JSON.stringify({ error: 'nope' })), { code: 'HTTP_400', message: '{"error":"nope"}', details: undefined }, 'an error that is not an object');
 });
 
 t.test('argument helpers', async (t) => {

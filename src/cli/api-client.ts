@@ -2,6 +2,7 @@
 // $COFFER_HOME/daemon.json and turns every failure into a CliError with the
 // right exit code; it never starts a daemon.
 import { daemonFilePath, readDaemonFile, type DaemonFile } from '../daemon/daemon-file.js';
+import { parseErrorEnvelope } from '../protocol/errors.js';
 import { EXIT, exitCodeForApiError } from './exit-codes.js';
 import { CliError } from './output.js';
 
@@ -103,14 +104,6 @@ export class ApiClient {
 
 /** The daemon's envelope {"error":{code,message,details}}, or a generic error for anything else. */
 function apiError(status: number, text: string): CliError {
-  let parsed: { error?: { code?: unknown; message?: unknown; details?: unknown } } | undefined;
-  try {
-    parsed = JSON.parse(text) as typeof parsed;
-  } catch {
-    parsed = undefined;
-  }
-  const envelope = parsed?.error;
-  const code = typeof envelope?.code === 'string' ? envelope.code : `HTTP_${status}`;
-  const message = typeof envelope?.message === 'string' ? envelope.message : text.slice(0, 200) || `HTTP ${status}`;
-  return new CliError(exitCodeForApiError(status, code), code, message, envelope?.details);
+  const { code, message, details } = parseErrorEnvelope(status, text);
+  return new CliError(exitCodeForApiError(status, code), code, message, details);
 }

@@ -66,3 +66,32 @@ export class CofferError extends Error {
 
 /** Results that cross a thread boundary carry errors as data (comlink drops custom Error fields). */
 export type Result<T> = { ok: true; value: T } | { ok: false; error: ErrorBody };
+
+/** An error answer of the REST API as its reader sees it: the envelope's fields, or a stand-in for anything else. */
+export interface ParsedErrorEnvelope {
+  /** The envelope's code (not necessarily one coffer knows), else `HTTP_<status>`. */
+  code: string;
+  message: string;
+  details: unknown;
+}
+
+/**
+ * Reads `{"error": {"code", "message", "details"}}` from the body of a failed
+ * REST answer. Pure: the page and the CLI both use it. A body that is not the
+ * envelope (a proxy's page, a truncated answer) gives `HTTP_<status>` and the
+ * start of the body as the message.
+ */
+export function parseErrorEnvelope(status: number, text: string): ParsedErrorEnvelope {
+  let envelope: { code?: unknown; message?: unknown; details?: unknown } | undefined;
+  try {
+    const parsed = JSON.parse(text) as { error?: unknown } | null;
+    envelope = typeof parsed?.error === 'object' && parsed.error !== null ? (parsed.error as typeof envelope) : undefined;
+  } catch {
+    envelope = undefined;
+  }
+  return {
+    code: typeof envelope?.code === 'string' ? envelope.code : `HTTP_${status}`,
+    message: typeof envelope?.message === 'string' ? envelope.message : text.slice(0, 300) || `HTTP ${status}`,
+    details: envelope?.details,
+  };
+}

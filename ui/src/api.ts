@@ -1,5 +1,6 @@
 // The REST API (/api/v1) from the page, with the session's token. Errors keep
 // the daemon's envelope so views show its messages verbatim.
+import { parseErrorEnvelope } from '../../src/protocol/errors.js';
 
 export interface FieldError {
   field: string;
@@ -24,19 +25,8 @@ export class ApiError extends Error {
 }
 
 export async function apiErrorOf(response: Response): Promise<ApiError> {
-  const text = await response.text();
-  let envelope: { code?: unknown; message?: unknown; details?: unknown } | undefined;
-  try {
-    envelope = (JSON.parse(text) as { error?: typeof envelope }).error;
-  } catch {
-    envelope = undefined;
-  }
-  return new ApiError(
-    response.status,
-    typeof envelope?.code === 'string' ? envelope.code : `HTTP_${response.status}`,
-    typeof envelope?.message === 'string' ? envelope.message : text.slice(0, 300) || `HTTP ${response.status}`,
-    envelope?.details,
-  );
+  const { code, message, details } = parseErrorEnvelope(response.status, await response.text());
+  return new ApiError(response.status, code, message, details);
 }
 
 export class Api {
