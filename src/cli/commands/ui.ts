@@ -1,10 +1,9 @@
 // `coffer ui`: prints a one-time login link to the web UI. The code rides in
 // the URL fragment, which browsers never send to a server, so it reaches no
 // log; the page trades it for the token once and removes it from the address bar.
-import { resolveHome } from '../../daemon/daemon-file.js';
-import { ApiClient, daemonUrl } from '../api-client.js';
-import { expectPositionals, parseCommandArgs } from '../args.js';
-import type { Command } from '../command.js';
+import { daemonUrl, type ApiClient } from '../api-client.js';
+import { expectPositionals } from '../args.js';
+import { defineAction, type Command } from '../command.js';
 import { EXIT } from '../exit-codes.js';
 import { printJson, printLine } from '../output.js';
 
@@ -25,16 +24,18 @@ export async function loginLink(api: ApiClient): Promise<LoginLink> {
   return { url: `${daemonUrl(api.daemon.port)}/#login=${code}`, expires_at };
 }
 
+/** The command is its one action: options, home and the daemon found as every other command finds them. */
+const open = defineAction('ui', usage, { json: { type: 'boolean' } }, async (positionals, values, { api }) => {
+  expectPositionals(positionals, []);
+  const link = await loginLink(api());
+  if (values.json) printJson(link);
+  else printLine(`Open the coffer web UI (this link works once, until ${link.expires_at}):\n  ${link.url}`);
+  return EXIT.OK;
+});
+
 export const uiCommand: Command = {
   name: 'ui',
   summary: 'print a one-time login link to the web UI',
   usage,
-  async run(argv) {
-    const { values, positionals } = parseCommandArgs(argv, { json: { type: 'boolean' } });
-    expectPositionals(positionals, []);
-    const link = await loginLink(ApiClient.forHome(resolveHome(values.home)));
-    if (values.json) printJson(link);
-    else printLine(`Open the coffer web UI (this link works once, until ${link.expires_at}):\n  ${link.url}`);
-    return EXIT.OK;
-  },
+  run: (argv) => open.run(argv),
 };
