@@ -1,6 +1,8 @@
 // The coffer CLI: its pure parts, then the real binary as a child process
 // against a real daemon in a temporary COFFER_HOME.
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import t from 'tap';
 import { parseKeyValues, parsePort } from '../src/cli/args.js';
@@ -85,6 +87,46 @@ t.test('without a daemon: exit 3 and how to start one; usage errors exit 2', asy
   t.match(help.stdout, /3 +daemon unreachable/);
 });
 
+t.test('daemon status --json makes no login code (scripts poll it); the human status prints one', async (t) => {
+  // A stand-in daemon that records what the CLI asks of it.
+  const home = tempHome();
+  const requests: string[] = [];
+  const server = createServer((request, response) => {
+    requests.push(`${request.method} ${request.url}`);
+    response.setHeader('content-type', 'application/json');
+    if (request.url === '/api/v1/daemon/status') {
+      const upstreams = { registered: 0, enabled: 0, healthy: 0, degraded: 0 };
+      return response.end(JSON.stringify({ status: 'ready', version: '0.0.0', started_at: new Date().toISOString(), port, pid: process.pid, upstreams }));
+    }
+    if (request.method === 'POST' && request.url === '/api/v1/ui/login-codes') {
+      response.statusCode = 201;
+      return response.end(JSON.stringify({ code: 'stand-in-code', expires_at: new Date(Date.now() + 120_000).toISOString() }));
+    }
+    response.statusCode = 404;
+    response.end(JSON.stringify({ error: { code: 'RESOURCE_NOT_FOUND', message: 'not here' } }));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => {
+    server.closeAllConnections();
+    server.close();
+  });
+  const port = (server.address() as AddressInfo).port;
+  writeFileSync(join(home, 'daemon.json'), JSON.stringify({ port, pid: process.pid, token: 'stand-in-token', started_at: new Date().toISOString() }));
+
+  const json = await runCli(home, 'daemon', 'status', '--json');
+  t.equal(json.code, EXIT.OK, json.stderr);
+  const status = JSON.parse(json.stdout) as Record<string, unknown>;
+  t.match(status, { status: 'ready', port, pid: process.pid });
+  t.notOk('ui_login_url' in status, 'no login link in the JSON');
+  t.same(requests, ['GET /api/v1/daemon/status'], 'only the status is read: no login code was made');
+
+  requests.length = 0;
+  const human = await runCli(home, 'daemon', 'status');
+  t.equal(human.code, EXIT.OK, human.stderr);
+  t.match(human.stdout, new RegExp(`^web ui: +http://127\\.0\\.0\\.1:${port}/#login=stand-in-code {2}\\(one-time login link\\)$`, 'm'));
+  t.same(requests, ['GET /api/v1/daemon/status', 'POST /api/v1/ui/login-codes'], 'the human status makes one');
+});
+
 t.test('daemon start, mcp add/list/show/remove, daemon stop', async (t) => {
   const home = tempHome();
   const started = await runCli(home, 'daemon', 'start', '--json');
@@ -102,6 +144,7 @@ t.test('daemon start, mcp add/list/show/remove, daemon stop', async (t) => {
   const status = await runCli(home, 'daemon', 'status', '--json');
   t.equal(status.code, EXIT.OK);
   t.match(JSON.parse(status.stdout), { status: 'ready', port, pid });
+  t.notOk('ui_login_url' in JSON.parse(status.stdout), 'no login link (and no code) in the JSON status');
 
   const add = ['mcp', 'add', 'every', '--stdio', `"${process.execPath}" "${EVERYTHING}" stdio`, '--env', 'SECRET_TOKEN=hunter2', '--description', 'test server'];
   const added = await runCli(home, ...add);

@@ -15,7 +15,8 @@ const usage = `Usage: coffer daemon <start|stop|status|rotate-token> [--home DIR
                      and wait until it is ready; does nothing if one already runs
   stop               ask the daemon to shut down and wait until its process is gone
   status             show whether a daemon runs, its upstream counts and a one-time
-                     login link to the web UI (exit 3 if none)
+                     login link to the web UI (exit 3 if none); with --json no link
+                     is made (scripts poll it): \`coffer ui --json\` gives one
   rotate-token       give the daemon a new API token: the old one is rejected at once
                      and daemon.json (0600) holds the new one; the token is never printed
                      (clients that copied the old one must read daemon.json again)
@@ -47,10 +48,14 @@ const handlers: Record<string, Handler> = {
       if (values.json) printJson({ status: 'stopped' });
       throw daemonUnreachable(home, 'no coffer daemon is running');
     }
-    // A fresh one-time link each time; a daemon that cannot issue one is still reported.
+    // Scripts poll --json: it reads, and leaves no login code behind (`coffer ui --json` makes one).
+    if (values.json) {
+      printJson(running.status);
+      return EXIT.OK;
+    }
+    // A person reads this: a fresh one-time link each time; a daemon that cannot issue one is still reported.
     const ui = await loginLink(ApiClient.forHome(home)).catch(() => null);
-    if (values.json) printJson({ ...running.status, ui_login_url: ui?.url ?? null });
-    else printStatus(running.status, home, ui?.url);
+    printStatus(running.status, home, ui?.url);
     return EXIT.OK;
   },
 
