@@ -99,6 +99,27 @@ t.test('a tool switched off in the UI vanishes from an MCP client\'s tools/list'
   await page.locator('tbody tr[data-status="ok"]').first().waitFor();
   await screenshot(page, 'invocations');
 
+  // Answers land in any order: a slow earlier load (denied only, held back) must not overwrite the later one (any status).
+  let release!: () => void;
+  const held = new Promise<void>((resolve) => (release = resolve));
+  const deniedOnly = /\/api\/v1\/invocations\?.*status=denied/;
+  await page.route(deniedOnly, async (route) => {
+    await held;
+    await route.continue();
+  });
+  await page.getByRole('combobox', { name: 'status' }).selectOption('denied');
+  await Promise.all([
+    page.waitForResponse((response) => response.url().includes('/api/v1/invocations?') && !response.url().includes('status=')),
+    page.getByRole('combobox', { name: 'status' }).selectOption({ label: 'any status' }),
+  ]);
+  await page.locator('tbody tr[data-status="ok"]').first().waitFor();
+  const stale = page.waitForResponse((response) => deniedOnly.test(response.url()));
+  release();
+  await stale;
+  await page.evaluate('new Promise((resolve) => setTimeout(resolve, 100))');
+  t.ok((await page.locator('tbody tr[data-status="ok"]').count()) > 0, 'the stale denied-only answer was ignored');
+  await page.unroute(deniedOnly);
+
   // A call made a moment before the page opens: its live event came before the page did, and the daemon writes calls
   // in batches; GET /invocations hands the pending ones to the writer first, so the page shows it (once).
   await page.getByRole('link', { name: 'Servers' }).click();

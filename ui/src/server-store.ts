@@ -13,6 +13,8 @@ export class ServerStore {
   private readonly degradedKinds = new Map<string, Set<string>>();
   private readonly listeners = new Set<() => void>();
   private reloadTimer: ReturnType<typeof setTimeout> | undefined;
+  private reloadSeq = 0;
+  private latestReload: Promise<void> = Promise.resolve();
   loaded = false;
   loadError: Error | null = null;
 
@@ -38,16 +40,28 @@ export class ServerStore {
     return () => this.listeners.delete(listener);
   }
 
-  async reload(): Promise<void> {
-    try {
-      const { servers } = await this.api.get<{ servers: ServerView[] }>('/servers');
+  /**
+   * Reads the list again. Answers land in any order: only the last reload
+   * started applies its answer, and an earlier one resolves when that one has
+   * landed (so a caller that awaits it sees the list at least as new as its change).
+   */
+  reload(): Promise<void> {
+    const seq = ++this.reloadSeq;
+    const done = this.api.get<{ servers: ServerView[] }>('/servers').then(
+      ({ servers }) => (seq === this.reloadSeq ? this.settle(servers, null) : this.latestReload),
+      (error: Error) => (seq === this.reloadSeq ? this.settle(null, error) : this.latestReload),
+    );
+    this.latestReload = done;
+    return done;
+  }
+
+  private settle(servers: ServerView[] | null, error: Error | null): void {
+    if (servers) {
       this.servers = new Map(servers.map((server) => [server.name, server]));
       // The API's degraded flag is the truth again from here.
       this.degradedKinds.clear();
-      this.loadError = null;
-    } catch (error) {
-      this.loadError = error as Error;
     }
+    this.loadError = error;
     this.loaded = true;
     this.changed();
   }

@@ -36,7 +36,10 @@ export function invocationsPage(context: ViewContext): View {
       h('td', { class: 'mono' }, entry.error_code === null ? '' : String(entry.error_code)),
     );
 
+  /** Filters change faster than answers come: only the last load started may fill the table. */
+  let loadSeq = 0;
   const load = async (): Promise<void> => {
+    const seq = ++loadSeq;
     const query = new URLSearchParams({ limit: limit.value });
     if (server.value.trim() !== '') query.set('server', server.value.trim());
     if (status.value !== '') query.set('status', status.value);
@@ -45,10 +48,11 @@ export function invocationsPage(context: ViewContext): View {
     if (sinceIso) query.set('since', sinceIso);
     try {
       const { invocations } = await context.api.get<{ invocations: InvocationRow[] }>(`/invocations?${query}`);
+      if (seq !== loadSeq) return;
       replace(rows, ...invocations.map((entry) => row(entry)));
       replace(notice, invocations.length === 0 ? 'No calls match these filters.' : `${invocations.length} calls, newest first.`);
     } catch (error) {
-      replace(notice, (error as Error).message);
+      if (seq === loadSeq) replace(notice, (error as Error).message);
     }
   };
 

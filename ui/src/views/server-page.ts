@@ -56,11 +56,16 @@ export function serverPage(context: ViewContext, name: string, initialTab: Tab):
     replace(tabBody, tabs[tab].element);
   };
 
+  /** Answers land in any order: only the last load started may show its answer (a slow earlier one is stale). */
+  let loadSeq = 0;
   const load = async (fresh: boolean): Promise<CapabilitiesView | Error> => {
+    const seq = ++loadSeq;
     const request = fresh ? context.api.post<CapabilitiesView>(serverPath(name, '/refresh')) : context.api.get<CapabilitiesView>(serverPath(name, '/capabilities'));
     const result = await request.then((view) => ({ view }), (error: Error) => ({ error }));
-    loaded = loadedOf(result);
-    renderTabs();
+    if (seq === loadSeq) {
+      loaded = loadedOf(result);
+      renderTabs();
+    }
     return 'view' in result ? result.view : result.error;
   };
 
@@ -130,6 +135,7 @@ export function serverPage(context: ViewContext, name: string, initialTab: Tab):
     },
     unmount() {
       clearTimeout(reloadTimer);
+      loadSeq++;
       stopServers();
       stopEvents();
     },
