@@ -154,6 +154,14 @@ t.test('R8 in the UI: "could not load" for a failing upstream, "no prompts disco
   await page.getByRole('button', { name: 'Test connection' }).click();
   await page.locator('[data-result="test"][data-ok="true"]').waitFor(SLOW);
   t.match(await page.locator('[data-result="test"]').textContent(), /^Connection ok in \d+ ms: toolsonly 1\.0\.0, protocol \S+; first page lists 7 tools/);
+  // A change to another server (a live event, then the servers list read again) leaves this page's head as it was built.
+  await page.evaluate(`document.querySelector('.server-head h1').dataset.kept = 'yes'`);
+  await Promise.all([
+    page.waitForResponse((response) => response.url().endsWith('/api/v1/servers') && response.request().method() === 'GET'),
+    gateway.api('PATCH', '/servers/broken', { description: 'still broken' }),
+  ]);
+  await page.evaluate('new Promise((resolve) => setTimeout(resolve, 100))');
+  t.equal(await page.locator('.server-head h1[data-kept="yes"]').count(), 1, 'the head is not rebuilt for another server');
 
   await openServer(page, 'broken', 'prompts');
   const failed = page.locator('[data-tab="prompts"]');

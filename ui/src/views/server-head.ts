@@ -20,6 +20,12 @@ export function testReportText(report: TestReport): string {
   return `Connection ok in ${report.latency_ms} ms: ${info}, protocol ${report.protocol_version ?? 'unknown'}${counts.length ? `; first page lists ${counts.join(', ')}` : ''}`;
 }
 
+/** The fields of a server the head shows; other changes (health.since, timeouts, env) leave it as it is. */
+function shownFields(server: ServerView): unknown[] {
+  const { name, description, transport, namespace, session_mode, enabled, health } = server;
+  return [name, description, transport.type, transportSummary(transport), namespace, session_mode, enabled, health.state, health.degraded, health.last_error];
+}
+
 export class ServerHead {
   readonly element: HTMLElement;
   private readonly top = h('div', { class: 'server-head' });
@@ -34,7 +40,13 @@ export class ServerHead {
     this.element = h('div', {}, this.top, this.notice, this.testResult);
   }
 
+  /** What the head shows, as of its last build: it is built again only when this changes. */
+  private shown: string | null = null;
+
   render(server: ServerView | undefined): void {
+    const shown = JSON.stringify(server ? shownFields(server) : { loaded: this.context.servers.loaded });
+    if (shown === this.shown) return;
+    this.shown = shown;
     if (!server) {
       replace(this.top, h('h1', {}, this.name), h('p', { class: 'muted' }, this.context.servers.loaded ? 'No such server (removed?).' : 'Loading…'));
       return;
@@ -64,7 +76,8 @@ export class ServerHead {
         h('span', { class: 'switch-label' }, toggle(`enable ${server.name}`, server.enabled, (enabled, input) => this.setEnabled(enabled, input)), server.enabled ? ' Enabled' : ' Disabled'),
         button('Refresh', this.refresh),
         button('Test connection', (target) => this.test(target)),
-        button('Edit', () => openServerForm(this.context, server)),
+        // The config as it is now: fields the head does not show (timeouts, env) may have changed since it was built.
+        button('Edit', () => openServerForm(this.context, this.context.servers.get(this.name) ?? server)),
         button('Remove', () => this.remove(), { class: 'danger' }),
       ),
     );
