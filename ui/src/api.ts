@@ -1,11 +1,7 @@
 // The REST API (/api/v1) from the page, with the session's token. Errors keep
 // the daemon's envelope so views show its messages verbatim.
 import { parseErrorEnvelope } from '../../src/protocol/errors.js';
-
-export interface FieldError {
-  field: string;
-  message: string;
-}
+import type { FieldError } from './types.js';
 
 export class ApiError extends Error {
   constructor(

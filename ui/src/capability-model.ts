@@ -4,11 +4,10 @@
 // that really has none; known keys that are not offered now (R6) are items
 // with `live: false`, their switch and when they were last seen.
 import type { ApiError } from './api.js';
-import type { CapabilitiesView, CapabilityItem, KindView, KnownKey } from './types.js';
+import type { CapabilitiesView, CapabilityItem, CapabilityType, KindView, KnownKey } from './types.js';
 
 export type Tab = 'tools' | 'resources' | 'prompts';
 export const TABS: readonly Tab[] = ['tools', 'resources', 'prompts'];
-export type CapabilityType = 'tool' | 'resource' | 'prompt';
 export const TYPE_OF_TAB: Record<Tab, CapabilityType> = { tools: 'tool', resources: 'resource', prompts: 'prompt' };
 
 /** The page's last answer for the server's capabilities. */

@@ -1,8 +1,10 @@
 // Shapes of the REST answers the views read: the daemon's own types (type-only imports; nothing of the server is bundled).
 import type { PreferenceRow } from '../../src/protocol/db.js';
 
-export type { CapabilitiesView, CapabilityItem, KindView } from '../../src/protocol/capabilities.js';
+export type { CapabilitiesView, CapabilityItem, CapabilityType, KindView } from '../../src/protocol/capabilities.js';
 export type { SessionMode, TransportConfig } from '../../src/protocol/server-config.js';
+/** One entry of details.errors of CONFIG_INVALID: a field path and what is wrong with it. */
+export type { FieldError } from '../../src/registry/server-config.js';
 /** GET /servers/{name}: the config (secrets shown as "[redacted]") with its health. */
 export type { ServerHealth, ServerView } from '../../src/registry/registry.js';
 export type { CofferEvent, InvocationRecord } from '../../src/protocol/events.js';
