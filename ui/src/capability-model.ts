@@ -8,7 +8,7 @@ import type { CapabilitiesView, CapabilityItem, CapabilityType, KindView, KnownK
 
 export type Tab = 'tools' | 'resources' | 'prompts';
 export const TABS: readonly Tab[] = ['tools', 'resources', 'prompts'];
-export const TYPE_OF_TAB: Record<Tab, CapabilityType> = { tools: 'tool', resources: 'resource', prompts: 'prompt' };
+const TYPE_OF_TAB: Record<Tab, CapabilityType> = { tools: 'tool', resources: 'resource', prompts: 'prompt' };
 
 /** The page's last answer for the server's capabilities. */
 export type Loaded =

@@ -8,8 +8,8 @@ import { PagedList } from './paged-list.js';
 
 const PAGE_SIZE = 100;
 
-export const COULD_NOT_LOAD = 'could not load — test the connection or refresh';
-export const noneDiscovered = (tab: Tab): string => `no ${tab} discovered`;
+const COULD_NOT_LOAD = 'could not load — test the connection or refresh';
+const noneDiscovered = (tab: Tab): string => `no ${tab} discovered`;
 
 export type SetEnabled = (item: TabItem, enabled: boolean) => Promise<void>;
 

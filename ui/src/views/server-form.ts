@@ -10,7 +10,7 @@ import type { ServerView, SessionMode, TransportConfig } from '../types.js';
 type TransportType = TransportConfig['type'];
 
 /** `KEY=VALUE` lines → an object; a line without `=` is the form's own syntax error. */
-export function parsePairs(text: string, what: string): Record<string, string> {
+function parsePairs(text: string, what: string): Record<string, string> {
   const pairs: Record<string, string> = {};
   for (const [index, line] of text.split('\n').entries()) {
     if (line.trim() === '') continue;

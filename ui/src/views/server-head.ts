@@ -11,7 +11,7 @@ import { healthBadge } from './health-badge.js';
 import { openServerForm } from './server-form.js';
 import { setServerEnabled } from './servers-page.js';
 
-export function testReportText(report: TestReport): string {
+function testReportText(report: TestReport): string {
   if (!report.ok) return `Connection failed: ${report.error?.message ?? 'no reason given'}`;
   const info = report.server_info ? `${report.server_info.name} ${report.server_info.version}` : 'the upstream';
   const counts = Object.entries(report.capabilities ?? {})
