@@ -46,6 +46,9 @@ export class ServerStore {
    * landed (so a caller that awaits it sees the list at least as new as its change).
    */
   reload(): Promise<void> {
+    // A change made here reloads once it is answered; the live 'server' event of that same change has
+    // scheduled a reload already, and this one read covers both.
+    clearTimeout(this.reloadTimer);
     const seq = ++this.reloadSeq;
     const done = this.api.get<{ servers: ServerView[] }>('/servers').then(
       ({ servers }) => (seq === this.reloadSeq ? this.settle(servers, null) : this.latestReload),
@@ -66,7 +69,7 @@ export class ServerStore {
     this.changed();
   }
 
-  scheduleReload(): void {
+  private scheduleReload(): void {
     clearTimeout(this.reloadTimer);
     this.reloadTimer = setTimeout(() => void this.reload(), RELOAD_DEBOUNCE_MS);
   }
