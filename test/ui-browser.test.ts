@@ -49,6 +49,14 @@ t.test('the login link works once and leaves no code behind', async (t) => {
   await second.goto(`${gateway.url}/`);
   await second.locator('[data-page="login"]').waitFor();
   t.pass('without a link: the login page, never the token');
+
+  // A rotated token ends the session: the login page, and the live link stops for good (no reconnecting with a dead token).
+  let sockets = 0;
+  page.on('websocket', () => sockets++);
+  t.equal((await gateway.api('POST', '/daemon/rotate-token')).status, 200);
+  await page.locator('[data-page="login"]', { hasText: 'The session ended' }).waitFor(SLOW);
+  await page.evaluate('new Promise((resolve) => setTimeout(resolve, 1_500))');
+  t.equal(sockets, 0, 'no admin WebSocket opened after the session ended');
   await Promise.all([page.close(), second.close()]);
 });
 

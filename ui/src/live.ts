@@ -12,6 +12,8 @@ const RETRY_MAX_MS = 10_000;
 export class LiveEvents {
   private socket: WebSocket | null = null;
   private retryMs = RETRY_FIRST_MS;
+  private retryTimer: ReturnType<typeof setTimeout> | undefined;
+  private stopped = false;
   private readonly eventListeners = new Set<(event: CofferEvent) => void>();
   private readonly stateListeners = new Set<(state: LinkState) => void>();
   state: LinkState = 'connecting';
@@ -22,6 +24,7 @@ export class LiveEvents {
   ) {}
 
   start(): void {
+    if (this.stopped) return;
     this.setState('connecting');
     const socket = new WebSocket(`ws://${location.host}${ADMIN_PATH}`, [ADMIN_SUBPROTOCOL, `${ADMIN_TOKEN_SUBPROTOCOL_PREFIX}${this.token}`]);
     this.socket = socket;
@@ -38,9 +41,21 @@ export class LiveEvents {
       this.socket = null;
       this.setState('offline');
       if (close.code === ADMIN_CLOSE.UNAUTHENTICATED) return this.onUnauthenticated();
-      setTimeout(() => this.start(), this.retryMs);
+      this.retryTimer = setTimeout(() => this.start(), this.retryMs);
       this.retryMs = Math.min(this.retryMs * 2, RETRY_MAX_MS);
     };
+  }
+
+  /** The session ended: close the socket and never reconnect (its token is no longer good). */
+  stop(): void {
+    this.stopped = true;
+    clearTimeout(this.retryTimer);
+    const socket = this.socket;
+    // Cleared first: the close that follows is ours, not a reason to reconnect.
+    this.socket = null;
+    socket?.close();
+    this.eventListeners.clear();
+    this.stateListeners.clear();
   }
 
   onEvent(listener: (event: CofferEvent) => void): () => void {

@@ -36,6 +36,8 @@ async function boot(): Promise<void> {
   const expired = (): void => {
     if (ended) return;
     ended = true;
+    // No reconnecting with a token the daemon no longer takes.
+    live.stop();
     loggedOut("The session ended (the daemon's token was rotated, or the daemon restarted).");
   };
   const api = new Api(token, expired);
