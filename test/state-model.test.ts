@@ -254,6 +254,9 @@ t.test('R9 test connection is separate and leaves the live connection alone', as
     await fixture.kill();
   });
   await gateway.addServer(networkConfig('tc', 'http', fixture.url, { connect_ms: 3_000 }));
+  // Lists over the live connection: once they answered, its GET stream attempt (sent right after initialize,
+  // answered 405) is over too. Killing the upstream while that GET is in flight would rightly end the connection.
+  t.equal((await gateway.api('GET', '/servers/tc/capabilities')).status, 200);
   const before = (await gateway.api('GET', '/servers/tc')).body.health;
   // Wedge the live connection: the upstream restarts behind the actor's back.
   await fixture.kill();
