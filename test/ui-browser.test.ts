@@ -94,6 +94,32 @@ t.test('a tool switched off in the UI vanishes from an MCP client\'s tools/list'
   await waitFor('echo back in tools/list', async () => (await toolNames(client)).includes('alpha__echo'));
   t.pass('switched on again: listed again');
 
+  // A switch the API refuses goes back, that switch only, with the API's message: even when the rows were
+  // rendered again while it waited (here by another switch's live event).
+  let refuse!: () => void;
+  const refusal = new Promise<void>((resolve) => (refuse = resolve));
+  const disablePath = /\/api\/v1\/servers\/alpha\/capabilities\/tool\/disable$/;
+  await page.route(disablePath, async (route) => {
+    if (!route.request().postData()?.includes('"whoami"')) return route.continue();
+    await refusal;
+    await route.fulfill({ status: 503, contentType: 'application/json', body: JSON.stringify({ error: { code: 'DAEMON_NOT_READY', message: 'refused for this test' } }) });
+  });
+  const whoamiSwitch = page.getByRole('switch', { name: 'enable tool whoami' });
+  await whoamiSwitch.uncheck();
+  const switched = page.locator('.activity[data-type="preference"]');
+  const before = await switched.count();
+  await echo.uncheck();
+  await waitFor('the echo switch event', async () => (await switched.count()) > before);
+  t.equal(await whoamiSwitch.isChecked(), false, 'the waiting switch keeps its asked state through a re-render');
+  refuse();
+  await page.locator('.capability-row[data-key="whoami"] .field-error', { hasText: 'refused for this test' }).waitFor();
+  t.equal(await whoamiSwitch.isChecked(), true, 'the refused switch is back on');
+  t.equal(await whoamiSwitch.isDisabled(), false, 'and usable');
+  t.equal(await echo.isChecked(), false, 'the other switch is untouched');
+  await page.unroute(disablePath);
+  await echo.check();
+  await waitFor('echo listed again', async () => (await toolNames(client)).includes('alpha__echo'));
+
   await page.getByRole('link', { name: 'Invocations' }).click();
   await page.locator('[data-page="invocations"] tbody tr[data-status="denied"]').first().waitFor(SLOW);
   t.pass('the denied call is in the log');

@@ -55,19 +55,16 @@ export class CapabilityTab {
     this.list.setItems(model.items);
   }
 
+  /** A switch waiting for the API (its asked value) and the API's refusal, per item: rows re-rendered meanwhile show them. */
+  private readonly pending = new Map<string, boolean>();
+  private readonly refusals = new Map<string, string>();
+
   private row(item: TabItem): HTMLElement {
-    const error = h('span', { class: 'field-error' });
-    const sw = toggle(`enable ${item.type} ${item.key}`, item.enabled, (enabled, input) => {
-      input.disabled = true;
-      replace(error);
-      this.setEnabled(item, enabled)
-        .then(() => (item.enabled = enabled))
-        .catch((failure: Error) => {
-          input.checked = !enabled;
-          replace(error, failure.message);
-        })
-        .finally(() => (input.disabled = false));
-    });
+    const id = itemId(item);
+    const asked = this.pending.get(id);
+    const error = h('span', { class: 'field-error' }, this.refusals.get(id));
+    const sw = toggle(`enable ${item.type} ${item.key}`, asked ?? item.enabled, (enabled) => this.switchTo(item, enabled));
+    sw.querySelector('input')!.disabled = asked !== undefined;
     const schema = item.schema === undefined ? null : h('details', { class: 'schema' }, h('summary', {}, 'schema'), h('pre', { class: 'mono' }, JSON.stringify(item.schema, null, 2)));
     return h(
       'div',
@@ -85,4 +82,36 @@ export class CapabilityTab {
       ),
     );
   }
+
+  /** A switch flipped here: on a refusal that switch, and only it, goes back, with the API's message. */
+  private switchTo(item: TabItem, enabled: boolean): void {
+    const id = itemId(item);
+    this.pending.set(id, enabled);
+    this.refusals.delete(id);
+    this.showSwitch(item, enabled, true, '');
+    this.setEnabled(item, enabled).then(
+      () => {
+        this.pending.delete(id);
+        item.enabled = enabled;
+        this.showSwitch(item, enabled, false, '');
+      },
+      (failure: Error) => {
+        this.pending.delete(id);
+        this.refusals.set(id, failure.message);
+        this.showSwitch(item, !enabled, false, failure.message);
+      },
+    );
+  }
+
+  /** The item's row as it is now (the rows may have been rendered again since the click); none when paged or searched away. */
+  private showSwitch(item: TabItem, checked: boolean, busy: boolean, message: string): void {
+    const row = [...this.element.querySelectorAll<HTMLElement>('.capability-row')].find((candidate) => candidate.dataset.key === item.key);
+    if (!row) return;
+    const input = row.querySelector<HTMLInputElement>('input[role="switch"]')!;
+    input.checked = checked;
+    input.disabled = busy;
+    replace(row.querySelector('.field-error')!, message);
+  }
 }
+
+const itemId = (item: TabItem): string => `${item.type}:${item.key}`;
