@@ -2,14 +2,9 @@
 // `npm run bench -- --quick` (< 2 min). Starts its own synthetic upstreams,
 // coffer daemons and mcp-hub peers on 127.0.0.1, measures every figure side by
 // side, prints a table, writes bench/results/<timestamp>.json and .svg.
-//
-// Options: --quick · --only calls,fanout,hung (or footprint: only the
-// footprint rows, which fanout includes) · --footprint-at N (upstreams of the
-// footprint rows; 200 full, 10 quick) · --cpu-prof DIR (profile the coffer
-// daemon of the call scenarios) · --out DIR (default bench/results)
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
+import { parseOrExit, positiveInteger } from './cli-args.js';
 import { killAllChildren } from './proc.js';
 import { machine, table, type Row } from './report.js';
 import { callScenarios } from './scenarios/calls.js';
@@ -20,15 +15,33 @@ import { lineChart } from './svg.js';
 import { startHost } from './targets/host.js';
 import { BENCH_DIST, MCP_HUB_VERSION, SDK_VERSION } from './targets/paths.js';
 
-const { values } = parseArgs({
-  options: {
+const USAGE = `usage: npm run bench [-- options]
+  --quick              every row with fewer repetitions and smaller counts (< 2 min)
+  --only LIST          comma list of calls, fanout, hung, footprint (only the footprint rows, which fanout includes)
+  --footprint-at N     upstreams of the footprint rows (200 full, 10 quick)
+  --cpu-prof DIR       profile the coffer daemon of the call scenarios
+  --out DIR            where the JSON and SVG go (default bench/results)
+  --help               this text
+exit codes: 0 ran (targets met or not), 1 a scenario failed, 2 usage error or watchdog`;
+
+const SCENARIOS = ['calls', 'fanout', 'hung', 'footprint'];
+
+const values = parseOrExit(
+  {
     quick: { type: 'boolean', default: false },
     only: { type: 'string' },
     'cpu-prof': { type: 'string' },
     'footprint-at': { type: 'string' },
     out: { type: 'string', default: join(BENCH_DIST, '..', '..', 'bench', 'results') },
   },
-});
+  USAGE,
+  (parsed) => {
+    if (positiveInteger(parsed['footprint-at']) === null) return '--footprint-at must be a positive integer';
+    const unknown = (parsed.only ?? '').split(',').filter((name) => name !== '' && !SCENARIOS.includes(name));
+    return unknown.length > 0 ? `--only: unknown scenario ${unknown.join(', ')}` : null;
+  },
+);
+const footprintAt = positiveInteger(values['footprint-at']);
 
 const quick = values.quick;
 const settings: Settings = {
@@ -53,7 +66,7 @@ const settings: Settings = {
   peerHungWaitMs: quick ? 3_000 : 15_000,
   scalePoints: quick ? [10, 25] : [10, 100, 300, 500],
   peerScaleMax: 500,
-  footprintUpstreams: values['footprint-at'] ? Number(values['footprint-at']) : quick ? 10 : 200,
+  footprintUpstreams: footprintAt ?? (quick ? 10 : 200),
   loopDeadlineMs: quick ? 12_000 : 45_000,
   readyTimeoutMs: (count) => 30_000 + count * 2_000,
   ...(values['cpu-prof'] ? { cpuProfDir: values['cpu-prof'] } : {}),

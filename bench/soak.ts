@@ -12,9 +12,9 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { faultSwitch, networkConfig, startNetworkFixture, stdioFixture, type FaultSwitch } from '../test/fixtures/fixture-servers.js';
+import { parseOrExit, positiveInteger } from './cli-args.js';
 import { closeAll, connect, listAll } from './clients.js';
 import { killAllChildren, sleep } from './proc.js';
 import { machine } from './report.js';
@@ -24,14 +24,24 @@ import { Coffer } from './targets/coffer.js';
 import { startHost } from './targets/host.js';
 import { BENCH_DIST } from './targets/paths.js';
 
-const { values } = parseArgs({
-  options: {
+const USAGE = `usage: npm run soak [-- --minutes N | --seconds N] [--clients N] [--out DIR]
+  default 10 minutes, 16 clients, results in bench/results
+exit codes: 0 every request answered and the daemon back to steady, 1 not, 2 usage error`;
+
+const values = parseOrExit(
+  {
     minutes: { type: 'string' },
     seconds: { type: 'string' },
     clients: { type: 'string', default: '16' },
     out: { type: 'string', default: join(BENCH_DIST, '..', '..', 'bench', 'results') },
   },
-});
+  USAGE,
+  (parsed) => {
+    for (const name of ['minutes', 'seconds', 'clients'] as const) if (positiveInteger(parsed[name]) === null) return `--${name} must be a positive integer`;
+    return parsed.minutes !== undefined && parsed.seconds !== undefined ? 'give --minutes or --seconds, not both' : null;
+  },
+);
+
 const DURATION_MS = values.seconds ? Number(values.seconds) * 1_000 : Number(values.minutes ?? 10) * 60_000;
 const CLIENTS = Number(values.clients);
 const HEALTHY = 44;
