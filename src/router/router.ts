@@ -132,10 +132,13 @@ export class Router extends EventEmitter<RouterEvents> {
    */
   async list(kind: ListKind): Promise<Item[]> {
     const now = Date.now();
+    // Every deadline counts from here, not from when its upstream's request went out: posting to hundreds of actors
+    // (and a GC pause on the way) must not push the last ones' deadlines later.
+    const started = performance.now();
     const answers = await Promise.all(
       this.upstreams.active().map((upstream) => {
         const copy = this.copies.get(upstream.name, kind, now);
-        return copy ? { server: upstream.name, namespace: this.namespaceOf(upstream.name), items: copy.items, version: copy.version } : this.listWithDeadline(upstream, kind);
+        return copy ? { server: upstream.name, namespace: this.namespaceOf(upstream.name), items: copy.items, version: copy.version } : this.listWithDeadline(upstream, kind, started);
       }),
     );
     const lists = answers.filter((answer): answer is UpstreamList & { version: number } => answer !== null);
@@ -160,16 +163,16 @@ export class Router extends EventEmitter<RouterEvents> {
     this.collisions.set(kind, now);
   }
 
-  private async listWithDeadline(upstream: Upstream, kind: ListKind): Promise<(UpstreamList & { version: number }) | null> {
+  private async listWithDeadline(upstream: Upstream, kind: ListKind, started: number): Promise<(UpstreamList & { version: number }) | null> {
     const key = `${upstream.name}\u0000${kind}`;
     // Its last list missed the deadline and is still out: waiting again would only add the deadline to this answer.
     // The actor shares that in-flight request, and its arrival tells every session to list again.
     if (this.lateLists.has(key)) return null;
-    const pending = upstream.list(kind, false);
     let timer: NodeJS.Timeout | undefined;
     const deadline = new Promise<typeof MISSED>((resolve) => {
-      timer = setTimeout(() => resolve(MISSED), upstream.config.timeouts.list_deadline_ms);
+      timer = setTimeout(() => resolve(MISSED), Math.max(0, started + upstream.config.timeouts.list_deadline_ms - performance.now()));
     });
+    const pending = upstream.list(kind, false);
     const answer = await Promise.race([pending, deadline]);
     clearTimeout(timer);
     if (answer === MISSED) {

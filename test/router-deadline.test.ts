@@ -1,0 +1,47 @@
+// The router's list deadline counts from the client's list, not from when each
+// upstream's request went out: posting to many actors (or a GC pause while
+// doing so) must not push the last upstreams' deadlines later. Fakes for the
+// actors, no threads.
+import t from 'tap';
+import type { CapabilityGate } from '../src/router/gate.js';
+import { Router, type ServerDirectory } from '../src/router/router.js';
+import type { ListAnswer, Upstream, UpstreamDirectory } from '../src/upstreams/upstream.js';
+import { serverConfig } from './fixtures/fixture-servers.js';
+
+const DEADLINE_MS = 300;
+/** How long the first upstream holds the main thread while its request is posted. */
+const POSTING_MS = 300;
+
+function fakeUpstream(name: string, list: () => Promise<ListAnswer>): Upstream {
+  return {
+    name,
+    config: serverConfig(name, { type: 'stdio', command: 'none', args: [], env: {}, cwd: null }, { list_deadline_ms: DEADLINE_MS }),
+    list,
+    forward: () => Promise.reject(new Error('not used')),
+    cancel: () => undefined,
+    dropCache: () => undefined,
+    command: () => undefined,
+    status: () => ({ server: name, state: 'ready', since: Date.now(), attempts: 0, lastError: null, serverInfo: null, protocolVersion: null, pid: null }),
+  };
+}
+
+t.test('a list answers at the deadline counted from its start, even when posting to the upstreams took long', async (t) => {
+  const slowToPost = fakeUpstream('slow', () => {
+    const until = performance.now() + POSTING_MS;
+    while (performance.now() < until);
+    return Promise.resolve({ ok: true, state: 'live', items: [{ name: 'echo', inputSchema: { type: 'object' } }], version: 1, fetchedAt: Date.now() });
+  });
+  const hung = fakeUpstream('hung', () => new Promise<ListAnswer>(() => undefined));
+  const upstreams: UpstreamDirectory = { active: () => [slowToPost, hung], get: (name) => [slowToPost, hung].find((u) => u.name === name) };
+  const servers: ServerDirectory = { config: (name) => upstreams.get(name)?.config, all: () => [slowToPost.config, hung.config] };
+  const gate = { version: 0, isEnabled: () => true, observe: async () => undefined } as unknown as CapabilityGate;
+  const router = new Router(upstreams, gate, servers, 60_000);
+
+  const started = performance.now();
+  const items = await router.list('tools');
+  const elapsed = performance.now() - started;
+  t.same(items.map((item) => item.name), ['slow__echo'], 'the healthy upstream is listed, the hung one left out');
+  // Counted from each request's posting, the hung upstream's deadline would end at POSTING_MS + DEADLINE_MS (600 ms).
+  t.ok(elapsed < POSTING_MS + DEADLINE_MS - 100, `answered after ${Math.round(elapsed)} ms (deadline ${DEADLINE_MS} ms from the start)`);
+  t.same(router.degradedServers(), ['hung']);
+});
