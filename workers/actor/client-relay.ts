@@ -4,7 +4,8 @@
 // router's answers come back as `answer` commands.
 import type { ActorEvent, ClientTarget, ForwardOutcome } from '../../src/protocol/actor.js';
 import { JSONRPC } from '../../src/protocol/errors.js';
-import type { ServerRequestAnswer } from './jsonrpc-session.js';
+import type { Notify } from './connection.js';
+import { isObject, type ServerRequestAnswer } from './jsonrpc-session.js';
 
 export interface ClientRelayOptions {
   server: string;
@@ -20,8 +21,6 @@ interface Waiting {
   /** Sends a notification on the connection the request came from (the client's progress for it). */
   notify?: Notify;
 }
-
-export type Notify = (method: string, params: Record<string, unknown>) => Promise<void>;
 
 /**
  * `connectionSession`: the session a per_session connection belongs to (null
@@ -74,8 +73,7 @@ export class ClientRelay {
     const attributed = attribute(connectionSession, contexts, (id) => this.options.sessionOf(id));
     // Ambiguous: no particular client (the router sends it to whoever asked for such messages).
     const target = attributed === 'ambiguous' ? { forwardId: null, session: connectionSession } : attributed;
-    const body = typeof params === 'object' && params !== null && !Array.isArray(params) ? (params as Record<string, unknown>) : {};
-    this.options.emit({ type: 'notification', server: this.options.server, target, method, params: body });
+    this.options.emit({ type: 'notification', server: this.options.server, target, method, params: isObject(params) ? params : {} });
   }
 
   /** The client's progress on a request still waiting for its answer; dropped once answered. */

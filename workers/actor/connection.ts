@@ -37,13 +37,16 @@ export class RequestFailure extends Error {
   }
 }
 
+/** Sends a notification on one connection (the one a server request came from). */
+export type Notify = (method: string, params: Record<string, unknown>) => Promise<void>;
+
 export interface ConnectionHooks {
   /** A ready session ended without close() being called (child exit, dead HTTP server). */
   onLost(reason: string): void;
   /** `contexts`: the forwarded calls (their ids) the notification may belong to. */
   onNotification(method: string, params: unknown, contexts: string[]): void;
   /** A server→client request other than ping (sampling, elicitation, roots); without it they are refused with -32601. */
-  onRequest?(method: string, params: Record<string, unknown>, contexts: string[], signal: AbortSignal, notify: (method: string, params: Record<string, unknown>) => Promise<void>): Promise<ServerRequestAnswer>;
+  onRequest?(method: string, params: Record<string, unknown>, contexts: string[], signal: AbortSignal, notify: Notify): Promise<ServerRequestAnswer>;
 }
 
 export interface RequestOptions {

@@ -84,7 +84,6 @@ export interface SessionHooks {
   onerror?(error: Error): void;
 }
 
-
 interface Pending {
   resolve(result: Record<string, unknown>): void;
   reject(error: unknown): void;
@@ -238,7 +237,7 @@ export class JsonRpcSession {
     this.serverRequests.set(id, abort);
     this.hooks
       .onRequest(method, isObject(params) ? params : {}, this.contextsFor(related), abort.signal)
-      .catch((error: unknown) => ({ error: { code: -32603, message: error instanceof Error ? error.message : String(error) } }))
+      .catch((error: unknown) => ({ error: { code: JSONRPC.INTERNAL_ERROR, message: error instanceof Error ? error.message : String(error) } }))
       .then((answer) => {
         this.serverRequests.delete(id);
         // A cancelled request gets no answer (MCP cancellation).
