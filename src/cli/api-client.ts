@@ -2,6 +2,7 @@
 // $COFFER_HOME/daemon.json and turns every failure into a CliError with the
 // right exit code; it never starts a daemon.
 import { daemonFilePath, readDaemonFile, type DaemonFile } from '../daemon/daemon-file.js';
+import { RestClient, restBody, restInit } from '../api/rest-client.js';
 import { parseErrorEnvelope } from '../protocol/errors.js';
 import { EXIT, exitCodeForApiError } from './exit-codes.js';
 import { CliError } from './output.js';
@@ -50,11 +51,13 @@ export async function fetchStatus(port: number, timeoutMs = 2_000): Promise<Daem
   }
 }
 
-export class ApiClient {
+export class ApiClient extends RestClient {
   private constructor(
     private readonly home: string,
     readonly daemon: DaemonFile,
-  ) {}
+  ) {
+    super();
+  }
 
   static forHome(home: string): ApiClient {
     const daemon = readDaemonFile(home);
@@ -62,34 +65,12 @@ export class ApiClient {
     return new ApiClient(home, daemon);
   }
 
-  get<T>(path: string): Promise<T> {
-    return this.request<T>('GET', path);
-  }
-
-  post<T>(path: string, body?: unknown): Promise<T> {
-    return this.request<T>('POST', path, body);
-  }
-
-  patch<T>(path: string, body: unknown): Promise<T> {
-    return this.request<T>('PATCH', path, body);
-  }
-
-  delete(path: string): Promise<void> {
-    return this.request<void>('DELETE', path);
-  }
-
   async request<T>(method: string, path: string, body?: unknown): Promise<T> {
     let response: Response;
     try {
+      // Changes made here are audited with actor "cli".
       response = await fetch(`${daemonUrl(this.daemon.port)}/api/v1${path}`, {
-        method,
-        headers: {
-          authorization: `Bearer ${this.daemon.token}`,
-          // Who made the change, for the audit log (actor "cli").
-          'x-coffer-actor': 'cli',
-          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-        },
-        body: body === undefined ? undefined : JSON.stringify(body),
+        ...restInit(this.daemon.token, 'cli', method, body),
         signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
       });
     } catch (error) {
@@ -98,7 +79,7 @@ export class ApiClient {
     }
     const text = await response.text();
     if (!response.ok) throw apiError(response.status, text);
-    return (text === '' ? undefined : JSON.parse(text)) as T;
+    return restBody<T>(text);
   }
 }
 

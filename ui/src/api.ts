@@ -1,5 +1,6 @@
 // The REST API (/api/v1) from the page, with the session's token. Errors keep
 // the daemon's envelope so views show its messages verbatim.
+import { RestClient, restBody, restInit } from '../../src/api/rest-client.js';
 import { parseErrorEnvelope } from '../../src/protocol/errors.js';
 import type { FieldError } from './types.js';
 
@@ -25,47 +26,24 @@ export async function apiErrorOf(response: Response): Promise<ApiError> {
   return new ApiError(response.status, code, message, details);
 }
 
-export class Api {
+export class Api extends RestClient {
   constructor(
     private readonly token: string,
     /** Called on 401: the token was rotated or the session is stale. */
     private readonly onUnauthenticated: () => void,
-  ) {}
-
-  get<T>(path: string): Promise<T> {
-    return this.request<T>('GET', path);
-  }
-
-  post<T>(path: string, body?: unknown): Promise<T> {
-    return this.request<T>('POST', path, body);
-  }
-
-  patch<T>(path: string, body: unknown): Promise<T> {
-    return this.request<T>('PATCH', path, body);
-  }
-
-  delete(path: string): Promise<void> {
-    return this.request<void>('DELETE', path);
+  ) {
+    super();
   }
 
   async request<T>(method: string, path: string, body?: unknown): Promise<T> {
-    const response = await fetch(`/api/v1${path}`, {
-      method,
-      headers: {
-        authorization: `Bearer ${this.token}`,
-        // Changes made here are audited with actor "ui".
-        'x-coffer-actor': 'ui',
-        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-      },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
+    // Changes made here are audited with actor "ui".
+    const response = await fetch(`/api/v1${path}`, restInit(this.token, 'ui', method, body));
     if (!response.ok) {
       const error = await apiErrorOf(response);
       if (error.code === 'UNAUTHENTICATED') this.onUnauthenticated();
       throw error;
     }
-    const text = await response.text();
-    return (text === '' ? undefined : JSON.parse(text)) as T;
+    return restBody<T>(await response.text());
   }
 }
 
