@@ -18,9 +18,16 @@ export function workerFile(relative: string): string {
 /**
  * The actor worker's entry: the one-file bundle `npm run build` makes
  * (scripts/build-actor.mjs), unless it is older than the compiled main.js
- * (a bare `tsc` since), which is then loaded as is.
+ * (a bare `tsc` since), which is then loaded as is. Decided once per process:
+ * it is asked for every actor started (hundreds at start-up), on the main thread.
  */
 export function actorEntry(): string {
+  return (chosenActorEntry ??= newestActorEntry());
+}
+
+let chosenActorEntry: string | undefined;
+
+function newestActorEntry(): string {
   const main = workerFile('actor/main.js');
   const bundle = workerFile('actor/bundle.js');
   try {
