@@ -31,17 +31,12 @@ export const CAPABILITY_TYPE_OF: Record<ListKind, CapabilityType> = {
   prompts: 'prompt',
 };
 
+/** The field that holds an item's identity, by kind. */
+export const IDENTITY_FIELD: Readonly<Record<ListKind, 'name' | 'uri' | 'uriTemplate'>> = { tools: 'name', prompts: 'name', resources: 'uri', resourceTemplates: 'uriTemplate' };
+
 /** The identity of one item of a list (R5: the name is the identity). */
 export function capabilityKey(kind: ListKind, item: Record<string, unknown>): string {
-  switch (kind) {
-    case 'tools':
-    case 'prompts':
-      return String(item.name);
-    case 'resources':
-      return String(item.uri);
-    case 'resourceTemplates':
-      return String(item.uriTemplate);
-  }
+  return String(item[IDENTITY_FIELD[kind]]);
 }
 
 // The management view of one server's capabilities (GET /servers/{name}/capabilities, refresh).

@@ -3,7 +3,7 @@
 // empty namespace passes them through, except those that would collide with
 // another exposed name: those fall back to the server-name prefix, so every
 // exposed name routes to exactly one capability.
-import { capabilityKey, type ListKind } from '../protocol/capabilities.js';
+import { capabilityKey, IDENTITY_FIELD, type ListKind } from '../protocol/capabilities.js';
 import { namespaceName, namespaceUri, type Namespaced } from './namespace.js';
 
 export type Item = Record<string, unknown>;
@@ -32,22 +32,15 @@ export interface Merged {
   collisions: Collision[];
 }
 
-const IDENTITY: Record<ListKind, 'name' | 'uri' | 'uriTemplate'> = { tools: 'name', prompts: 'name', resources: 'uri', resourceTemplates: 'uriTemplate' };
-
-/** The identity field of an item of this kind (name, uri or uriTemplate). */
-export function identityField(kind: ListKind): 'name' | 'uri' | 'uriTemplate' {
-  return IDENTITY[kind];
-}
-
 /** The exposed form of an original name or URI under `prefix` ("" = unchanged). */
 export function expose(kind: ListKind, prefix: string, original: string): string {
   if (prefix === '') return original;
-  return IDENTITY[kind] === 'name' ? namespaceName(prefix, original) : namespaceUri(prefix, original);
+  return IDENTITY_FIELD[kind] === 'name' ? namespaceName(prefix, original) : namespaceUri(prefix, original);
 }
 
 /** Returns a copy of the item with its identity exposed as `exposed`; every other field unchanged. */
 export function namespaceItem(kind: ListKind, exposed: string, item: Item): Item {
-  return { ...item, [IDENTITY[kind]]: exposed };
+  return { ...item, [IDENTITY_FIELD[kind]]: exposed };
 }
 
 interface Entry {
@@ -87,7 +80,7 @@ export function mergeLists(kind: ListKind, lists: UpstreamList[], isEnabled: IsE
   const entries: Entry[] = [];
   for (const { server, namespace, items } of [...lists].sort((a, b) => (a.server < b.server ? -1 : a.server > b.server ? 1 : 0))) {
     for (const item of items) {
-      const original = String(item[IDENTITY[kind]]);
+      const original = capabilityKey(kind, item);
       entries.push({ server, unprefixed: namespace === '', original, exposed: expose(kind, namespace, original), item });
     }
   }
@@ -96,7 +89,7 @@ export function mergeLists(kind: ListKind, lists: UpstreamList[], isEnabled: IsE
   const items: Item[] = [];
   for (const entry of entries) {
     if (!routes.has(entry.exposed)) routes.set(entry.exposed, { server: entry.server, original: entry.original });
-    if (isEnabled(entry.server, kind, capabilityKey(kind, entry.item))) items.push(entry.unprefixed ? entry.item : namespaceItem(kind, entry.exposed, entry.item));
+    if (isEnabled(entry.server, kind, entry.original)) items.push(entry.unprefixed ? entry.item : namespaceItem(kind, entry.exposed, entry.item));
   }
   return { items, routes, collisions };
 }

@@ -2,9 +2,8 @@
 // exposed name exactly; before a list exists (or for a URI from a resource
 // template) the prefix tells; a name without a known prefix belongs to the
 // one unprefixed server, if there is exactly one. Never a guess between two.
-import type { ListKind } from '../protocol/capabilities.js';
+import { IDENTITY_FIELD, type ListKind } from '../protocol/capabilities.js';
 import type { ServerConfig } from '../protocol/server-config.js';
-import { identityField } from './merge.js';
 import { parseNamespacedName, parseNamespacedUri, type Namespaced } from './namespace.js';
 
 export interface ResolverDirectory {
@@ -44,7 +43,7 @@ export function prefixOf(config: Pick<ServerConfig, 'name' | 'namespace'>): stri
 
 /** Splits `<prefix>__<name>` or `coffer://<prefix>/<uri>` (`server` is the prefix); null if `value` has no prefix form. */
 function splitPrefix(kind: ListKind, value: string): Namespaced | null {
-  return identityField(kind) === 'name' ? parseNamespacedName(value) : parseNamespacedUri(value);
+  return IDENTITY_FIELD[kind] === 'name' ? parseNamespacedName(value) : parseNamespacedUri(value);
 }
 
 export type Resolution = Namespaced | { ambiguous: string[] } | null;

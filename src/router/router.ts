@@ -2,7 +2,7 @@
 // merges and namespaces them, gates them by preference, and routes calls back
 // by namespace. It never waits on an upstream without a deadline.
 import { EventEmitter } from 'node:events';
-import type { ListKind } from '../protocol/capabilities.js';
+import { IDENTITY_FIELD, type ListKind } from '../protocol/capabilities.js';
 import { JSONRPC } from '../protocol/errors.js';
 import type { ClientRef, ForwardOutcome } from '../protocol/actor.js';
 import type { ServerConfig } from '../protocol/server-config.js';
@@ -225,13 +225,13 @@ export class Router extends EventEmitter<RouterEvents> {
 
   /** Routes tools/call, resources/read or prompts/get to its upstream with the original name / URI. */
   async forward(kind: CallKind, method: string, params: Record<string, unknown>, ctx: ForwardContext): Promise<Record<string, unknown>> {
-    const field = kind === 'resources' ? 'uri' : 'name';
+    const field = IDENTITY_FIELD[kind];
     const { upstream, target } = await this.resolve(kind, params[field]);
     const started = Date.now();
     const record = (outcome: { status: InvocationStatus; error_code: number | null }) =>
       this.emit('invocation', { at: new Date(started).toISOString(), server: upstream.name, kind: INVOCATION_KIND[kind], key: target.original, duration_ms: Date.now() - started, session: ctx.sessionId, ...outcome });
     try {
-      if (!this.gate.isEnabled(upstream.name, kind, target.original)) throw disabled(kind, upstream.name, target.original);
+      this.assertEnabled(kind, upstream.name, target.original);
       const result = await this.send(upstream, method, { ...params, [field]: target.original }, ctx);
       record({ status: 'ok', error_code: null });
       return result;
@@ -282,7 +282,8 @@ export class Router extends EventEmitter<RouterEvents> {
   /** The enabled upstream an exposed name or URI belongs to, and its original form. */
   async resolve(kind: ListKind, value: unknown): Promise<{ upstream: Upstream; target: Namespaced }> {
     const what = describe(kind);
-    if (typeof value !== 'string') throw RpcError.invalidParams(`the ${what} ${kind === 'tools' || kind === 'prompts' ? 'name' : 'URI'} must be a string`);
+    const byName = IDENTITY_FIELD[kind] === 'name';
+    if (typeof value !== 'string') throw RpcError.invalidParams(`the ${what} ${byName ? 'name' : 'URI'} must be a string`);
     const resolution = await resolveExposed(
       {
         routes: (listKind) => this.merged.get(listKind)?.routes,
@@ -300,13 +301,13 @@ export class Router extends EventEmitter<RouterEvents> {
       throw RpcError.coffer(JSONRPC.TOOL_DISABLED, 'TOOL_DISABLED', `server '${resolution.server}' is disabled in coffer; enable it with 'coffer mcp enable ${resolution.server}'`, { server: resolution.server });
     }
     if (!resolution || !upstream) {
-      const expected = kind === 'tools' || kind === 'prompts' ? '<namespace>__<name>' : 'coffer://<namespace>/<uri>';
+      const expected = byName ? '<namespace>__<name>' : 'coffer://<namespace>/<uri>';
       throw RpcError.coffer(JSONRPC.INVALID_PARAMS, 'RESOURCE_NOT_FOUND', `unknown ${what} '${value}': expected ${expected} of an enabled server`);
     }
     return { upstream, target: resolution };
   }
 
-  /** R10 for what is not a call (subscriptions): a disabled resource is refused as such. */
+  /** R10: a disabled capability is refused as such (calls, and subscriptions). */
   assertEnabled(kind: CallKind, server: string, key: string): void {
     if (!this.gate.isEnabled(server, kind, key)) throw disabled(kind, server, key);
   }
