@@ -3,12 +3,15 @@
 import type { ActorEvent, ForwardOutcome, ForwardRequest } from '../../src/protocol/actor.js';
 import { JSONRPC, type JsonRpcErrorBody } from '../../src/protocol/errors.js';
 import type { ServerConfig } from '../../src/protocol/server-config.js';
-import { RequestFailure, type Connection } from './connection.js';
-import type { SessionConnections } from './session-connections.js';
+import { RequestFailure } from './connection.js';
+import type { Lease, SessionConnections } from './session-connections.js';
 import type { Supervisor } from './supervisor.js';
 
 /** LSP's RequestCancelled; MCP has no code of its own (a cancelled request gets no answer downstream anyway). */
 export const REQUEST_CANCELLED = -32800;
+
+/** The shared connection is the supervisor's: a call holds nothing to give back. */
+const keepShared = (): void => undefined;
 
 interface InFlight {
   abort: AbortController;
@@ -42,10 +45,11 @@ export class Forwarder {
     const abort = new AbortController();
     const entry: InFlight = { abort, session: req.client?.session };
     this.inFlight.set(req.id, entry);
-    const leased = this.sessions !== null && req.client !== undefined ? req.client.session : null;
+    let lease: Lease | string | undefined;
     try {
-      const connection = await this.connectionFor(req);
-      if (typeof connection === 'string') return this.error(JSONRPC.UPSTREAM_UNAVAILABLE, 'UPSTREAM_UNAVAILABLE', connection);
+      lease = await this.connectionFor(req);
+      if (typeof lease === 'string') return this.error(JSONRPC.UPSTREAM_UNAVAILABLE, 'UPSTREAM_UNAVAILABLE', lease);
+      const { connection } = lease;
       if (abort.signal.aborted) return { ok: false, error: { code: REQUEST_CANCELLED, message: `${req.method} was cancelled` } };
       // The router already took the client's progressToken off; the session sets its own when progress is wanted.
       const result = await connection.request(req.method, req.params, {
@@ -63,12 +67,12 @@ export class Forwarder {
       return this.failed(error);
     } finally {
       if (this.inFlight.get(req.id) === entry) this.inFlight.delete(req.id);
-      if (leased !== null) this.sessions!.release(leased);
+      if (typeof lease === 'object') lease.release();
     }
   }
 
   /** The connection for this call, or why there is none. */
-  private async connectionFor(req: ForwardRequest): Promise<Connection | string> {
+  private async connectionFor(req: ForwardRequest): Promise<Lease | string> {
     if (this.sessions && req.client) {
       try {
         return await this.sessions.acquire(req.client);
@@ -76,7 +80,8 @@ export class Forwarder {
         return `upstream ${this.config.name}: could not open a connection for this client session: ${error instanceof Error ? error.message : String(error)}`;
       }
     }
-    return (await this.supervisor.usable()) ?? this.supervisor.unavailableReason();
+    const shared = await this.supervisor.usable();
+    return shared ? { connection: shared, release: keepShared } : this.supervisor.unavailableReason();
   }
 
   cancel(id: string, reason: string): void {

@@ -17,6 +17,12 @@ const RELAYED_CAPABILITIES = ['sampling', 'elicitation', 'roots'];
 /** Server messages of a session's connection, tagged with that session. */
 export type SessionConnectionHooks = (session: string) => Pick<ConnectionHooks, 'onNotification' | 'onRequest'>;
 
+/** A call's hold on its session's connection; release() once the call is over. */
+export interface Lease {
+  connection: Connection;
+  release(): void;
+}
+
 interface Entry {
   opening: Promise<Connection>;
   connection: Connection | null;
@@ -39,10 +45,10 @@ export class SessionConnections {
 
   /**
    * The session's open connection (opened now if needed) for one call, which
-   * must release() it; rejects when it cannot be opened within connect_ms.
+   * must release the lease; rejects when it cannot be opened within connect_ms.
    */
-  acquire(client: ClientRef): Promise<Connection> {
-    if (this.stopped) return Promise.reject(new Error('the actor is shutting down'));
+  async acquire(client: ClientRef): Promise<Lease> {
+    if (this.stopped) throw new Error('the actor is shutting down');
     let entry = this.entries.get(client.session);
     if (!entry) {
       const created: Entry = { opening: this.open(client), connection: null, active: 0, idleTimer: undefined };
@@ -53,14 +59,20 @@ export class SessionConnections {
       );
       entry = created;
     }
-    entry.active += 1;
-    clearTimeout(entry.idleTimer);
-    return entry.opening;
+    const held = entry;
+    held.active += 1;
+    clearTimeout(held.idleTimer);
+    try {
+      return { connection: await held.opening, release: () => this.release(client.session, held) };
+    } catch (error) {
+      this.release(client.session, held);
+      throw error;
+    }
   }
 
-  release(session: string): void {
-    const entry = this.entries.get(session);
-    if (!entry || --entry.active > 0) return;
+  /** Bound to the entry it was leased from: a later entry of the same session is never counted down. */
+  private release(session: string, entry: Entry): void {
+    if (--entry.active > 0 || this.entries.get(session) !== entry) return;
     entry.idleTimer = setTimeout(() => this.entries.get(session) === entry && void this.close(session), IDLE_MS);
     entry.idleTimer.unref();
   }
