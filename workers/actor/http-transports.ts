@@ -203,7 +203,7 @@ export class StreamableHttpTransport extends HttpTransportBase {
       this.report(failure);
       throw failure;
     }
-    if (status === 202 || !isRequest(message)) {
+    if (status === 202 || id === undefined) {
       res.resume();
       if (status === 202 && message.method === 'notifications/initialized') this.openStream();
       return;
@@ -211,9 +211,9 @@ export class StreamableHttpTransport extends HttpTransportBase {
     const type = String(res.headers['content-type'] ?? '');
     if (type.includes('text/event-stream')) {
       // The answer (and any notifications before it) arrives on this stream; it is read in the background.
-      readSse(res, (event) => this.sseEvent(event, message.id as JsonRpcId), (error) => this.report(error)).catch((error: unknown) => {
+      readSse(res, (event) => this.sseEvent(event, id), (error) => this.report(error)).catch((error: unknown) => {
         // An answer we gave up on (cancelled, timed out) was cut off on purpose.
-        if (this.cutOff.delete(message.id as JsonRpcId)) return;
+        if (this.cutOff.delete(id)) return;
         this.report(new Error(`SSE stream disconnected: ${asError(error).message}`));
       });
       return;
@@ -223,7 +223,7 @@ export class StreamableHttpTransport extends HttpTransportBase {
       try {
         text = await readText(res);
       } catch (error) {
-        if (!this.cutOff.delete(id!)) this.report(new Error(`Streamable HTTP error: ${asError(error).message}`));
+        if (!this.cutOff.delete(id)) this.report(new Error(`Streamable HTTP error: ${asError(error).message}`));
         throw error;
       }
       this.deliverText(text, id);
