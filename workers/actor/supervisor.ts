@@ -6,13 +6,13 @@ import type { ActorState, ActorStatus, ActorTuning } from '../../src/protocol/ac
 import type { ServerConfig } from '../../src/protocol/server-config.js';
 import { retryPlan } from './backoff.js';
 import { Connection, type ConnectionHooks } from './connection.js';
+import type { ActorLog } from './log.js';
 
 /**
  * The shared connection can relay sampling and elicitation to the client whose
  * call caused them; roots belong to one client, so only per_session declares them.
  */
 const SHARED_CLIENT_CAPABILITIES = { sampling: {}, elicitation: {} };
-import type { ActorLog } from './log.js';
 
 export interface SupervisorHooks {
   onState(status: ActorStatus): void;
