@@ -1,4 +1,5 @@
 // One line of text per live event, for the activity panel. Pure.
+import { healthLabel, type Tone } from './format.js';
 import type { CofferEvent } from './types.js';
 
 export interface EventLine {
@@ -7,13 +8,13 @@ export interface EventLine {
   label: string;
   server: string | null;
   text: string;
-  tone: 'ok' | 'busy' | 'bad' | 'off';
+  tone: Tone;
 }
 
 export function eventLine(event: CofferEvent): EventLine {
   switch (event.type) {
     case 'health':
-      return { at: event.at, label: 'health', server: event.server, text: `${event.state}${event.last_error ? ` — ${event.last_error}` : ''}`, tone: event.state === 'ready' ? 'ok' : event.state === 'connecting' ? 'busy' : event.state === 'stopped' ? 'off' : 'bad' };
+      return { at: event.at, label: 'health', server: event.server, text: `${event.state}${event.last_error ? ` — ${event.last_error}` : ''}`, tone: healthLabel(event).tone };
     case 'list_changed':
       return { at: event.at, label: 'list', server: event.server, text: `${event.kind} list changed`, tone: 'busy' };
     case 'degraded':

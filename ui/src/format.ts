@@ -1,10 +1,12 @@
 // How values read on screen: health, transports, times. Pure.
 import type { ServerHealth, SessionMode, TransportConfig } from './types.js';
 
+/** CSS modifier of a badge or activity line. */
+export type Tone = 'ok' | 'busy' | 'bad' | 'off';
+
 export interface HealthLabel {
   text: string;
-  /** CSS modifier: ok, busy, bad, off. */
-  tone: 'ok' | 'busy' | 'bad' | 'off';
+  tone: Tone;
 }
 
 const HEALTH: Record<string, HealthLabel> = {
