@@ -4,12 +4,12 @@
 // page supplies Refresh, which reloads its tabs.
 import { serverPath } from '../api.js';
 import type { ViewContext } from '../context.js';
-import { h, replace, toggle } from '../dom.js';
+import { h, replace } from '../dom.js';
 import { namespaceSummary, SESSION_MODE_TEXT, transportSummary } from '../format.js';
 import type { ServerView, TestReport } from '../types.js';
 import { healthBadge } from './health-badge.js';
 import { openServerForm } from './server-form.js';
-import { setServerEnabled } from './servers-page.js';
+import { serverSwitch } from './servers-page.js';
 
 function testReportText(report: TestReport): string {
   if (!report.ok) return `Connection failed: ${report.error?.message ?? 'no reason given'}`;
@@ -73,7 +73,7 @@ export class ServerHead {
       h(
         'div',
         { class: 'actions' },
-        h('span', { class: 'switch-label' }, toggle(`enable ${server.name}`, server.enabled, (enabled, input) => this.setEnabled(enabled, input)), server.enabled ? ' Enabled' : ' Disabled'),
+        h('span', { class: 'switch-label' }, serverSwitch(this.context, server, this.notice), server.enabled ? ' Enabled' : ' Disabled'),
         button('Refresh', this.refresh),
         button('Test connection', (target) => this.test(target)),
         // The config as it is now: fields the head does not show (timeouts, env) may have changed since it was built.
@@ -81,15 +81,6 @@ export class ServerHead {
         button('Remove', () => this.remove(), { class: 'danger' }),
       ),
     );
-  }
-
-  private setEnabled(enabled: boolean, input: HTMLInputElement): void {
-    input.disabled = true;
-    setServerEnabled(this.context, this.name, enabled).catch((error: Error) => {
-      input.checked = !enabled;
-      input.disabled = false;
-      replace(this.notice, error.message);
-    });
   }
 
   private async test(button: HTMLButtonElement): Promise<void> {

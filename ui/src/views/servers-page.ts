@@ -12,9 +12,21 @@ import { openServerForm } from './server-form.js';
 
 const PAGE_SIZE = 50;
 
-export async function setServerEnabled(context: ViewContext, name: string, enabled: boolean): Promise<void> {
+async function setServerEnabled(context: ViewContext, name: string, enabled: boolean): Promise<void> {
   await context.api.post(serverPath(name, enabled ? '/enable' : '/disable'));
   await context.servers.reload();
+}
+
+/** A server's enabled switch (list row and server page): on a refusal it goes back, usable, and `notice` says why. */
+export function serverSwitch(context: ViewContext, server: ServerView, notice: HTMLElement): HTMLLabelElement {
+  return toggle(`enable ${server.name}`, server.enabled, (enabled, input) => {
+    input.disabled = true;
+    setServerEnabled(context, server.name, enabled).catch((error: Error) => {
+      input.checked = !enabled;
+      input.disabled = false;
+      replace(notice, error.message);
+    });
+  });
 }
 
 export function serversPage(context: ViewContext): View {
@@ -26,14 +38,7 @@ export function serversPage(context: ViewContext): View {
     h(
       'div',
       { class: 'row server-row', 'data-server': server.name },
-      toggle(`enable ${server.name}`, server.enabled, (enabled, input) => {
-        input.disabled = true;
-        setServerEnabled(context, server.name, enabled).catch((error: Error) => {
-          input.checked = !enabled;
-          input.disabled = false;
-          replace(notice, error.message);
-        });
-      }),
+      serverSwitch(context, server, notice),
       h('a', { class: 'name', href: `#/servers/${encodeURIComponent(server.name)}/tools` }, server.name),
       h('span', { class: 'transport' }, h('span', { class: 'tag' }, server.transport.type), h('span', { class: 'mono ellipsis', title: transportSummary(server.transport) }, transportSummary(server.transport))),
       healthBadge(server),
