@@ -85,6 +85,9 @@ export function tabModel(loaded: Loaded, tab: Tab): TabModel {
   }
 }
 
+/** The items of a tab the upstream offers now (its count on the tab, and after a refresh). */
+export const liveCount = (model: TabModel): number => model.items.filter((item) => item.live).length;
+
 /** A switch changed (here or by another client): patched into the loaded answer in place. */
 export function applyPreference(loaded: Loaded, type: string, key: string, enabled: boolean): void {
   if (loaded.state === 'unreachable') {

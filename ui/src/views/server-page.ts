@@ -3,11 +3,11 @@
 // The capabilities are read again when the upstream comes back or goes down,
 // or announces a list change after a clean load.
 import { ApiError, serverPath } from '../api.js';
-import { applyPreference, loadedCleanly, TABS, tabModel, type Loaded, type Tab } from '../capability-model.js';
+import { applyPreference, liveCount, loadedCleanly, TABS, tabModel, type Loaded, type Tab } from '../capability-model.js';
 import type { View, ViewContext } from '../context.js';
 import { h, replace } from '../dom.js';
 import { clock } from '../format.js';
-import type { CapabilitiesView, KindView, KnownKey } from '../types.js';
+import type { CapabilitiesView, KnownKey } from '../types.js';
 import { CapabilityTab } from './capability-tab.js';
 import { ServerHead } from './server-head.js';
 
@@ -27,8 +27,6 @@ function loadedOf(result: { view: CapabilitiesView } | { error: Error }): Loaded
   return { state: 'error', error };
 }
 
-const liveCount = (...kinds: KindView[]): number => kinds.reduce((sum, kind) => sum + kind.items.filter((item) => item.live).length, 0);
-
 export function serverPage(context: ViewContext, name: string, initialTab: Tab): ServerPageView {
   let tab = initialTab;
   let loaded: Loaded = { state: 'loading' };
@@ -47,8 +45,7 @@ export function serverPage(context: ViewContext, name: string, initialTab: Tab):
   const renderTabs = (): void => {
     for (const kind of TABS) {
       const model = tabModel(loaded, kind);
-      const live = model.items.filter((item) => item.live).length;
-      replace(tabLinks[kind], kind[0]!.toUpperCase() + kind.slice(1), model.status === 'loading' ? null : h('span', { class: 'count' }, model.status === 'failed' ? '!' : String(live)));
+      replace(tabLinks[kind], kind[0]!.toUpperCase() + kind.slice(1), model.status === 'loading' ? null : h('span', { class: 'count' }, model.status === 'failed' ? '!' : String(liveCount(model))));
       tabLinks[kind].classList.toggle('active', kind === tab);
       tabLinks[kind].setAttribute('aria-selected', String(kind === tab));
       if (kind === tab) tabs[kind].show(model);
@@ -83,7 +80,7 @@ export function serverPage(context: ViewContext, name: string, initialTab: Tab):
       refreshResult,
       outcome instanceof Error
         ? `Refresh failed: ${outcome.message}`
-        : `Refreshed at ${clock(new Date().toISOString())}: ${liveCount(outcome.tools)} tools, ${liveCount(outcome.resources, outcome.resource_templates)} resources, ${liveCount(outcome.prompts)} prompts`,
+        : `Refreshed at ${clock(new Date().toISOString())}: ${TABS.map((kind) => `${liveCount(tabModel({ state: 'view', view: outcome }, kind))} ${kind}`).join(', ')}`,
     );
   };
 
