@@ -2,6 +2,7 @@
 // the fragment never reaches a server or its logs. The page removes it from the
 // address bar before anything else, trades it once for the token and keeps the
 // token in sessionStorage (this tab only; gone when the tab closes).
+import { LOGIN_PATH } from '../../src/ui/routes.js';
 import { apiErrorOf } from './api.js';
 
 const STORAGE_KEY = 'coffer.token';
@@ -13,7 +14,7 @@ export async function establishSession(): Promise<string | null> {
   if (!match) return sessionStorage.getItem(STORAGE_KEY);
   // Out of the address bar and this history entry at once, whatever happens next.
   history.replaceState(null, '', `${location.pathname}${location.search}#/servers`);
-  const response = await fetch('/api/v1/ui/login', {
+  const response = await fetch(`/api/v1${LOGIN_PATH}`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify({ code: match[1] }),

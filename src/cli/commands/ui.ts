@@ -1,6 +1,8 @@
 // `coffer ui`: prints a one-time login link to the web UI. The code rides in
 // the URL fragment, which browsers never send to a server, so it reaches no
 // log; the page trades it for the token once and removes it from the address bar.
+import type { IssuedCode } from '../../ui/login-codes.js';
+import { LOGIN_CODE_PATH } from '../../ui/routes.js';
 import { daemonUrl, type ApiClient } from '../api-client.js';
 import { expectPositionals } from '../args.js';
 import { defineAction, type Command } from '../command.js';
@@ -20,7 +22,7 @@ export interface LoginLink {
 
 /** Asks the daemon for a one-time code and builds the link to the UI with it. */
 export async function loginLink(api: ApiClient): Promise<LoginLink> {
-  const { code, expires_at } = await api.post<{ code: string; expires_at: string }>('/ui/login-codes');
+  const { code, expires_at } = await api.post<IssuedCode>(LOGIN_CODE_PATH);
   return { url: `${daemonUrl(api.daemon.port)}/#login=${code}`, expires_at };
 }
 
