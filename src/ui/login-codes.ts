@@ -12,7 +12,7 @@ export interface LoginCodeOptions {
   now(): number;
 }
 
-export const DEFAULT_LOGIN_CODE_OPTIONS: LoginCodeOptions = { ttlMs: 120_000, maxOutstanding: 32, now: Date.now };
+const DEFAULT_LOGIN_CODE_OPTIONS: LoginCodeOptions = { ttlMs: 120_000, maxOutstanding: 32, now: Date.now };
 
 export interface IssuedCode {
   code: string;

@@ -8,7 +8,7 @@ import { extname, join } from 'node:path';
 import { sendBuffered, type IncomingRequest, type ResponseState } from '../http/bridge.js';
 import { DIST_ROOT } from '../paths.js';
 
-export const UI_DIR = join(DIST_ROOT, 'ui');
+const UI_DIR = join(DIST_ROOT, 'ui');
 
 const CONTENT_TYPES: Record<string, string> = {
   '.html': 'text/html; charset=utf-8',
@@ -17,7 +17,7 @@ const CONTENT_TYPES: Record<string, string> = {
   '.svg': 'image/svg+xml',
 };
 
-export const SECURITY_HEADERS: Readonly<Record<string, string>> = {
+const SECURITY_HEADERS: Readonly<Record<string, string>> = {
   'content-security-policy': "default-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
   'x-content-type-options': 'nosniff',
   'x-frame-options': 'DENY',
