@@ -1,10 +1,10 @@
-// One downstream MCP session: its SDK transport and what the client declared.
-import type { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
+// One downstream MCP session: its transport (the SDK's, with coffer's fast path) and what the client declared.
+import type { SessionTransport } from './session-transport.js';
 
 export interface McpSession {
   /** Empty until the transport accepted `initialize`. */
   id: string;
-  transport: WebStandardStreamableHTTPServerTransport;
+  transport: SessionTransport;
   protocolVersion: string | null;
   clientInfo: { name?: string; version?: string } | null;
   clientCapabilities: Record<string, unknown>;

@@ -140,17 +140,16 @@ export class SessionRegistry {
     if (!result.ok) return reply.fetch(await session.transport.handleRequest(withBody(head.toRequest(), body)));
     const parsed = result.value;
     if (Array.isArray(parsed) && parsed.length === 0) return sendRpcError(reply, 400, -32600, 'Invalid Request: an empty batch');
-    const ids = requestIds(parsed);
+    // The fast path's check collects the request ids as it goes; only other POSTs are walked again for them.
+    const plain = fastPathHeaders(head.headers) ? plainMessages(parsed) : null;
+    const ids = plain?.requestIds ?? requestIds(parsed);
     const clash = ids.find((id, index) => session.pending.has(id) || ids.indexOf(id) !== index);
     if (clash !== undefined) {
       return sendRpcError(reply, 400, -32600, `Invalid Request: id ${JSON.stringify(clash)} is already used by a pending request of this session`);
     }
-    // open() gives every session a SessionTransport; McpSession names the SDK class it extends.
-    const fast = session.transport instanceof SessionTransport ? session.transport : null;
-    const plain = fast && fastPathHeaders(head.headers) ? plainMessages(parsed) : null;
     // Reserved now (no await in between), released by the dispatcher once answered.
     for (const id of ids) session.pending.add(id);
-    if (fast && plain) return fast.accept(plain, reply);
+    if (plain) return session.transport.accept(plain, reply);
     let response: Response;
     try {
       response = await session.transport.handleRequest(head.toRequest(), { parsedBody: parsed });
