@@ -2,7 +2,7 @@
 // (sampling, elicitation, roots) go to the session whose call caused them, on
 // that call's stream, and the answer goes back to the actor; log messages and
 // resource updates go to the sessions that asked for them.
-import type { ActorEvent, ForwardOutcome } from '../protocol/actor.js';
+import type { ActorEvent, ClientTarget, ForwardOutcome } from '../protocol/actor.js';
 import { JSONRPC } from '../protocol/errors.js';
 import type { UpstreamDirectory } from '../upstreams/upstream.js';
 import type { LogLevels } from './log-levels.js';
@@ -60,8 +60,7 @@ export class ClientMessages {
   }
 
   private async request(event: Extract<ClientEvent, { type: 'client_request' }>): Promise<void> {
-    const call = event.target.forwardId === null ? undefined : this.callOf(event.target.forwardId);
-    const session = call?.sessionId ?? event.target.session;
+    const { call, session } = this.route(event.target);
     const key = `${event.server}\u0000${event.ticket}`;
     const abort = new AbortController();
     this.tickets.set(key, abort);
@@ -82,6 +81,12 @@ export class ClientMessages {
     this.upstreams.get(event.server)?.command({ type: 'answer', ticket: event.ticket, outcome });
   }
 
+  /** The session a message is for: that of the call it came with, else the one its connection serves, if any. */
+  private route(target: ClientTarget): { call: CallRoute | undefined; session: string | null } {
+    const call = target.forwardId === null ? undefined : this.callOf(target.forwardId);
+    return { call, session: call?.sessionId ?? target.session };
+  }
+
   /** A client's progress on a relayed request goes to the upstream that asked. */
   clientProgress(params: Record<string, unknown>): void {
     const relayed = typeof params.progressToken === 'string' ? this.progressTokens.get(params.progressToken) : undefined;
@@ -96,8 +101,7 @@ export class ClientMessages {
       for (const [session, exposed] of this.subscriptions.subscribers(event.server, uri)) this.link.notify(session, undefined, event.method, { ...event.params, uri: exposed });
       return;
     }
-    const call = event.target.forwardId === null ? undefined : this.callOf(event.target.forwardId);
-    const session = call?.sessionId ?? event.target.session;
+    const { call, session } = this.route(event.target);
     if (event.method === 'notifications/message') {
       const level = event.params.level;
       if (session !== null) {
