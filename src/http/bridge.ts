@@ -69,12 +69,17 @@ export function statusLine(status: number): string {
   return `${status} ${STATUS_CODES[status] ?? 'Unknown'}`;
 }
 
+/** Status line and headers; call inside a cork. */
+function writeHead(res: HttpResponse, status: number, headers: Record<string, string>): void {
+  res.writeStatus(statusLine(status));
+  for (const [key, value] of Object.entries(headers)) res.writeHeader(key, value);
+}
+
 /** Writes a complete response in one corked batch. */
 export function sendBuffered(state: ResponseState, status: number, headers: Record<string, string>, body: string | Uint8Array): void {
   if (state.aborted) return;
   state.res.cork(() => {
-    state.res.writeStatus(statusLine(status));
-    for (const [key, value] of Object.entries(headers)) state.res.writeHeader(key, value);
+    writeHead(state.res, status, headers);
     state.res.end(body);
   });
 }
@@ -99,8 +104,7 @@ export class UwsReply implements HttpReply {
     if (this.state.aborted) return;
     const res = this.state.res;
     res.cork(() => {
-      res.writeStatus(statusLine(status));
-      for (const [key, value] of Object.entries(headers)) res.writeHeader(key, value);
+      writeHead(res, status, headers);
       res.write(chunk);
     });
   }
@@ -157,10 +161,7 @@ export async function sendFetchResponse(state: ResponseState, response: Response
   const reader = response.body!.getReader();
   state.onAbort(() => void reader.cancel().catch(() => undefined));
   if (state.aborted) return void (await reader.cancel().catch(() => undefined));
-  state.res.cork(() => {
-    state.res.writeStatus(statusLine(response.status));
-    for (const [key, value] of Object.entries(headers)) state.res.writeHeader(key, value);
-  });
+  state.res.cork(() => writeHead(state.res, response.status, headers));
   for (;;) {
     let next: Awaited<ReturnType<typeof reader.read>>;
     try {
