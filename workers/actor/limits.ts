@@ -12,3 +12,45 @@ export class MessageTooLargeError extends Error {
     this.name = 'MessageTooLargeError';
   }
 }
+
+/**
+ * The pieces of a line not yet ended, shared by the stdio and SSE splitters:
+ * only new chunks are searched and a partial line is kept in pieces, so a 50 MB
+ * line costs one join, not one copy per chunk. A line that outgrows its limit
+ * is dropped, and so is the rest of it as it arrives.
+ */
+export class PartialLine {
+  private parts: string[] = [];
+  private chars = 0;
+  private dropping = false;
+
+  /** Keeps a piece with no line end in it; true when it took the line past `limit` (the line is then dropped). */
+  add(piece: string, limit: number): boolean {
+    if (this.dropping) return false;
+    this.parts.push(piece);
+    this.chars += piece.length;
+    if (this.chars <= limit) return false;
+    this.clear();
+    this.dropping = true;
+    return true;
+  }
+
+  /** The whole line that `tail` ends, or null when that line was dropped. */
+  end(tail: string): string | null {
+    if (this.dropping) {
+      this.dropping = false;
+      return null;
+    }
+    if (this.parts.length === 0) return tail;
+    this.parts.push(tail);
+    const line = this.parts.join('');
+    this.clear();
+    return line;
+  }
+
+  clear(): void {
+    this.parts = [];
+    this.chars = 0;
+    this.dropping = false;
+  }
+}

@@ -1,7 +1,7 @@
 // A streaming parser for text/event-stream (the WHATWG "server-sent events"
 // format): feed it decoded text as it arrives, get back the complete events.
 // Pure: no I/O, no timers, so it is unit-tested on its own.
-import { MAX_MESSAGE_CHARS } from './limits.js';
+import { MAX_MESSAGE_CHARS, PartialLine } from './limits.js';
 
 export interface SseEvent {
   /** The `event:` field; "message" when the server sent none. */
@@ -18,9 +18,7 @@ export interface SseEvent {
 const LINE_END = /\r\n|\r|\n/g;
 
 export class SseParser {
-  /** The pieces of a line not yet ended; only new chunks are searched, so a 50 MB line costs one join. */
-  private parts: string[] = [];
-  private partChars = 0;
+  private readonly partial = new PartialLine();
   /** The size of the event being read: its data lines so far. */
   private dataChars = 0;
   private started = false;
@@ -32,8 +30,6 @@ export class SseParser {
   private retry: number | undefined;
   /** The event being read grew past maxChars: it is skipped up to its blank line. */
   private skipping = false;
-  /** ... and it did so in the middle of a line, whose end is not a blank line. */
-  private droppingLine = false;
   /** Events dropped for their size, so the transport can report them. */
   dropped = 0;
 
@@ -53,41 +49,21 @@ export class SseParser {
     LINE_END.lastIndex = 0;
     for (let match = LINE_END.exec(chunk); match !== null; match = LINE_END.exec(chunk)) {
       if (match[0] === '\r' && LINE_END.lastIndex === chunk.length) this.pendingCr = true;
-      const line = this.take(chunk.slice(start, match.index));
+      // A line dropped in its middle (null) ends there: its end is not a blank line.
+      const line = this.partial.end(chunk.slice(start, match.index));
       start = LINE_END.lastIndex;
-      if (this.droppingLine) {
-        this.droppingLine = false;
-        continue;
-      }
+      if (line === null) continue;
       const event = this.line(line);
       if (event) events.push(event);
     }
-    if (start < chunk.length) {
-      this.parts.push(start === 0 ? chunk : chunk.slice(start));
-      this.partChars += chunk.length - start;
-      if (this.partChars + this.dataChars > this.maxChars) {
-        this.skip();
-        this.droppingLine = true;
-      }
-    }
+    // The line being read counts towards its event's size.
+    if (start < chunk.length && this.partial.add(start === 0 ? chunk : chunk.slice(start), this.maxChars - this.dataChars)) this.skip();
     return events;
-  }
-
-  /** The whole line that `tail` ends. */
-  private take(tail: string): string {
-    if (this.parts.length === 0) return tail;
-    this.parts.push(tail);
-    const line = this.parts.join('');
-    this.parts = [];
-    this.partChars = 0;
-    return line;
   }
 
   private skip(): void {
     if (!this.skipping) this.dropped += 1;
     this.skipping = true;
-    this.parts = [];
-    this.partChars = 0;
     this.data = [];
     this.dataChars = 0;
   }

@@ -5,7 +5,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import type { Writable } from 'node:stream';
 import type { JsonRpcMessage, MessageTransport } from './jsonrpc-session.js';
-import { MAX_MESSAGE_CHARS, MessageTooLargeError } from './limits.js';
+import { MAX_MESSAGE_CHARS, MessageTooLargeError, PartialLine } from './limits.js';
 
 export interface StdioOptions {
   command: string;
@@ -21,15 +21,12 @@ const CLOSE_STEP_MS = 2_000;
 const LINE_EXCERPT = 120;
 
 /**
- * Splits text into lines across chunks; pure, exported for tests. Only the
- * new chunk is searched and a partial line is kept in pieces, so a 50 MB line
- * costs one join, not one copy per chunk. A line longer than `maxChars` is
- * dropped (an Error in its place), and so is the rest of it as it arrives.
+ * Splits text into lines across chunks; pure, exported for tests. A line
+ * longer than `maxChars` is dropped (an Error in its place), and so is the
+ * rest of it as it arrives (see PartialLine).
  */
 export class LineSplitter {
-  private parts: string[] = [];
-  private partChars = 0;
-  private skipping = false;
+  private readonly partial = new PartialLine();
 
   constructor(private readonly maxChars = MAX_MESSAGE_CHARS) {}
 
@@ -41,38 +38,20 @@ export class LineSplitter {
       if (line !== null) lines.push(line);
       start = end + 1;
     }
-    if (start < chunk.length && !this.skipping) {
-      this.parts.push(start === 0 ? chunk : chunk.slice(start));
-      this.partChars += chunk.length - start;
-      if (this.partChars > this.maxChars) {
-        lines.push(new MessageTooLargeError('stdout line'));
-        this.clear();
-        this.skipping = true;
-      }
-    }
+    if (start < chunk.length && this.partial.add(start === 0 ? chunk : chunk.slice(start), this.maxChars)) lines.push(new MessageTooLargeError('stdout line'));
     return lines;
   }
 
   /** The line that `tail` ends, or null for the end of a dropped one. */
   private complete(tail: string): string | MessageTooLargeError | null {
-    if (this.skipping) {
-      this.skipping = false;
-      return null;
-    }
-    let line = tail;
-    if (this.parts.length > 0) {
-      this.parts.push(tail);
-      line = this.parts.join('');
-      this.clear();
-    }
+    const line = this.partial.end(tail);
+    if (line === null) return null;
     if (line.length > this.maxChars) return new MessageTooLargeError('stdout line');
     return line.charCodeAt(line.length - 1) === 13 ? line.slice(0, -1) : line;
   }
 
   clear(): void {
-    this.parts = [];
-    this.partChars = 0;
-    this.skipping = false;
+    this.partial.clear();
   }
 }
 
