@@ -54,6 +54,11 @@ export interface ServerConfig {
   session_mode: SessionMode;
 }
 
+/** The prefix a server's names can always be reached by: its namespace, or its name when the namespace is empty. */
+export function prefixOf(config: Pick<ServerConfig, 'name' | 'namespace'>): string {
+  return config.namespace === '' ? config.name : config.namespace;
+}
+
 /** Configs stored before a field existed read with its default. */
 export function withConfigDefaults(config: Omit<ServerConfig, 'namespace' | 'session_mode'> & Partial<ServerConfig>): ServerConfig {
   return { ...config, namespace: config.namespace ?? config.name, session_mode: config.session_mode ?? 'shared' };

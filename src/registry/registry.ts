@@ -3,10 +3,9 @@
 // in-memory copy of every config that the router's policy lookups read.
 import type { AuditActor, ServerRecord } from '../protocol/db.js';
 import { CofferError, type Result } from '../protocol/errors.js';
-import type { ServerConfig } from '../protocol/server-config.js';
+import { prefixOf, type ServerConfig } from '../protocol/server-config.js';
 import type { DbWriterCalls } from '../db/writer-handle.js';
 import type { UpstreamPool } from '../upstreams/pool.js';
-import { prefixOf } from '../router/resolver.js';
 import { applyServerPatch, parseServerConfig, redactConfig } from './server-config.js';
 
 export interface ServerHealth {

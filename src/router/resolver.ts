@@ -3,7 +3,7 @@
 // template) the prefix tells; a name without a known prefix belongs to the
 // one unprefixed server, if there is exactly one. Never a guess between two.
 import { IDENTITY_FIELD, type ListKind } from '../protocol/capabilities.js';
-import type { ServerConfig } from '../protocol/server-config.js';
+import { prefixOf, type ServerConfig } from '../protocol/server-config.js';
 import { parseNamespacedName, parseNamespacedUri, type Namespaced } from './namespace.js';
 
 export interface ResolverDirectory {
@@ -34,11 +34,6 @@ export function prefixIndex(configs: Iterable<Pick<ServerConfig, 'name' | 'names
     if (config.namespace === '') unprefixed.push(config.name);
   }
   return { owners, namespaces, unprefixed };
-}
-
-/** The prefix a server's names can always be reached by: its namespace, or its name when the namespace is empty. */
-export function prefixOf(config: Pick<ServerConfig, 'name' | 'namespace'>): string {
-  return config.namespace === '' ? config.name : config.namespace;
 }
 
 /** Splits `<prefix>__<name>` or `coffer://<prefix>/<uri>` (`server` is the prefix); null if `value` has no prefix form. */
