@@ -14,7 +14,7 @@ import { mergeLists, type Collision, type Item, type UpstreamList } from './merg
 import type { Namespaced } from './namespace.js';
 import type { CapabilityGate } from './gate.js';
 import { LogLevels } from './log-levels.js';
-import { prefixIndex, resolveExposed, type PrefixIndex } from './resolver.js';
+import { prefixIndex, resolveExposed, type PrefixIndex, type ResolverDirectory } from './resolver.js';
 import { Subscriptions } from './subscriptions.js';
 import { UpstreamLists } from './upstream-lists.js';
 
@@ -85,6 +85,12 @@ export class Router extends EventEmitter<RouterEvents> {
   readonly subscriptions = new Subscriptions();
   readonly logLevels = new LogLevels();
   private readonly clientMessages: ClientMessages;
+  /** What resolve() reads exposed names from: the merged lists' routes and the prefix index. */
+  private readonly directory: ResolverDirectory = {
+    routes: (kind) => this.merged.get(kind)?.routes,
+    refresh: async (kind) => (await this.list(kind), this.merged.get(kind)?.routes),
+    prefixes: () => this.prefixIndex(),
+  };
 
   constructor(
     private readonly upstreams: UpstreamDirectory,
@@ -284,15 +290,7 @@ export class Router extends EventEmitter<RouterEvents> {
     const what = describe(kind);
     const byName = IDENTITY_FIELD[kind] === 'name';
     if (typeof value !== 'string') throw RpcError.invalidParams(`the ${what} ${byName ? 'name' : 'URI'} must be a string`);
-    const resolution = await resolveExposed(
-      {
-        routes: (listKind) => this.merged.get(listKind)?.routes,
-        refresh: async (listKind) => (await this.list(listKind), this.merged.get(listKind)?.routes),
-        prefixes: () => this.prefixIndex(),
-      },
-      kind,
-      value,
-    );
+    const resolution = await resolveExposed(this.directory, kind, value);
     if (resolution && 'ambiguous' in resolution) {
       throw RpcError.coffer(JSONRPC.INVALID_PARAMS, 'RESOURCE_NOT_FOUND', `unknown ${what} '${value}': none of the unprefixed servers (${resolution.ambiguous.join(', ')}) lists it, and coffer never guesses between them`);
     }
