@@ -4,14 +4,11 @@
 import { Connection, RequestFailure } from '../actor/connection.js';
 import { openLog } from '../actor/log.js';
 import type { TestConnectionReport, TestConnectionTask } from '../../src/protocol/jobs.js';
+import { LIST_METHOD, LIST_RESULT_FIELD } from '../../src/protocol/capabilities.js';
 import { JSONRPC } from '../../src/protocol/errors.js';
 
-
-const KINDS = [
-  ['tools', 'tools/list', 'tools'],
-  ['resources', 'resources/list', 'resources'],
-  ['prompts', 'prompts/list', 'prompts'],
-] as const;
+/** The kinds counted (resource templates are not): each is also the server capability that advertises it. */
+const KINDS = ['tools', 'resources', 'prompts'] as const;
 
 function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
@@ -25,19 +22,15 @@ export default async function testConnection(task: TestConnectionTask): Promise<
   let connection: Connection | null = null;
   try {
     // A test connection has no client to relay to: it declares nothing, and the jsonrpc session refuses server requests.
-    connection = await Connection.create(
-      task.config,
-      log,
-      { onLost: () => undefined, onNotification: () => undefined },
-      {},
-    );
+    connection = await Connection.create(task.config, log, { onLost: () => undefined, onNotification: () => undefined }, {});
     await connection.connect();
     const capabilities: NonNullable<TestConnectionReport['capabilities']> = { tools: null, resources: null, prompts: null };
-    for (const [kind, method, field] of KINDS) {
+    for (const kind of KINDS) {
       if (!connection.capabilities[kind]) continue;
       try {
-        const result = await connection.request(method, undefined, { timeoutMs: Math.max(1, deadline - Date.now()) });
-        capabilities[kind] = Array.isArray(result[field]) ? (result[field] as unknown[]).length : 0;
+        const result = await connection.request(LIST_METHOD[kind], undefined, { timeoutMs: Math.max(1, deadline - Date.now()) });
+        const items = result[LIST_RESULT_FIELD[kind]];
+        capabilities[kind] = Array.isArray(items) ? items.length : 0;
       } catch (error) {
         // -32601: advertised but "none of that kind" (R7), not a failed connection.
         if (!(error instanceof RequestFailure && error.rpc?.code === JSONRPC.METHOD_NOT_FOUND)) throw error;
