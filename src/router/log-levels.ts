@@ -3,7 +3,7 @@
 // messages go only to sessions that asked, at or above their level.
 
 /** RFC 5424 severities, least severe first, as MCP names them. */
-export const LOG_LEVELS = ['debug', 'info', 'notice', 'warning', 'error', 'critical', 'alert', 'emergency'] as const;
+const LOG_LEVELS = ['debug', 'info', 'notice', 'warning', 'error', 'critical', 'alert', 'emergency'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
 
 export function isLogLevel(value: unknown): value is LogLevel {

@@ -33,13 +33,13 @@ export interface Merged {
 }
 
 /** The exposed form of an original name or URI under `prefix` ("" = unchanged). */
-export function expose(kind: ListKind, prefix: string, original: string): string {
+function expose(kind: ListKind, prefix: string, original: string): string {
   if (prefix === '') return original;
   return IDENTITY_FIELD[kind] === 'name' ? namespaceName(prefix, original) : namespaceUri(prefix, original);
 }
 
 /** Returns a copy of the item with its identity exposed as `exposed`; every other field unchanged. */
-export function namespaceItem(kind: ListKind, exposed: string, item: Item): Item {
+function namespaceItem(kind: ListKind, exposed: string, item: Item): Item {
   return { ...item, [IDENTITY_FIELD[kind]]: exposed };
 }
 

@@ -23,7 +23,7 @@ export interface PoolEvents {
 
 const RESPAWN_DELAY_MS = 1_000;
 /** Workers booting at once: two per core keeps the cores busy while a boot waits on file reads. */
-export const DEFAULT_CONCURRENT_BOOTS = 2 * availableParallelism();
+const DEFAULT_CONCURRENT_BOOTS = 2 * availableParallelism();
 const NOT_STARTED = 'actor stopped before it started';
 
 function initialStatus(server: string): ActorStatus {
