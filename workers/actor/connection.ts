@@ -198,7 +198,7 @@ export class Connection {
       return await this.session.request(method, params, {
         signal: abort.signal,
         onprogress: options.onprogress as ((p: { progress: number; total?: number; message?: string }) => void) | undefined,
-        ...(options.context === undefined ? {} : { context: options.context }),
+        context: options.context,
       });
     } catch (error) {
       throw this.classify(error, cause, method, options.timeoutMs, sentAt);
