@@ -75,6 +75,17 @@ t.test('a stdio process that stops answering altogether (not even ping) is repla
   t.match(actor.log(), /session lost: upstream unreachable/);
 });
 
+t.test('forward: a call cancelled while the connection is still opening is answered -32800 and never sent', async (t) => {
+  const actor = startActor(t, stdioFixture('crashy', [], { request_ms: 5_000 }), FAST_BACKOFF);
+  // Sent at once: the actor is still connecting (its child is starting), so the call waits for the connection.
+  const pending = callTool(actor, 'slow', { ms: 3_000, steps: 2 }, { id: 'early' });
+  actor.handle.cancel('early', 'changed my mind');
+  t.match(await pending, { ok: false, error: { code: -32800 } });
+  await actor.waitForState('ready');
+  t.match(toolJson(await callTool(actor, 'whoami')), {}, 'the connection is fine afterwards');
+  t.notMatch(actor.log(), /cancelled slow/, 'the cancelled call never reached the upstream, so neither did a cancel');
+});
+
 t.test('forward: timeout, cancel, upstream crash mid-call, then recovery', async (t) => {
   const actor = startActor(t, stdioFixture('crashy', [], { request_ms: 5_000 }), FAST_BACKOFF);
   await actor.waitForState('ready');

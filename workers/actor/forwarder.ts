@@ -49,10 +49,9 @@ export class Forwarder {
     try {
       lease = await this.connectionFor(req);
       if (typeof lease === 'string') return this.error(JSONRPC.UPSTREAM_UNAVAILABLE, 'UPSTREAM_UNAVAILABLE', lease);
-      const { connection } = lease;
-      if (abort.signal.aborted) return { ok: false, error: { code: REQUEST_CANCELLED, message: `${req.method} was cancelled` } };
+      // A call cancelled while its connection opened fails in request() as cancelled, without being sent.
       // The router already took the client's progressToken off; the session sets its own when progress is wanted.
-      const result = await connection.request(req.method, req.params, {
+      const result = await lease.connection.request(req.method, req.params, {
         timeoutMs: req.timeoutMs ?? this.config.timeouts.request_ms,
         signal: abort.signal,
         context: req.id,
