@@ -111,9 +111,9 @@ export class Dispatcher {
     const list = LIST_METHODS[request.method];
     if (list) return this.list(list.kind, list.field, params);
     const call = CALL_METHODS[request.method];
-    if (call) return this.call(session, request, call, params);
+    if (call) return this.withContext(session, request, params, (ctx) => this.router.forward(call, request.method, params, ctx));
     const feature = FEATURE_METHODS[request.method];
-    if (feature) return this.withContext(session, request, (ctx) => this.features[feature](params, ctx));
+    if (feature) return this.withContext(session, request, params, (ctx) => this.features[feature](params, ctx));
     throw new RpcError(JSONRPC.METHOD_NOT_FOUND, `method not found: ${request.method}`);
   }
 
@@ -148,13 +148,13 @@ export class Dispatcher {
     return page.nextCursor === undefined ? { [field]: page.items } : { [field]: page.items, nextCursor: page.nextCursor };
   }
 
-  private call(session: McpSession, request: JSONRPCRequest, kind: CallKind, params: Record<string, unknown>): Promise<Record<string, unknown>> {
-    return this.withContext(session, request, (ctx) => this.router.forward(kind, request.method, params, ctx));
-  }
-
   /** Runs a routed request with its context: cancellable by the client, progress relayed if asked for. */
-  private async withContext(session: McpSession, request: JSONRPCRequest, run: (ctx: ForwardContext) => Promise<Record<string, unknown>>): Promise<Record<string, unknown>> {
-    const params = (request.params ?? {}) as Record<string, unknown>;
+  private async withContext(
+    session: McpSession,
+    request: JSONRPCRequest,
+    params: Record<string, unknown>,
+    run: (ctx: ForwardContext) => Promise<Record<string, unknown>>,
+  ): Promise<Record<string, unknown>> {
     const controller = new AbortController();
     session.inflight.set(request.id, controller);
     const progressToken = (params._meta as { progressToken?: string | number } | undefined)?.progressToken;
