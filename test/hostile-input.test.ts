@@ -20,46 +20,13 @@ import type { Router } from '../src/router/router.js';
 import type { SessionFeatures } from '../src/router/session-features.js';
 import { startGateway, waitFor, type Gateway } from './helpers/gateway.js';
 import { stdioFixture } from './fixtures/fixture-servers.js';
+import { MCP_HEADERS, mcpPost } from './helpers/mcp-post.js';
 
 setFlagsFromString('--expose-gc');
 const gc = runInNewContext('gc') as () => void;
 
 const PROTOCOL = '2025-11-25';
-const MCP_HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
 const INIT = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: PROTOCOL, capabilities: {}, clientInfo: { name: 'hostile', version: '1' } } };
-
-interface Answer {
-  status: number;
-  contentType: string;
-  sessionId: string | null;
-  text: string;
-  /** The JSON-RPC messages of the body: the JSON body, or every SSE `data:` line. */
-  messages: any[];
-}
-
-function messagesOf(contentType: string, text: string): any[] {
-  if (text === '') return [];
-  if (contentType.startsWith('text/event-stream')) {
-    return text
-      .split('\n')
-      .filter((line) => line.startsWith('data: '))
-      .map((line) => JSON.parse(line.slice('data: '.length)));
-  }
-  const parsed = JSON.parse(text);
-  return Array.isArray(parsed) ? parsed : [parsed];
-}
-
-async function mcpPost(gateway: Gateway, body: unknown, headers: Record<string, string> = {}, timeoutMs = 20_000): Promise<Answer> {
-  const response = await fetch(`${gateway.url}/mcp`, {
-    method: 'POST',
-    headers: { ...MCP_HEADERS, ...headers },
-    body: typeof body === 'string' ? body : JSON.stringify(body),
-    signal: AbortSignal.timeout(timeoutMs),
-  });
-  const text = await response.text();
-  const contentType = response.headers.get('content-type') ?? '';
-  return { status: response.status, contentType, sessionId: response.headers.get('mcp-session-id'), text, messages: messagesOf(contentType, text) };
-}
 
 /** Opens a session (initialize + initialized) and answers the headers that use it. */
 async function openSession(gateway: Gateway): Promise<Record<string, string>> {

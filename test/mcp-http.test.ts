@@ -5,16 +5,16 @@
 // mid-call ends the pending POST. The SDK client must not notice any of it.
 import t from 'tap';
 import { startGateway } from './helpers/gateway.js';
+import { mcpPost } from './helpers/mcp-post.js';
 import { stdioFixture } from './fixtures/fixture-servers.js';
 
 t.test('answers are JSON unless something must stream', async (t) => {
   const gateway = await startGateway();
   t.teardown(() => gateway.close());
   await gateway.addServer(stdioFixture('alpha'));
-  const base = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
   const post = async (body: unknown, headers: Record<string, string> = {}) => {
-    const response = await fetch(`${gateway.url}/mcp`, { method: 'POST', headers: { ...base, ...headers }, body: JSON.stringify(body) });
-    return { status: response.status, type: response.headers.get('content-type'), session: response.headers.get('mcp-session-id'), text: await response.text() };
+    const answer = await mcpPost(gateway, body, headers);
+    return { status: answer.status, type: answer.contentType, session: answer.sessionId, text: answer.text };
   };
   const init = await post({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } });
   t.equal(init.status, 200);

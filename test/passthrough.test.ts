@@ -16,6 +16,7 @@ import {
 import t, { type Test } from 'tap';
 import { CONFORMANCE_FIXTURE, startNetworkFixture } from './fixtures/fixture-servers.js';
 import { startGateway, waitFor, type Gateway } from './helpers/gateway.js';
+import { mcpPost } from './helpers/mcp-post.js';
 import { directEverything, everythingStdio } from './helpers/upstreams.js';
 
 const stdioTransport = { type: 'stdio', command: process.execPath, args: [CONFORMANCE_FIXTURE, '--transport', 'stdio'] };
@@ -202,14 +203,8 @@ t.test('protocol version negotiation: old clients get their version, unknown one
     ['2025-11-25', '2025-11-25'],
     ['1999-01-01', LATEST_PROTOCOL_VERSION],
   ]) {
-    const response = await fetch(`${gateway.url}/mcp`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: asked, capabilities: {}, clientInfo: { name: 'old', version: '1' } } }),
-    });
-    const text = await response.text();
-    const body = JSON.parse(text.startsWith('{') ? text : text.split('\n').find((line) => line.startsWith('data: '))!.slice(6));
-    t.equal(body.result.protocolVersion, expected, `asked ${asked}`);
+    const answer = await mcpPost(gateway, { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: asked, capabilities: {}, clientInfo: { name: 'old', version: '1' } } });
+    t.equal(answer.messages[0].result.protocolVersion, expected, `asked ${asked}`);
   }
 });
 

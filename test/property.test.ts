@@ -7,9 +7,9 @@ import { namespaceName, namespaceUri, parseNamespacedName, parseNamespacedUri } 
 import { isServerName } from '../src/protocol/server-config.js';
 import { startGateway, type Gateway } from './helpers/gateway.js';
 import { stdioFixture } from './fixtures/fixture-servers.js';
+import { mcpPost, type McpAnswer } from './helpers/mcp-post.js';
 
 const PROTOCOL = '2025-11-25';
-const MCP_HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
 const INIT = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: PROTOCOL, capabilities: {}, clientInfo: { name: 'property', version: '1' } } };
 
 /** Every name the validator accepts (src/registry/server-config.ts). */
@@ -62,32 +62,7 @@ t.test('a trailing "_" is not a server name, so a___x has one reading: server "a
 
 // ------------------------------------------------------------ the /mcp input path
 
-interface Answer {
-  status: number;
-  messages: any[];
-}
-
-/** POSTs one body, bounded in time; checks the answer is well-formed HTTP + JSON-RPC. */
-async function post(gateway: Gateway, body: string, headers: Record<string, string>): Promise<Answer> {
-  const response = await fetch(`${gateway.url}/mcp`, { method: 'POST', headers: { ...MCP_HEADERS, ...headers }, body, signal: AbortSignal.timeout(20_000) });
-  const text = await response.text();
-  const contentType = response.headers.get('content-type') ?? '';
-  let messages: any[] = [];
-  if (text !== '') {
-    if (contentType.startsWith('text/event-stream')) {
-      messages = text
-        .split('\n')
-        .filter((line) => line.startsWith('data: '))
-        .map((line) => JSON.parse(line.slice('data: '.length)));
-    } else {
-      const parsed = JSON.parse(text);
-      messages = Array.isArray(parsed) ? parsed : [parsed];
-    }
-  }
-  return { status: response.status, messages };
-}
-
-function wellFormed(answer: Answer): boolean {
+function wellFormed(answer: McpAnswer): boolean {
   if (answer.status >= 500) return false;
   if (answer.status === 202) return answer.messages.length === 0;
   if (answer.messages.length === 0) return false;
@@ -105,9 +80,8 @@ t.before(async () => {
   gateway = await startGateway();
   // Tools that answer at once (no slow / crash / mutate), resources and prompts.
   await gateway.addServer(stdioFixture('alpha', ['--tools', 'echo,whoami', '--resources', '--prompts']));
-  const answer = await fetch(`${gateway.url}/mcp`, { method: 'POST', headers: MCP_HEADERS, body: JSON.stringify(INIT) });
-  await answer.text();
-  session = { 'mcp-session-id': answer.headers.get('mcp-session-id')!, 'mcp-protocol-version': PROTOCOL };
+  const answer = await mcpPost(gateway, INIT);
+  session = { 'mcp-session-id': answer.sessionId!, 'mcp-protocol-version': PROTOCOL };
 });
 t.teardown(() => gateway?.close());
 
@@ -147,7 +121,7 @@ t.test('arbitrary JSON values and strings POSTed to /mcp: never a 500, always a 
         ),
         async (body) => {
         runs++;
-        const answer = await post(gateway, body, typeof headers === 'function' ? headers() : headers);
+        const answer = await mcpPost(gateway, body, typeof headers === 'function' ? headers() : headers);
         statuses[answer.status] = (statuses[answer.status] ?? 0) + 1;
         if (!wellFormed(answer)) throw new Error(`${label}: ${answer.status} ${JSON.stringify(answer.messages).slice(0, 300)} for ${body.slice(0, 200)}`);
         return true;
@@ -156,7 +130,7 @@ t.test('arbitrary JSON values and strings POSTed to /mcp: never a 500, always a 
     );
   }
   t.comment(`${runs} bodies; statuses ${JSON.stringify(statuses)}`);
-  const ping = await post(gateway, JSON.stringify({ jsonrpc: '2.0', id: 'alive', method: 'ping' }), session);
+  const ping = await mcpPost(gateway, JSON.stringify({ jsonrpc: '2.0', id: 'alive', method: 'ping' }), session);
   t.match(ping, { status: 200, messages: [{ id: 'alive', result: {} }] }, 'the session still answers');
 });
 
@@ -179,7 +153,7 @@ t.test('arbitrary params of tools/call, resources/read, prompts/get: a result or
   await fc.assert(
     fc.asyncProperty(fc.constantFrom('tools/call', 'resources/read', 'prompts/get'), params, async (method, p) => {
       const requestId = ++id;
-      const answer = await post(gateway, JSON.stringify({ jsonrpc: '2.0', id: requestId, method, params: p }), session);
+      const answer = await mcpPost(gateway, JSON.stringify({ jsonrpc: '2.0', id: requestId, method, params: p }), session);
       if (!wellFormed(answer)) throw new Error(`${answer.status} ${JSON.stringify(answer.messages).slice(0, 300)}`);
       if (answer.status === 200) {
         const reply = answer.messages.find((message) => message.id === requestId);
