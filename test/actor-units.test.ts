@@ -109,3 +109,44 @@ t.test('list cache: TTL, versions, drops, shared fetches', async (t) => {
   release('again');
   t.equal(await later, 'again');
 });
+
+t.test('stdio: a child\'s stderr waits while the log stream is full, and loses nothing', async (t) => {
+  const { Writable } = await import('node:stream');
+  const { StdioTransport } = await import('../workers/actor/stdio-transport.js');
+  const received: Buffer[] = [];
+  let held: Array<() => void> = [];
+  // A log stream that takes one chunk at a time and answers only when the test lets it.
+  const log = new Writable({
+    highWaterMark: 1,
+    write(chunk: Buffer, _encoding, done) {
+      received.push(chunk);
+      held.push(done);
+    },
+  });
+  const LINES = 10_000;
+  const transport = new StdioTransport({
+    command: process.execPath,
+    args: ['-e', `for (let i = 0; i < ${LINES}; i++) process.stderr.write('line ' + i + ' ' + 'x'.repeat(100) + '\\n'); setTimeout(() => {}, 60000);`],
+    env: { PATH: process.env.PATH ?? '' },
+    stderr: log,
+  });
+  t.teardown(() => transport.close());
+  await transport.start();
+  let maxDrainListeners = 0;
+  let maxBuffered = 0;
+  const text = () => Buffer.concat(received).toString('utf8');
+  for (const until = Date.now() + 20_000; !text().includes(`line ${LINES - 1} `) && Date.now() < until; ) {
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    maxDrainListeners = Math.max(maxDrainListeners, log.listenerCount('drain'));
+    maxBuffered = Math.max(maxBuffered, log.writableLength);
+    const release = held;
+    held = [];
+    for (const done of release) done();
+  }
+  const lines = text().split('\n').filter((line) => line !== '');
+  t.equal(lines.length, LINES, 'every stderr line reached the log, in order');
+  t.ok(lines.every((line, i) => line.startsWith(`line ${i} `)));
+  t.ok(maxDrainListeners <= 1, `at most one waiting listener on the log stream (saw ${maxDrainListeners})`);
+  // ~1.1 MB written by the child; paused, the log holds at most about one pipe read (64 KB) beyond what it took.
+  t.ok(maxBuffered <= 128 * 1024, `the log stream never buffered more than 128 KB (max ${maxBuffered} B)`);
+});

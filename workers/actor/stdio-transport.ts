@@ -107,8 +107,14 @@ export class StdioTransport implements MessageTransport {
       child.stdout!.setEncoding('utf8');
       child.stdout!.on('data', (chunk: string) => this.receive(chunk));
       child.stdout!.on('error', (error) => this.onerror?.(error));
-      // Not pipe(): every child of a per_session upstream shares this log stream, and each pipe adds listeners and backpressure to it.
-      child.stderr!.on('data', (chunk: Buffer) => void this.options.stderr.write(chunk));
+      // Not pipe(): every child of a per_session upstream shares this log stream, and each pipe keeps its listeners on it
+      // for the child's life. Backpressure all the same: a child is paused only while the stream is full.
+      const stderr = child.stderr!;
+      stderr.on('data', (chunk: Buffer) => {
+        if (this.options.stderr.write(chunk)) return;
+        stderr.pause();
+        this.options.stderr.once('drain', () => stderr.resume());
+      });
     });
   }
 
