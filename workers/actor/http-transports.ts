@@ -163,8 +163,8 @@ export class StreamableHttpTransport extends HttpTransportBase {
   private retryMs: number | undefined;
   /** Requests whose answer is still coming (or not yet begun), by JSON-RPC id. */
   private readonly answering = new Map<JsonRpcId, ClientRequest>();
-  /** Requests abandon() destroyed, until their failure is seen (and not reported). */
-  private readonly cutOff = new Set<JsonRpcId>();
+  /** Requests abandon() destroyed: their failure is not reported (weak: nothing to clean up however they end). */
+  private readonly cutOff = new WeakSet<ClientRequest>();
 
   async start(): Promise<void> {}
 
@@ -181,15 +181,18 @@ export class StreamableHttpTransport extends HttpTransportBase {
     headers.accept = 'application/json, text/event-stream';
     const id = isRequest(message) ? (message.id as JsonRpcId) : undefined;
     let res: IncomingMessage;
+    let request: ClientRequest | undefined;
+    const cutOff = (): boolean => request !== undefined && this.cutOff.has(request);
     try {
       res = await this.exchange('POST', this.url, headers, JSON.stringify(message), (req) => {
+        request = req;
         if (id === undefined) return;
         this.answering.set(id, req);
         req.once('close', () => this.answering.get(id) === req && this.answering.delete(id));
       });
     } catch (error) {
       // A request we cut off ourselves (abandon) is not a transport problem.
-      if (id !== undefined && this.cutOff.delete(id)) throw error;
+      if (cutOff()) throw error;
       const failure = new Error(`Streamable HTTP error: ${asError(error).message}`);
       this.report(failure);
       throw failure;
@@ -213,7 +216,7 @@ export class StreamableHttpTransport extends HttpTransportBase {
       // The answer (and any notifications before it) arrives on this stream; it is read in the background.
       readSse(res, (event) => this.sseEvent(event, id), (error) => this.report(error)).catch((error: unknown) => {
         // An answer we gave up on (cancelled, timed out) was cut off on purpose.
-        if (this.cutOff.delete(id)) return;
+        if (cutOff()) return;
         this.report(new Error(`SSE stream disconnected: ${asError(error).message}`));
       });
       return;
@@ -223,7 +226,7 @@ export class StreamableHttpTransport extends HttpTransportBase {
       try {
         text = await readText(res);
       } catch (error) {
-        if (!this.cutOff.delete(id)) this.report(new Error(`Streamable HTTP error: ${asError(error).message}`));
+        if (!cutOff()) this.report(new Error(`Streamable HTTP error: ${asError(error).message}`));
         throw error;
       }
       this.deliverText(text, id);
@@ -244,7 +247,7 @@ export class StreamableHttpTransport extends HttpTransportBase {
     const req = id === undefined ? undefined : this.answering.get(id);
     if (!req) return;
     this.answering.delete(id!);
-    this.cutOff.add(id!);
+    this.cutOff.add(req);
     req.destroy();
   }
 
