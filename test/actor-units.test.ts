@@ -146,7 +146,26 @@ t.test('stdio: a child\'s stderr waits while the log stream is full, and loses n
   const lines = text().split('\n').filter((line) => line !== '');
   t.equal(lines.length, LINES, 'every stderr line reached the log, in order');
   t.ok(lines.every((line, i) => line.startsWith(`line ${i} `)));
-  t.ok(maxDrainListeners <= 1, `at most one waiting listener on the log stream (saw ${maxDrainListeners})`);
+  t.ok(maxDrainListeners <= 1, `at most one waiting drain listener on the log stream (saw ${maxDrainListeners})`);
   // ~1.1 MB written by the child; paused, the log holds at most about one pipe read (64 KB) beyond what it took.
   t.ok(maxBuffered <= 128 * 1024, `the log stream never buffered more than 128 KB (max ${maxBuffered} B)`);
+});
+
+t.test('stdio: a log stream that fails does not block the child on its stderr', async (t) => {
+  const { Writable } = await import('node:stream');
+  const { StdioTransport } = await import('../workers/actor/stdio-transport.js');
+  // Fails its first write after a moment (a full disk): it is destroyed and never drains.
+  const log = new Writable({ highWaterMark: 1, write: (_chunk, _encoding, done) => setTimeout(() => done(new Error('disk full')), 50) });
+  log.on('error', () => {});
+  const transport = new StdioTransport({
+    command: process.execPath,
+    args: ['-e', "process.stderr.write('x'.repeat(1 << 20), () => process.exit(0));"],
+    env: { PATH: process.env.PATH ?? '' },
+    stderr: log,
+  });
+  const closed = new Promise<void>((resolve) => (transport.onclose = resolve));
+  t.teardown(() => transport.close());
+  await transport.start();
+  const outcome = await Promise.race([closed.then(() => 'exited'), new Promise((resolve) => setTimeout(() => resolve('blocked'), 15_000))]);
+  t.equal(outcome, 'exited', 'the child wrote its 1 MB of stderr and exited');
 });

@@ -110,10 +110,16 @@ export class StdioTransport implements MessageTransport {
       // Not pipe(): every child of a per_session upstream shares this log stream, and each pipe keeps its listeners on it
       // for the child's life. Backpressure all the same: a child is paused only while the stream is full.
       const stderr = child.stderr!;
+      const log = this.options.stderr;
       stderr.on('data', (chunk: Buffer) => {
-        if (this.options.stderr.write(chunk)) return;
+        if (log.write(chunk) || log.destroyed) return;
         stderr.pause();
-        this.options.stderr.once('drain', () => stderr.resume());
+        // A log stream that fails or closes never drains: the child must not block on its stderr for that.
+        const resume = (): void => {
+          log.off('drain', resume).off('close', resume);
+          stderr.resume();
+        };
+        log.once('drain', resume).once('close', resume);
       });
     });
   }
