@@ -2,6 +2,7 @@
 // global --home, --verbose and --help, so they may appear anywhere on the line.
 import { parseArgs } from 'node:util';
 import { usageError } from './output.js';
+import { messageOf } from '../protocol/errors.js';
 
 export type OptionSpec = { type: 'string' | 'boolean'; multiple?: boolean; short?: string };
 export type OptionSpecs = Record<string, OptionSpec>;
@@ -37,7 +38,7 @@ export function parseCommandArgs<S extends OptionSpecs>(argv: string[], options:
     return { values: values as ParsedArgs<S>['values'], positionals };
   } catch (error) {
     // parseArgs throws TypeErrors with ERR_PARSE_ARGS_* codes: a usage problem.
-    throw usageError(error instanceof Error ? error.message : String(error));
+    throw usageError(messageOf(error));
   }
 }
 

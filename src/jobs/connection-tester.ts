@@ -5,6 +5,7 @@ import { Piscina } from 'piscina';
 import { workerFile } from '../paths.js';
 import type { TestConnectionReport, TestConnectionTask } from '../protocol/jobs.js';
 import type { ServerConfig } from '../protocol/server-config.js';
+import { messageOf } from '../protocol/errors.js';
 
 const MARGIN_MS = 2_000;
 
@@ -32,7 +33,7 @@ export class ConnectionTester {
         capabilities: null,
         error: signal.aborted
           ? { code: 'UPSTREAM_TIMEOUT', message: `test connection took longer than ${config.timeouts.connect_ms} ms` }
-          : { code: 'UPSTREAM_UNAVAILABLE', message: error instanceof Error ? error.message : String(error) },
+          : { code: 'UPSTREAM_UNAVAILABLE', message: messageOf(error) },
       };
     }
   }

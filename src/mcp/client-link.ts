@@ -4,7 +4,7 @@
 // client's answer comes back as a POSTed response and settles the request.
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import type { ForwardOutcome } from '../protocol/actor.js';
-import { JSONRPC } from '../protocol/errors.js';
+import { JSONRPC, messageOf } from '../protocol/errors.js';
 import type { Logger } from '../log.js';
 import type { ClientLink } from '../router/client-messages.js';
 import type { ClientAnswer, McpSession } from './session.js';
@@ -48,7 +48,7 @@ export class SessionClientLink implements ClientLink {
       signal.addEventListener('abort', onAbort, { once: true });
       session.transport
         .send({ jsonrpc: '2.0', id, method, params } as JSONRPCMessage, options)
-        .catch((error: unknown) => settle(failure(JSONRPC.INTERNAL_ERROR, `could not reach the client for ${method}: ${error instanceof Error ? error.message : String(error)}`)));
+        .catch((error: unknown) => settle(failure(JSONRPC.INTERNAL_ERROR, `could not reach the client for ${method}: ${messageOf(error)}`)));
     });
   }
 

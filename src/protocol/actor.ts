@@ -1,6 +1,8 @@
 // Messages between the router (main thread) and one upstream actor (worker).
-// The router calls ActorApi over comlink on the worker's parentPort; the actor
-// reports ActorEvents on the separate `events` port handed over in ActorInit.
+// The router calls ActorApi over comlink on the worker's parentPort, sends
+// forwarded requests (the hot path), their cancels and the one-way commands as
+// CallMessages on the `calls` port, and the actor reports ActorEvents on the
+// `events` port; both ports are handed over in ActorInit.
 import type { MessagePort } from 'node:worker_threads';
 import type { ListKind } from './capabilities.js';
 import type { ErrorBody, JsonRpcErrorBody } from './errors.js';
@@ -28,13 +30,15 @@ export const DEFAULT_ACTOR_TUNING: ActorTuning = {
   crashWindowMs: 10_000,
 };
 
-/** workerData of an actor worker. `events` must be in the transfer list. */
+/** workerData of an actor worker. `events` and `calls` must be in the transfer list. */
 export interface ActorInit {
   config: ServerConfig;
   /** Where a stdio child's stderr is appended. */
   logFile: string;
   tuning: ActorTuning;
   events: MessagePort;
+  /** CallMessages in, ForwardAnswers out. */
+  calls: MessagePort;
 }
 
 /**
@@ -74,6 +78,22 @@ export interface ClientRef {
 /** The upstream's result unchanged, or a JSON-RPC error (the upstream's own, or coffer's with data.code). */
 export type ForwardOutcome = { ok: true; result: Record<string, unknown> } | { ok: false; error: JsonRpcErrorBody };
 
+/**
+ * What the `calls` port carries, in order: a cancel or a session's close can
+ * never overtake the call it is about. Plain numbered messages, not comlink:
+ * comlink makes a proxy, a UUID and a message listener per call (every answer
+ * then runs every waiting call's listener), about half of a thread round
+ * trip's cost here, on the path every tools/call takes.
+ */
+export type CallMessage =
+  | { type: 'forward'; seq: number; req: ForwardRequest }
+  /** Aborts a forwarded request; the upstream gets notifications/cancelled. */
+  | { type: 'cancel'; id: string; reason: string }
+  | { type: 'command'; command: ActorCommand };
+
+/** The answer to forward `seq`: its outcome, or why the actor could not produce one. */
+export type ForwardAnswer = { seq: number; outcome: ForwardOutcome } | { seq: number; failure: string };
+
 export interface ActorStatus {
   server: string;
   state: ActorState;
@@ -87,22 +107,18 @@ export interface ActorStatus {
   pid: number | null;
 }
 
-/** What the router may call on an actor. */
+/** What the router may call on an actor over comlink (forwards, cancels and commands are CallMessages). */
 export interface ActorApi {
   /** `fresh` bypasses (and replaces) the cache. */
   list(kind: ListKind, fresh: boolean): Promise<ListOutcome>;
-  forward(req: ForwardRequest): Promise<ForwardOutcome>;
-  /** Aborts a forwarded request; the upstream gets notifications/cancelled. */
-  cancel(id: string, reason: string): void;
   /** R3: drop the list cache (all kinds). */
   dropCache(): void;
   status(): ActorStatus;
   /** Close the connection, stop the child process (SIGTERM, then SIGKILL), state `stopped`. */
   shutdown(): Promise<void>;
-  /** One-way messages from the router (answers to client_request, client notifications, closed sessions). */
-  command(command: ActorCommand): void;
 }
 
+/** One-way messages from the router (answers to client_request, client notifications, closed sessions). */
 export type ActorCommand =
   /** The client's answer to a client_request event. */
   | { type: 'answer'; ticket: number; outcome: ForwardOutcome }

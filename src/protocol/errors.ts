@@ -95,3 +95,8 @@ export function parseErrorEnvelope(status: number, text: string): ParsedErrorEnv
     details: envelope?.details,
   };
 }
+
+/** The message of anything thrown. */
+export function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

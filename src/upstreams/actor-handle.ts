@@ -1,12 +1,13 @@
 // The main-thread side of one upstream actor: spawns its worker, calls it over
-// comlink, unpacks list payloads, relays its events, and makes sure that a dead
-// or stuck worker neither hangs callers nor leaves a child process behind.
+// comlink (forwards, cancels and commands over their own port), unpacks list payloads, relays its
+// events, and makes sure that a dead or stuck worker neither hangs callers nor
+// leaves a child process behind.
 import { MessageChannel, Worker } from 'node:worker_threads';
 import { unpack } from 'msgpackr';
-import type { ActorApi, ActorCommand, ActorEvent, ActorInit, ActorStatus, ActorTuning, ForwardOutcome, ForwardRequest, ListOutcome } from '../protocol/actor.js';
+import type { ActorApi, ActorCommand, ActorEvent, ActorInit, ActorStatus, ActorTuning, CallMessage, ForwardAnswer, ForwardOutcome, ForwardRequest, ListOutcome } from '../protocol/actor.js';
 import type { ListKind } from '../protocol/capabilities.js';
 import { Comlink, endpoint, type Remote } from '../protocol/comlink.js';
-import { JSONRPC, type ErrorBody } from '../protocol/errors.js';
+import { JSONRPC, type ErrorBody, messageOf } from '../protocol/errors.js';
 import type { ServerConfig } from '../protocol/server-config.js';
 import { actorEntry } from '../paths.js';
 
@@ -60,9 +61,6 @@ export function unavailableForward(server: string, reason: string): ForwardOutco
   return { ok: false, error: { code: JSONRPC.UPSTREAM_UNAVAILABLE, message: `${server}: ${reason}`, data: { code: 'UPSTREAM_UNAVAILABLE', server } } };
 }
 
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}
 
 class WorkerActor implements ActorHandle {
   readonly server: string;
@@ -70,6 +68,10 @@ class WorkerActor implements ActorHandle {
   private readonly worker: Worker;
   private readonly remote: Remote<ActorApi>;
   private readonly events: MessageChannel['port1'];
+  private readonly calls: MessageChannel['port1'];
+  /** Forwards waiting for their answer, by seq. */
+  private readonly answers = new Map<number, (answer: ForwardAnswer) => void>();
+  private nextSeq = 0;
   private exitReason: string | null = null;
   private readonly exited: Promise<string>;
   /** Settles each call still waiting when the worker exits (comlink would never settle it). */
@@ -92,18 +94,25 @@ class WorkerActor implements ActorHandle {
       protocolVersion: null,
       pid: null,
     };
-    const channel = new MessageChannel();
-    const init: ActorInit = { config: options.config, logFile: options.logFile, tuning: options.tuning, events: channel.port2 };
+    const events = new MessageChannel();
+    const calls = new MessageChannel();
+    const init: ActorInit = { config: options.config, logFile: options.logFile, tuning: options.tuning, events: events.port2, calls: calls.port2 };
     this.worker = new Worker(actorEntry(), {
       workerData: init,
-      transferList: [channel.port2],
+      transferList: [events.port2, calls.port2],
       resourceLimits: ACTOR_RESOURCE_LIMITS,
     });
     this.remote = Comlink.wrap<ActorApi>(endpoint(this.worker));
-    this.events = channel.port1;
+    this.events = events.port1;
     this.events.on('message', (event: ActorEvent) => {
       if (event.type === 'state') this.lastStatus = event.status;
       this.callbacks.onEvent(event);
+    });
+    this.calls = calls.port1;
+    this.calls.on('message', (answer: ForwardAnswer) => {
+      const settle = this.answers.get(answer.seq);
+      this.answers.delete(answer.seq);
+      settle?.(answer);
     });
 
     let failure: string | null = null;
@@ -112,6 +121,8 @@ class WorkerActor implements ActorHandle {
       this.worker.once('exit', (code) => {
         this.exitReason = this.stopping ? 'actor stopped' : (failure ?? `actor worker exited with code ${code}`);
         this.events.close();
+        this.calls.close();
+        this.answers.clear();
         for (const settle of this.waitingCalls) settle(this.exitReason);
         this.waitingCalls.clear();
         if (!this.stopping) {
@@ -135,13 +146,24 @@ class WorkerActor implements ActorHandle {
 
   forward(req: ForwardRequest): Promise<ForwardOutcome> {
     return this.call<ForwardOutcome>(
-      () => this.remote.forward(req) as Promise<ForwardOutcome>,
+      () =>
+        new Promise((resolve, reject) => {
+          const seq = this.nextSeq++;
+          this.answers.set(seq, (answer) => ('outcome' in answer ? resolve(answer.outcome) : reject(new Error(answer.failure))));
+          try {
+            this.post({ type: 'forward', seq, req });
+          } catch (error) {
+            // Not cloneable: no answer will come.
+            this.answers.delete(seq);
+            throw error;
+          }
+        }),
       (reason) => unavailableForward(this.server, reason),
     );
   }
 
   cancel(id: string, reason: string): void {
-    if (this.exitReason === null) void this.remote.cancel(id, reason).catch(() => {});
+    if (this.exitReason === null) this.post({ type: 'cancel', id, reason });
   }
 
   dropCache(): void {
@@ -149,7 +171,11 @@ class WorkerActor implements ActorHandle {
   }
 
   command(command: ActorCommand): void {
-    if (this.exitReason === null) void this.remote.command(command).catch(() => {});
+    if (this.exitReason === null) this.post({ type: 'command', command });
+  }
+
+  private post(message: CallMessage): void {
+    this.calls.postMessage(message);
   }
 
   status(): Promise<ActorStatus> {
@@ -182,8 +208,9 @@ class WorkerActor implements ActorHandle {
   }
 
   /**
-   * Comlink never settles a call whose worker died: every call is settled by
-   * the worker's exit too, and a failed call becomes the same data answer.
+   * Neither comlink nor the forwards port settles a call whose worker died:
+   * every call is settled by the worker's exit too, and a failed call becomes
+   * the same data answer.
    * (Not a race against `exited`: each race would leave a reaction on that
    * promise until the worker exits, one per call, for the actor's lifetime.)
    */

@@ -10,6 +10,7 @@ import type { ServerConfig } from '../../src/protocol/server-config.js';
 import { isObject, JsonRpcSession, ProtocolNoise, RpcError, type ServerRequestAnswer } from './jsonrpc-session.js';
 import type { ActorLog } from './log.js';
 import { createTransport, type UpstreamTransport } from './transports.js';
+import { messageOf } from '../../src/protocol/errors.js';
 
 const CLIENT_INFO = { name: 'coffer', version: '0.1.0' };
 /** A stdio child that ignores stdin EOF and SIGTERM is SIGKILLed after ~4 s. */
@@ -73,9 +74,6 @@ async function withinMs(promise: Promise<unknown>, ms: number): Promise<void> {
   clearTimeout(timer);
 }
 
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}
 
 export class Connection {
   private ready = false;

@@ -1,7 +1,7 @@
 // Forwards one downstream request to the upstream and returns its result or
 // error unchanged; coffer's own failures become JSON-RPC errors with data.code.
 import type { ActorEvent, ForwardOutcome, ForwardRequest } from '../../src/protocol/actor.js';
-import { JSONRPC, type JsonRpcErrorBody } from '../../src/protocol/errors.js';
+import { JSONRPC, type JsonRpcErrorBody, messageOf } from '../../src/protocol/errors.js';
 import type { ServerConfig } from '../../src/protocol/server-config.js';
 import { RequestFailure } from './connection.js';
 import type { Lease, SessionConnections } from './session-connections.js';
@@ -76,7 +76,7 @@ export class Forwarder {
       try {
         return await this.sessions.acquire(req.client);
       } catch (error) {
-        return `upstream ${this.config.name}: could not open a connection for this client session: ${error instanceof Error ? error.message : String(error)}`;
+        return `upstream ${this.config.name}: could not open a connection for this client session: ${messageOf(error)}`;
       }
     }
     const shared = await this.supervisor.usable();

@@ -4,7 +4,7 @@
 // answers the server's pings, hands its other requests to a hook (or refuses
 // them with -32601), and tells which of our pending requests a server message
 // may belong to. It validates nothing: results are handed back exactly as parsed.
-import { JSONRPC } from '../../src/protocol/errors.js';
+import { JSONRPC, messageOf } from '../../src/protocol/errors.js';
 
 export type JsonRpcId = string | number;
 export type JsonRpcMessage = Record<string, unknown>;
@@ -237,7 +237,7 @@ export class JsonRpcSession {
     this.serverRequests.set(id, abort);
     this.hooks
       .onRequest(method, isObject(params) ? params : {}, this.contextsFor(related), abort.signal)
-      .catch((error: unknown) => ({ error: { code: JSONRPC.INTERNAL_ERROR, message: error instanceof Error ? error.message : String(error) } }))
+      .catch((error: unknown) => ({ error: { code: JSONRPC.INTERNAL_ERROR, message: messageOf(error) } }))
       .then((answer) => {
         this.serverRequests.delete(id);
         // A cancelled request gets no answer (MCP cancellation).

@@ -1,9 +1,10 @@
 // Worker entry of one upstream actor: wires the supervisor (connection
 // lifecycle), the lister (lists and their cache), the forwarder, the
 // per-session connections and the client relay, and exposes them to the
-// router as ActorApi over comlink.
+// router as ActorApi over comlink; forwards, cancels and commands come in
+// order on their own port.
 import { parentPort, workerData } from 'node:worker_threads';
-import type { ActorApi, ActorEvent, ActorInit, ListOutcome } from '../../src/protocol/actor.js';
+import type { ActorApi, ActorCommand, ActorEvent, ActorInit, CallMessage, ForwardAnswer, ListOutcome } from '../../src/protocol/actor.js';
 import { Comlink, endpoint } from '../../src/protocol/comlink.js';
 import { ClientRelay } from './client-relay.js';
 import type { ConnectionHooks } from './connection.js';
@@ -13,6 +14,7 @@ import { Lister } from './lister.js';
 import { openLog } from './log.js';
 import { SessionConnections } from './session-connections.js';
 import { Supervisor } from './supervisor.js';
+import { messageOf } from '../../src/protocol/errors.js';
 
 if (!parentPort) throw new Error('workers/actor/main.js runs as a worker thread');
 
@@ -48,10 +50,54 @@ function transferable(outcome: ListOutcome): ListOutcome {
   return outcome.ok && outcome.state === 'live' ? Comlink.transfer(outcome, [outcome.packed.buffer]) : outcome;
 }
 
+/** An answer that cannot be sent (not cloneable) is still answered, as a failure. */
+function answer(reply: ForwardAnswer): void {
+  try {
+    init.calls.postMessage(reply);
+  } catch (error) {
+    init.calls.postMessage({ seq: reply.seq, failure: `the answer could not be passed on: ${messageOf(error)}` } satisfies ForwardAnswer);
+  }
+}
+
+function command(command: ActorCommand): void {
+  switch (command.type) {
+    case 'answer':
+      relay.answer(command.ticket, command.outcome);
+      break;
+    case 'notify':
+      // Client notifications matter to a connection that declared that client's capabilities: per_session only.
+      void sessions?.current(command.session)?.notify(command.method, command.params).catch(() => undefined);
+      break;
+    case 'close_session':
+      void sessions?.close(command.session);
+      break;
+    case 'progress':
+      relay.progress(command.ticket, command.params);
+      break;
+  }
+}
+
+init.calls.on('message', (message: CallMessage) => {
+  switch (message.type) {
+    case 'forward': {
+      const { seq } = message;
+      forwarder.forward(message.req).then(
+        (outcome) => answer({ seq, outcome }),
+        (error: unknown) => answer({ seq, failure: messageOf(error) }),
+      );
+      break;
+    }
+    case 'cancel':
+      forwarder.cancel(message.id, message.reason);
+      break;
+    case 'command':
+      command(message.command);
+      break;
+  }
+});
+
 const api: ActorApi = {
   list: async (kind, fresh) => transferable(await lister.list(kind, fresh)),
-  forward: (req) => forwarder.forward(req),
-  cancel: (id, reason) => forwarder.cancel(id, reason),
   dropCache: () => void cache.dropAll(),
   status: () => supervisor.status(),
   shutdown: async () => {
@@ -60,23 +106,7 @@ const api: ActorApi = {
     await Promise.all([supervisor.shutdown(), sessions?.closeAll()]);
     await log.close();
     init.events.close();
-  },
-  command: (command) => {
-    switch (command.type) {
-      case 'answer':
-        relay.answer(command.ticket, command.outcome);
-        break;
-      case 'notify':
-        // Client notifications matter to a connection that declared that client's capabilities: per_session only.
-        void sessions?.current(command.session)?.notify(command.method, command.params).catch(() => undefined);
-        break;
-      case 'close_session':
-        void sessions?.close(command.session);
-        break;
-      case 'progress':
-        relay.progress(command.ticket, command.params);
-        break;
-    }
+    init.calls.close();
   },
 };
 

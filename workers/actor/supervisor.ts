@@ -7,6 +7,7 @@ import type { ServerConfig } from '../../src/protocol/server-config.js';
 import { retryPlan } from './backoff.js';
 import { Connection, type ConnectionHooks } from './connection.js';
 import type { ActorLog } from './log.js';
+import { messageOf } from '../../src/protocol/errors.js';
 
 /**
  * The shared connection can relay sampling and elicitation to the client whose
@@ -137,7 +138,7 @@ export class Supervisor {
       if (!connection.isOpen) throw new Error('connection closed right after initialize');
     } catch (error) {
       if (connection) this.track(connection.close());
-      if (!this.stopped) this.fail(error instanceof Error ? error.message : String(error));
+      if (!this.stopped) this.fail(messageOf(error));
       return;
     } finally {
       if (this.opening === connection) this.opening = null;

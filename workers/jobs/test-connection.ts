@@ -5,14 +5,11 @@ import { Connection, RequestFailure } from '../actor/connection.js';
 import { openLog } from '../actor/log.js';
 import type { TestConnectionReport, TestConnectionTask } from '../../src/protocol/jobs.js';
 import { LIST_METHOD, LIST_RESULT_FIELD } from '../../src/protocol/capabilities.js';
-import { JSONRPC } from '../../src/protocol/errors.js';
+import { JSONRPC, messageOf } from '../../src/protocol/errors.js';
 
 /** The kinds counted (resource templates are not): each is also the server capability that advertises it. */
 const KINDS = ['tools', 'resources', 'prompts'] as const;
 
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}
 
 export default async function testConnection(task: TestConnectionTask): Promise<TestConnectionReport> {
   const started = Date.now();
