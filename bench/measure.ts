@@ -12,15 +12,30 @@ export interface Path {
 
 export interface Interleaved {
   samples: Record<string, number[]>;
+  /** The warm-up rounds' timings, first to last (not in the summaries). */
+  warmup: Record<string, number[]>;
   summaries: Record<string, Summary>;
   rounds: number;
   /** True when the deadline, not the count, ended the loop. */
   cutShort: boolean;
 }
 
-export async function interleave(paths: Path[], options: { rounds: number; warmup: number; deadlineMs: number }): Promise<Interleaved> {
+export interface LoopOptions {
+  rounds: number;
+  /** Warm-up rounds at least ... */
+  warmup: number;
+  /** ... and for at least this long: V8 optimises each worker's code on its own, after thousands of calls. */
+  warmupMs?: number;
+  deadlineMs: number;
+}
+
+export async function interleave(paths: Path[], options: LoopOptions): Promise<Interleaved> {
   const samples: Record<string, number[]> = Object.fromEntries(paths.map((path) => [path.name, []]));
-  for (let round = 0; round < options.warmup; round++) for (const path of paths) await path.step();
+  const warmup: Record<string, number[]> = Object.fromEntries(paths.map((path) => [path.name, []]));
+  const warmUntil = Date.now() + (options.warmupMs ?? 0);
+  for (let round = 0; round < options.warmup || Date.now() < warmUntil; round++) {
+    for (const path of paths) warmup[path.name]!.push(await timed(path.step));
+  }
   const until = Date.now() + options.deadlineMs;
   let rounds = 0;
   for (; rounds < options.rounds && Date.now() < until; rounds++) {
@@ -30,7 +45,7 @@ export async function interleave(paths: Path[], options: { rounds: number; warmu
     }
   }
   const summaries = Object.fromEntries(Object.entries(samples).map(([name, values]) => [name, summarize(values)]));
-  return { samples, summaries, rounds, cutShort: rounds < options.rounds };
+  return { samples, warmup, summaries, rounds, cutShort: rounds < options.rounds };
 }
 
 export interface ThroughputResult {

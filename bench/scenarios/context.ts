@@ -15,6 +15,8 @@ export interface Settings {
   hungUpstreams: number;
   /** Interleaved rounds of the call-overhead loops. */
   callRounds: number;
+  /** Warm-up of each call loop and of each throughput path before anything is counted. */
+  warmupMs: number;
   /** Interleaved rounds of warm list loops. */
   listRounds: number;
   /** Fresh daemons for the cold list. */
