@@ -6,6 +6,7 @@
 import type { MessagePort } from 'node:worker_threads';
 import type { ListKind } from './capabilities.js';
 import type { ErrorBody, JsonRpcErrorBody } from './errors.js';
+import type { EncodedList } from './list-codec.js';
 import type { ServerConfig } from './server-config.js';
 
 export type ActorState = 'connecting' | 'ready' | 'backoff' | 'failed' | 'stopped';
@@ -42,13 +43,14 @@ export interface ActorInit {
 }
 
 /**
- * A list answer. Live items travel msgpackr-packed in a transferred buffer
- * (`packed` decodes to the upstream's item array, schemas normalised).
+ * A list answer. Live items travel encoded in a transferred buffer
+ * (`list` decodes to the upstream's item array, schemas normalised; see
+ * list-codec.ts).
  * `version` changes whenever the actor's cached list for this kind changes,
  * so the router can cache what it derives from it.
  */
 export type ListOutcome =
-  | { ok: true; state: 'live'; kind: ListKind; packed: Uint8Array; count: number; version: number; fetchedAt: number; cached: boolean }
+  | { ok: true; state: 'live'; kind: ListKind; list: EncodedList; version: number; fetchedAt: number; cached: boolean }
   /** The upstream answered -32601 or did not advertise the capability: it has none (R7, R8). */
   | { ok: true; state: 'unsupported'; kind: ListKind; version: number; fetchedAt: number; cached: boolean }
   /** UPSTREAM_UNAVAILABLE after the one retry on a fresh connection, or UPSTREAM_TIMEOUT (not retried). */

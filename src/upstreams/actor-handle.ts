@@ -3,11 +3,11 @@
 // events, and makes sure that a dead or stuck worker neither hangs callers nor
 // leaves a child process behind.
 import { MessageChannel, Worker } from 'node:worker_threads';
-import { unpack } from 'msgpackr';
 import type { ActorApi, ActorCommand, ActorEvent, ActorInit, ActorStatus, ActorTuning, CallMessage, ForwardAnswer, ForwardOutcome, ForwardRequest, ListOutcome } from '../protocol/actor.js';
 import type { ListKind } from '../protocol/capabilities.js';
 import { Comlink, endpoint, type Remote } from '../protocol/comlink.js';
-import { JSONRPC, type ErrorBody, messageOf } from '../protocol/errors.js';
+import { JSONRPC, messageOf, type ErrorBody } from '../protocol/errors.js';
+import { decodeList } from '../protocol/list-codec.js';
 import type { ServerConfig } from '../protocol/server-config.js';
 import { actorEntry } from '../paths.js';
 
@@ -26,7 +26,7 @@ export interface ActorCallbacks {
   onExit(reason: string): void;
 }
 
-/** A ListOutcome with the packed items unpacked. */
+/** A ListOutcome with its items decoded. */
 export type ActorListAnswer =
   | { ok: true; state: 'live'; kind: ListKind; items: Record<string, unknown>[]; version: number; fetchedAt: number; cached: boolean }
   | { ok: true; state: 'unsupported'; kind: ListKind; version: number; fetchedAt: number; cached: boolean }
@@ -140,8 +140,8 @@ class WorkerActor implements ActorHandle {
       (reason) => unavailableList(this.server, kind, reason),
     );
     if (!outcome.ok || outcome.state !== 'live') return outcome;
-    const { packed, count: _count, ...rest } = outcome;
-    return { ...rest, items: unpack(packed) as Record<string, unknown>[] };
+    const { list, ...rest } = outcome;
+    return { ...rest, items: decodeList(list) };
   }
 
   forward(req: ForwardRequest): Promise<ForwardOutcome> {

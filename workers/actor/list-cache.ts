@@ -2,14 +2,15 @@
 // a TTL, a version that moves only when the content changes, and one shared
 // in-flight fetch per kind. Time comes from `now` so tests need no sleeping.
 import { LIST_KINDS, type ListKind } from '../../src/protocol/capabilities.js';
+import { sameList, type EncodedList } from '../../src/protocol/list-codec.js';
 
-export type FetchedList = { state: 'live'; packed: Uint8Array; count: number } | { state: 'unsupported' };
+export type FetchedList = { state: 'live'; list: EncodedList } | { state: 'unsupported' };
 
 export type CachedList = FetchedList & { version: number; fetchedAt: number };
 
 function sameContent(a: FetchedList, b: FetchedList): boolean {
   if (a.state !== 'live' || b.state !== 'live') return a.state === b.state;
-  return Buffer.compare(a.packed, b.packed) === 0;
+  return sameList(a.list, b.list);
 }
 
 export class ListCache {

@@ -1,11 +1,11 @@
 // Answers list(kind) for the router: from the session's cache (R2), or live
-// from the upstream with pagination, normalised and packed. Applies R7: a list
+// from the upstream with pagination, normalised and encoded. Applies R7: a list
 // that fails on a reused connection evicts it and is retried once on a fresh
 // one. Keeps the cache in step with the upstream's list_changed and sessions.
-import { pack } from 'msgpackr';
 import type { ActorEvent, ListOutcome } from '../../src/protocol/actor.js';
 import { LIST_METHOD, LIST_RESULT_FIELD, type ListKind } from '../../src/protocol/capabilities.js';
 import { JSONRPC, type ErrorBody, type ErrorCode } from '../../src/protocol/errors.js';
+import { encodeList } from '../../src/protocol/list-codec.js';
 import type { ServerConfig } from '../../src/protocol/server-config.js';
 import { RequestFailure, type Connection } from './connection.js';
 import { Coalescer } from './coalesce.js';
@@ -109,8 +109,7 @@ export class Lister {
     }
     const { items, notes } = normaliseItems(kind, raw);
     for (const note of notes) this.log.note(note);
-    // pack() returns a view into msgpackr's reused buffer: copy it out before keeping it.
-    return { state: 'live', packed: new Uint8Array(pack(items)), count: items.length };
+    return { state: 'live', list: encodeList(items) };
   }
 
   /** Follows nextCursor; request_ms bounds the whole list, not each page. */
@@ -138,11 +137,11 @@ export class Lister {
     return items;
   }
 
-  /** Each answer gets its own copy of the packed list: the caller transfers (detaches) it. */
+  /** Each answer gets its own copy of the encoded list: the caller transfers (detaches) it. */
   private answer(kind: ListKind, entry: CachedList, cached: boolean): ListOutcome {
     const { version, fetchedAt } = entry;
     if (entry.state === 'unsupported') return { ok: true, state: 'unsupported', kind, version, fetchedAt, cached };
-    return { ok: true, state: 'live', kind, packed: entry.packed.slice(), count: entry.count, version, fetchedAt, cached };
+    return { ok: true, state: 'live', kind, list: { ...entry.list, bytes: entry.list.bytes.slice() }, version, fetchedAt, cached };
   }
 
   private failure(kind: ListKind, code: ErrorCode, message: string): { error: ErrorBody } {

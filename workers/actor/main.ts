@@ -47,7 +47,7 @@ const relay = new ClientRelay({ server: init.config.name, timeoutMs: init.config
 
 /** Live items cross the thread boundary as a transferred buffer, not a structured clone. */
 function transferable(outcome: ListOutcome): ListOutcome {
-  return outcome.ok && outcome.state === 'live' ? Comlink.transfer(outcome, [outcome.packed.buffer]) : outcome;
+  return outcome.ok && outcome.state === 'live' ? Comlink.transfer(outcome, [outcome.list.bytes.buffer]) : outcome;
 }
 
 /** An answer that cannot be sent (not cloneable) is still answered, as a failure. */

@@ -1,0 +1,35 @@
+// How an actor's list crosses to the main thread: bytes in a transferred
+// buffer, never a structured clone of the items. A list of up to
+// MSGPACK_FROM_ITEMS items travels as UTF-8 JSON, a longer one msgpackr-packed.
+// Why two: an actor packs rarely (once per list fetch), so msgpackr's pack()
+// always runs cold there — 1.9–2.7 ms for 20 tools against 0.03 ms for
+// JSON.stringify, and 100 actors listing at once pay it 100 times. On the
+// (warm) main thread msgpackr decodes a long list faster (2,000 tools: 1.8 ms
+// against 5.0 ms for decode + JSON.parse) and equally fast a short one.
+import { pack, unpack } from 'msgpackr';
+
+export const MSGPACK_FROM_ITEMS = 200;
+
+export interface EncodedList {
+  encoding: 'json' | 'msgpack';
+  bytes: Uint8Array;
+  count: number;
+}
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+export function encodeList(items: readonly unknown[]): EncodedList {
+  if (items.length < MSGPACK_FROM_ITEMS) return { encoding: 'json', bytes: encoder.encode(JSON.stringify(items)), count: items.length };
+  // pack() returns a view into msgpackr's reused buffer: copy it out before keeping it.
+  return { encoding: 'msgpack', bytes: new Uint8Array(pack(items)), count: items.length };
+}
+
+export function decodeList(list: EncodedList): Record<string, unknown>[] {
+  return (list.encoding === 'json' ? JSON.parse(decoder.decode(list.bytes)) : unpack(list.bytes)) as Record<string, unknown>[];
+}
+
+/** Same items, byte for byte (an actor's cache version moves only when this is false). */
+export function sameList(a: EncodedList, b: EncodedList): boolean {
+  return a.encoding === b.encoding && Buffer.compare(a.bytes, b.bytes) === 0;
+}
