@@ -55,7 +55,7 @@ const settings: Settings = {
   coldAt: quick ? 10 : 100,
   hungUpstreams: quick ? 10 : 50,
   callRounds: quick ? 100 : 1000,
-  warmupMs: quick ? 4_000 : 20_000,
+  warmupMs: quick ? 8_000 : 20_000,
   listRounds: quick ? 8 : 30,
   coldRestarts: quick ? 1 : 2,
   throughputClients: 16,
