@@ -1,7 +1,7 @@
 // The main-thread side of one upstream actor: spawns its worker, calls it over
-// comlink (forwards, cancels and commands over their own port), unpacks list payloads, relays its
-// events, and makes sure that a dead or stuck worker neither hangs callers nor
-// leaves a child process behind.
+// comlink (forwards, cancels and commands over their own port), decodes list
+// payloads, relays its events, and makes sure that a dead or stuck worker
+// neither hangs callers nor leaves a child process behind.
 import { MessageChannel, Worker } from 'node:worker_threads';
 import type { ActorApi, ActorCommand, ActorEvent, ActorInit, ActorStatus, ActorTuning, CallMessage, ForwardAnswer, ForwardOutcome, ForwardRequest, ListOutcome } from '../protocol/actor.js';
 import type { ListKind } from '../protocol/capabilities.js';
@@ -61,7 +61,6 @@ export function unavailableForward(server: string, reason: string): ForwardOutco
   return { ok: false, error: { code: JSONRPC.UPSTREAM_UNAVAILABLE, message: `${server}: ${reason}`, data: { code: 'UPSTREAM_UNAVAILABLE', server } } };
 }
 
-
 class WorkerActor implements ActorHandle {
   readonly server: string;
   lastStatus: ActorStatus;
@@ -69,8 +68,8 @@ class WorkerActor implements ActorHandle {
   private readonly remote: Remote<ActorApi>;
   private readonly events: MessageChannel['port1'];
   private readonly calls: MessageChannel['port1'];
-  /** Forwards waiting for their answer, by seq. */
-  private readonly answers = new Map<number, (answer: ForwardAnswer) => void>();
+  /** Forwards waiting for their answer, by seq; the worker's exit settles those left. */
+  private readonly answers = new Map<number, (outcome: ForwardOutcome) => void>();
   private nextSeq = 0;
   private exitReason: string | null = null;
   private readonly exited: Promise<string>;
@@ -112,7 +111,7 @@ class WorkerActor implements ActorHandle {
     this.calls.on('message', (answer: ForwardAnswer) => {
       const settle = this.answers.get(answer.seq);
       this.answers.delete(answer.seq);
-      settle?.(answer);
+      settle?.('outcome' in answer ? answer.outcome : unavailableForward(this.server, `actor call failed: ${answer.failure}`));
     });
 
     let failure: string | null = null;
@@ -122,6 +121,7 @@ class WorkerActor implements ActorHandle {
         this.exitReason = this.stopping ? 'actor stopped' : (failure ?? `actor worker exited with code ${code}`);
         this.events.close();
         this.calls.close();
+        for (const settle of this.answers.values()) settle(unavailableForward(this.server, this.exitReason));
         this.answers.clear();
         for (const settle of this.waitingCalls) settle(this.exitReason);
         this.waitingCalls.clear();
@@ -144,22 +144,17 @@ class WorkerActor implements ActorHandle {
     return { ...rest, items: decodeList(list) };
   }
 
+  /** One promise per call, settled by its answer or by the worker's exit: the hot path makes nothing else. */
   forward(req: ForwardRequest): Promise<ForwardOutcome> {
-    return this.call<ForwardOutcome>(
-      () =>
-        new Promise((resolve, reject) => {
-          const seq = this.nextSeq++;
-          this.answers.set(seq, (answer) => ('outcome' in answer ? resolve(answer.outcome) : reject(new Error(answer.failure))));
-          try {
-            this.post({ type: 'forward', seq, req });
-          } catch (error) {
-            // Not cloneable: no answer will come.
-            this.answers.delete(seq);
-            throw error;
-          }
-        }),
-      (reason) => unavailableForward(this.server, reason),
-    );
+    if (this.exitReason !== null) return Promise.resolve(unavailableForward(this.server, this.exitReason));
+    const seq = this.nextSeq++;
+    try {
+      this.post({ type: 'forward', seq, req });
+    } catch (error) {
+      // Not cloneable: no answer will come.
+      return Promise.resolve(unavailableForward(this.server, `actor call failed: ${messageOf(error)}`));
+    }
+    return new Promise((resolve) => this.answers.set(seq, resolve));
   }
 
   cancel(id: string, reason: string): void {
@@ -208,9 +203,8 @@ class WorkerActor implements ActorHandle {
   }
 
   /**
-   * Neither comlink nor the forwards port settles a call whose worker died:
-   * every call is settled by the worker's exit too, and a failed call becomes
-   * the same data answer.
+   * Comlink never settles a call whose worker died: every call is settled by
+   * the worker's exit too, and a failed call becomes the same data answer.
    * (Not a race against `exited`: each race would leave a reaction on that
    * promise until the worker exits, one per call, for the actor's lifetime.)
    */
