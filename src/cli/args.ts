@@ -1,8 +1,8 @@
 // Argument parsing on node:util parseArgs. Every command also accepts the
 // global --home, --verbose and --help, so they may appear anywhere on the line.
 import { parseArgs } from 'node:util';
-import { usageError } from './output.js';
 import { messageOf } from '../protocol/errors.js';
+import { usageError } from './output.js';
 
 export type OptionSpec = { type: 'string' | 'boolean'; multiple?: boolean; short?: string };
 export type OptionSpecs = Record<string, OptionSpec>;

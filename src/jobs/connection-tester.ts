@@ -3,9 +3,9 @@
 import { join } from 'node:path';
 import { Piscina } from 'piscina';
 import { workerFile } from '../paths.js';
+import { messageOf } from '../protocol/errors.js';
 import type { TestConnectionReport, TestConnectionTask } from '../protocol/jobs.js';
 import type { ServerConfig } from '../protocol/server-config.js';
-import { messageOf } from '../protocol/errors.js';
 
 const MARGIN_MS = 2_000;
 

@@ -4,13 +4,12 @@
 // RequestFailure with a kind the actor can act on, and reports a session that
 // ends on its own.
 import type { Progress, ServerCapabilities } from '@modelcontextprotocol/sdk/types.js';
-import type { JsonRpcErrorBody } from '../../src/protocol/errors.js';
+import { messageOf, type JsonRpcErrorBody } from '../../src/protocol/errors.js';
 import { LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS } from '../../src/protocol/mcp-versions.js';
 import type { ServerConfig } from '../../src/protocol/server-config.js';
 import { isObject, JsonRpcSession, ProtocolNoise, RpcError, type ServerRequestAnswer } from './jsonrpc-session.js';
 import type { ActorLog } from './log.js';
 import { createTransport, type UpstreamTransport } from './transports.js';
-import { messageOf } from '../../src/protocol/errors.js';
 
 const CLIENT_INFO = { name: 'coffer', version: '0.1.0' };
 /** A stdio child that ignores stdin EOF and SIGTERM is SIGKILLed after ~4 s. */
@@ -73,7 +72,6 @@ async function withinMs(promise: Promise<unknown>, ms: number): Promise<void> {
   await Promise.race([promise.catch(() => {}), cap]);
   clearTimeout(timer);
 }
-
 
 export class Connection {
   private ready = false;

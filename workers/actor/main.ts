@@ -6,6 +6,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import type { ActorApi, ActorCommand, ActorEvent, ActorInit, CallMessage, ForwardAnswer, ListOutcome } from '../../src/protocol/actor.js';
 import { Comlink, endpoint } from '../../src/protocol/comlink.js';
+import { messageOf } from '../../src/protocol/errors.js';
 import { ClientRelay } from './client-relay.js';
 import type { ConnectionHooks } from './connection.js';
 import { Forwarder } from './forwarder.js';
@@ -14,7 +15,6 @@ import { Lister } from './lister.js';
 import { openLog } from './log.js';
 import { SessionConnections } from './session-connections.js';
 import { Supervisor } from './supervisor.js';
-import { messageOf } from '../../src/protocol/errors.js';
 
 if (!parentPort) throw new Error('workers/actor/main.js runs as a worker thread');
 

@@ -3,11 +3,11 @@
 // It owns the current Connection and tells the rest of the actor when a
 // session starts and ends; it knows nothing about lists or forwarding.
 import type { ActorState, ActorStatus, ActorTuning } from '../../src/protocol/actor.js';
+import { messageOf } from '../../src/protocol/errors.js';
 import type { ServerConfig } from '../../src/protocol/server-config.js';
 import { retryPlan } from './backoff.js';
 import { Connection, type ConnectionHooks } from './connection.js';
 import type { ActorLog } from './log.js';
-import { messageOf } from '../../src/protocol/errors.js';
 
 /**
  * The shared connection can relay sampling and elicitation to the client whose
