@@ -67,7 +67,7 @@ t.test('schema normalisation', async (t) => {
 t.test('list cache: TTL, versions, drops, shared fetches', async (t) => {
   let now = 1_000;
   const cache = new ListCache(100, () => now);
-  const live = (bytes: number[]) => ({ state: 'live' as const, list: { encoding: 'json' as const, bytes: new Uint8Array(bytes), count: bytes.length } });
+  const live = (bytes: number[]) => ({ state: 'live' as const, list: { encoding: 'json' as const, bytes: new Uint8Array(bytes) } });
 
   t.equal(cache.get('tools'), undefined);
   const first = cache.store('tools', live([1, 2]), cache.generation('tools'));

@@ -13,16 +13,15 @@ export const MSGPACK_FROM_ITEMS = 200;
 export interface EncodedList {
   encoding: 'json' | 'msgpack';
   bytes: Uint8Array;
-  count: number;
 }
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
 export function encodeList(items: readonly unknown[]): EncodedList {
-  if (items.length < MSGPACK_FROM_ITEMS) return { encoding: 'json', bytes: encoder.encode(JSON.stringify(items)), count: items.length };
+  if (items.length < MSGPACK_FROM_ITEMS) return { encoding: 'json', bytes: encoder.encode(JSON.stringify(items)) };
   // pack() returns a view into msgpackr's reused buffer: copy it out before keeping it.
-  return { encoding: 'msgpack', bytes: new Uint8Array(pack(items)), count: items.length };
+  return { encoding: 'msgpack', bytes: new Uint8Array(pack(items)) };
 }
 
 export function decodeList(list: EncodedList): Record<string, unknown>[] {
