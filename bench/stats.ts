@@ -25,3 +25,19 @@ export function ratio(a: number | undefined, b: number | undefined): number {
 }
 
 export const round = (value: number, digits = 2): number => (Number.isFinite(value) ? Number(value.toFixed(digits)) : value);
+
+/** The least-squares slope of ln(median) over ln(tools): 1 is linear growth, 2 quadratic. */
+export function growthOrder(points: ReadonlyArray<{ tools: number; median: number }>): number {
+  const xs = points.map((point) => Math.log(point.tools));
+  const ys = points.map((point) => Math.log(point.median));
+  const mean = (values: number[]) => values.reduce((sum, value) => sum + value, 0) / values.length;
+  const mx = mean(xs);
+  const my = mean(ys);
+  let covariance = 0;
+  let variance = 0;
+  for (let i = 0; i < xs.length; i++) {
+    covariance += (xs[i]! - mx) * (ys[i]! - my);
+    variance += (xs[i]! - mx) ** 2;
+  }
+  return covariance / variance;
+}

@@ -3,7 +3,7 @@
 // judgement of growth with upstream count.
 import t from 'tap';
 import { interleave } from '../bench/measure.js';
-import { growthOrder } from '../bench/scenarios/fanout.js';
+import { growthOrder } from '../bench/stats.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 

@@ -5,7 +5,7 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { closeAll, connect, connectStdio, echo } from '../clients.js';
 import { interleave, roundRobin, throughput, type Interleaved } from '../measure.js';
 import { fig, type Row } from '../report.js';
-import { summarize } from '../stats.js';
+import { summarize, type Summary } from '../stats.js';
 import { Coffer, type UpstreamSpec } from '../targets/coffer.js';
 import { STDIO_SERVER } from '../targets/paths.js';
 import { startPeer, type Peer } from '../targets/peer.js';
@@ -76,8 +76,8 @@ function overheadRow(id: string, scenario: string, loop: Interleaved): Row {
   const d = s.direct!;
   const addedMedian = c.median - d.median;
   const addedP99 = c.p99 - d.p99;
-  const cold = (name: string) => summarize(loop.warmup[name]!.slice(0, COLD_ROUNDS));
-  const coldAddedMedian = cold('coffer').median - cold('direct').median;
+  const [coldCoffer, coldDirect, coldPeer] = ['coffer', 'direct', 'peer'].map((name) => summarize(loop.warmup[name]!.slice(0, COLD_ROUNDS))) as [Summary, Summary, Summary];
+  const coldAddedMedian = coldCoffer.median - coldDirect.median;
   const warmupRounds = loop.warmup.coffer!.length;
   return {
     id,
@@ -95,7 +95,7 @@ function overheadRow(id: string, scenario: string, loop: Interleaved): Row {
       peerAddedMedianMs: s.peer!.median - d.median,
       peerAddedP99Ms: s.peer!.p99 - d.p99,
       warmupRounds,
-      cold: { rounds: COLD_ROUNDS, addedMedianMs: coldAddedMedian, coffer: fig(cold('coffer')), direct: fig(cold('direct')), peer: fig(cold('peer')) },
+      cold: { rounds: COLD_ROUNDS, addedMedianMs: coldAddedMedian, coffer: fig(coldCoffer), direct: fig(coldDirect), peer: fig(coldPeer) },
     },
   };
 }

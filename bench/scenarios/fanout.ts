@@ -6,7 +6,7 @@ import { closeAll, connect, listAll, listObjects, timed } from '../clients.js';
 import { interleave } from '../measure.js';
 import { sleep } from '../proc.js';
 import { fig, single, type Row } from '../report.js';
-import { summarize, type Summary } from '../stats.js';
+import { growthOrder, summarize, type Summary } from '../stats.js';
 import { Coffer, type UpstreamSpec } from '../targets/coffer.js';
 import { startPeer, type Peer } from '../targets/peer.js';
 import type { Context } from './context.js';
@@ -298,22 +298,6 @@ async function footprintRows(ctx: Context, coffer: Coffer, specs: UpstreamSpec[]
       met: startToReady <= 10,
     },
   ];
-}
-
-/** The least-squares slope of ln(median) over ln(tools): 1 is linear growth, 2 quadratic. */
-export function growthOrder(points: ReadonlyArray<{ tools: number; median: number }>): number {
-  const xs = points.map((point) => Math.log(point.tools));
-  const ys = points.map((point) => Math.log(point.median));
-  const mean = (values: number[]) => values.reduce((sum, value) => sum + value, 0) / values.length;
-  const mx = mean(xs);
-  const my = mean(ys);
-  let covariance = 0;
-  let variance = 0;
-  for (let i = 0; i < xs.length; i++) {
-    covariance += (xs[i]! - mx) * (ys[i]! - my);
-    variance += (xs[i]! - mx) ** 2;
-  }
-  return covariance / variance;
 }
 
 function scaleRow(scale: ScalePoint[]): Row {
