@@ -2,6 +2,7 @@
 // HTTP), compared with a direct client: namespacing, routing, unchanged payloads.
 import t from 'tap';
 import { nativeBindingLoaded } from '../src/http/uws.js';
+import { exposeResultUris } from '../src/router/expose-results.js';
 import { startGateway } from './helpers/gateway.js';
 import { directEverything, everythingHttp, everythingStdio } from './helpers/upstreams.js';
 
@@ -48,7 +49,7 @@ t.test('server-everything over stdio and Streamable HTTP through /mcp', async (t
   const { resources } = await client.listResources();
   const first = directResources[0]!;
   t.ok(resources.some((resource) => resource.uri === `coffer://ev/${first.uri}`), 'resource namespaced');
-  t.same(await client.readResource({ uri: `coffer://ev/${first.uri}` }), await direct.readResource({ uri: first.uri }), 'resource read unchanged');
+  t.same(await client.readResource({ uri: `coffer://ev/${first.uri}` }), exposeResultUris('resources', await direct.readResource({ uri: first.uri }), 'ev'), 'resource read unchanged but for its exposed URI');
 
   const directTemplates = (await direct.listResourceTemplates()).resourceTemplates;
   const { resourceTemplates } = await client.listResourceTemplates();

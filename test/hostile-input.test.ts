@@ -324,7 +324,7 @@ t.test('tool names and resource URIs with path tricks never reach the wrong serv
     t.notOk(message.result, `${JSON.stringify(name)} does not run the disabled tool`);
   }
 
-  t.match(await call('resources/read', { uri: 'coffer://alpha/fixture://static' }), { messages: [{ result: { contents: [{ uri: 'fixture://static' }] } }] }, 'control: coffer://alpha/fixture://static');
+  t.match(await call('resources/read', { uri: 'coffer://alpha/fixture://static' }), { messages: [{ result: { contents: [{ uri: 'coffer://alpha/fixture://static' }] } }] }, 'control: coffer://alpha/fixture://static');
   const uris = [
     'coffer://a/../alpha/fixture://static', 'coffer://alpha/../beta/fixture://static', 'coffer://srv%2F../alpha/fixture://static', 'coffer://alpha%2F..%2Fbeta/fixture://static',
     'coffer://alpha%2Ffixture://static', 'coffer:///alpha/fixture://static', 'coffer:/alpha/fixture://static', 'coffer:alpha/fixture://static', 'COFFER://alpha/fixture://static',

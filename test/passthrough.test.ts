@@ -16,6 +16,7 @@ import {
 import t, { type Test } from 'tap';
 import { CONFORMANCE_FIXTURE, startNetworkFixture } from './fixtures/fixture-servers.js';
 import { startGateway, waitFor, type Gateway } from './helpers/gateway.js';
+import { exposeResultUris } from '../src/router/expose-results.js';
 import { mcpPost } from './helpers/mcp-post.js';
 import { directEverything, everythingStdio } from './helpers/upstreams.js';
 
@@ -169,7 +170,7 @@ t.test('namespace "" passes names through; collisions fall back to the prefixed 
   t.match((ambiguous as Error).message, /coffer never guesses/, 'a call is never routed ambiguously');
 });
 
-t.test('every content type arrives unchanged: the same call direct and through coffer gives the same result', async (t) => {
+t.test('every content type arrives unchanged but for its resource URIs, exposed: the same call direct and through coffer gives the same result', async (t) => {
   const gateway = await startGateway();
   t.teardown(() => gateway.close());
   await gateway.addServer(everythingStdio('every'));
@@ -188,7 +189,7 @@ t.test('every content type arrives unchanged: the same call direct and through c
   const unclocked = (result: unknown) => JSON.parse(JSON.stringify(result).replace(/\d{1,2}:\d\d:\d\d [AP]M/g, '<time>'));
   for (const [tool, args] of calls) {
     const [mine, theirs] = await Promise.all([viaCoffer.callTool({ name: `every__${tool}`, arguments: args }), direct.callTool({ name: tool, arguments: args })]);
-    t.same(unclocked(mine), unclocked(theirs), `${tool}: identical`);
+    t.same(unclocked(mine), unclocked(exposeResultUris('tools', theirs, 'every')), `${tool}: identical once the direct result's URIs are exposed`);
   }
   const schema = (await viaCoffer.listTools()).tools.find((tool) => tool.name === 'every__get-structured-content');
   const directSchema = (await direct.listTools()).tools.find((tool) => tool.name === 'get-structured-content');

@@ -13,6 +13,7 @@ import { ClientMessages, type ClientEvent, type ClientLink } from './client-mess
 import { mergeLists, type Collision, type Item, type UpstreamList } from './merge.js';
 import type { Namespaced } from './namespace.js';
 import type { CapabilityGate } from './gate.js';
+import { exposeResultUris } from './expose-results.js';
 import { LogLevels } from './log-levels.js';
 import { prefixIndex, resolveExposed, type PrefixIndex, type ResolverDirectory } from './resolver.js';
 import { Subscriptions } from './subscriptions.js';
@@ -229,7 +230,7 @@ export class Router extends EventEmitter<RouterEvents> {
     return [...this.missed.keys()];
   }
 
-  /** Routes tools/call, resources/read or prompts/get to its upstream with the original name / URI. */
+  /** Routes tools/call, resources/read or prompts/get to its upstream with the original name / URI; URIs in the result come back exposed. */
   async forward(kind: CallKind, method: string, params: Record<string, unknown>, ctx: ForwardContext): Promise<Record<string, unknown>> {
     const field = IDENTITY_FIELD[kind];
     const { upstream, target } = await this.resolve(kind, params[field]);
@@ -240,7 +241,7 @@ export class Router extends EventEmitter<RouterEvents> {
       this.assertEnabled(kind, upstream.name, target.original);
       const result = await this.send(upstream, method, { ...params, [field]: target.original }, ctx);
       record({ status: 'ok', error_code: null });
-      return result;
+      return exposeResultUris(kind, result, this.namespaceOf(upstream.name));
     } catch (error) {
       record(statusOf(error));
       throw error;
