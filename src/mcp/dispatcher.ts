@@ -1,7 +1,8 @@
 // Handles the JSON-RPC messages of a downstream session: initialize and ping
 // here, lists and calls through the router, the session's stateful features
 // (subscriptions, completion, log level, roots) through SessionFeatures, and
-// the client's answers to requests relayed from upstreams. Results pass through unchanged.
+// the client's answers to requests relayed from upstreams. Results pass through
+// unchanged but for their resource URIs, which the router exposes.
 import {
   LATEST_PROTOCOL_VERSION,
   SUPPORTED_PROTOCOL_VERSIONS,
@@ -10,6 +11,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import type { ListKind } from '../protocol/capabilities.js';
 import { JSONRPC } from '../protocol/errors.js';
+import { aggregateInstructions } from '../protocol/instructions.js';
 import { decodeCursor, paginate } from '../router/pagination.js';
 import type { CallKind, ForwardContext, Router } from '../router/router.js';
 import type { SessionFeatures } from '../router/session-features.js';
@@ -29,6 +31,9 @@ const LIST_METHODS: Record<string, { kind: ListKind; field: string }> = {
   'resources/templates/list': { kind: 'resourceTemplates', field: 'resourceTemplates' },
   'prompts/list': { kind: 'prompts', field: 'prompts' },
 };
+
+const OWN_INSTRUCTIONS =
+  'coffer aggregates several MCP servers: tools and prompts are named <namespace>__<name>, resources coffer://<namespace>/<uri> (a server with an empty namespace keeps its own names).';
 
 const CALL_METHODS: Record<string, CallKind> = {
   'tools/call': 'tools',
@@ -133,7 +138,8 @@ export class Dispatcher {
         completions: {},
       },
       serverInfo: { name: 'coffer', version: this.options.version },
-      instructions: 'coffer aggregates several MCP servers: tools and prompts are named <namespace>__<name>, resources coffer://<namespace>/<uri> (a server with an empty namespace keeps its own names).',
+      // The servers enabled and connected now; MCP has no notification for changed instructions, so a session keeps what it got here.
+      instructions: aggregateInstructions(OWN_INSTRUCTIONS, this.router.upstreamInstructions()),
     };
   }
 

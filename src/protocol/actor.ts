@@ -104,6 +104,8 @@ export interface ActorStatus {
   attempts: number;
   lastError: string | null;
   serverInfo: { name: string; version: string } | null;
+  /** The connected upstream's `instructions`, cleaned and bounded (src/protocol/instructions.ts); absent if it sent none. */
+  instructions?: string;
   protocolVersion: string | null;
   /** Child pid for stdio upstreams while connected. */
   pid: number | null;

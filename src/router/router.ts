@@ -7,6 +7,7 @@ import { JSONRPC } from '../protocol/errors.js';
 import type { ClientRef, ForwardOutcome } from '../protocol/actor.js';
 import type { ServerConfig } from '../protocol/server-config.js';
 import type { InvocationKind, InvocationRecord, InvocationStatus } from '../protocol/events.js';
+import type { UpstreamInstructions } from '../protocol/instructions.js';
 import { RpcError } from '../mcp/rpc-error.js';
 import type { Upstream, UpstreamDirectory } from '../upstreams/upstream.js';
 import { ClientMessages, type ClientEvent, type ClientLink } from './client-messages.js';
@@ -284,6 +285,16 @@ export class Router extends EventEmitter<RouterEvents> {
 
   private namespaceOf(server: string): string {
     return this.prefixIndex().namespaces.get(server) ?? server;
+  }
+
+  /** The instructions of the enabled upstreams connected now, each with the namespace its names are exposed under. */
+  upstreamInstructions(): UpstreamInstructions[] {
+    const found: UpstreamInstructions[] = [];
+    for (const upstream of this.upstreams.active()) {
+      const { state, instructions } = upstream.status();
+      if (state === 'ready' && instructions) found.push({ server: upstream.name, namespace: this.namespaceOf(upstream.name), text: instructions });
+    }
+    return found;
   }
 
   /** The enabled upstream an exposed name or URI belongs to, and its original form. */

@@ -5,6 +5,7 @@
 // ends on its own.
 import type { Progress, ServerCapabilities } from '@modelcontextprotocol/sdk/types.js';
 import { messageOf, type JsonRpcErrorBody } from '../../src/protocol/errors.js';
+import { cleanInstructions } from '../../src/protocol/instructions.js';
 import { LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS } from '../../src/protocol/mcp-versions.js';
 import type { ServerConfig } from '../../src/protocol/server-config.js';
 import { isObject, JsonRpcSession, ProtocolNoise, RpcError, type ServerRequestAnswer } from './jsonrpc-session.js';
@@ -82,6 +83,7 @@ export class Connection {
   private protocol: string | null = null;
   private serverCapabilities: ServerCapabilities | null = null;
   private server: { name: string; version: string } | null = null;
+  private serverInstructions: string | null = null;
   private lastErrorNoteAt = 0;
   private suppressedErrors = 0;
   private readonly session: JsonRpcSession;
@@ -147,6 +149,7 @@ export class Connection {
     this.serverCapabilities = (isObject(result.capabilities) ? result.capabilities : {}) as ServerCapabilities;
     const info = result.serverInfo;
     if (isObject(info)) this.server = { name: String(info.name), version: String(info.version) };
+    this.serverInstructions = cleanInstructions(result.instructions);
     this.upstream.transport.setProtocolVersion?.(version);
     await this.session.notify('notifications/initialized');
   }
@@ -157,6 +160,10 @@ export class Connection {
 
   get serverInfo(): { name: string; version: string } | null {
     return this.server;
+  }
+
+  get instructions(): string | null {
+    return this.serverInstructions;
   }
 
   get protocolVersion(): string | null {

@@ -58,6 +58,7 @@ export class Supervisor {
       attempts: this.failures,
       lastError: this.lastError,
       serverInfo: this.current?.serverInfo ?? null,
+      ...(this.current?.instructions ? { instructions: this.current.instructions } : {}),
       protocolVersion: this.current?.protocolVersion ?? null,
       pid: this.current?.pid ?? null,
     };
