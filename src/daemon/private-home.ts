@@ -4,8 +4,8 @@
 import { chmodSync, mkdirSync, readdirSync, statSync, type Stats } from 'node:fs';
 import { join } from 'node:path';
 
-export const PRIVATE_DIR_MODE = 0o700;
-export const PRIVATE_FILE_MODE = 0o600;
+const PRIVATE_DIR_MODE = 0o700;
+const PRIVATE_FILE_MODE = 0o600;
 
 /** The files coffer keeps directly in the home (logs/ is walked besides). */
 const HOME_FILES = ['coffer.db', 'coffer.db-wal', 'coffer.db-shm', 'secret.key', 'daemon.json'];
@@ -33,33 +33,33 @@ function statOrNull(path: string): Stats | null {
 function tighten(path: string, stats: Stats, mode: number, notes: string[]): void {
   if ((stats.mode & 0o077) === 0) return;
   chmodSync(path, mode);
-  notes.push(`${path} was ${octal(stats.mode)} (readable by other users): now ${octal(mode)}`);
+  notes.push(`${path} was ${octal(stats.mode)} (open to other users): now ${octal(mode)}`);
 }
 
-function ownDirectory(path: string, what: string): Stats {
-  const stats = statSync(path);
+/** Creates `path` 0700, or checks the directory there: it must be `owner`'s; group and others lose their access. */
+function privateDirectory(path: string, what: string, owner: number | undefined, notes: string[]): void {
+  const stats = statOrNull(path);
+  if (stats === null) return void mkdirSync(path, { recursive: true, mode: PRIVATE_DIR_MODE });
   if (!stats.isDirectory()) throw new HomeNotPrivateError(`${what} ${path} is not a directory: choose another with --home or COFFER_HOME`);
-  const uid = process.getuid?.();
-  if (uid !== undefined && stats.uid !== uid) {
+  if (owner !== undefined && stats.uid !== owner) {
     throw new HomeNotPrivateError(
-      `${what} ${path} belongs to uid ${stats.uid}, not to you (uid ${uid}): its owner could read coffer's secrets; choose a directory of your own with --home or COFFER_HOME`,
+      `${what} ${path} belongs to uid ${stats.uid}, not to you (uid ${owner}): its owner could read coffer's secrets; choose a directory of your own with --home or COFFER_HOME`,
     );
   }
-  return stats;
+  tighten(path, stats, PRIVATE_DIR_MODE, notes);
 }
 
 /**
- * Creates the home and its logs/ (0700), or checks an existing one: another
- * user's is refused (HomeNotPrivateError); one open to group or others is
- * tightened, with the files coffer keeps in it. Answers one note per change,
- * for the caller to report.
+ * Creates the home and its logs/ (0700), or checks an existing one: one that is not
+ * `owner`'s (default: this process's user) is refused (HomeNotPrivateError); one open
+ * to group or others is tightened, with the files coffer keeps in it. Answers one
+ * note per change, for the caller to report.
  */
-export function ensureHome(home: string): string[] {
+export function ensureHome(home: string, owner = process.getuid?.()): string[] {
   const notes: string[] = [];
   const logs = join(home, 'logs');
-  mkdirSync(logs, { recursive: true, mode: PRIVATE_DIR_MODE });
-  tighten(home, ownDirectory(home, 'COFFER_HOME'), PRIVATE_DIR_MODE, notes);
-  tighten(logs, ownDirectory(logs, 'the log directory'), PRIVATE_DIR_MODE, notes);
+  privateDirectory(home, 'COFFER_HOME', owner, notes);
+  privateDirectory(logs, 'the log directory', owner, notes);
   const entries = [...HOME_FILES.map((name) => join(home, name)), ...readdirSync(logs).map((name) => join(logs, name))];
   for (const entry of entries) {
     const stats = statOrNull(entry);
