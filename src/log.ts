@@ -14,7 +14,7 @@ export class Logger {
     file: string | null,
     private readonly level: LogLevel = 'info',
   ) {
-    this.stream = file === null ? null : createWriteStream(file, { flags: 'a' });
+    this.stream = file === null ? null : createWriteStream(file, { flags: 'a', mode: 0o600 });
     // A log that cannot be written must not take the daemon down.
     this.stream?.on('error', () => undefined);
   }

@@ -11,6 +11,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { isProcessAlive, readDaemonFile } from '../src/daemon/daemon-file.js';
 import { startDaemon } from '../src/daemon/daemon.js';
+import { PortTakenError } from '../src/http/port-taken.js';
 import { CLI_ENTRY } from '../src/paths.js';
 import { stdioFixture } from './fixtures/fixture-servers.js';
 import { tempHome, waitFor } from './helpers/gateway.js';
@@ -68,12 +69,10 @@ t.test('a second daemon on the same home is refused with a clear message', async
   t.match(stderr, /already/);
 });
 
-t.test('a taken port moves the daemon to the next free one', async (t) => {
+t.test('an explicit port that is taken is refused, not moved (the default port alone falls back: port-taken.test)', async (t) => {
   const port = await freePort();
   const first = await startDaemon({ home: tempHome(), port });
   t.teardown(() => first.stop());
-  const second = await startDaemon({ home: tempHome(), port });
-  t.teardown(() => second.stop());
+  await t.rejects(startDaemon({ home: tempHome(), port }), PortTakenError, 'the second daemon');
   t.equal(first.port, port);
-  t.ok(second.port > port && second.port < port + 10, `second daemon on ${second.port}`);
 });

@@ -1,7 +1,8 @@
 // Pure validation of server configs: defaults, every problem reported, patches, redaction.
 import t from 'tap';
 import { DEFAULT_TIMEOUTS, type ServerConfig } from '../src/protocol/server-config.js';
-import { applyServerPatch, parseServerConfig, redactConfig, REDACTED, type FieldError } from '../src/registry/server-config.js';
+import { parseServerConfig, redactConfig, REDACTED, type FieldError } from '../src/registry/server-config.js';
+import { applyServerPatch } from '../src/registry/server-patch.js';
 
 const STDIO = { type: 'stdio', command: 'npx', args: ['-y', 'server'], env: { API_KEY: 's3cret' }, cwd: null };
 const HTTP = { type: 'http', url: 'https://example.com/mcp', headers: { Authorization: 'Bearer s3cret' } };
@@ -142,11 +143,27 @@ t.test('applyServerPatch', async (t) => {
       { type: 'http', url: 'http://localhost:1/mcp', headers: {} },
     ],
     [
-      'http to sse keeps redacted headers',
+      'http to sse on the same origin keeps redacted headers',
       http,
-      { transport: { type: 'sse', url: 'https://e.com/sse', headers: { Authorization: REDACTED } } },
+      { transport: { type: 'sse', url: 'https://example.com/sse', headers: { Authorization: REDACTED } } },
       (c) => c.transport,
-      { type: 'sse', url: 'https://e.com/sse', headers: { Authorization: 'Bearer s3cret' } },
+      { type: 'sse', url: 'https://example.com/sse', headers: { Authorization: 'Bearer s3cret' } },
+    ],
+    ['a new path on the same origin keeps the headers', http, { transport: { url: 'https://example.com/v2/mcp' } }, (c) => c.transport, { ...HTTP, url: 'https://example.com/v2/mcp' }],
+    [
+      'another origin with the headers given again',
+      http,
+      { transport: { url: 'https://other.example/mcp', headers: { Authorization: 'Bearer other' } } },
+      (c) => c.transport,
+      { ...HTTP, url: 'https://other.example/mcp', headers: { Authorization: 'Bearer other' } },
+    ],
+    ['another origin with headers {}', http, { transport: { url: 'https://other.example/mcp', headers: {} } }, (c) => c.transport, { ...HTTP, url: 'https://other.example/mcp', headers: {} }],
+    [
+      'a masked argument sent back keeps the stored one',
+      valid({ name: 'gh', transport: { ...STDIO, args: ['serve', '--token=ghp_abcdefghijklmnopqrstuvwxyz012345'] } }),
+      { transport: { args: ['serve', '--verbose', `--token=${REDACTED}`] } },
+      (c) => c.transport.type === 'stdio' && c.transport.args,
+      ['serve', '--verbose', '--token=ghp_abcdefghijklmnopqrstuvwxyz012345'],
     ],
     ['the same name is allowed', http, { name: 'web' }, (c) => c.name, 'web'],
     ['an empty patch changes nothing', http, {}, (c) => c, http],
@@ -165,6 +182,10 @@ t.test('applyServerPatch', async (t) => {
     ['a redacted value with nothing stored', stdio, { transport: { env: { NEW: REDACTED } } }, ['transport.env.NEW']],
     ['a new type without its fields', stdio, { transport: { type: 'sse' } }, ['transport.url']],
     ['name and another problem together', http, { name: 'x', enabled: 'no' }, ['name', 'enabled']],
+    ['another origin keeping the stored headers', http, { transport: { url: 'https://attacker.example/mcp' } }, ['transport.headers']],
+    ['another port is another origin', http, { transport: { url: 'https://example.com:8443/mcp' } }, ['transport.headers']],
+    ['another origin with a redacted header', http, { transport: { type: 'sse', url: 'https://e.com/sse', headers: { Authorization: REDACTED } } }, ['transport.headers.Authorization']],
+    ['a masked argument matching no stored one', stdio, { transport: { args: [`--token=${REDACTED}`] } }, ['transport.args[0]']],
   ];
   for (const [label, existing, patch, expectedFields] of refused) {
     const result = applyServerPatch(existing, patch);

@@ -8,7 +8,7 @@ import { ensureHome, isProcessAlive, readDaemonFile, removeDaemonFile, type Daem
 import { CLI_ENTRY } from '../paths.js';
 import { daemonUrl, fetchStatus, type DaemonStatus } from './api-client.js';
 import { EXIT } from './exit-codes.js';
-import { CliError } from './output.js';
+import { CliError, printMessage } from './output.js';
 
 export interface RunningDaemonInfo {
   file: DaemonFile;
@@ -41,7 +41,7 @@ export async function startDaemonProcess(
   const deadline = Date.now() + (options.timeoutMs ?? START_TIMEOUT_MS);
   const running = await settlePrevious(home, deadline);
   if (running) return { ...running, alreadyRunning: true };
-  ensureHome(home);
+  for (const note of ensureHome(home)) printMessage(`coffer: ${note}`);
   const release = acquireStartLock(home);
   if (!release) return { ...(await waitUntilReady(home, deadline)), alreadyRunning: true };
   try {

@@ -40,6 +40,6 @@ export const EXIT_CODES_HELP = `Exit codes:
   2  usage error
   3  daemon unreachable (start one with \`coffer daemon start\` or \`coffer serve\`)
   4  not found
-  5  conflict (already exists)
+  5  conflict (already exists or already running; the --port / COFFER_PORT asked for is in use)
   6  invalid input
   7  upstream test failed`;

@@ -1,6 +1,6 @@
 // $COFFER_HOME and daemon.json: how the CLI and the shim find a running daemon.
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 
@@ -16,10 +16,7 @@ export function resolveHome(explicit?: string): string {
   return explicit ?? process.env.COFFER_HOME ?? join(homedir(), '.coffer');
 }
 
-export function ensureHome(home: string): void {
-  mkdirSync(home, { recursive: true, mode: 0o700 });
-  mkdirSync(join(home, 'logs'), { recursive: true, mode: 0o700 });
-}
+export { ensureHome } from './private-home.js';
 
 export const daemonFilePath = (home: string): string => join(home, 'daemon.json');
 

@@ -36,7 +36,10 @@ import { ensureHome, isProcessAlive, newToken, readDaemonFile, removeDaemonFile,
 
 export interface DaemonOptions {
   home: string;
-  /** Default 7077; 0 picks any free port (tests). */
+  /**
+   * Must be free (PortTakenError otherwise): a client configured for it must never reach another program.
+   * Default: DEFAULT_PORT, or the first free of the DEFAULT_PORT_RANGE after it, with a warning. 0 picks any free port (tests).
+   */
   port?: number;
   logLevel?: LogLevel;
   /** Log to stderr instead of $home/logs/daemon.log. */
@@ -60,6 +63,8 @@ export interface RunningDaemon {
 }
 
 export const DEFAULT_PORT = 7077;
+/** Ports tried from DEFAULT_PORT on when no port is given. */
+const DEFAULT_PORT_RANGE = 10;
 export const VERSION: string = (JSON.parse(readFileSync(join(PROJECT_ROOT, 'package.json'), 'utf8')) as { version: string }).version;
 
 const LIST_CHANGED_METHOD: Record<ListKind, string> = {
@@ -71,12 +76,13 @@ const LIST_CHANGED_METHOD: Record<ListKind, string> = {
 
 export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon> {
   const home = options.home;
-  ensureHome(home);
+  const tightened = ensureHome(home);
   const existing = readDaemonFile(home);
   if (existing && existing.pid !== process.pid && isProcessAlive(existing.pid)) {
     throw new Error(`a coffer daemon (pid ${existing.pid}) already runs for ${home} on port ${existing.port}: stop it with 'coffer daemon stop'`);
   }
   const log = new Logger(options.logToStderr ? null : join(home, 'logs', 'daemon.log'), options.logLevel ?? 'info');
+  for (const note of tightened) log.warn('COFFER_HOME tightened', { change: note });
   const startedAt = new Date().toISOString();
   let phase: DaemonStatus['status'] = 'starting';
 
@@ -226,7 +232,7 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
 
   try {
     http = await startHttpServer(
-      { port: options.port ?? DEFAULT_PORT, portRange: 10, mcpMaxBodyBytes: 64 * 1024 * 1024, apiMaxBodyBytes: 1024 * 1024 },
+      { port: options.port ?? DEFAULT_PORT, portRange: options.port === undefined ? DEFAULT_PORT_RANGE : 1, mcpMaxBodyBytes: 64 * 1024 * 1024, apiMaxBodyBytes: 1024 * 1024 },
       api,
       sessions,
       log,
@@ -247,6 +253,9 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
     await writer.close();
     await log.close();
     throw error;
+  }
+  if (options.port === undefined && http.port !== DEFAULT_PORT) {
+    log.warn('default port taken: listening on another one; clients configured for the default reach whatever holds it', { default_port: DEFAULT_PORT, port: http.port });
   }
   // Upstreams start once clients can reach us; their actors connect in the background.
   await registry.load();

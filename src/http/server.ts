@@ -7,12 +7,13 @@ import type { SessionRegistry } from '../mcp/sessions.js';
 import { UiAssets } from '../ui/static-assets.js';
 import { BodyTooLargeError, readBody, readRequest, ResponseState, sendBuffered, toFetchRequest, UwsReply, type IncomingRequest } from './bridge.js';
 import { isAllowedHost, isAllowedOrigin } from './host-check.js';
+import { PortTakenError } from './port-taken.js';
 import { uws, type HttpResponse, type TemplatedApp, type us_listen_socket } from './uws.js';
 
 export const LOOPBACK = '127.0.0.1';
 
 export interface HttpServerOptions {
-  /** 0 picks a free port; otherwise the first free one of port … port + portRange - 1. */
+  /** 0 picks a free port; otherwise the first free one of port … port + portRange - 1 (PortTakenError when none is). */
   port: number;
   portRange: number;
   mcpMaxBodyBytes: number;
@@ -149,5 +150,5 @@ async function listenInRange(app: TemplatedApp, first: number, count: number): P
     const socket = await new Promise<us_listen_socket | false>((resolve) => listenExclusive(app, LOOPBACK, port, resolve));
     if (socket) return socket;
   }
-  throw new Error(`no free port in ${first}-${first + count - 1} on ${LOOPBACK}: pass --port or set COFFER_PORT`);
+  throw new PortTakenError(first, count, LOOPBACK);
 }

@@ -6,7 +6,8 @@ import { CofferError, type Result } from '../protocol/errors.js';
 import { prefixOf, type ServerConfig } from '../protocol/server-config.js';
 import type { DbWriterCalls } from '../db/writer-handle.js';
 import type { UpstreamPool } from '../upstreams/pool.js';
-import { applyServerPatch, parseServerConfig, redactConfig } from './server-config.js';
+import { parseServerConfig, redactConfig } from './server-config.js';
+import { applyServerPatch } from './server-patch.js';
 
 export interface ServerHealth {
   state: string;

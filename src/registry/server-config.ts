@@ -11,16 +11,16 @@ import {
   type TimeoutsConfig,
   type TransportConfig,
 } from '../protocol/server-config.js';
+import { maskArgs, REDACTED } from './secret-args.js';
 
-/** What a secret value (env, header) reads as in audit entries and API output. */
-export const REDACTED = '[redacted]';
+export { REDACTED };
 
 export interface FieldError {
   field: string;
   message: string;
 }
 
-type Json = Record<string, unknown>;
+export type Json = Record<string, unknown>;
 
 const TOP_LEVEL_FIELDS = ['name', 'description', 'enabled', 'transport', 'auto_enable_new_capabilities', 'timeouts', 'namespace', 'session_mode'];
 const SESSION_MODES: readonly SessionMode[] = ['shared', 'per_session'];
@@ -52,7 +52,7 @@ const SECRET_MAPS = {
   },
 };
 
-function isJsonObject(value: unknown): value is Json {
+export function isJsonObject(value: unknown): value is Json {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
@@ -150,7 +150,12 @@ class Reader {
       return [];
     }
     if (value.length > MAX_ITEMS) this.fail('transport.args', `must have at most ${MAX_ITEMS} items`);
-    return value.map((arg, index) => this.string(arg, `transport.args[${index}]`, { allowEmpty: true }));
+    return value.map((arg, index) => {
+      const field = `transport.args[${index}]`;
+      const text = this.string(arg, field, { allowEmpty: true });
+      if (text.includes(REDACTED)) this.fail(field, `holds the placeholder "${REDACTED}" but matches no stored argument: give the value`);
+      return text;
+    });
   }
 
   cwd(value: unknown): string {
@@ -221,7 +226,7 @@ class Reader {
   }
 }
 
-function invalid(errors: FieldError[]): Result<never> {
+export function invalid(errors: FieldError[]): Result<never> {
   const summary = errors.map((error) => `${error.field}: ${error.message}`).join('; ');
   return { ok: false, error: { code: 'CONFIG_INVALID', message: `invalid server config: ${summary}`, details: { errors } } };
 }
@@ -245,46 +250,15 @@ export function parseServerConfig(input: unknown): Result<ServerConfig> {
   return reader.errors.length === 0 ? { ok: true, value: config } : invalid(reader.errors);
 }
 
-/** A secret map from a patch, with "[redacted]" values (a config read back from the API) keeping the stored value. */
-function keepStoredSecrets(patched: unknown, stored: Record<string, string> | undefined): unknown {
-  if (!isJsonObject(patched) || stored === undefined) return patched;
-  return Object.fromEntries(
-    Object.entries(patched).map(([key, value]) => [key, value === REDACTED && Object.hasOwn(stored, key) ? stored[key] : value]),
-  );
-}
-
 /**
- * Same transport type (or none given): fields merge over the stored ones. Another type: the
- * patch is the whole new transport. env and headers are replaced as a whole, so a key can be removed.
+ * The config as API answers show it: every env and header value replaced by "[redacted]"
+ * (keys kept), and the secret part of every argument that looks like one.
+ * `allArgs`: every argument replaced (audit entries, kept in the database file, hold none in clear).
  */
-function patchTransport(stored: TransportConfig, patch: Json): Json {
-  const merged: Json = patch.type === undefined || patch.type === stored.type ? { ...stored, ...patch } : { ...patch };
-  if ('env' in patch) merged.env = keepStoredSecrets(patch.env, stored.type === 'stdio' ? stored.env : undefined);
-  if ('headers' in patch) merged.headers = keepStoredSecrets(patch.headers, stored.type === 'stdio' ? undefined : stored.headers);
-  return merged;
-}
-
-/** A partial update: top-level fields replace, transport and timeouts merge; the name cannot change. */
-export function applyServerPatch(existing: ServerConfig, patch: unknown): Result<ServerConfig> {
-  if (!isJsonObject(patch)) return invalid([{ field: '(root)', message: 'must be a JSON object' }]);
-  const errors: FieldError[] = [];
-  if (patch.name !== undefined && patch.name !== existing.name) {
-    errors.push({ field: 'name', message: 'cannot be changed (remove the server and add it again)' });
-  }
-  const merged: Json = { ...existing, ...patch, name: existing.name };
-  if (isJsonObject(patch.transport)) merged.transport = patchTransport(existing.transport, patch.transport);
-  if (isJsonObject(patch.timeouts)) merged.timeouts = { ...existing.timeouts, ...patch.timeouts };
-  const parsed = parseServerConfig(merged);
-  if (!parsed.ok) errors.push(...(parsed.error.details as { errors: FieldError[] }).errors);
-  return errors.length === 0 ? parsed : invalid(errors);
-}
-
-/** The config with every env and header value replaced by "[redacted]" (keys kept). */
-export function redactConfig(config: ServerConfig): ServerConfig {
+export function redactConfig(config: ServerConfig, options: { allArgs?: boolean } = {}): ServerConfig {
   const redact = (map: Record<string, string>) => Object.fromEntries(Object.keys(map).map((key) => [key, REDACTED]));
   const transport = config.transport;
-  return {
-    ...config,
-    transport: transport.type === 'stdio' ? { ...transport, env: redact(transport.env) } : { ...transport, headers: redact(transport.headers) },
-  };
+  if (transport.type !== 'stdio') return { ...config, transport: { ...transport, headers: redact(transport.headers) } };
+  const args = options.allArgs ? transport.args.map(() => REDACTED) : maskArgs(transport.args);
+  return { ...config, transport: { ...transport, args, env: redact(transport.env) } };
 }

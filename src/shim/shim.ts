@@ -39,8 +39,9 @@ function reconnectBoundMs(): number {
 }
 
 export async function runShim({ home }: { home: string }): Promise<ExitCode> {
-  ensureHome(home);
+  const tightened = ensureHome(home);
   const log = createLogger(home);
+  for (const note of tightened) log(note);
   const client = new StdioServerTransport(process.stdin, process.stdout, { maxBufferSize: MAX_MESSAGE_BYTES });
   const relay = new Relay({
     client,

@@ -10,8 +10,8 @@ export interface ActorLog {
 }
 
 export function openLog(path: string): ActorLog {
-  mkdirSync(dirname(path), { recursive: true });
-  const stream = createWriteStream(path, { flags: 'a' });
+  mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+  const stream = createWriteStream(path, { flags: 'a', mode: 0o600 });
   // A log that cannot be written must not take the actor down.
   stream.on('error', () => {});
   return {

@@ -2,6 +2,7 @@
 // with a DbInit (plus an optional events port) as workerData; serves DbWriterApi
 // over comlink on parentPort, posts each committed audit entry on the events port,
 // and prunes the history tables by itself every pruneIntervalMs.
+import { closeSync, openSync } from 'node:fs';
 import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 import type { DbInit, DbWriterApi } from '../../src/protocol/db.js';
@@ -47,7 +48,7 @@ function ready(): Stores {
 
 function open(): Result<{ version: number }> {
   const migrations = readMigrations(init.migrationsDir);
-  db ??= new Database(init.dbPath, { timeout: BUSY_TIMEOUT_MS });
+  db ??= openDatabase(init.dbPath);
   // Only reads so far: a refused database stays byte for byte as it was.
   const notNewer = checkNotNewer(db, migrations, init.dbPath);
   if (!notNewer.ok) return notNewer;
@@ -69,9 +70,16 @@ function open(): Result<{ version: number }> {
       invocations: new InvocationLog(db),
       retention: new RetentionStore(db, audit),
     };
+    stores.servers.sealClearArgs();
     schedulePrune(true);
   }
   return migrated;
+}
+
+/** The file is made 0600 before SQLite opens it: SQLite gives -wal and -shm the database file's mode (its own default is 0644). */
+function openDatabase(path: string): Database.Database {
+  closeSync(openSync(path, 'a', 0o600));
+  return new Database(path, { timeout: BUSY_TIMEOUT_MS });
 }
 
 let pruneTimer: NodeJS.Timeout | null = null;

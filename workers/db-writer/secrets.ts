@@ -1,5 +1,6 @@
 // Secret config values (stdio env, http/sse headers) are sealed one by one with
-// AES-256-GCM before they reach the database, so the file never holds them in clear.
+// AES-256-GCM before they reach the database, so the file never holds them in clear;
+// a stdio command's arguments (`--token=…`) are sealed too, as one value.
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
@@ -55,16 +56,23 @@ function mapSecrets(server: string, transport: TransportConfig, fn: (context: Bu
   return { ...transport, headers: mapValues(transport.headers, (name, value) => fn(aad(server, 'headers', name), value)) };
 }
 
+/** As stored: a stdio transport's args are one sealed string (an array: written before they were sealed). */
+type StoredTransport = TransportConfig | (Omit<TransportConfig & { type: 'stdio' }, 'args'> & { args: string });
+
 /** The text of mcp_servers.config: the config without its name (that is the row's), secrets sealed. */
 export function sealConfig(key: Buffer, config: ServerConfig): string {
   const { name, ...rest } = config;
-  return JSON.stringify({ ...rest, transport: mapSecrets(name, config.transport, (context, value) => seal(key, context, value)) });
+  const transport = mapSecrets(name, config.transport, (context, value) => seal(key, context, value));
+  const stored: StoredTransport = transport.type === 'stdio' ? { ...transport, args: seal(key, aad(name, 'args', ''), JSON.stringify(transport.args)) } : transport;
+  return JSON.stringify({ ...rest, transport: stored });
 }
 
 export function openConfig(key: Buffer, name: string, stored: string): ServerConfig {
-  const rest = JSON.parse(stored) as Omit<ServerConfig, 'name'>;
+  const rest = JSON.parse(stored) as Omit<ServerConfig, 'name' | 'transport'> & { transport: StoredTransport };
   try {
-    return withConfigDefaults({ name, ...rest, transport: mapSecrets(name, rest.transport, (context, value) => open(key, context, value)) });
+    const sealedArgs = rest.transport.type === 'stdio' && typeof rest.transport.args === 'string' ? rest.transport.args : null;
+    const transport = (sealedArgs === null ? rest.transport : { ...rest.transport, args: JSON.parse(open(key, aad(name, 'args', ''), sealedArgs)) as string[] }) as TransportConfig;
+    return withConfigDefaults({ name, ...rest, transport: mapSecrets(name, transport, (context, value) => open(key, context, value)) });
   } catch (error) {
     throw new Error(`cannot decrypt the secrets of server "${name}" (is the key file the one they were written with?): ${(error as Error).message}`);
   }

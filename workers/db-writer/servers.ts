@@ -44,6 +44,27 @@ export class ServerStore {
     this.remove = db.prepare('DELETE FROM mcp_servers WHERE name = ?');
   }
 
+  /**
+   * Rows written before stdio args were sealed get them sealed (config unchanged, so no audit
+   * entry), with secure_delete on so the page keeps no copy of the clear text.
+   */
+  sealClearArgs(): void {
+    const clear = this.selectAll.all().filter((row) => {
+      const stored = JSON.parse(row.config) as { transport: { type: string; args?: unknown } };
+      return stored.transport.type === 'stdio' && Array.isArray(stored.transport.args);
+    });
+    if (clear.length === 0) return;
+    const reseal = this.db.prepare<[string, number]>('UPDATE mcp_servers SET config = ? WHERE id = ?');
+    this.db.pragma('secure_delete = ON');
+    try {
+      this.db.transaction(() => {
+        for (const row of clear) reseal.run(sealConfig(this.key, openConfig(this.key, row.name, row.config)), row.id);
+      })();
+    } finally {
+      this.db.pragma('secure_delete = OFF');
+    }
+  }
+
   list(): ServerRecord[] {
     return this.selectAll.all().map((row) => this.toRecord(row));
   }
@@ -72,7 +93,7 @@ export class ServerStore {
           error: { code: 'RESOURCE_ALREADY_EXISTS', message: `a server named "${config.name}" already exists`, details: { server: config.name } },
         };
       }
-      this.audit.record(actor, 'server_added', config.name, { config: redactConfig(config) });
+      this.audit.record(actor, 'server_added', config.name, { config: redactConfig(config, { allArgs: true }) });
       return { ok: true, value: this.toRecord(row, config) };
     })();
   }
@@ -84,7 +105,7 @@ export class ServerStore {
     return this.db.transaction((): Result<ServerRecord> => {
       const row = this.update.get(sealConfig(this.key, config), now(), config.name);
       if (!row) return serverNotFound(config.name);
-      this.audit.record(actor, 'server_updated', config.name, { config: redactConfig(config) });
+      this.audit.record(actor, 'server_updated', config.name, { config: redactConfig(config, { allArgs: true }) });
       return { ok: true, value: this.toRecord(row, config) };
     })();
   }

@@ -8,7 +8,8 @@ export interface Health {
 }
 
 /** GET /servers/{name}: the config (secret values "[redacted]") and health. */
-export type Server = ServerConfig & { health: Health };
+/** `warnings`: in the answer to an add or update (arguments that look like secrets). */
+export type Server = ServerConfig & { health: Health; warnings?: string[] };
 
 export const serverPath = (name: string): string => `/servers/${encodeURIComponent(name)}`;
 

@@ -6,7 +6,7 @@ import type { TransportConfig } from '../../protocol/server-config.js';
 import { expectPositionals, parseBooleanValue, parseKeyValues } from '../args.js';
 import { actionGroup, defineAction, type Command } from '../command.js';
 import { EXIT } from '../exit-codes.js';
-import { CliError, printFields, printJson, printLine, printTable, usageError } from '../output.js';
+import { CliError, printFields, printJson, printLine, printMessage, printTable, usageError } from '../output.js';
 import { splitCommandLine } from '../split.js';
 import { capActions } from './mcp-cap.js';
 import { importAction } from './mcp-import.js';
@@ -55,6 +55,7 @@ const add = defineAction(
       ...surfacePatch(values),
     };
     const server = await api().post<Server>('/servers', body);
+    for (const warning of server.warnings ?? []) printMessage(`warning: ${warning}`);
     if (values.json) printJson({ server });
     else printLine(`added server '${server.name}' (${describeTransport(server.transport)})`);
     return EXIT.OK;
@@ -140,6 +141,7 @@ const update = defineAction(
       patch.transport = transportPatch(name!, current.transport, chosen, secrets);
     }
     const server = await api().patch<Server>(serverPath(name!), patch);
+    for (const warning of server.warnings ?? []) printMessage(`warning: ${warning}`);
     if (values.json) printJson({ server });
     else printLine(`updated server '${server.name}' (${Object.keys(patch).map((key) => key.replaceAll('_', '-')).join(', ')})`);
     return EXIT.OK;

@@ -1,5 +1,7 @@
 // `coffer serve`: the daemon in the foreground of this process.
-import { resolveHome } from '../../daemon/daemon-file.js';
+import { ensureHome, resolveHome } from '../../daemon/daemon-file.js';
+import { HomeNotPrivateError } from '../../daemon/private-home.js';
+import { PortTakenError } from '../../http/port-taken.js';
 import type { LogLevel } from '../../log.js';
 import { daemonUrl } from '../api-client.js';
 import { expectPositionals, parseCommandArgs, parsePort } from '../args.js';
@@ -11,7 +13,8 @@ import { CliError, printLine, printMessage } from '../output.js';
 const usage = `Usage: coffer serve [--port N] [--home DIR]
 
 Runs the coffer daemon in the foreground until SIGINT or SIGTERM.
-  --port N     port to bind on 127.0.0.1 (env COFFER_PORT; default 7077 or the next free one)
+  --port N     port to bind on 127.0.0.1 (env COFFER_PORT); when it is taken, exit 5.
+               Without one: 7077, or when taken the next free of 7078-7086, with a warning
   --home DIR   data directory (env COFFER_HOME; default ~/.coffer)
 
 Environment: COFFER_CACHE_TTL_MS (list cache lifetime, default 60000),
@@ -31,6 +34,21 @@ function logLevelFromEnv(): LogLevel {
   return raw as LogLevel;
 }
 
+function homeNotes(home: string): string[] {
+  try {
+    return ensureHome(home);
+  } catch (error) {
+    throw startFailure(error);
+  }
+}
+
+/** What the daemon refuses to start with, as a stable code and exit status. */
+function startFailure(error: unknown): unknown {
+  if (error instanceof PortTakenError) return new CliError(EXIT.CONFLICT, 'PORT_IN_USE', error.message, { port: error.port });
+  if (error instanceof HomeNotPrivateError) return new CliError(EXIT.INVALID_INPUT, 'HOME_NOT_PRIVATE', error.message);
+  return error;
+}
+
 export const serveCommand: Command = {
   name: 'serve',
   summary: 'run the daemon in the foreground',
@@ -41,13 +59,22 @@ export const serveCommand: Command = {
     const port = parsePort(values.port, '--port') ?? parsePort(process.env.COFFER_PORT, 'COFFER_PORT');
     const home = resolveHome(values.home);
 
+    for (const note of homeNotes(home)) printMessage(`coffer: ${note}`);
     const running = await probeDaemon(home);
     if (running) {
       throw new CliError(EXIT.CONFLICT, 'DAEMON_ALREADY_RUNNING', `a coffer daemon already runs for ${home} on port ${running.file.port} (pid ${running.file.pid})`);
     }
     // Loaded here, not at the top: every other command stays free of the daemon's heavy imports.
-    const { startDaemon } = await import('../../daemon/daemon.js');
-    const daemon = await startDaemon({ home, port, logLevel: logLevelFromEnv(), tuning: cacheTuningFromEnv() });
+    const { startDaemon, DEFAULT_PORT } = await import('../../daemon/daemon.js');
+    const daemon = await startDaemon({ home, port, logLevel: logLevelFromEnv(), tuning: cacheTuningFromEnv() }).catch((error: unknown) => {
+      throw startFailure(error);
+    });
+    if (port === undefined && daemon.port !== DEFAULT_PORT) {
+      printMessage(
+        `warning: the default port ${DEFAULT_PORT} is in use by another program; listening on ${daemon.port} instead. ` +
+          `Clients configured for ${DEFAULT_PORT} reach that program, not coffer: point them at ${daemon.port}, or free ${DEFAULT_PORT}`,
+      );
+    }
     printLine(`coffer daemon listening on ${daemonUrl(daemon.port)} (pid ${process.pid}, home ${home})`);
 
     // Until a signal, or until the daemon stops on its own (POST /daemon/shutdown).

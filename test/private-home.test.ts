@@ -1,0 +1,85 @@
+// Nothing under COFFER_HOME is open to other users: every file 0600 and every
+// directory 0700 after a daemon run with upstreams, calls and a token rotation;
+// a home left 0755 (with 0644 files) by an earlier run is tightened and the CLI
+// says so; a home that is not the user's directory is refused.
+import { chmodSync, lstatSync, mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import t from 'tap';
+import { EXIT } from '../src/cli/exit-codes.js';
+import { ensureHome, HomeNotPrivateError } from '../src/daemon/private-home.js';
+import { networkConfig, startNetworkFixture, stdioFixture } from './fixtures/fixture-servers.js';
+import { runCli, tempDir } from './helpers/cli.js';
+import { startGateway, tempHome } from './helpers/gateway.js';
+
+/** Every entry under `dir` whose mode is not 0700 (directory) or 0600 (file), as "path mode". */
+function openEntries(dir: string): string[] {
+  const found: string[] = [];
+  for (const name of readdirSync(dir)) {
+    const path = join(dir, name);
+    const stats = lstatSync(path);
+    const mode = stats.mode & 0o777;
+    if (stats.isDirectory()) {
+      if (mode !== 0o700) found.push(`${path} ${mode.toString(8)}`);
+      found.push(...openEntries(path));
+    } else if (mode !== 0o600) found.push(`${path} ${mode.toString(8)}`);
+  }
+  return found;
+}
+
+const modeOf = (path: string): string => (statSync(path).mode & 0o777).toString(8);
+
+t.test('a fresh home: every file 0600 and every directory 0700, running and after', async (t) => {
+  process.umask(0o022); // the common default: files would be 0644 unless coffer says otherwise
+  const home = tempHome();
+  const upstream = await startNetworkFixture('http');
+  t.teardown(() => upstream.kill());
+  const gateway = await startGateway({}, home);
+  t.teardown(() => gateway.close());
+  t.equal(modeOf(home), '700', 'the home');
+  await gateway.addServer(stdioFixture('local', [], {}, { API_KEY: 'k' }));
+  await gateway.addServer(networkConfig('remote', 'http', upstream.url, {}, { Authorization: 'Bearer h' }));
+  const client = await gateway.client();
+  await client.callTool({ name: 'local__echo', arguments: { a: 1 } });
+  await client.callTool({ name: 'remote__echo', arguments: { a: 2 } });
+  t.equal((await gateway.api('POST', '/daemon/rotate-token')).status, 200);
+  t.equal((await runCli(home, 'mcp', 'list')).code, EXIT.OK, 'the CLI reads the home');
+  for (const file of ['coffer.db', 'coffer.db-wal', 'coffer.db-shm', 'secret.key', 'daemon.json', 'logs/daemon.log', 'logs/local.log', 'logs/remote.log']) {
+    t.equal(modeOf(join(home, file)), '600', `${file} while running`);
+  }
+  t.same(openEntries(home), [], 'nothing open to others while running');
+  await gateway.daemon.stop();
+  t.same(openEntries(home), [], 'nothing open to others after the stop');
+});
+
+t.test('a home left open by an earlier run is tightened, and the CLI says what it changed', async (t) => {
+  const home = tempDir('coffer-open-home-');
+  const first = await runCli(home, 'daemon', 'start', '--json');
+  t.equal(first.code, EXIT.OK, first.stderr);
+  t.equal((await runCli(home, 'daemon', 'stop')).code, EXIT.OK);
+  // As an older coffer, or `mkdir ~/.coffer` under umask 022, left it.
+  chmodSync(home, 0o755);
+  chmodSync(join(home, 'logs'), 0o755);
+  for (const file of ['coffer.db', 'logs/daemon.log']) chmodSync(join(home, file), 0o644);
+  t.not(openEntries(home).length, 0, 'planted open modes');
+
+  const started = await runCli(home, 'daemon', 'start', '--json');
+  t.teardown(() => runCli(home, 'daemon', 'stop'));
+  t.equal(started.code, EXIT.OK, started.stderr);
+  t.match(started.stderr, `${home} was 0755 (open to other users): now 0700`);
+  t.match(started.stderr, `${join(home, 'coffer.db')} was 0644 (open to other users): now 0600`);
+  t.same(openEntries(home), [], 'every mode is private again');
+});
+
+t.test('a home that is not the user\'s directory is refused', async (t) => {
+  const dir = tempDir('coffer-foreign-home-');
+  t.throws(() => ensureHome(dir, statSync(dir).uid + 1), HomeNotPrivateError, 'another user\'s directory');
+  t.match(modeOf(dir), '700', 'left as it was');
+  const file = join(dir, 'a-file');
+  writeFileSync(file, '');
+  const served = await runCli(file, 'serve');
+  t.equal(served.code, EXIT.INVALID_INPUT, served.stderr);
+  t.match(served.stderr, 'HOME_NOT_PRIVATE');
+  t.match(served.stderr, 'is not a directory');
+  mkdirSync(join(dir, 'ok'), { mode: 0o700 });
+  t.same(ensureHome(join(dir, 'ok')), [], 'the user\'s own 0700-or-tighter home needs no change');
+});
