@@ -14,9 +14,11 @@ import { mergeLists, type Collision, type Item, type UpstreamList } from './merg
 import type { Namespaced } from './namespace.js';
 import type { CapabilityGate } from './gate.js';
 import { LogLevels } from './log-levels.js';
+import { describe, disabledByName, disabledResource } from './refusals.js';
 import { prefixIndex, resolveExposed, type PrefixIndex, type ResolverDirectory } from './resolver.js';
 import { Subscriptions } from './subscriptions.js';
 import { UpstreamLists } from './upstream-lists.js';
+import { normaliseUri } from './uri-rule.js';
 
 export type CallKind = 'tools' | 'resources' | 'prompts';
 
@@ -78,8 +80,8 @@ export class Router extends EventEmitter<RouterEvents> {
   private nextForwardId = 0;
   /** Who owns which prefix; dropped whenever a server changes (invalidate without a kind). */
   private prefixes: PrefixIndex | null = null;
-  /** Collisions of the last merge, by kind, to announce only new ones. */
-  private collisions = new Map<ListKind, Set<string>>();
+  /** Collisions of the last merge, by event and kind, to announce only new ones. */
+  private announced = new Map<string, Set<string>>();
 
   private readonly copies: UpstreamLists;
   readonly subscriptions = new Subscriptions();
@@ -154,19 +156,17 @@ export class Router extends EventEmitter<RouterEvents> {
     if (cached && cached.versions === versions && cached.gateVersion === this.gate.version) return cached.items;
     const merged = mergeLists(kind, lists, (server, itemKind, key) => this.gate.isEnabled(server, itemKind, key));
     this.merged.set(kind, { versions, gateVersion: this.gate.version, items: merged.items, routes: merged.routes });
-    this.announceCollisions(kind, merged.collisions);
+    for (const collision of this.unannounced('collision', kind, merged.collisions)) this.emit('collision', collision);
     return merged.items;
   }
 
-  private announceCollisions(kind: ListKind, collisions: Collision[]): void {
-    const before = this.collisions.get(kind) ?? new Set<string>();
-    const now = new Set<string>();
-    for (const collision of collisions) {
-      const key = `${collision.server}\u0000${collision.original}`;
-      now.add(key);
-      if (!before.has(key)) this.emit('collision', collision);
-    }
-    this.collisions.set(kind, now);
+  /** The items not in the last merge's announcement of this event and kind. */
+  private unannounced<T extends Namespaced>(event: 'collision', kind: ListKind, items: T[]): T[] {
+    const marker = `${event}\u0000${kind}`;
+    const before = this.announced.get(marker) ?? new Set<string>();
+    const now = new Set(items.map((item) => `${item.server}\u0000${item.original}`));
+    this.announced.set(marker, now);
+    return items.filter((item) => !before.has(`${item.server}\u0000${item.original}`));
   }
 
   private async listWithDeadline(upstream: Upstream, kind: ListKind, started: number): Promise<(UpstreamList & { version: number }) | null> {
@@ -285,7 +285,7 @@ export class Router extends EventEmitter<RouterEvents> {
     return this.prefixIndex().namespaces.get(server) ?? server;
   }
 
-  /** The enabled upstream an exposed name or URI belongs to, and its original form. */
+  /** The enabled upstream an exposed name or URI belongs to, and its original form (a resource URI normalised: what is gated is what is read). */
   async resolve(kind: ListKind, value: unknown): Promise<{ upstream: Upstream; target: Namespaced }> {
     const what = describe(kind);
     const byName = IDENTITY_FIELD[kind] === 'name';
@@ -302,12 +302,17 @@ export class Router extends EventEmitter<RouterEvents> {
       const expected = byName ? '<namespace>__<name>' : 'coffer://<namespace>/<uri>';
       throw RpcError.coffer(JSONRPC.INVALID_PARAMS, 'RESOURCE_NOT_FOUND', `unknown ${what} '${value}': expected ${expected} of an enabled server`);
     }
-    return { upstream, target: resolution };
+    return { upstream, target: kind === 'resources' ? { server: resolution.server, original: normaliseUri(resolution.original) } : resolution };
   }
 
-  /** R10: a disabled capability is refused as such (calls, and subscriptions). */
-  assertEnabled(kind: CallKind, server: string, key: string): void {
-    if (!this.gate.isEnabled(server, kind, key)) throw disabled(kind, server, key);
+  /** R10: a disabled capability is refused as such (calls, subscriptions, completion). */
+  assertEnabled(kind: CallKind | 'resourceTemplates', server: string, key: string): void {
+    if (kind === 'tools' || kind === 'prompts') {
+      if (!this.gate.isEnabled(server, kind, key)) throw disabledByName(kind, server, key);
+      return;
+    }
+    const decision = this.gate.resourceDecision(server, key);
+    if (!decision.enabled) throw disabledResource(server, key, decision);
   }
 
   /** A server was removed or disabled: its subscriptions end with it. */
@@ -316,18 +321,6 @@ export class Router extends EventEmitter<RouterEvents> {
     this.missed.delete(server);
     this.invalidate(server);
   }
-}
-
-function disabled(kind: CallKind, server: string, key: string): RpcError {
-  return RpcError.coffer(JSONRPC.TOOL_DISABLED, 'TOOL_DISABLED', `${describe(kind)} '${key}' of server '${server}' is disabled in coffer; enable it with 'coffer mcp cap enable ${server} ${capRef(kind, key)}'`, { server });
-}
-
-function describe(kind: ListKind): string {
-  return kind === 'tools' ? 'tool' : kind === 'resources' ? 'resource' : kind === 'prompts' ? 'prompt' : 'resource template';
-}
-
-function capRef(kind: CallKind, key: string): string {
-  return `${describe(kind)}:${key}`;
 }
 
 /** The actor asks the upstream for progress with its own token; the client's stays with the router. */
