@@ -10,12 +10,12 @@ import type { InvocationKind, InvocationRecord, InvocationStatus } from '../prot
 import { RpcError } from '../mcp/rpc-error.js';
 import type { Upstream, UpstreamDirectory } from '../upstreams/upstream.js';
 import { ClientMessages, type ClientEvent, type ClientLink } from './client-messages.js';
-import { mergeLists, type Collision, type Item, type UpstreamList } from './merge.js';
+import { mergeLists, type Collision, type Hidden, type Item, type UpstreamList } from './merge.js';
 import type { Namespaced } from './namespace.js';
 import type { CapabilityGate } from './gate.js';
 import { LogLevels } from './log-levels.js';
 import { describe, disabledByName, disabledResource } from './refusals.js';
-import { prefixIndex, resolveExposed, type PrefixIndex, type ResolverDirectory } from './resolver.js';
+import { claimant, prefixIndex, resolveExposed, type PrefixIndex, type ResolverDirectory } from './resolver.js';
 import { Subscriptions } from './subscriptions.js';
 import { UpstreamLists } from './upstream-lists.js';
 import { normaliseUri } from './uri-rule.js';
@@ -44,6 +44,8 @@ export interface RouterEvents {
   invocation: [record: InvocationRecord];
   /** An unprefixed name another server already exposes: it is exposed prefixed instead. */
   collision: [collision: Collision];
+  /** An unprefixed server lists a name in another registered server's prefix form: it is hidden. */
+  hidden: [hidden: Hidden];
 }
 
 /** The registered servers, enabled or not (the registry). */
@@ -80,7 +82,9 @@ export class Router extends EventEmitter<RouterEvents> {
   private nextForwardId = 0;
   /** Who owns which prefix; dropped whenever a server changes (invalidate without a kind). */
   private prefixes: PrefixIndex | null = null;
-  /** Collisions of the last merge, by event and kind, to announce only new ones. */
+  /** Bumped with every new prefix index: which names are hidden depends on it, so merges are redone. */
+  private prefixGeneration = 0;
+  /** Collisions and hidden items of the last merge, by event and kind, to announce only new ones. */
   private announced = new Map<string, Set<string>>();
 
   private readonly copies: UpstreamLists;
@@ -127,6 +131,7 @@ export class Router extends EventEmitter<RouterEvents> {
     if (kind === undefined) {
       this.copies.forget(server);
       this.prefixes = null;
+      this.prefixGeneration++;
     } else {
       this.copies.forgetKind(server, kind);
       // A resources/list_changed also covers templates.
@@ -151,17 +156,24 @@ export class Router extends EventEmitter<RouterEvents> {
     );
     const lists = answers.filter((answer): answer is UpstreamList & { version: number } => answer !== null);
     // The namespace is part of the key: a renamed prefix must re-merge even when the new actor counts versions from the same number.
-    const versions = lists.map((list) => `${list.server}:${list.namespace}:${list.version}`).join(',');
+    const versions = `${this.prefixGeneration}|${lists.map((list) => `${list.server}:${list.namespace}:${list.version}`).join(',')}`;
     const cached = this.merged.get(kind);
     if (cached && cached.versions === versions && cached.gateVersion === this.gate.version) return cached.items;
-    const merged = mergeLists(kind, lists, (server, itemKind, key) => this.gate.isEnabled(server, itemKind, key));
+    const prefixes = this.prefixIndex();
+    const merged = mergeLists(
+      kind,
+      lists,
+      (server, itemKind, key) => this.gate.isEnabled(server, itemKind, key),
+      (itemKind, exposed) => claimant(prefixes, itemKind, exposed),
+    );
     this.merged.set(kind, { versions, gateVersion: this.gate.version, items: merged.items, routes: merged.routes });
     for (const collision of this.unannounced('collision', kind, merged.collisions)) this.emit('collision', collision);
+    for (const hidden of this.unannounced('hidden', kind, merged.hidden)) this.emit('hidden', hidden);
     return merged.items;
   }
 
   /** The items not in the last merge's announcement of this event and kind. */
-  private unannounced<T extends Namespaced>(event: 'collision', kind: ListKind, items: T[]): T[] {
+  private unannounced<T extends Namespaced>(event: 'collision' | 'hidden', kind: ListKind, items: T[]): T[] {
     const marker = `${event}\u0000${kind}`;
     const before = this.announced.get(marker) ?? new Set<string>();
     const now = new Set(items.map((item) => `${item.server}\u0000${item.original}`));
