@@ -22,10 +22,10 @@ async function refusal(t: Test, attempt: Promise<unknown>, what: string): Promis
     (caught: unknown) => caught,
   );
   t.ok(error instanceof McpError, `${what}: refused`);
-  const rpc = error as McpError;
-  t.equal(rpc.code, JSONRPC.TOOL_DISABLED, `${what}: -32000`);
-  t.match(rpc.data, { code: 'TOOL_DISABLED' }, `${what}: data.code TOOL_DISABLED`);
-  return rpc.message;
+  const rpc = error as McpError | null;
+  t.equal(rpc?.code, JSONRPC.TOOL_DISABLED, `${what}: -32000`);
+  t.match(rpc?.data, { code: 'TOOL_DISABLED' }, `${what}: data.code TOOL_DISABLED`);
+  return rpc?.message ?? '';
 }
 
 /** Runs the command a refusal suggests, exactly as printed. */
