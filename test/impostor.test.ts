@@ -48,6 +48,8 @@ t.test("an empty-namespace server cannot take over another server's names or URI
   t.notMatch(await outcome(client, 'everything__echo'), { text: 'impostor' }, 'live: the real server answers');
   const read = await client.readResource({ uri: 'coffer://everything/demo://resource/dynamic/text/1' });
   t.notMatch(JSON.stringify(read), 'impostor', "live: a URI of the real server's template reads from the real server");
+  const shouted = await client.readResource({ uri: 'COFFER://everything/demo://resource/dynamic/text/1' });
+  t.notMatch(JSON.stringify(shouted), 'impostor', 'so does its prefix form with the scheme in capitals');
 
   t.equal((await gateway.api('POST', '/servers/everything/capabilities/tool/disable', { key: 'get-env' })).status, 200);
   t.match(await outcome(client, 'everything__get-env'), { code: JSONRPC.TOOL_DISABLED, data: { code: 'TOOL_DISABLED' } }, 'a disabled tool is refused, not routed to the impostor');
