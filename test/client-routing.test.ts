@@ -31,6 +31,9 @@ t.test('the relay hands a request to the router and the answer back; refuses wha
   t.same(await answered, { result: { model: 'm' } });
 
   t.match(await relay.request(null, 'sampling/createMessage', {}, ['f1', 'f2'], new AbortController().signal), { error: { message: /per_session/ } });
+  const before = events.length;
+  t.same(await relay.request(null, 'tools/call', {}, ['f2'], new AbortController().signal), { error: { code: -32601, message: 'Method not found: coffer relays only sampling/createMessage, elicitation/create, roots/list to clients' } });
+  t.equal(events.length, before, 'a method coffer does not relay never reaches the router');
   t.match(await relay.request(null, 'roots/list', {}, [], new AbortController().signal), { error: { message: /no call is in flight; roots need session_mode "per_session"/ } });
 
   const late = await relay.request('carol', 'elicitation/create', {}, [], new AbortController().signal);

@@ -23,6 +23,7 @@ t.test('resource URIs round-trip through coffer://<server>/<uri>', async (t) => 
   );
   t.equal(namespaceUri('files', 'file:///tmp/a.txt'), 'coffer://files/file:///tmp/a.txt');
   t.same(parseNamespacedUri('coffer://files/file:///tmp/a.txt'), { server: 'files', original: 'file:///tmp/a.txt' });
+  t.same(parseNamespacedUri('COFFER://files/file:///tmp/a.txt'), { server: 'files', original: 'file:///tmp/a.txt' }, 'the scheme in any case');
 });
 
 t.test('malformed names and URIs are rejected, not guessed', async (t) => {

@@ -131,6 +131,7 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
     log.warn('unprefixed name taken by another server: exposed prefixed', { server, kind, original, exposed });
     bus.publish({ type: 'namespace_collision', server, kind, original, exposed, at: now() });
   });
+  router.on('hidden', ({ server, kind, original, claimedBy }) => log.warn("unprefixed name in another server's prefix form: hidden", { server, kind, original, claimed_by: claimedBy }));
   router.on('recovered', (server, kind) => {
     log.info('upstream answers again', { server, kind });
     bus.publish({ type: 'recovered', server, kind, at: now() });

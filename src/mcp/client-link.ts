@@ -4,17 +4,11 @@
 // client's answer comes back as a POSTed response and settles the request.
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import type { ForwardOutcome } from '../protocol/actor.js';
+import { requiredCapability } from '../protocol/client-requests.js';
 import { JSONRPC, messageOf } from '../protocol/errors.js';
 import type { Logger } from '../log.js';
 import type { ClientLink } from '../router/client-messages.js';
 import type { ClientAnswer, McpSession } from './session.js';
-
-/** The client capability each relayed request needs. */
-const REQUIRED_CAPABILITY: Record<string, string> = {
-  'sampling/createMessage': 'sampling',
-  'elicitation/create': 'elicitation',
-  'roots/list': 'roots',
-};
 
 let nextRequestId = 0;
 
@@ -27,7 +21,8 @@ export class SessionClientLink implements ClientLink {
   request(sessionId: string, relatedRequestId: string | number | undefined, method: string, params: Record<string, unknown>, signal: AbortSignal): Promise<ForwardOutcome> {
     const session = this.sessionOf(sessionId);
     if (!session) return Promise.resolve(failure(JSONRPC.INTERNAL_ERROR, `the client session that caused ${method} has closed`));
-    const capability = REQUIRED_CAPABILITY[method];
+    // Only the methods of requiredCapability() get here: the actor answers any other -32601 itself.
+    const capability = requiredCapability(method);
     if (capability !== undefined && session.clientCapabilities[capability] === undefined) {
       return Promise.resolve(failure(JSONRPC.METHOD_NOT_FOUND, `Method not found: the client did not declare the ${capability} capability`));
     }

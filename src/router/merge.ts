@@ -2,7 +2,8 @@
 // Each server's names and URIs get its namespace as prefix; a server with the
 // empty namespace passes them through, except those that would collide with
 // another exposed name: those fall back to the server-name prefix, so every
-// exposed name routes to exactly one capability.
+// exposed name routes to exactly one capability. An unprefixed name in another
+// registered server's prefix form is that server's: it is hidden, not exposed.
 import { capabilityKey, IDENTITY_FIELD, type ListKind } from '../protocol/capabilities.js';
 import { namespaceName, namespaceUri, type Namespaced } from './namespace.js';
 
@@ -24,12 +25,22 @@ export interface Collision extends Namespaced {
   exposed: string;
 }
 
+/** The registered server whose prefix form an exposed name or URI is in, if any. */
+export type ClaimedBy = (kind: ListKind, exposed: string) => string | undefined;
+
+/** An unprefixed item hidden because its name is in another server's prefix form. */
+export interface Hidden extends Namespaced {
+  kind: ListKind;
+  claimedBy: string;
+}
+
 export interface Merged {
   /** The gated, namespaced items, servers in name order, items in upstream order. */
   items: Item[];
   /** Every exposed name (enabled or not) → its server and original name; the first wins a duplicate. */
   routes: Map<string, Namespaced>;
   collisions: Collision[];
+  hidden: Hidden[];
 }
 
 /** The exposed form of an original name or URI under `prefix` ("" = unchanged). */
@@ -76,12 +87,16 @@ function resolveCollisions(kind: ListKind, entries: Entry[]): Entry[] {
   }
 }
 
-export function mergeLists(kind: ListKind, lists: UpstreamList[], isEnabled: IsEnabled): Merged {
+export function mergeLists(kind: ListKind, lists: UpstreamList[], isEnabled: IsEnabled, claimedBy: ClaimedBy = () => undefined): Merged {
   const entries: Entry[] = [];
+  const hidden: Hidden[] = [];
   for (const { server, namespace, items } of [...lists].sort((a, b) => (a.server < b.server ? -1 : a.server > b.server ? 1 : 0))) {
     for (const item of items) {
       const original = capabilityKey(kind, item);
-      entries.push({ server, unprefixed: namespace === '', original, exposed: expose(kind, namespace, original), item });
+      const exposed = expose(kind, namespace, original);
+      const owner = namespace === '' ? claimedBy(kind, exposed) : undefined;
+      if (owner !== undefined && owner !== server) hidden.push({ kind, server, original, claimedBy: owner });
+      else entries.push({ server, unprefixed: namespace === '', original, exposed, item });
     }
   }
   const collisions = resolveCollisions(kind, entries).map(({ server, original, exposed }) => ({ kind, server, original, exposed }));
@@ -91,5 +106,5 @@ export function mergeLists(kind: ListKind, lists: UpstreamList[], isEnabled: IsE
     if (!routes.has(entry.exposed)) routes.set(entry.exposed, { server: entry.server, original: entry.original });
     if (isEnabled(entry.server, kind, entry.original)) items.push(entry.unprefixed ? entry.item : namespaceItem(kind, entry.exposed, entry.item));
   }
-  return { items, routes, collisions };
+  return { items, routes, collisions, hidden };
 }

@@ -29,8 +29,9 @@ export function namespaceUri(server: string, uri: string): string {
   return `${RESOURCE_SCHEME}${server}/${uri}`;
 }
 
+/** The scheme is case-insensitive (RFC 3986 §3.1): `COFFER://srv/x` is srv's too. */
 export function parseNamespacedUri(uri: string): Namespaced | null {
-  if (!uri.startsWith(RESOURCE_SCHEME)) return null;
+  if (uri.slice(0, RESOURCE_SCHEME.length).toLowerCase() !== RESOURCE_SCHEME) return null;
   const rest = uri.slice(RESOURCE_SCHEME.length);
   const slash = rest.indexOf('/');
   if (slash <= 0) return null;

@@ -6,7 +6,8 @@ import { CAPABILITY_TYPE_OF, capabilityKey, type CapabilityType, type ListKind }
 import type { DbWriterApi, PreferenceRow } from '../protocol/db.js';
 import type { Logger } from '../log.js';
 import type { Upstream } from '../upstreams/upstream.js';
-import type { CapabilityGate } from './gate.js';
+import type { CapabilityGate, ResourceDecision } from './gate.js';
+import { ResourceSwitches } from './uri-rule.js';
 
 const keyOf = (server: string, type: CapabilityType, key: string): string => `${server}\u0000${type}\u0000${key}`;
 
@@ -16,6 +17,8 @@ export class PreferenceGate implements CapabilityGate {
   /** Last actor list version reconciled, per server and kind: cached lists are not reconciled again. */
   private reconciled = new Map<string, number>();
   private reconciling = new Map<string, { version: number; done: Promise<void> }>();
+  /** Per server, built on first use after a change (the version says which change it saw). */
+  private resourceSwitches = new Map<string, { version: number; switches: ResourceSwitches }>();
 
   constructor(
     private readonly writer: Pick<DbWriterApi, 'reconcile'>,
@@ -40,11 +43,27 @@ export class PreferenceGate implements CapabilityGate {
     const prefix = `${server}\u0000`;
     for (const key of this.enabled.keys()) if (key.startsWith(prefix)) this.enabled.delete(key);
     for (const key of this.reconciled.keys()) if (key.startsWith(prefix)) this.reconciled.delete(key);
+    this.resourceSwitches.delete(server);
     this.version++;
   }
 
   isEnabled(server: string, kind: ListKind, key: string): boolean {
     return this.enabled.get(keyOf(server, CAPABILITY_TYPE_OF[kind], key)) ?? this.autoEnable(server);
+  }
+
+  resourceDecision(server: string, uri: string): ResourceDecision {
+    return this.switchesOf(server).governing(uri) ?? { by: 'policy', enabled: this.autoEnable(server) };
+  }
+
+  private switchesOf(server: string): ResourceSwitches {
+    const cached = this.resourceSwitches.get(server);
+    if (cached?.version === this.version) return cached.switches;
+    const prefix = keyOf(server, 'resource', '');
+    const rows: Array<[string, boolean]> = [];
+    for (const [key, enabled] of this.enabled) if (key.startsWith(prefix)) rows.push([key.slice(prefix.length), enabled]);
+    const switches = new ResourceSwitches(rows);
+    this.resourceSwitches.set(server, { version: this.version, switches });
+    return switches;
   }
 
   /** Concurrent observers of the same list version share one writer call. */

@@ -1,7 +1,9 @@
-// Which server an exposed name or URI belongs to. The merged lists know every
-// exposed name exactly; before a list exists (or for a URI from a resource
-// template) the prefix tells; a name without a known prefix belongs to the
-// one unprefixed server, if there is exactly one. Never a guess between two.
+// Which server an exposed name or URI belongs to. A name or URI in the prefix
+// form of a registered server is that server's, whatever its state: an
+// unprefixed server listing such a name cannot take it over. Otherwise the
+// merged lists know every exposed name exactly; a name they do not know
+// belongs to the one unprefixed server, if there is exactly one. Never a
+// guess between two.
 import { IDENTITY_FIELD, type ListKind } from '../protocol/capabilities.js';
 import { prefixOf, type ServerConfig } from '../protocol/server-config.js';
 import { parseNamespacedName, parseNamespacedUri, type Namespaced } from './namespace.js';
@@ -41,17 +43,23 @@ function splitPrefix(kind: ListKind, value: string): Namespaced | null {
   return IDENTITY_FIELD[kind] === 'name' ? parseNamespacedName(value) : parseNamespacedUri(value);
 }
 
+/** The registered server whose prefix form `value` is in, if any. */
+export function claimant(index: PrefixIndex, kind: ListKind, value: string): string | undefined {
+  const split = splitPrefix(kind, value);
+  return split ? index.owners.get(split.server) : undefined;
+}
+
 export type Resolution = Namespaced | { ambiguous: string[] } | null;
 
 export async function resolveExposed(directory: ResolverDirectory, kind: ListKind, value: string): Promise<Resolution> {
   const { owners, unprefixed } = directory.prefixes();
-  // With unprefixed servers a name may be anything: know the exposed names before reading prefixes.
-  const routes = directory.routes(kind) ?? (unprefixed.length > 0 ? await directory.refresh(kind) : undefined);
-  const known = routes?.get(value);
-  if (known) return known;
   const split = splitPrefix(kind, value);
   const owner = split ? owners.get(split.server) : undefined;
   if (split && owner !== undefined) return { server: owner, original: split.original };
+  // With unprefixed servers a name may be anything: know the exposed names.
+  const routes = directory.routes(kind) ?? (unprefixed.length > 0 ? await directory.refresh(kind) : undefined);
+  const known = routes?.get(value);
+  if (known) return known;
   if (unprefixed.length === 1) return { server: unprefixed[0]!, original: value };
   return unprefixed.length > 1 ? { ambiguous: unprefixed } : null;
 }

@@ -11,14 +11,16 @@ import type { UpstreamInstructions } from '../protocol/instructions.js';
 import { RpcError } from '../mcp/rpc-error.js';
 import type { Upstream, UpstreamDirectory } from '../upstreams/upstream.js';
 import { ClientMessages, type ClientEvent, type ClientLink } from './client-messages.js';
-import { mergeLists, type Collision, type Item, type UpstreamList } from './merge.js';
+import { mergeLists, type Collision, type Hidden, type Item, type UpstreamList } from './merge.js';
 import type { Namespaced } from './namespace.js';
 import type { CapabilityGate } from './gate.js';
 import { exposeResultUris } from './expose-results.js';
 import { LogLevels } from './log-levels.js';
-import { prefixIndex, resolveExposed, type PrefixIndex, type ResolverDirectory } from './resolver.js';
+import { describe, disabledByName, disabledResource } from './refusals.js';
+import { claimant, prefixIndex, resolveExposed, type PrefixIndex, type ResolverDirectory } from './resolver.js';
 import { Subscriptions } from './subscriptions.js';
 import { UpstreamLists } from './upstream-lists.js';
+import { normaliseUri } from './uri-rule.js';
 
 export type CallKind = 'tools' | 'resources' | 'prompts';
 
@@ -44,6 +46,8 @@ export interface RouterEvents {
   invocation: [record: InvocationRecord];
   /** An unprefixed name another server already exposes: it is exposed prefixed instead. */
   collision: [collision: Collision];
+  /** An unprefixed server lists a name in another registered server's prefix form: it is hidden. */
+  hidden: [hidden: Hidden];
 }
 
 /** The registered servers, enabled or not (the registry). */
@@ -80,8 +84,10 @@ export class Router extends EventEmitter<RouterEvents> {
   private nextForwardId = 0;
   /** Who owns which prefix; dropped whenever a server changes (invalidate without a kind). */
   private prefixes: PrefixIndex | null = null;
-  /** Collisions of the last merge, by kind, to announce only new ones. */
-  private collisions = new Map<ListKind, Set<string>>();
+  /** Bumped with every new prefix index: which names are hidden depends on it, so merges are redone. */
+  private prefixGeneration = 0;
+  /** Collisions and hidden items of the last merge, by event and kind, to announce only new ones. */
+  private announced = new Map<string, Set<string>>();
 
   private readonly copies: UpstreamLists;
   readonly subscriptions = new Subscriptions();
@@ -127,6 +133,7 @@ export class Router extends EventEmitter<RouterEvents> {
     if (kind === undefined) {
       this.copies.forget(server);
       this.prefixes = null;
+      this.prefixGeneration++;
     } else {
       this.copies.forgetKind(server, kind);
       // A resources/list_changed also covers templates.
@@ -151,24 +158,29 @@ export class Router extends EventEmitter<RouterEvents> {
     );
     const lists = answers.filter((answer): answer is UpstreamList & { version: number } => answer !== null);
     // The namespace is part of the key: a renamed prefix must re-merge even when the new actor counts versions from the same number.
-    const versions = lists.map((list) => `${list.server}:${list.namespace}:${list.version}`).join(',');
+    const versions = `${this.prefixGeneration}|${lists.map((list) => `${list.server}:${list.namespace}:${list.version}`).join(',')}`;
     const cached = this.merged.get(kind);
     if (cached && cached.versions === versions && cached.gateVersion === this.gate.version) return cached.items;
-    const merged = mergeLists(kind, lists, (server, itemKind, key) => this.gate.isEnabled(server, itemKind, key));
+    const prefixes = this.prefixIndex();
+    const merged = mergeLists(
+      kind,
+      lists,
+      (server, itemKind, key) => this.gate.isEnabled(server, itemKind, key),
+      (itemKind, exposed) => claimant(prefixes, itemKind, exposed),
+    );
     this.merged.set(kind, { versions, gateVersion: this.gate.version, items: merged.items, routes: merged.routes });
-    this.announceCollisions(kind, merged.collisions);
+    for (const collision of this.unannounced('collision', kind, merged.collisions)) this.emit('collision', collision);
+    for (const hidden of this.unannounced('hidden', kind, merged.hidden)) this.emit('hidden', hidden);
     return merged.items;
   }
 
-  private announceCollisions(kind: ListKind, collisions: Collision[]): void {
-    const before = this.collisions.get(kind) ?? new Set<string>();
-    const now = new Set<string>();
-    for (const collision of collisions) {
-      const key = `${collision.server}\u0000${collision.original}`;
-      now.add(key);
-      if (!before.has(key)) this.emit('collision', collision);
-    }
-    this.collisions.set(kind, now);
+  /** The items not in the last merge's announcement of this event and kind. */
+  private unannounced<T extends Namespaced>(event: 'collision' | 'hidden', kind: ListKind, items: T[]): T[] {
+    const marker = `${event}\u0000${kind}`;
+    const before = this.announced.get(marker) ?? new Set<string>();
+    const now = new Set(items.map((item) => `${item.server}\u0000${item.original}`));
+    this.announced.set(marker, now);
+    return items.filter((item) => !before.has(`${item.server}\u0000${item.original}`));
   }
 
   private async listWithDeadline(upstream: Upstream, kind: ListKind, started: number): Promise<(UpstreamList & { version: number }) | null> {
@@ -297,7 +309,7 @@ export class Router extends EventEmitter<RouterEvents> {
     return found;
   }
 
-  /** The enabled upstream an exposed name or URI belongs to, and its original form. */
+  /** The enabled upstream an exposed name or URI belongs to, and its original form (a resource URI normalised: what is gated is what is read). */
   async resolve(kind: ListKind, value: unknown): Promise<{ upstream: Upstream; target: Namespaced }> {
     const what = describe(kind);
     const byName = IDENTITY_FIELD[kind] === 'name';
@@ -314,12 +326,17 @@ export class Router extends EventEmitter<RouterEvents> {
       const expected = byName ? '<namespace>__<name>' : 'coffer://<namespace>/<uri>';
       throw RpcError.coffer(JSONRPC.INVALID_PARAMS, 'RESOURCE_NOT_FOUND', `unknown ${what} '${value}': expected ${expected} of an enabled server`);
     }
-    return { upstream, target: resolution };
+    return { upstream, target: kind === 'resources' ? { server: resolution.server, original: normaliseUri(resolution.original) } : resolution };
   }
 
-  /** R10: a disabled capability is refused as such (calls, and subscriptions). */
-  assertEnabled(kind: CallKind, server: string, key: string): void {
-    if (!this.gate.isEnabled(server, kind, key)) throw disabled(kind, server, key);
+  /** R10: a disabled capability is refused as such (calls, subscriptions, completion). */
+  assertEnabled(kind: CallKind | 'resourceTemplates', server: string, key: string): void {
+    if (kind === 'tools' || kind === 'prompts') {
+      if (!this.gate.isEnabled(server, kind, key)) throw disabledByName(kind, server, key);
+      return;
+    }
+    const decision = this.gate.resourceDecision(server, key);
+    if (!decision.enabled) throw disabledResource(server, key, decision);
   }
 
   /** A server was removed or disabled: its subscriptions end with it. */
@@ -328,18 +345,6 @@ export class Router extends EventEmitter<RouterEvents> {
     this.missed.delete(server);
     this.invalidate(server);
   }
-}
-
-function disabled(kind: CallKind, server: string, key: string): RpcError {
-  return RpcError.coffer(JSONRPC.TOOL_DISABLED, 'TOOL_DISABLED', `${describe(kind)} '${key}' of server '${server}' is disabled in coffer; enable it with 'coffer mcp cap enable ${server} ${capRef(kind, key)}'`, { server });
-}
-
-function describe(kind: ListKind): string {
-  return kind === 'tools' ? 'tool' : kind === 'resources' ? 'resource' : kind === 'prompts' ? 'prompt' : 'resource template';
-}
-
-function capRef(kind: CallKind, key: string): string {
-  return `${describe(kind)}:${key}`;
 }
 
 /** The actor asks the upstream for progress with its own token; the client's stays with the router. */

@@ -45,10 +45,12 @@ export class SessionFeatures {
     if (typeof ref !== 'object' || ref === null) throw RpcError.invalidParams('params.ref must be an object');
     if (ref.type === 'ref/prompt') {
       const { upstream, target } = await this.router.resolve('prompts', ref.name);
+      this.router.assertEnabled('prompts', upstream.name, target.original);
       return this.router.send(upstream, 'completion/complete', { ...params, ref: { ...ref, name: target.original } }, ctx);
     }
     if (ref.type === 'ref/resource') {
       const { upstream, target } = await this.router.resolve('resourceTemplates', ref.uri);
+      this.router.assertEnabled('resourceTemplates', upstream.name, target.original);
       return this.router.send(upstream, 'completion/complete', { ...params, ref: { ...ref, uri: target.original } }, ctx);
     }
     throw RpcError.invalidParams('params.ref.type must be "ref/prompt" or "ref/resource"');

@@ -3,6 +3,7 @@
 // client session that caused them and handed to the router as events; the
 // router's answers come back as `answer` commands.
 import type { ActorEvent, ClientTarget, ForwardOutcome } from '../../src/protocol/actor.js';
+import { RELAYED_CLIENT_REQUESTS, requiredCapability } from '../../src/protocol/client-requests.js';
 import { JSONRPC } from '../../src/protocol/errors.js';
 import type { Notify } from './connection.js';
 import { isObject, type ServerRequestAnswer } from './jsonrpc-session.js';
@@ -45,6 +46,9 @@ export class ClientRelay {
 
   /** `notify` reaches the connection the request came from: the client's progress on it goes there. */
   request(connectionSession: string | null, method: string, params: Record<string, unknown>, contexts: string[], signal: AbortSignal, notify?: Notify): Promise<ServerRequestAnswer> {
+    if (requiredCapability(method) === undefined) {
+      return Promise.resolve({ error: { code: JSONRPC.METHOD_NOT_FOUND, message: `Method not found: coffer relays only ${Object.keys(RELAYED_CLIENT_REQUESTS).join(', ')} to clients` } });
+    }
     const target = attribute(connectionSession, contexts, (id) => this.options.sessionOf(id));
     if (target === 'ambiguous') {
       return Promise.resolve(refusal(`coffer cannot tell which client ${method} is for: calls of several clients are in flight on this shared connection; set session_mode "per_session" for server '${this.options.server}'`));
