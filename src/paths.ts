@@ -36,3 +36,11 @@ function newestActorEntry(): string {
     return main;
   }
 }
+
+/**
+ * Where the upstreams' logs go (`<server>.log` each): a folder of their own, so
+ * no server name can write into coffer's logs (daemon.log, shim.log) beside it.
+ */
+export function upstreamLogDir(home: string): string {
+  return join(home, 'logs', 'upstreams');
+}

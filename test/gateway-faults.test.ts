@@ -5,6 +5,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import { upstreamLogDir } from '../src/paths.js';
 import { startGateway, waitFor } from './helpers/gateway.js';
 import { networkConfig, startNetworkFixture, stdioFixture } from './fixtures/fixture-servers.js';
 import { freePort } from './helpers/upstreams.js';
@@ -153,7 +154,7 @@ t.test('progress reaches the calling client; a cancel reaches the upstream', asy
   await new Promise((resolve) => setTimeout(resolve, 300));
   controller.abort('user gave up');
   await t.rejects(cancelled);
-  await waitFor('the upstream to see notifications/cancelled', () => readFileSync(join(gateway.home, 'logs', 'worker.log'), 'utf8').includes('cancelled slow'));
+  await waitFor('the upstream to see notifications/cancelled', () => readFileSync(join(upstreamLogDir(gateway.home), 'worker.log'), 'utf8').includes('cancelled slow'));
 });
 
 t.test('merged lists paginate with cursors', async (t) => {

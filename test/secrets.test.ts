@@ -30,7 +30,7 @@ t.test('no planted secret in the database, the logs or the audit', async (t) => 
   });
   await gateway.daemon.stop();
 
-  const files = ['coffer.db', 'coffer.db-wal', ...readdirSync(join(gateway.home, 'logs')).map((file) => join('logs', file))];
+  const files = ['coffer.db', 'coffer.db-wal', ...readdirSync(join(gateway.home, 'logs'), { recursive: true, encoding: 'utf8' }).map((file) => join('logs', file))];
   const haystacks: Record<string, string> = { audit, invocations };
   for (const file of files) {
     try {

@@ -1,5 +1,9 @@
 // How the CLI reports: results on stdout (only JSON with --json), messages and
-// errors on stderr, and one error type that carries its exit code.
+// errors on stderr, and one error type that carries its exit code. Human output
+// quotes upstreams and clients (tool names, descriptions, errors): every path
+// here escapes control characters, so none of that text can drive the terminal
+// (set its title, clear it, write the clipboard). --json is printed exactly.
+import { escapeControls } from '../protocol/untrusted-text.js';
 import { EXIT, type ExitCode } from './exit-codes.js';
 
 export class CliError extends Error {
@@ -25,12 +29,15 @@ export function printJson(value: unknown): void {
 }
 
 export function printLine(line: string): void {
-  process.stdout.write(line + '\n');
+  process.stdout.write(escapeControls(line) + '\n');
 }
 
 export function printMessage(line: string): void {
-  process.stderr.write(line + '\n');
+  process.stderr.write(escapeControls(line) + '\n');
 }
+
+/** One value inside a line (a cell, a field): a line break in it could forge a line of its own. */
+const inline = (text: string): string => escapeControls(text, { lines: true });
 
 interface FieldError {
   field: string;
@@ -77,17 +84,18 @@ export function formatError(error: CliError, verbose = false): string {
     lines.push(...causeLines(error.cause));
   }
   if (error.exitCode === EXIT.USAGE) lines.push('run `coffer --help` for usage');
-  return lines.join('\n');
+  return escapeControls(lines.join('\n'));
 }
 
 /** Aligned `key: value` lines for human output. */
 export function printFields(fields: Array<[string, string]>): void {
   const width = Math.max(...fields.map(([key]) => key.length)) + 2;
-  for (const [key, value] of fields) printLine(`${(key + ':').padEnd(width)}${value}`);
+  for (const [key, value] of fields) printLine(`${(key + ':').padEnd(width)}${inline(value)}`);
 }
 
 /** Rows of cells as aligned columns (two spaces apart; the last column is not padded). */
-export function formatTable(rows: string[][], indent = ''): string[] {
+export function formatTable(cells: string[][], indent = ''): string[] {
+  const rows = cells.map((row) => row.map(inline));
   const columns = Math.max(0, ...rows.map((row) => row.length));
   const widths = Array.from({ length: columns }, (_, column) => Math.max(...rows.map((row) => (row[column] ?? '').length)));
   return rows.map((row) => indent + row.map((cell, column) => (column === row.length - 1 ? cell : cell.padEnd(widths[column]!))).join('  '));

@@ -19,7 +19,8 @@ import { Logger, type LogLevel } from '../log.js';
 import { SessionClientLink } from '../mcp/client-link.js';
 import { Dispatcher } from '../mcp/dispatcher.js';
 import { SessionRegistry } from '../mcp/sessions.js';
-import { MIGRATIONS_DIR, PROJECT_ROOT } from '../paths.js';
+import { MIGRATIONS_DIR, PROJECT_ROOT, upstreamLogDir } from '../paths.js';
+import { sanitiseText } from '../protocol/untrusted-text.js';
 import { DEFAULT_ACTOR_TUNING, type ActorTuning } from '../protocol/actor.js';
 import { CofferError } from '../protocol/errors.js';
 import type { ListKind } from '../protocol/capabilities.js';
@@ -101,7 +102,7 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
   const writer = opened.value;
 
   const tuning: ActorTuning = { ...DEFAULT_ACTOR_TUNING, ...options.tuning };
-  const pool = new UpstreamPool(tuning, join(home, 'logs'), log);
+  const pool = new UpstreamPool(tuning, upstreamLogDir(home), log);
   // The registry is created below; the gate only asks it once lists flow.
   let registry: Registry | null = null;
   const gate = new PreferenceGate(writer.api, (server) => registry?.config(server)?.auto_enable_new_capabilities ?? true, log);
@@ -124,8 +125,9 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
   };
   router.on('list_changed', (kind) => broadcastChanged(kind));
   router.on('degraded', (server, kind, reason) => {
-    log.warn('upstream left out of list', { server, kind, reason });
-    bus.publish({ type: 'degraded', server, kind, reason, at: now() });
+    const why = sanitiseText(reason);
+    log.warn('upstream left out of list', { server, kind, reason: why });
+    bus.publish({ type: 'degraded', server, kind, reason: why, at: now() });
   });
   router.on('collision', ({ server, kind, original, exposed }) => {
     log.warn('unprefixed name taken by another server: exposed prefixed', { server, kind, original, exposed });
@@ -167,7 +169,7 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
     listChanged: (kind) => broadcastChanged(kind),
     preferenceChanged: (server, change) => bus.publish({ type: 'preference', server, ...change, at: now() }),
   });
-  const tester = new ConnectionTester(join(home, 'logs'));
+  const tester = new ConnectionTester(upstreamLogDir(home));
 
   let token = newToken();
   let http: HttpServer | null = null;

@@ -17,6 +17,7 @@ import type { CallKind, ForwardContext, Router } from '../router/router.js';
 import type { SessionFeatures } from '../router/session-features.js';
 import type { Logger } from '../log.js';
 import { abandonClientRequests, acceptClientAnswer } from './client-link.js';
+import { checkParamLengths } from './param-limits.js';
 import { RpcError } from './rpc-error.js';
 import type { McpSession } from './session.js';
 
@@ -111,6 +112,7 @@ export class Dispatcher {
   private async handle(session: McpSession, request: JSONRPCRequest): Promise<Record<string, unknown>> {
     const params = (request.params ?? {}) as Record<string, unknown>;
     if (typeof params !== 'object' || Array.isArray(params)) throw RpcError.invalidParams('params must be an object');
+    checkParamLengths(request.method, params);
     if (request.method === 'initialize') return this.initialize(session, params);
     if (request.method === 'ping') return {};
     const list = LIST_METHODS[request.method];

@@ -1,8 +1,9 @@
 // `coffer shim`: wires the client's stdio to a Relay toward this home's daemon.
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
-import { appendFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ensureHome } from '../daemon/daemon-file.js';
+import { sanitiseText } from '../protocol/untrusted-text.js';
+import { appendRotating } from '../rotating-file.js';
 import { daemonUrl } from '../cli/api-client.js';
 import { probeDaemon, startDaemonProcess } from '../cli/daemon-control.js';
 import { EXIT, type ExitCode } from '../cli/exit-codes.js';
@@ -12,13 +13,13 @@ import { Relay, type DaemonEndpoint } from './relay.js';
 const MAX_MESSAGE_BYTES = 64 * 1024 * 1024;
 const DEFAULT_RECONNECT_BOUND_MS = 30_000;
 
-/** stdout carries JSON-RPC only: diagnostics go to logs/shim.log, and to stderr with COFFER_DEBUG. */
+/** stdout carries JSON-RPC only: diagnostics go to logs/shim.log (rotated by size), and to stderr with COFFER_DEBUG. */
 function createLogger(home: string): (line: string) => void {
   const path = join(home, 'logs', 'shim.log');
   return (line) => {
-    const text = `${new Date().toISOString()} shim[${process.pid}] ${line}\n`;
+    const text = `${new Date().toISOString()} shim[${process.pid}] ${sanitiseText(line)}\n`;
     try {
-      appendFileSync(path, text, { mode: 0o600 });
+      appendRotating(path, text);
     } catch {
       // logging must never break the relay
     }

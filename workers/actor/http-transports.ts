@@ -4,6 +4,7 @@
 // messages on the stream). One keep-alive agent per transport, i.e. per actor.
 import type { Agent, ClientRequest, IncomingMessage, OutgoingHttpHeaders } from 'node:http';
 import type { JsonRpcId, JsonRpcMessage, MessageTransport } from './jsonrpc-session.js';
+import { MAX_ERROR_TEXT_CHARS, sanitiseText } from '../../src/protocol/untrusted-text.js';
 import { MAX_MESSAGE_CHARS, MessageTooLargeError } from './limits.js';
 import { SseParser, type SseEvent } from './sse-parser.js';
 
@@ -43,8 +44,27 @@ function readText(res: IncomingMessage): Promise<string> {
   });
 }
 
-/** The body of an error answer, for its message; never fails. */
-const errorText = (res: IncomingMessage): Promise<string> => readText(res).catch(() => '');
+/**
+ * The start of an error answer's body, for its message, made safe to log: the
+ * rest is not read (an upstream's 3 MB error page would otherwise be carried
+ * into every error, log line and event). Never fails.
+ */
+function errorText(res: IncomingMessage): Promise<string> {
+  return new Promise((resolve) => {
+    let text = '';
+    const done = (): void => resolve(sanitiseText(text));
+    res.setEncoding('utf8');
+    res.on('data', (chunk: string) => {
+      text += chunk;
+      if (text.length <= MAX_ERROR_TEXT_CHARS) return;
+      res.destroy();
+      resolve(`${sanitiseText(text.slice(0, MAX_ERROR_TEXT_CHARS), MAX_ERROR_TEXT_CHARS)}… [rest of the body not read]`);
+    });
+    res.on('end', done);
+    res.on('error', done);
+    res.on('close', done);
+  });
+}
 
 /** Reads an SSE body to its end: resolves when it ends cleanly, rejects when it breaks off. */
 function readSse(res: IncomingMessage, onEvent: (event: SseEvent) => void, onDropped: (error: Error) => void): Promise<void> {

@@ -1,9 +1,11 @@
 // stdio upstream: spawns the child and speaks newline-delimited JSON on its
 // stdin/stdout. Lines that are not JSON are reported (onerror), not fatal; the
-// child's stderr goes to the actor's log. Closing follows the MCP spec: stdin
+// child's stderr goes to the actor's log, its controls escaped (the log is
+// rotated by size, so it stays bounded however much the child prints). Closing follows the MCP spec: stdin
 // EOF, then SIGTERM after 2 s, then SIGKILL after 2 s more.
 import { spawn, type ChildProcess } from 'node:child_process';
 import type { Writable } from 'node:stream';
+import { escapeControls } from '../../src/protocol/untrusted-text.js';
 import type { JsonRpcMessage, MessageTransport } from './jsonrpc-session.js';
 import { MAX_MESSAGE_CHARS, MessageTooLargeError, PartialLine } from './limits.js';
 
@@ -111,8 +113,10 @@ export class StdioTransport implements MessageTransport {
       // for the child's life. Backpressure all the same: a child is paused only while the stream is full.
       const stderr = child.stderr!;
       const log = this.options.stderr;
-      stderr.on('data', (chunk: Buffer) => {
-        if (log.write(chunk) || log.destroyed) return;
+      // As text, so a character split across chunks is decoded whole before its controls are looked at.
+      stderr.setEncoding('utf8');
+      stderr.on('data', (chunk: string) => {
+        if (log.write(escapeControls(chunk)) || log.destroyed) return;
         stderr.pause();
         // A log stream that fails or closes never drains: the child must not block on its stderr for that.
         const resume = (): void => {

@@ -4,6 +4,7 @@
 // session starts and ends; it knows nothing about lists or forwarding.
 import type { ActorState, ActorStatus, ActorTuning } from '../../src/protocol/actor.js';
 import { messageOf } from '../../src/protocol/errors.js';
+import { sanitiseText } from '../../src/protocol/untrusted-text.js';
 import type { ServerConfig } from '../../src/protocol/server-config.js';
 import { retryPlan } from './backoff.js';
 import { Connection, type ConnectionHooks } from './connection.js';
@@ -164,7 +165,7 @@ export class Supervisor {
     // A session that lived long enough was healthy: reconnect at once and start counting afresh.
     if (Date.now() - this.readyAt >= this.tuning.crashWindowMs) {
       this.failures = 0;
-      this.lastError = reason;
+      this.lastError = sanitiseText(reason);
       this.connect();
       return;
     }
@@ -173,7 +174,7 @@ export class Supervisor {
 
   private fail(reason: string): void {
     this.failures += 1;
-    this.lastError = reason;
+    this.lastError = sanitiseText(reason);
     const plan = retryPlan(this.failures, this.tuning);
     this.log.note(`${reason}; attempt ${this.failures}, retrying in ${plan.delayMs} ms`);
     this.setState(plan.state);

@@ -3,6 +3,7 @@
 import type { Database, Statement } from 'better-sqlite3';
 import type { DbWriterApi, InvocationRow } from '../../src/protocol/db.js';
 import type { InvocationKind, InvocationRecord, InvocationStatus } from '../../src/protocol/events.js';
+import { clipText } from '../../src/protocol/untrusted-text.js';
 import { now } from './clock.js';
 
 type InvocationFilter = Parameters<DbWriterApi['listInvocations']>[0];
@@ -31,7 +32,9 @@ function timestamp(value: unknown): string | null {
 /**
  * A record as it is stored, or null if it cannot be (unknown kind or status, no
  * server or key): a bad record is left out rather than failing its whole batch,
- * which the caller would only retry. Only the declared fields are read.
+ * which the caller would only retry. Only the declared fields are read. The key
+ * is a client's words: clipped, so no client can make one row (or a page of
+ * /invocations) arbitrarily large.
  */
 function toStored(record: InvocationRecord): Stored | null {
   if (typeof record !== 'object' || record === null) return null;
@@ -41,7 +44,7 @@ function toStored(record: InvocationRecord): Stored | null {
   const duration = Number.isFinite(record.duration_ms) ? Math.max(0, Math.round(record.duration_ms)) : 0;
   const session = typeof record.session === 'string' ? record.session : null;
   const errorCode = Number.isSafeInteger(record.error_code) ? record.error_code : null;
-  return [timestamp(record.at) ?? now(), server, kind, key, duration, status, session, errorCode];
+  return [timestamp(record.at) ?? now(), server, kind, clipText(key), duration, status, session, errorCode];
 }
 
 export class InvocationLog {

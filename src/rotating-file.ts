@@ -1,0 +1,141 @@
+// A log file that cannot grow without bound: appended through a Writable (so
+// writers get backpressure), and once the next write would take it past
+// maxBytes it is renamed to <file>.1 (the older ones shift up to <file>.<keep>,
+// the oldest dropped) and a new one started. Disk use per log is at most about
+// maxBytes × (keep + 1).
+import { appendFileSync, closeSync, fstatSync, mkdirSync, openSync, renameSync, rmSync, statSync, write } from 'node:fs';
+import { dirname } from 'node:path';
+import { Writable } from 'node:stream';
+
+export interface RotationPolicy {
+  /** Size at which the file is rotated. */
+  maxBytes: number;
+  /** Rotated generations kept beside the live file. */
+  keep: number;
+}
+
+export const DEFAULT_ROTATION: RotationPolicy = { maxBytes: 10 * 1024 * 1024, keep: 3 };
+
+/** COFFER_LOG_MAX_BYTES and COFFER_LOG_KEEP override the defaults; a value that is not a whole number is ignored. */
+export function rotationFromEnv(env: NodeJS.ProcessEnv = process.env): RotationPolicy {
+  const whole = (raw: string | undefined, min: number): number | undefined => {
+    const value = raw === undefined ? NaN : Number(raw);
+    return Number.isSafeInteger(value) && value >= min ? value : undefined;
+  };
+  return {
+    maxBytes: whole(env.COFFER_LOG_MAX_BYTES, 1) ?? DEFAULT_ROTATION.maxBytes,
+    keep: whole(env.COFFER_LOG_KEEP, 0) ?? DEFAULT_ROTATION.keep,
+  };
+}
+
+/** <file>.<keep-1> → <file>.<keep> … <file> → <file>.1 (keep 0: the file is removed). Missing generations are skipped. */
+export function rotateFiles(path: string, keep: number): void {
+  const move = (from: string, to: string): void => {
+    try {
+      renameSync(from, to);
+    } catch {
+      // A generation not there (yet), or rotated away by another writer meanwhile.
+    }
+  };
+  if (keep === 0) {
+    rmSync(path, { force: true });
+    return;
+  }
+  for (let generation = keep - 1; generation >= 1; generation--) move(`${path}.${generation}`, `${path}.${generation + 1}`);
+  move(path, `${path}.1`);
+}
+
+export class RotatingFile extends Writable {
+  private fd: number;
+  private size: number;
+
+  constructor(
+    private readonly path: string,
+    private readonly policy: RotationPolicy = rotationFromEnv(),
+  ) {
+    super();
+    mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+    this.fd = openSync(path, 'a', 0o600);
+    this.size = fstatSync(this.fd).size;
+  }
+
+  override _write(chunk: Buffer, _encoding: BufferEncoding, callback: (error?: Error | null) => void): void {
+    this.appendAll([chunk]).then(() => callback(), callback);
+  }
+
+  override _writev(chunks: Array<{ chunk: Buffer }>, callback: (error?: Error | null) => void): void {
+    this.appendAll(chunks.map(({ chunk }) => chunk)).then(() => callback(), callback);
+  }
+
+  override _final(callback: (error?: Error | null) => void): void {
+    this.closeFd(callback);
+  }
+
+  override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {
+    this.closeFd(() => callback(error));
+  }
+
+  /** Buffered writes go out in as few appends as fit before the next rotation. */
+  private async appendAll(chunks: Buffer[]): Promise<void> {
+    let group: Buffer[] = [];
+    let groupBytes = 0;
+    for (const chunk of chunks) {
+      if (group.length > 0 && this.size + groupBytes + chunk.length > this.policy.maxBytes) {
+        await this.append(Buffer.concat(group));
+        group = [];
+        groupBytes = 0;
+      }
+      group.push(chunk);
+      groupBytes += chunk.length;
+    }
+    await this.append(group.length === 1 ? group[0]! : Buffer.concat(group));
+  }
+
+  private append(data: Buffer): Promise<void> {
+    if (this.size > 0 && this.size + data.length > this.policy.maxBytes) this.rotate();
+    return new Promise((resolve, reject) =>
+      write(this.fd, data, (error, written) => {
+        this.size += written;
+        if (error) reject(error);
+        else resolve();
+      }),
+    );
+  }
+
+  /** Sync, and rare (once per maxBytes): a few renames and an open, between two writes. */
+  private rotate(): void {
+    closeSync(this.fd);
+    this.fd = -1;
+    rotateFiles(this.path, this.policy.keep);
+    this.fd = openSync(this.path, 'a', 0o600);
+    this.size = fstatSync(this.fd).size;
+  }
+
+  private closeFd(callback: () => void): void {
+    if (this.fd >= 0) {
+      try {
+        closeSync(this.fd);
+      } catch {
+        // already closed
+      }
+      this.fd = -1;
+    }
+    callback();
+  }
+}
+
+/**
+ * One synchronous append for a log several processes write by name (each shim
+ * a client starts): rotated first if this line would take it past maxBytes.
+ * Two writers rotating at once lose at most a generation, never the live file.
+ */
+export function appendRotating(path: string, text: string, policy: RotationPolicy = rotationFromEnv()): void {
+  let size = 0;
+  try {
+    size = statSync(path).size;
+  } catch {
+    // not there yet
+  }
+  if (size > 0 && size + Buffer.byteLength(text) > policy.maxBytes) rotateFiles(path, policy.keep);
+  appendFileSync(path, text, { mode: 0o600 });
+}
