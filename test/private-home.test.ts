@@ -43,7 +43,7 @@ t.test('a fresh home: every file 0600 and every directory 0700, running and afte
   await client.callTool({ name: 'remote__echo', arguments: { a: 2 } });
   t.equal((await gateway.api('POST', '/daemon/rotate-token')).status, 200);
   t.equal((await runCli(home, 'mcp', 'list')).code, EXIT.OK, 'the CLI reads the home');
-  for (const file of ['coffer.db', 'coffer.db-wal', 'coffer.db-shm', 'secret.key', 'daemon.json', 'logs/daemon.log', 'logs/local.log', 'logs/remote.log']) {
+  for (const file of ['coffer.db', 'coffer.db-wal', 'coffer.db-shm', 'secret.key', 'daemon.json', 'logs/daemon.log', 'logs/upstreams/local.log', 'logs/upstreams/remote.log']) {
     t.equal(modeOf(join(home, file)), '600', `${file} while running`);
   }
   t.same(openEntries(home), [], 'nothing open to others while running');
@@ -59,6 +59,8 @@ t.test('a home left open by an earlier run is tightened, and the CLI says what i
   // As an older coffer, or `mkdir ~/.coffer` under umask 022, left it.
   chmodSync(home, 0o755);
   chmodSync(join(home, 'logs'), 0o755);
+  mkdirSync(join(home, 'logs', 'upstreams'), { recursive: true, mode: 0o755 });
+  writeFileSync(join(home, 'logs', 'upstreams', 'old.log'), '', { mode: 0o644 });
   for (const file of ['coffer.db', 'logs/daemon.log']) chmodSync(join(home, file), 0o644);
   t.not(openEntries(home).length, 0, 'planted open modes');
 
@@ -67,6 +69,7 @@ t.test('a home left open by an earlier run is tightened, and the CLI says what i
   t.equal(started.code, EXIT.OK, started.stderr);
   t.match(started.stderr, `${home} was 0755 (open to other users): now 0700`);
   t.match(started.stderr, `${join(home, 'coffer.db')} was 0644 (open to other users): now 0600`);
+  t.match(started.stderr, `${join(home, 'logs', 'upstreams', 'old.log')} was 0644 (open to other users): now 0600`);
   t.same(openEntries(home), [], 'every mode is private again');
 });
 

@@ -1,13 +1,13 @@
 // $COFFER_HOME holds the key, the sealed configs, invocation history and the API
 // token: only its owner may enter it. Every file coffer creates there is 0600 and
 // every directory 0700; a home made earlier with looser modes is tightened.
-import { chmodSync, mkdirSync, readdirSync, statSync, type Stats } from 'node:fs';
+import { chmodSync, lstatSync, mkdirSync, readdirSync, statSync, type Stats } from 'node:fs';
 import { join } from 'node:path';
 
 const PRIVATE_DIR_MODE = 0o700;
 const PRIVATE_FILE_MODE = 0o600;
 
-/** The files coffer keeps directly in the home (logs/ is walked besides). */
+/** The files coffer keeps directly in the home (logs/ is walked besides, with its folders). */
 const HOME_FILES = ['coffer.db', 'coffer.db-wal', 'coffer.db-shm', 'secret.key', 'daemon.json'];
 
 /** A home coffer will not use: not a directory, or another user's (its owner could read or swap everything in it). */
@@ -20,9 +20,9 @@ export class HomeNotPrivateError extends Error {
 
 const octal = (mode: number): string => `0${(mode & 0o777).toString(8)}`;
 
-function statOrNull(path: string): Stats | null {
+function statOrNull(path: string, follow = true): Stats | null {
   try {
-    return statSync(path);
+    return follow ? statSync(path) : lstatSync(path);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
     throw error;
@@ -60,11 +60,18 @@ export function ensureHome(home: string, owner = process.getuid?.()): string[] {
   const logs = join(home, 'logs');
   privateDirectory(home, 'COFFER_HOME', owner, notes);
   privateDirectory(logs, 'the log directory', owner, notes);
-  const entries = [...HOME_FILES.map((name) => join(home, name)), ...readdirSync(logs).map((name) => join(logs, name))];
-  for (const entry of entries) {
-    const stats = statOrNull(entry);
-    if (stats?.isFile()) tighten(entry, stats, PRIVATE_FILE_MODE, notes);
-    else if (stats?.isDirectory()) tighten(entry, stats, PRIVATE_DIR_MODE, notes);
-  }
+  tightenAll([...HOME_FILES.map((name) => join(home, name)), logs], notes);
   return notes;
+}
+
+/** Files 0600, directories 0700 and their entries likewise (logs/upstreams/ sits inside logs/); links are not followed. */
+function tightenAll(paths: string[], notes: string[]): void {
+  for (const path of paths) {
+    const stats = statOrNull(path, false);
+    if (stats?.isFile()) tighten(path, stats, PRIVATE_FILE_MODE, notes);
+    else if (stats?.isDirectory()) {
+      tighten(path, stats, PRIVATE_DIR_MODE, notes);
+      tightenAll(readdirSync(path).map((name) => join(path, name)), notes);
+    }
+  }
 }
