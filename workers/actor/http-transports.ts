@@ -4,6 +4,7 @@
 // messages on the stream). One keep-alive agent per transport, i.e. per actor.
 import type { Agent, ClientRequest, IncomingMessage, OutgoingHttpHeaders } from 'node:http';
 import type { JsonRpcId, JsonRpcMessage, MessageTransport } from './jsonrpc-session.js';
+import { parseInbound, TooDeepError } from './inbound.js';
 import { MAX_MESSAGE_CHARS, MessageTooLargeError } from './limits.js';
 import { SseParser, type SseEvent } from './sse-parser.js';
 
@@ -63,7 +64,7 @@ function readSse(res: IncomingMessage, onEvent: (event: SseEvent) => void, onDro
 }
 
 function parseMessages(text: string): JsonRpcMessage[] {
-  const data = JSON.parse(text) as unknown;
+  const data = parseInbound(text);
   return (Array.isArray(data) ? data : [data]) as JsonRpcMessage[];
 }
 
@@ -136,7 +137,7 @@ abstract class HttpTransportBase implements MessageTransport {
     try {
       messages = parseMessages(text);
     } catch (error) {
-      this.report(new Error(`an upstream message is not JSON: ${asError(error).message}`));
+      this.report(error instanceof TooDeepError ? error : new Error(`an upstream message is not JSON: ${asError(error).message}`));
       return;
     }
     for (const message of messages) this.deliver(message, related);
