@@ -1,14 +1,16 @@
 // The soak: `node dist/bench/soak.js [--minutes N | --seconds N] [--clients N]`
 // (default 10 minutes, 16 clients). One coffer daemon (its own process) with 50
-// upstreams: 44 healthy synthetic HTTP servers, 2 that hang every list and
-// call, 2 stdio servers in a crash loop, and 2 flaky ones (stdio crashing /
-// HTTP 500) that break and heal every 15 s. The clients list and call across
+// upstreams: 43 healthy synthetic HTTP servers, 2 that hang every list and
+// call, 2 stdio servers in a crash loop, 2 flaky ones (stdio crashing /
+// HTTP 500) that break and heal every 15 s, and a hostile one that answers
+// with values nested 100,000 levels deep (its results, a list item, its
+// notifications and its requests to clients, in turn every 15 s). The clients list and call across
 // all of them for the whole run. Every request must be answered (a result or
 // a JSON-RPC error): a client-side timeout or a broken transport counts as
 // unanswered. The daemon's RSS, open fds, threads (one per actor worker) and
-// child processes are sampled from /proc; the run passes when every request
-// was answered and, after the load, those figures are back near their steady
-// values. Prints a table; writes bench/results/soak-<timestamp>.json.
+// child processes are sampled from /proc, and the size of its home (database
+// and logs); the run passes when every request was answered and, after the
+// load, those figures are back near their steady values. Prints a table; writes bench/results/soak-<timestamp>.json.
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -44,7 +46,12 @@ const values = parseOrExit(
 
 const DURATION_MS = values.seconds ? Number(values.seconds) * 1_000 : Number(values.minutes ?? 10) * 60_000;
 const CLIENTS = Number(values.clients);
-const HEALTHY = 44;
+const HEALTHY = 43;
+/** What the hostile upstream nests deep, in turn; and how deep (past any serialiser's stack). */
+const HOSTILE_TARGETS = ['result', 'list', 'notification', 'request'] as const;
+const HOSTILE_DEPTH = 100_000;
+/** The home grows with the load (invocation log, actor logs), not once it stops: nothing may keep writing. */
+const DISK_SETTLE_SLACK_MB = 1;
 const TOOLS_PER_UPSTREAM = 10;
 const FLIP_EVERY_MS = 15_000;
 const SAMPLE_EVERY_MS = 5_000;
@@ -105,6 +112,7 @@ async function main(): Promise<number> {
   const loops = [switchIn('loop0', { fault: 'crash-loop' }), switchIn('loop1', { fault: 'crash-loop' })];
   const flakyStdio = switchIn('flaky0');
   const flakyHttp = switchIn('flaky1');
+  const hostile = switchIn('hostile0', { fault: 'deep', deep: HOSTILE_TARGETS[0], depth: HOSTILE_DEPTH });
   const flakyServer = await startNetworkFixture('http', ['--name', 'flaky1', ...flakyHttp.args]);
   const coffer = await Coffer.start();
   const configs = [
@@ -114,6 +122,7 @@ async function main(): Promise<number> {
     ...loops.map((loop, i) => stdioFixture(`loop${i}`, loop.args, TIMEOUTS)),
     stdioFixture('flaky0', flakyStdio.args, TIMEOUTS),
     networkConfig('flaky1', 'http', flakyServer.url, TIMEOUTS),
+    stdioFixture('hostile0', hostile.args, TIMEOUTS),
   ];
   const stdioUpstreams = configs.filter((config) => config.transport.type === 'stdio').length;
   const samples: ProcessSample[] = [];
@@ -126,18 +135,21 @@ async function main(): Promise<number> {
     }
     // Healthy, hanging (they answer initialize) and flaky ones come up; the crash loops never stay up.
     await coffer.waitReady(configs.length - loops.length, 180_000);
-    const ready = sample(coffer.pid, startedAt);
+    const ready = sample(coffer.pid, startedAt, coffer.home);
     console.log(`${configs.length} upstreams registered, ${configs.length - loops.length} ready after ${ready.at} s; load for ${DURATION_MS / 1000} s with ${CLIENTS} clients`);
 
     clients = await Promise.all(Array.from({ length: CLIENTS }, (_unused, i) => connect(coffer.mcpUrl, 'http', `soak-${i}`)));
     const loadStartedAt = Date.now();
     const until = loadStartedAt + DURATION_MS;
-    const sampler = setInterval(() => samples.push(sample(coffer.pid, startedAt)), SAMPLE_EVERY_MS);
+    const sampler = setInterval(() => samples.push(sample(coffer.pid, startedAt, coffer.home)), SAMPLE_EVERY_MS);
     let broken = false;
+    let flips = 0;
     const flipper = setInterval(() => {
       broken = !broken;
+      flips += 1;
       void flakyStdio.set(broken ? { fault: 'crash' } : {});
       void flakyHttp.set(broken ? { fault: 'http-500' } : {});
+      void hostile.set({ fault: 'deep', deep: HOSTILE_TARGETS[flips % HOSTILE_TARGETS.length], depth: HOSTILE_DEPTH });
     }, FLIP_EVERY_MS);
     const names = configs.map((config) => config.name);
     await Promise.all(clients.map((client) => clientLoop(client, names, until, tally)));
@@ -147,7 +159,7 @@ async function main(): Promise<number> {
     clients = [];
     await sleep(SETTLE_MS);
     clearInterval(sampler);
-    const settled = [sample(coffer.pid, startedAt), ...samples.filter((s) => s.at * 1000 >= loadEndedAt - startedAt + SETTLE_MS / 2)];
+    const settled = [sample(coffer.pid, startedAt, coffer.home), ...samples.filter((s) => s.at * 1000 >= loadEndedAt - startedAt + SETTLE_MS / 2)];
     return report({ startedAt, loadStartedAt, loadEndedAt, ready, samples, settled, tally, stdioUpstreams, upstreams: configs.length, status: (await coffer.api('GET', '/daemon/status')).body });
   } finally {
     await closeAll(clients);
@@ -183,12 +195,18 @@ function report(run: Run): number {
   const steady = typical(steadySamples.length > 0 ? steadySamples : during.slice(0, 3));
   const end = typical(run.settled);
   const peak = typical([...run.samples].sort((a, b) => b.rssMb - a.rssMb).slice(0, 1));
+  const loadEnd = typical(during.slice(-1));
   const maxChildren = Math.max(...run.samples.map((s) => s.children), run.ready.children);
   const requests = Object.values(tally.outcomes).reduce((sum, n) => sum + n, 0);
   const checks = [
     { check: 'every request answered', ok: tally.outcomes.unanswered === 0, detail: `${tally.outcomes.unanswered} of ${requests} unanswered` },
     { check: `RSS back to steady (≤ ${RSS_SLACK}× steady)`, ok: end.rssMb <= steady.rssMb * RSS_SLACK, detail: `${steady.rssMb} → ${end.rssMb} MB (peak ${peak.rssMb})` },
     { check: `open fds back to steady (± ${FD_SLACK})`, ok: end.fds <= steady.fds + FD_SLACK, detail: `${steady.fds} → ${end.fds}` },
+    {
+      check: `home (database + logs) stops growing with the load (≤ ${DISK_SETTLE_SLACK_MB} MB more after it)`,
+      ok: end.diskMb <= loadEnd.diskMb + DISK_SETTLE_SLACK_MB,
+      detail: `${run.ready.diskMb} → ${loadEnd.diskMb} MB by the load's end (${Math.round(((loadEnd.diskMb - run.ready.diskMb) * 1024) / Math.max(requests, 1) * 10) / 10} KB per request) → ${end.diskMb} MB`,
+    },
     { check: 'threads (actor workers) back to steady', ok: end.threads <= steady.threads, detail: `${steady.threads} → ${end.threads}` },
     { check: `child processes never above the ${run.stdioUpstreams} stdio upstreams`, ok: maxChildren <= run.stdioUpstreams, detail: `max ${maxChildren}, steady ${steady.children}, end ${end.children}` },
   ];
@@ -197,7 +215,7 @@ function report(run: Run): number {
   console.log('');
   console.log('| figure | after start-up | steady (load) | end (load over + settle) |');
   console.log('| --- | --- | --- | --- |');
-  for (const key of ['rssMb', 'fds', 'threads', 'children'] as const) console.log(`| ${key === 'rssMb' ? 'RSS MB' : key} | ${run.ready[key]} | ${steady[key]} | ${end[key]} |`);
+  for (const key of ['rssMb', 'diskMb', 'fds', 'threads', 'children'] as const) console.log(`| ${key === 'rssMb' ? 'RSS MB' : key === 'diskMb' ? 'home MB' : key} | ${run.ready[key]} | ${steady[key]} | ${end[key]} |`);
   console.log('');
   console.log(`requests: ${requests} in ${loadSeconds.toFixed(0)} s (${(requests / loadSeconds).toFixed(0)}/s) — ok ${tally.outcomes.ok}, coffer errors ${tally.outcomes['coffer error']}, upstream errors ${tally.outcomes['upstream error']}, unanswered ${tally.outcomes.unanswered}`);
   console.log(`error codes: ${JSON.stringify(tally.codes)}`);

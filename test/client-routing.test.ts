@@ -23,7 +23,7 @@ t.test('attribution: the stream says; else the only client with calls in flight;
 
 t.test('the relay hands a request to the router and the answer back; refuses what it cannot place; times out; follows cancellation', async (t) => {
   const events: ActorEvent[] = [];
-  const relay = new ClientRelay({ server: 's', timeoutMs: 200, sessionOf, emit: (event) => void events.push(event) });
+  const relay = new ClientRelay({ server: 's', timeoutMs: 200, sessionOf, emit: (event) => void events.push(event), note: () => undefined });
   const answered = relay.request(null, 'sampling/createMessage', { messages: [] }, ['f2'], new AbortController().signal);
   const asked = events.at(-1) as Extract<ActorEvent, { type: 'client_request' }>;
   t.same(asked.target, { forwardId: 'f2', session: 'bob' });

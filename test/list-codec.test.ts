@@ -34,3 +34,15 @@ t.test('sameList: same items byte for byte', async (t) => {
   t.notOk(sameList(encodeList(tools(3)), encodeList(changed)));
   t.notOk(sameList(encodeList(tools(MSGPACK_FROM_ITEMS)), { ...encodeList(tools(MSGPACK_FROM_ITEMS)), encoding: 'json' }), 'another encoding is another list');
 });
+
+t.test('a __proto__ key arrives unchanged in a list of any length (msgpackr would rename it)', async (t) => {
+  for (const n of [1, MSGPACK_FROM_ITEMS, 2_000]) {
+    const items = tools(n).map((tool, i) => (i === n - 1 ? { ...tool, inputSchema: JSON.parse('{"type":"object","properties":{"__proto__":{"type":"string"}}}') } : tool));
+    const decoded = decodeList(encodeList(items));
+    const schema = decoded[n - 1]!.inputSchema as { properties: Record<string, unknown> };
+    t.same(Object.keys(schema.properties), ['__proto__'], `${n} items: the key is kept`);
+    t.equal(Object.getPrototypeOf(schema.properties), Object.prototype, `${n} items: as an own key, not the prototype`);
+    t.equal(JSON.stringify(decoded), JSON.stringify(items), `${n} items: byte for byte the same JSON`);
+  }
+  t.equal(encodeList(tools(MSGPACK_FROM_ITEMS)).encoding, 'msgpack', 'lists without it still go packed');
+});

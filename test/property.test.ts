@@ -1,12 +1,15 @@
 // Property-based tests (fast-check, bounded runs): namespacing round trips over
 // arbitrary unicode, and the JSON-RPC input path of /mcp — no JSON value, no
-// string, no params object makes the daemon answer 500, crash or hang.
+// string, no params object makes the daemon answer 500, crash or hang; from the
+// upstream side, no nesting depth or size of an answer does either.
 import fc from 'fast-check';
 import t from 'tap';
 import { namespaceName, namespaceUri, parseNamespacedName, parseNamespacedUri } from '../src/router/namespace.js';
 import { isServerName } from '../src/protocol/server-config.js';
-import { startGateway, type Gateway } from './helpers/gateway.js';
-import { stdioFixture } from './fixtures/fixture-servers.js';
+import { MAX_DEPTH } from '../workers/actor/limits.js';
+import { nestsDeeperThan, textDepth } from '../workers/actor/nesting.js';
+import { startGateway, tempHome, type Gateway } from './helpers/gateway.js';
+import { faultSwitch, stdioFixture } from './fixtures/fixture-servers.js';
 import { mcpPost, type McpAnswer } from './helpers/mcp-post.js';
 
 const PROTOCOL = '2025-11-25';
@@ -173,4 +176,54 @@ t.test('arbitrary params of tools/call, resources/read, prompts/get: a result or
   t.ok(outcomes['result'], 'some calls were routed and answered');
   const client = await gateway.client('after-properties');
   t.ok((await client.listTools()).tools.some((tool) => tool.name === 'alpha__echo'), 'a normal client still works');
+});
+
+// ------------------------------------------------------------ the upstream side
+
+t.test('nesting measured on JSON text agrees with the parsed value, whatever the strings hold', async (t) => {
+  const tricky = fc.oneof(fc.string(), fc.constantFrom('[', ']', '{', '}', '"', '\\', '\\"', '\\\\', '"]}'));
+  const value = fc.letrec<{ node: unknown }>((tie) => ({
+    node: fc.oneof({ depthSize: 'medium', withCrossShrink: true }, tricky, fc.integer(), fc.array(tie('node'), { maxLength: 3 }), fc.dictionary(tricky, tie('node'), { maxKeys: 3 })),
+  })).node;
+  fc.assert(
+    fc.property(value, fc.integer({ min: 0, max: 12 }), (v, max) => {
+      const depth = textDepth(JSON.stringify(v), Number.MAX_SAFE_INTEGER);
+      return nestsDeeperThan(v, max) === depth > max && nestsDeeperThan(v, depth) === false;
+    }),
+    { numRuns: 3000 },
+  );
+  t.pass('textDepth and nestsDeeperThan agree');
+});
+
+t.test('an upstream answering at any nesting depth and size: a result or a clear error, never a hang', async (t) => {
+  const control = faultSwitch(tempHome('coffer-property-'), {});
+  await gateway.addServer(stdioFixture('hostile', [...control.args, '--tools', 'echo,whoami'], { request_ms: 5_000 }));
+  const client = await gateway.client('upstream-side');
+  const outcomes: Record<string, number> = {};
+  const depth = fc.oneof(fc.integer({ min: 1, max: MAX_DEPTH + 8 }), fc.integer({ min: 1, max: 300_000 }));
+  const fault = fc.oneof(
+    fc.record({ fault: fc.constant('deep' as const), deep: fc.constantFrom('result' as const, 'notification' as const, 'request' as const), depth }),
+    fc.record({ fault: fc.constant('big' as const), mb: fc.integer({ min: 1, max: 8 }) }),
+  );
+  await fc.assert(
+    fc.asyncProperty(fault, async (switchTo) => {
+      await control.set(switchTo);
+      let seen: string;
+      try {
+        await client.callTool({ name: 'hostile__whoami', arguments: {} }, undefined, { timeout: 30_000 });
+        seen = 'result';
+      } catch (error) {
+        const { code, data } = error as { code?: number; data?: { code?: string } };
+        seen = `${code} ${data?.code}`;
+      }
+      outcomes[seen] = (outcomes[seen] ?? 0) + 1;
+      const deepResult = switchTo.fault === 'deep' && switchTo.deep === 'result' && switchTo.depth + 2 > MAX_DEPTH;
+      if (seen !== (deepResult ? '-32011 UPSTREAM_RESPONSE_INVALID' : 'result')) throw new Error(`${JSON.stringify(switchTo)} gave ${seen}`);
+      return true;
+    }),
+    { numRuns: 40 },
+  );
+  t.comment(`outcomes: ${JSON.stringify(outcomes)}`);
+  await control.set({});
+  t.ok((await client.listTools()).tools.some((tool) => tool.name === 'alpha__echo'), 'everything else still works');
 });

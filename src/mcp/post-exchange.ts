@@ -7,11 +7,28 @@
 // with the last response. Both are what Streamable HTTP allows for a POST.
 import type { JSONRPCMessage, RequestId } from '@modelcontextprotocol/sdk/types.js';
 import type { HttpReply } from '../http/reply.js';
+import { JSONRPC, messageOf } from '../protocol/errors.js';
 
 const KEEP_ALIVE = ': keepalive\n\n';
 
-function sseEvent(message: JSONRPCMessage): string {
-  return `event: message\ndata: ${JSON.stringify(message)}\n\n`;
+function sseEvent(json: string): string {
+  return `event: message\ndata: ${json}\n\n`;
+}
+
+/**
+ * A message as JSON, made once when it is delivered: what is held for a later
+ * stream or batch is text, so no timer ever serialises. A response that cannot
+ * be serialised (one too deep for JSON.stringify) is answered with an error
+ * instead; any other such message is dropped (null).
+ */
+export function serialise(message: JSONRPCMessage): string | null {
+  try {
+    return JSON.stringify(message);
+  } catch (error) {
+    if (!isResponse(message)) return null;
+    const text = `coffer could not serialise this answer: ${messageOf(error)}`;
+    return JSON.stringify({ jsonrpc: '2.0', id: message.id, error: { code: JSONRPC.INTERNAL_ERROR, message: text, data: { code: 'INTERNAL' } } });
+  }
 }
 
 /** A response (its id is the request's), as opposed to a notification or request related to one. */
@@ -20,7 +37,8 @@ export function isResponse(message: JSONRPCMessage): message is JSONRPCMessage &
 }
 
 export class PostExchange {
-  private readonly answers = new Map<RequestId, JSONRPCMessage>();
+  /** The answers so far, as JSON. */
+  private readonly answers = new Map<RequestId, string>();
   private streaming = false;
   private finished = false;
   private readonly keepAlive: NodeJS.Timeout;
@@ -46,16 +64,18 @@ export class PostExchange {
   /** Sends one message that belongs to this POST; throws, like the SDK transport, when its client is gone. */
   deliver(message: JSONRPCMessage): void {
     const response = isResponse(message);
-    if (response) this.answers.set(message.id, message);
+    const json = serialise(message);
+    if (response) this.answers.set(message.id, json!);
     const complete = response && this.answers.size === this.ids.length;
     if (this.reply.aborted) {
       if (complete) this.finish();
       throw new Error('the client closed the HTTP request before its answer');
     }
-    if (this.streaming) this.reply.write(sseEvent(message), complete);
-    else if (complete) this.reply.send(200, this.headers('application/json'), JSON.stringify(this.ids.length === 1 ? message : this.ids.map((id) => this.answers.get(id))));
+    if (json === null) return;
+    if (this.streaming) this.reply.write(sseEvent(json), complete);
+    else if (complete) this.reply.send(200, this.headers('application/json'), this.ids.length === 1 ? json : `[${this.ids.map((id) => this.answers.get(id)).join(',')}]`);
     // A batch's early answer waits for the others, unless something else starts a stream.
-    else if (!response) this.stream(sseEvent(message));
+    else if (!response) this.stream(sseEvent(json));
     if (complete) this.finish();
   }
 

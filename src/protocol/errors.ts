@@ -14,7 +14,11 @@ export const ERROR_HTTP_STATUS = {
   NAME_TOO_LONG: 414,
   CONFIG_INVALID: 422,
   INTERNAL: 500,
+  /** The upstream's answer breaks coffer's limits (nesting depth): that answer fails, the upstream stays up. */
+  UPSTREAM_RESPONSE_INVALID: 502,
   UPSTREAM_UNAVAILABLE: 503,
+  /** Too many bytes already in flight to that upstream (or to all of them): retry later. */
+  UPSTREAM_BUSY: 503,
   DAEMON_NOT_READY: 503,
   UPSTREAM_TIMEOUT: 504,
 } as const;
@@ -39,6 +43,8 @@ export const JSONRPC = {
   /** Same value as the SDK's RequestTimeout. */
   UPSTREAM_TIMEOUT: -32001,
   UPSTREAM_UNAVAILABLE: -32010,
+  UPSTREAM_RESPONSE_INVALID: -32011,
+  UPSTREAM_BUSY: -32012,
 } as const;
 
 export interface JsonRpcErrorBody {

@@ -18,10 +18,23 @@ export interface EncodedList {
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
+/**
+ * msgpackr's unpack() renames a `__proto__` key to `__proto_` (its guard
+ * against prototype pollution); JSON.parse keeps it as an own key. A packed
+ * list with those bytes anywhere (a key, or merely a value) goes as JSON.
+ */
+const PROTO_KEY = Buffer.from('__proto__');
+
+function jsonList(items: readonly unknown[]): EncodedList {
+  return { encoding: 'json', bytes: encoder.encode(JSON.stringify(items)) };
+}
+
 export function encodeList(items: readonly unknown[]): EncodedList {
-  if (items.length < MSGPACK_FROM_ITEMS) return { encoding: 'json', bytes: encoder.encode(JSON.stringify(items)) };
+  if (items.length < MSGPACK_FROM_ITEMS) return jsonList(items);
+  const packed = pack(items);
+  if (packed.indexOf(PROTO_KEY) !== -1) return jsonList(items);
   // pack() returns a view into msgpackr's reused buffer: copy it out before keeping it.
-  return { encoding: 'msgpack', bytes: new Uint8Array(pack(items)) };
+  return { encoding: 'msgpack', bytes: new Uint8Array(packed) };
 }
 
 export function decodeList(list: EncodedList): Record<string, unknown>[] {

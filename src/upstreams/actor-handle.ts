@@ -10,6 +10,7 @@ import { JSONRPC, messageOf, type ErrorBody } from '../protocol/errors.js';
 import { decodeList } from '../protocol/list-codec.js';
 import type { ServerConfig } from '../protocol/server-config.js';
 import { actorEntry } from '../paths.js';
+import { approximateChars, busyForward, inFlight, MAX_IN_FLIGHT_PER_UPSTREAM } from './in-flight.js';
 
 export interface ActorSpawnOptions {
   config: ServerConfig;
@@ -24,6 +25,8 @@ export interface ActorCallbacks {
   onEvent(event: ActorEvent): void;
   /** The worker died without stop() (crash, out of memory). Called at most once. */
   onExit(reason: string): void;
+  /** Something the worker sent could not be read here (a message lost on its way): for the daemon's log. */
+  onLost?(what: string, reason: string): void;
 }
 
 /** A ListOutcome with its items decoded. */
@@ -49,12 +52,24 @@ export interface ActorHandle {
 }
 
 const DEFAULT_SHUTDOWN_DEADLINE_MS = 6_000;
+/**
+ * The actor answers every forward itself within connect_ms + request_ms; this
+ * much later the main thread gives up on its own, so an answer lost on the way
+ * (a message that could not be deserialised) never leaves a call open.
+ */
+const ANSWER_GRACE_MS = 5_000;
 /** A smaller young generation saves ~5 MB of RSS per actor; actors allocate little. */
 const ACTOR_RESOURCE_LIMITS = { maxYoungGenerationSizeMb: 2, maxOldGenerationSizeMb: 256 };
 
 /** The answer of an actor that is not running (dead, stopped, or stopped before it booted). */
 export function unavailableList(server: string, kind: ListKind, reason: string): Extract<ActorListAnswer, { ok: false }> {
   return { ok: false, kind, error: { code: 'UPSTREAM_UNAVAILABLE', message: `${server}: ${reason}`, details: { server } } };
+}
+
+/** A forward whose answer never came back from the actor (it was lost between the threads). */
+function lostForward(server: string, boundMs: number): ForwardOutcome {
+  const message = `${server}: no answer from its actor within ${boundMs} ms (the answer was lost between threads or the actor is stuck)`;
+  return { ok: false, error: { code: JSONRPC.UPSTREAM_TIMEOUT, message, data: { code: 'UPSTREAM_TIMEOUT', server } } };
 }
 
 export function unavailableForward(server: string, reason: string): ForwardOutcome {
@@ -73,7 +88,7 @@ class WorkerActor implements ActorHandle {
   private nextSeq = 0;
   private exitReason: string | null = null;
   private readonly exited: Promise<string>;
-  /** Settles each call still waiting when the worker exits (comlink would never settle it). */
+  /** Settles each comlink call still waiting when the worker exits (comlink would never settle it). */
   private readonly waitingCalls = new Set<(reason: string) => void>();
   private stopping: Promise<void> | null = null;
   private cleanShutdown = false;
@@ -107,11 +122,13 @@ class WorkerActor implements ActorHandle {
       if (event.type === 'state') this.lastStatus = event.status;
       this.callbacks.onEvent(event);
     });
+    // A message that cannot be deserialised here is lost: the forward it answered ends at its own bound.
+    this.events.on('messageerror', (error) => this.callbacks.onLost?.('an event', messageOf(error)));
+    this.worker.on('messageerror', (error) => this.callbacks.onLost?.('a list or status answer', messageOf(error)));
     this.calls = calls.port1;
+    this.calls.on('messageerror', (error) => this.callbacks.onLost?.('a call answer', messageOf(error)));
     this.calls.on('message', (answer: ForwardAnswer) => {
-      const settle = this.answers.get(answer.seq);
-      this.answers.delete(answer.seq);
-      settle?.('outcome' in answer ? answer.outcome : unavailableForward(this.server, `actor call failed: ${answer.failure}`));
+      this.answers.get(answer.seq)?.('outcome' in answer ? answer.outcome : unavailableForward(this.server, `actor call failed: ${answer.failure}`));
     });
 
     let failure: string | null = null;
@@ -121,7 +138,7 @@ class WorkerActor implements ActorHandle {
         this.exitReason = this.stopping ? 'actor stopped' : (failure ?? `actor worker exited with code ${code}`);
         this.events.close();
         this.calls.close();
-        for (const settle of this.answers.values()) settle(unavailableForward(this.server, this.exitReason));
+        for (const settle of [...this.answers.values()]) settle(unavailableForward(this.server, this.exitReason));
         this.answers.clear();
         for (const settle of this.waitingCalls) settle(this.exitReason);
         this.waitingCalls.clear();
@@ -144,17 +161,40 @@ class WorkerActor implements ActorHandle {
     return { ...rest, items: decodeList(list) };
   }
 
-  /** One promise per call, settled by its answer or by the worker's exit: the hot path makes nothing else. */
+  /**
+   * One promise per call, settled by its answer, by the worker's exit or by its
+   * own bound; its request's bytes are in the ledger until then.
+   */
   forward(req: ForwardRequest): Promise<ForwardOutcome> {
     if (this.exitReason !== null) return Promise.resolve(unavailableForward(this.server, this.exitReason));
+    const chars = approximateChars(req.params, MAX_IN_FLIGHT_PER_UPSTREAM);
+    const refused = inFlight.take(this.server, chars);
+    if (refused !== null) return Promise.resolve(busyForward(this.server, refused));
     const seq = this.nextSeq++;
     try {
       this.post({ type: 'forward', seq, req });
     } catch (error) {
       // Not cloneable: no answer will come.
+      inFlight.give(this.server, chars);
       return Promise.resolve(unavailableForward(this.server, `actor call failed: ${messageOf(error)}`));
     }
-    return new Promise((resolve) => this.answers.set(seq, resolve));
+    const { timeouts } = this.options.config;
+    const boundMs = timeouts.connect_ms + (req.timeoutMs ?? timeouts.request_ms) + ANSWER_GRACE_MS;
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        const settle = this.answers.get(seq);
+        if (!settle) return;
+        this.cancel(req.id, 'no answer in time');
+        settle(lostForward(this.server, boundMs));
+      }, boundMs);
+      timer.unref();
+      this.answers.set(seq, (outcome) => {
+        this.answers.delete(seq);
+        clearTimeout(timer);
+        inFlight.give(this.server, chars);
+        resolve(outcome);
+      });
+    });
   }
 
   cancel(id: string, reason: string): void {

@@ -132,6 +132,7 @@ export class UpstreamPool extends EventEmitter<PoolEvents> implements UpstreamDi
           this.log.error('actor worker died; replacing it', { server: entry.name, reason });
           setTimeout(() => entry.stopped || entry.respawn(), RESPAWN_DELAY_MS).unref();
         },
+        onLost: (what, reason) => this.log.warn(`${what} from the actor could not be read`, { server: entry.name, reason }),
       },
     );
   }

@@ -7,6 +7,8 @@ import { RELAYED_CLIENT_REQUESTS, requiredCapability } from '../../src/protocol/
 import { JSONRPC } from '../../src/protocol/errors.js';
 import type { Notify } from './connection.js';
 import { isObject, type ServerRequestAnswer } from './jsonrpc-session.js';
+import { MAX_DEPTH } from './limits.js';
+import { nestsDeeperThan } from './nesting.js';
 
 export interface ClientRelayOptions {
   server: string;
@@ -15,6 +17,8 @@ export interface ClientRelayOptions {
   /** The downstream session of a forwarded call still in flight. */
   sessionOf(forwardId: string): string | undefined;
   emit(event: ActorEvent): void;
+  /** A line in the actor's log (what was refused and why). */
+  note(text: string): void;
 }
 
 interface Waiting {
@@ -49,6 +53,11 @@ export class ClientRelay {
     if (requiredCapability(method) === undefined) {
       return Promise.resolve({ error: { code: JSONRPC.METHOD_NOT_FOUND, message: `Method not found: coffer relays only ${Object.keys(RELAYED_CLIENT_REQUESTS).join(', ')} to clients` } });
     }
+    if (nestsDeeperThan(params, MAX_DEPTH)) {
+      const message = `the params of ${method} nest deeper than ${MAX_DEPTH} levels: coffer refused to relay it`;
+      this.options.note(message);
+      return Promise.resolve({ error: { code: JSONRPC.INVALID_PARAMS, message } });
+    }
     const target = attribute(connectionSession, contexts, (id) => this.options.sessionOf(id));
     if (target === 'ambiguous') {
       return Promise.resolve(refusal(`coffer cannot tell which client ${method} is for: calls of several clients are in flight on this shared connection; set session_mode "per_session" for server '${this.options.server}'`));
@@ -74,6 +83,7 @@ export class ClientRelay {
   }
 
   notification(connectionSession: string | null, method: string, params: unknown, contexts: string[]): void {
+    if (nestsDeeperThan(params, MAX_DEPTH)) return this.options.note(`${method.slice(0, 200)}: params nest deeper than ${MAX_DEPTH} levels, dropped`);
     const attributed = attribute(connectionSession, contexts, (id) => this.options.sessionOf(id));
     // Ambiguous: no particular client (the router sends it to whoever asked for such messages).
     const target = attributed === 'ambiguous' ? { forwardId: null, session: connectionSession } : attributed;

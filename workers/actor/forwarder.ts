@@ -4,6 +4,8 @@ import type { ActorEvent, ForwardOutcome, ForwardRequest } from '../../src/proto
 import { JSONRPC, type JsonRpcErrorBody, messageOf } from '../../src/protocol/errors.js';
 import type { ServerConfig } from '../../src/protocol/server-config.js';
 import { RequestFailure } from './connection.js';
+import { MAX_DEPTH } from './limits.js';
+import { nestsDeeperThan } from './nesting.js';
 import type { Lease, SessionConnections } from './session-connections.js';
 import type { Supervisor } from './supervisor.js';
 
@@ -55,12 +57,15 @@ export class Forwarder {
         timeoutMs: req.timeoutMs ?? this.config.timeouts.request_ms,
         signal: abort.signal,
         context: req.id,
+        // Only the fields the spec gives progress, with their types: nothing deep or odd crosses to the main thread.
         onprogress: req.progress
-          ? ({ progress, total, message }) =>
-              this.emit({ type: 'progress', server: this.config.name, requestId: req.id, progress, total, message })
+          ? ({ progress, total, message }) => {
+              if (typeof progress !== 'number') return;
+              this.emit({ type: 'progress', server: this.config.name, requestId: req.id, progress, total: typeof total === 'number' ? total : undefined, message: typeof message === 'string' ? message : undefined });
+            }
           : undefined,
       });
-      return { ok: true, result };
+      return nestsDeeperThan(result, MAX_DEPTH) ? this.refused('result') : { ok: true, result };
     } catch (error) {
       if (!(error instanceof RequestFailure)) throw error;
       return this.failed(error);
@@ -94,6 +99,7 @@ export class Forwarder {
   private failed(failure: RequestFailure): ForwardOutcome {
     switch (failure.kind) {
       case 'upstream':
+        if (nestsDeeperThan(failure.rpc, MAX_DEPTH)) return this.refused('error');
         return { ok: false, error: failure.rpc ?? { code: JSONRPC.INTERNAL_ERROR, message: failure.message } };
       case 'timeout':
         return this.error(JSONRPC.UPSTREAM_TIMEOUT, 'UPSTREAM_TIMEOUT', `${this.config.name}: ${failure.message}`);
@@ -104,7 +110,13 @@ export class Forwarder {
     }
   }
 
-  private error(code: number, dataCode: 'UPSTREAM_TIMEOUT' | 'UPSTREAM_UNAVAILABLE', message: string): ForwardOutcome {
+  /** An answer that breaks the nesting policy fails this call only. */
+  private refused(what: 'result' | 'error'): ForwardOutcome {
+    const message = `${this.config.name}: the upstream's ${what} nests deeper than ${MAX_DEPTH} levels and was refused`;
+    return this.error(JSONRPC.UPSTREAM_RESPONSE_INVALID, 'UPSTREAM_RESPONSE_INVALID', message);
+  }
+
+  private error(code: number, dataCode: 'UPSTREAM_TIMEOUT' | 'UPSTREAM_UNAVAILABLE' | 'UPSTREAM_RESPONSE_INVALID', message: string): ForwardOutcome {
     const error: JsonRpcErrorBody = { code, message, data: { code: dataCode, server: this.config.name } };
     return { ok: false, error };
   }

@@ -5,6 +5,7 @@
 import type { Agent, ClientRequest, IncomingMessage, OutgoingHttpHeaders } from 'node:http';
 import type { JsonRpcId, JsonRpcMessage, MessageTransport } from './jsonrpc-session.js';
 import { MAX_ERROR_TEXT_CHARS, sanitiseText } from '../../src/protocol/untrusted-text.js';
+import { parseInbound, TooDeepError } from './inbound.js';
 import { MAX_MESSAGE_CHARS, MessageTooLargeError } from './limits.js';
 import { SseParser, type SseEvent } from './sse-parser.js';
 
@@ -83,7 +84,7 @@ function readSse(res: IncomingMessage, onEvent: (event: SseEvent) => void, onDro
 }
 
 function parseMessages(text: string): JsonRpcMessage[] {
-  const data = JSON.parse(text) as unknown;
+  const data = parseInbound(text);
   return (Array.isArray(data) ? data : [data]) as JsonRpcMessage[];
 }
 
@@ -156,7 +157,7 @@ abstract class HttpTransportBase implements MessageTransport {
     try {
       messages = parseMessages(text);
     } catch (error) {
-      this.report(new Error(`an upstream message is not JSON: ${asError(error).message}`));
+      this.report(error instanceof TooDeepError ? error : new Error(`an upstream message is not JSON: ${asError(error).message}`));
       return;
     }
     for (const message of messages) this.deliver(message, related);

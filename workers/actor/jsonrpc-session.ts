@@ -93,6 +93,12 @@ export function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
+/** A scalar as text; anything else by its type only (String() or JSON.stringify() of a deep value overflows the stack). */
+function scalarText(value: unknown): string {
+  if (typeof value === 'string') return value;
+  return typeof value === 'object' && value !== null ? `(${Array.isArray(value) ? 'an array' : 'an object'})` : JSON.stringify(value) ?? String(value);
+}
+
 export class JsonRpcSession {
   private nextId = 0;
   private readonly pending = new Map<JsonRpcId, Pending>();
@@ -193,12 +199,12 @@ export class JsonRpcSession {
     const id = message.id as JsonRpcId;
     const waiting = this.pending.get(id);
     if (!waiting) {
-      this.hooks.onerror?.(new ProtocolNoise(`Received a response for an unknown message ID: ${JSON.stringify(message)}`));
+      this.hooks.onerror?.(new ProtocolNoise(`Received a response for an unknown message ID: ${scalarText(id)}`));
       return;
     }
     if ('error' in message && isObject(message.error)) {
       const { code, message: text, data } = message.error;
-      waiting.reject(new RpcError(typeof code === 'number' ? code : -32603, typeof text === 'string' ? text : String(text), data));
+      waiting.reject(new RpcError(typeof code === 'number' ? code : -32603, scalarText(text), data));
       return;
     }
     waiting.resolve((message.result ?? {}) as Record<string, unknown>);
@@ -217,7 +223,7 @@ export class JsonRpcSession {
       const { progressToken, ...progress } = params;
       const handler = this.progress.get(progressToken as JsonRpcId);
       if (handler) handler(progress as unknown as ProgressParams);
-      else this.hooks.onerror?.(new ProtocolNoise(`Received a progress notification for an unknown token: ${JSON.stringify(progressToken)}`));
+      else this.hooks.onerror?.(new ProtocolNoise(`Received a progress notification for an unknown token: ${scalarText(progressToken)}`));
       return;
     }
     if (method === 'notifications/cancelled') {

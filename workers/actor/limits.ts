@@ -6,6 +6,26 @@
 /** The largest single message (one stdio line, one SSE event, one JSON body) an actor accepts, in UTF-16 code units. */
 export const MAX_MESSAGE_CHARS = 64 * 1024 * 1024;
 
+/**
+ * The deepest an upstream's value may nest (objects and arrays, counted from
+ * the value itself: a call result, one list item, a notification's or a
+ * request's params). Past it the value never crosses to the main thread:
+ * structuredClone, JSON.stringify and the SDK's validators all recurse, and
+ * fail somewhere between 5,000 and 12,000 levels. 128 is serde_json's
+ * recursion limit, so an MCP server or client written in Rust could not
+ * exchange anything deeper anyway; real schemas and results nest a few dozen
+ * levels at most.
+ */
+export const MAX_DEPTH = 128;
+
+/**
+ * A message nested deeper than this is not parsed at all: JSON.parse builds
+ * every level (about 130 bytes of actor heap each, 1 M levels ≈ 60 MB and
+ * 0.6 s; 10 M kill the actor). Below it a message is parsed and only its
+ * too-deep parts are refused (one list item, one result).
+ */
+export const MAX_PARSE_DEPTH = 200_000;
+
 export class MessageTooLargeError extends Error {
   constructor(where: string) {
     super(`an upstream message over ${MAX_MESSAGE_CHARS / (1024 * 1024)} MB (${where}) was dropped`);

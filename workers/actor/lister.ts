@@ -3,14 +3,16 @@
 // that fails on a reused connection evicts it and is retried once on a fresh
 // one. Keeps the cache in step with the upstream's list_changed and sessions.
 import type { ActorEvent, ListOutcome } from '../../src/protocol/actor.js';
-import { LIST_METHOD, LIST_RESULT_FIELD, type ListKind } from '../../src/protocol/capabilities.js';
+import { IDENTITY_FIELD, LIST_METHOD, LIST_RESULT_FIELD, type ListKind } from '../../src/protocol/capabilities.js';
 import { JSONRPC, type ErrorBody, type ErrorCode } from '../../src/protocol/errors.js';
 import { encodeList } from '../../src/protocol/list-codec.js';
 import type { ServerConfig } from '../../src/protocol/server-config.js';
 import { RequestFailure, type Connection } from './connection.js';
 import { Coalescer } from './coalesce.js';
 import type { CachedList, FetchedList, ListCache } from './list-cache.js';
+import { MAX_DEPTH } from './limits.js';
 import type { ActorLog } from './log.js';
+import { nestsDeeperThan } from './nesting.js';
 import { normaliseItems } from './normalise-schema.js';
 import type { Supervisor } from './supervisor.js';
 
@@ -38,6 +40,12 @@ const LIST_CHANGED_WINDOW_MS = 250;
 
 /** Guards against an upstream that never stops handing out cursors. */
 const MAX_PAGES = 1_000;
+
+/** The upstream's answer broke coffer's limits (see inbound.ts): a fresh connection would get the same. */
+function refusedAnswer(failure: RequestFailure): boolean {
+  const data = failure.rpc?.data as { code?: unknown } | undefined;
+  return failure.rpc?.code === JSONRPC.UPSTREAM_RESPONSE_INVALID && data?.code === 'UPSTREAM_RESPONSE_INVALID';
+}
 
 export class Lister {
   /** Kinds cached in the session that ended, announced as changed once the next one starts. */
@@ -84,14 +92,14 @@ export class Lister {
     if (!connection) return this.failure(kind, 'UPSTREAM_UNAVAILABLE', this.supervisor.unavailableReason());
     let generation = this.cache.generation(kind);
     let fetched = await this.fetchFrom(connection, kind);
-    if (fetched instanceof RequestFailure && fetched.kind !== 'timeout' && reused) {
+    if (fetched instanceof RequestFailure && fetched.kind !== 'timeout' && !refusedAnswer(fetched) && reused) {
       connection = await this.supervisor.replace(connection, `${LIST_METHOD[kind]} failed: ${fetched.message}`);
       if (!connection) return this.failure(kind, 'UPSTREAM_UNAVAILABLE', this.supervisor.unavailableReason());
       generation = this.cache.generation(kind);
       fetched = await this.fetchFrom(connection, kind);
     }
     if (fetched instanceof RequestFailure) {
-      const code = fetched.kind === 'timeout' ? 'UPSTREAM_TIMEOUT' : 'UPSTREAM_UNAVAILABLE';
+      const code = fetched.kind === 'timeout' ? 'UPSTREAM_TIMEOUT' : refusedAnswer(fetched) ? 'UPSTREAM_RESPONSE_INVALID' : 'UPSTREAM_UNAVAILABLE';
       return this.failure(kind, code, `${LIST_METHOD[kind]} on ${this.config.name}: ${fetched.message}`);
     }
     return this.cache.store(kind, fetched, generation);
@@ -107,9 +115,20 @@ export class Lister {
       if (!(error instanceof RequestFailure)) throw error;
       return error.rpc?.code === JSONRPC.METHOD_NOT_FOUND ? { state: 'unsupported' } : error;
     }
-    const { items, notes } = normaliseItems(kind, raw);
+    const { items, notes } = normaliseItems(kind, this.withinDepth(kind, raw));
     for (const note of notes) this.log.note(note);
     return { state: 'live', list: encodeList(items) };
+  }
+
+  /** The items that keep to the nesting policy: one too deep is dropped (and noted), not the whole list. */
+  private withinDepth(kind: ListKind, raw: unknown[]): unknown[] {
+    const kept: unknown[] = [];
+    raw.forEach((item, index) => {
+      if (!nestsDeeperThan(item, MAX_DEPTH)) return void kept.push(item);
+      const name = (item as Record<string, unknown>)[IDENTITY_FIELD[kind]];
+      this.log.note(`${kind}: item ${index}${typeof name === 'string' ? ` (${name.slice(0, 200)})` : ''} nests deeper than ${MAX_DEPTH} levels and was dropped`);
+    });
+    return kept;
   }
 
   /** Follows nextCursor; request_ms bounds the whole list, not each page. */

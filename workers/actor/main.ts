@@ -43,7 +43,7 @@ const sessions = init.config.session_mode === 'per_session' ? new SessionConnect
 const cache = new ListCache(init.tuning.cacheTtlMs);
 const lister = new Lister(init.config, supervisor, cache, log, emit);
 const forwarder = new Forwarder(init.config, supervisor, emit, sessions);
-const relay = new ClientRelay({ server: init.config.name, timeoutMs: init.config.timeouts.request_ms, sessionOf: (id) => forwarder.sessionOf(id), emit });
+const relay = new ClientRelay({ server: init.config.name, timeoutMs: init.config.timeouts.request_ms, sessionOf: (id) => forwarder.sessionOf(id), emit, note: (text) => log.note(text) });
 
 /** Live items cross the thread boundary as a transferred buffer, not a structured clone. */
 function transferable(outcome: ListOutcome): ListOutcome {

@@ -7,6 +7,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import type { Writable } from 'node:stream';
 import { escapeControls } from '../../src/protocol/untrusted-text.js';
 import type { JsonRpcMessage, MessageTransport } from './jsonrpc-session.js';
+import { parseInbound, TooDeepError } from './inbound.js';
 import { MAX_MESSAGE_CHARS, MessageTooLargeError, PartialLine } from './limits.js';
 
 export interface StdioOptions {
@@ -61,8 +62,9 @@ export class LineSplitter {
 export function parseLine(line: string): JsonRpcMessage {
   let value: unknown;
   try {
-    value = JSON.parse(line);
-  } catch {
+    value = parseInbound(line);
+  } catch (error) {
+    if (error instanceof TooDeepError) throw error;
     const excerpt = line.length > LINE_EXCERPT ? `${line.slice(0, LINE_EXCERPT)}…` : line;
     throw new Error(`not a JSON-RPC message on stdout: ${JSON.stringify(excerpt)}`);
   }
