@@ -6,7 +6,9 @@ import type { Agent, ClientRequest, IncomingMessage, OutgoingHttpHeaders } from 
 import type { JsonRpcId, JsonRpcMessage, MessageTransport } from './jsonrpc-session.js';
 import { MAX_ERROR_TEXT_CHARS, sanitiseText } from '../../src/protocol/untrusted-text.js';
 import { parseInbound, TooDeepError } from './inbound.js';
-import { MAX_MESSAGE_CHARS, MessageTooLargeError } from './limits.js';
+import { AnswerBudget, MAX_ANSWER_CHARS_IN_FLIGHT, MAX_MESSAGE_CHARS, MessageTooLargeError } from './limits.js';
+import { RpcError } from './jsonrpc-session.js';
+import { JSONRPC } from '../../src/protocol/errors.js';
 import { SseParser, type SseEvent } from './sse-parser.js';
 
 type HttpModule = typeof import('node:http');
@@ -25,24 +27,46 @@ function isRequest(message: JsonRpcMessage): boolean {
   return typeof message.method === 'string' && 'id' in message;
 }
 
-/** Reads a whole body; rejects when it breaks off or grows past MAX_MESSAGE_CHARS (the response is then destroyed). */
-function readText(res: IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const parts: string[] = [];
-    let chars = 0;
-    res.setEncoding('utf8');
-    res.on('data', (chunk: string) => {
-      parts.push(chunk);
-      chars += chunk.length;
-      if (chars > MAX_MESSAGE_CHARS) {
+/** One per actor: every JSON body it reads at once counts against it. */
+const answers = new AnswerBudget();
+
+/** An answer cut off because the actor already holds as much answer text as it may. */
+class AnswerBudgetError extends RpcError {
+  constructor() {
+    const message = `the upstream's answers in flight passed ${MAX_ANSWER_CHARS_IN_FLIGHT / (1024 * 1024)} MB: this one was cut off; retry when earlier calls have finished`;
+    super(JSONRPC.UPSTREAM_BUSY, message, { code: 'UPSTREAM_BUSY' });
+  }
+}
+
+/**
+ * Reads a whole body; rejects when it breaks off, grows past MAX_MESSAGE_CHARS
+ * or would take the actor's answers past their budget (the response is then
+ * destroyed). The body's share of the budget is held until `use` has run on it.
+ */
+async function readText<T>(res: IncomingMessage, use: (text: string) => T): Promise<T> {
+  let chars = 0;
+  try {
+    const text = await new Promise<string>((resolve, reject) => {
+      const parts: string[] = [];
+      const fail = (error: Error): void => {
         res.destroy();
-        reject(new MessageTooLargeError('HTTP body'));
-      }
+        reject(error);
+      };
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => {
+        if (!answers.take(chunk.length)) return fail(new AnswerBudgetError());
+        parts.push(chunk);
+        chars += chunk.length;
+        if (chars > MAX_MESSAGE_CHARS) fail(new MessageTooLargeError('HTTP body'));
+      });
+      res.on('end', () => resolve(parts.join('')));
+      res.on('error', (error) => reject(error));
+      res.on('close', () => (res.complete ? resolve(parts.join('')) : reject(new Error('response ended before it was complete'))));
     });
-    res.on('end', () => resolve(parts.join('')));
-    res.on('error', (error) => reject(error));
-    res.on('close', () => (res.complete ? resolve(parts.join('')) : reject(new Error('response ended before it was complete'))));
-  });
+    return use(text);
+  } finally {
+    answers.give(chars);
+  }
 }
 
 /**
@@ -243,14 +267,13 @@ export class StreamableHttpTransport extends HttpTransportBase {
       return;
     }
     if (type.includes('application/json')) {
-      let text: string;
       try {
-        text = await readText(res);
+        await readText(res, (text) => this.deliverText(text, id));
       } catch (error) {
-        if (!cutOff()) this.report(new Error(`Streamable HTTP error: ${asError(error).message}`));
+        // Over the answer budget: this call fails, the connection is fine.
+        if (!cutOff() && !(error instanceof AnswerBudgetError)) this.report(new Error(`Streamable HTTP error: ${asError(error).message}`));
         throw error;
       }
-      this.deliverText(text, id);
       return;
     }
     res.resume();

@@ -74,3 +74,29 @@ export class PartialLine {
     this.dropping = false;
   }
 }
+
+/**
+ * Answer text an actor holds at once across its concurrent HTTP bodies: one
+ * message at the cap fits beside the copies parsing and cloning make; several
+ * would not. A body that would take the total past it is cut off and its call
+ * fails with UPSTREAM_BUSY; the upstream itself is not at fault.
+ */
+export const MAX_ANSWER_CHARS_IN_FLIGHT = 96 * 1024 * 1024;
+
+/** The characters of answers being read, counted against MAX_ANSWER_CHARS_IN_FLIGHT. */
+export class AnswerBudget {
+  private used = 0;
+
+  constructor(private readonly limit = MAX_ANSWER_CHARS_IN_FLIGHT) {}
+
+  /** Takes `chars`; false (nothing taken) when that would pass the limit. */
+  take(chars: number): boolean {
+    if (this.used + chars > this.limit) return false;
+    this.used += chars;
+    return true;
+  }
+
+  give(chars: number): void {
+    this.used -= chars;
+  }
+}
