@@ -38,6 +38,8 @@ export const JSONRPC = {
   /** Same value as the SDK's RequestTimeout. */
   UPSTREAM_TIMEOUT: -32001,
   UPSTREAM_UNAVAILABLE: -32010,
+  /** /mcp without a valid credential (HTTP 401). */
+  UNAUTHENTICATED: -32011,
 } as const;
 
 export interface JsonRpcErrorBody {
