@@ -8,10 +8,12 @@ import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import t, { type Test } from 'tap';
 import { connectAdmin } from '../src/admin/client.js';
 import { clientConfig } from '../src/cli/commands/mcp-client-config.js';
+import { EXIT } from '../src/cli/exit-codes.js';
 import { BEARER_CHALLENGE, bearerToken } from '../src/http/bearer.js';
 import { hashToken } from '../src/http/mcp-auth.js';
 import type { CofferEvent } from '../src/protocol/events.js';
 import { CONFORMANCE_FIXTURE, stdioFixture } from './fixtures/fixture-servers.js';
+import { runCli } from './helpers/cli.js';
 import { startGateway, tempHome, waitFor, type Gateway } from './helpers/gateway.js';
 import { mcpPost, mcpTransport } from './helpers/mcp-post.js';
 import { waitReady } from './helpers/rest.js';
@@ -195,4 +197,35 @@ t.test('--mcp-auth none: the documented opt-out lets anyone in and says so in th
   t.match(await mcpPost(gateway, { jsonrpc: '2.0', id: 2, method: 'ping' }, headers), { status: 200, messages: [{ result: {} }] }, 'and the session is served');
   await gateway.daemon.stop();
   t.match(readFileSync(join(gateway.home, 'logs', 'daemon.log'), 'utf8'), /MCP AUTHENTICATION IS OFF/, 'the daemon log warns');
+});
+
+t.test('coffer client add|list|revoke and coffer mcp client-config', async (t) => {
+  const gateway = await startGateway();
+  t.teardown(() => gateway.close());
+  await gateway.addServer(stdioFixture('alpha'));
+  const added = await runCli(gateway.home, 'client', 'add', 'laptop');
+  t.equal(added.code, EXIT.OK, added.stderr);
+  const token = added.stdout.trim();
+  t.match(token, /^[A-Za-z0-9_-]{43}$/, 'add prints the token alone on stdout');
+  t.match(added.stderr, /shown only now/);
+  t.equal((await runCli(gateway.home, 'client', 'add', 'laptop')).code, EXIT.CONFLICT, 'a taken name: exit 5');
+  t.match((await runCli(gateway.home, 'client', 'list')).stdout, /^laptop +\d{4}-/m, 'list names it');
+
+  const config = await runCli(gateway.home, 'mcp', 'client-config', 'vscode');
+  t.equal(config.code, EXIT.OK, config.stderr);
+  const snippet = JSON.parse(config.stdout);
+  t.equal(snippet.servers.coffer.url, `${gateway.url}/mcp`, 'the snippet points at this daemon');
+  const header = snippet.servers.coffer.headers.Authorization as string;
+  const client = await gateway.client('vscode', {}, bearerToken(header));
+  t.match(await client.callTool({ name: 'alpha__echo', arguments: {} }), { content: [{ type: 'text' }] }, 'its header opens /mcp');
+  const again = await runCli(gateway.home, 'mcp', 'client-config', 'vscode');
+  t.equal(again.code, EXIT.CONFLICT, 'a second config for the same client: exit 5');
+  t.match(again.stderr, /--replace/, 'naming the way out');
+  const replaced = await runCli(gateway.home, 'mcp', 'client-config', 'vscode', '--replace');
+  t.equal(replaced.code, EXIT.OK, replaced.stderr);
+  expectUnauthenticated(t, await mcpPost(gateway, INIT, { authorization: header }), 'the replaced token');
+
+  t.equal((await runCli(gateway.home, 'client', 'revoke', 'laptop')).code, EXIT.OK);
+  expectUnauthenticated(t, await mcpPost(gateway, INIT, { authorization: `Bearer ${token}` }), 'the revoked CLI token');
+  t.equal((await runCli(gateway.home, 'client', 'revoke', 'laptop')).code, EXIT.NOT_FOUND, 'revoking an unknown client: exit 4');
 });

@@ -8,34 +8,43 @@ import { now } from './clock.js';
 
 const COLUMNS = 'name, token_hash, created_at';
 
+interface Statements {
+  selectAll: Statement<[], ClientCredential>;
+  insert: Statement<[string, string, string], ClientCredential>;
+  remove: Statement<[string]>;
+}
+
 export class ClientStore {
-  private readonly selectAll: Statement<[], ClientCredential>;
-  private readonly insert: Statement<[string, string, string], ClientCredential>;
-  private readonly remove: Statement<[string]>;
+  private prepared: Statements | null = null;
 
   constructor(
-    db: Database,
+    private readonly db: Database,
     private readonly audit: AuditLog,
-  ) {
-    this.selectAll = db.prepare(`SELECT ${COLUMNS} FROM mcp_clients ORDER BY name`);
-    this.insert = db.prepare(`INSERT INTO mcp_clients (name, token_hash, created_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING RETURNING ${COLUMNS}`);
-    this.remove = db.prepare('DELETE FROM mcp_clients WHERE name = ?');
+  ) {}
+
+  /** Prepared on first use: a writer may open a database older than this table (tests of old builds). */
+  private get statements(): Statements {
+    return (this.prepared ??= {
+      selectAll: this.db.prepare(`SELECT ${COLUMNS} FROM mcp_clients ORDER BY name`),
+      insert: this.db.prepare(`INSERT INTO mcp_clients (name, token_hash, created_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING RETURNING ${COLUMNS}`),
+      remove: this.db.prepare('DELETE FROM mcp_clients WHERE name = ?'),
+    });
   }
 
   list(): ClientCredential[] {
-    return this.selectAll.all();
+    return this.statements.selectAll.all();
   }
 
   /** RESOURCE_ALREADY_EXISTS when the name (or, never in practice, the hash) is taken. Audited without the hash. */
   add(name: string, tokenHash: string, actor: AuditActor): Result<ClientCredential> {
-    const row = this.insert.get(name, tokenHash, now());
+    const row = this.statements.insert.get(name, tokenHash, now());
     if (!row) return { ok: false, error: { code: 'RESOURCE_ALREADY_EXISTS', message: `a client named "${name}" exists: revoke it first or pick another name`, details: { client: name } } };
     this.audit.record(actor, 'client_added', null, { client: name });
     return { ok: true, value: row };
   }
 
   revoke(name: string, actor: AuditActor): Result<null> {
-    if (this.remove.run(name).changes === 0) return { ok: false, error: { code: 'RESOURCE_NOT_FOUND', message: `no client named "${name}": see 'coffer client list'`, details: { client: name } } };
+    if (this.statements.remove.run(name).changes === 0) return { ok: false, error: { code: 'RESOURCE_NOT_FOUND', message: `no client named "${name}": see 'coffer client list'`, details: { client: name } } };
     this.audit.record(actor, 'client_revoked', null, { client: name });
     return { ok: true, value: null };
   }
