@@ -8,10 +8,15 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 
 export type Transport = 'http' | 'sse';
 
+/** A URL, or a URL and the Bearer token its server wants (coffer's /mcp). */
+export type McpEndpoint = string | { url: string; token: string };
+
 /** A client with a bounded connect: a gateway that never answers initialize fails the run, not hangs it. */
-export async function connect(url: string, transport: Transport = 'http', name = 'bench'): Promise<Client> {
+export async function connect(endpoint: McpEndpoint, transport: Transport = 'http', name = 'bench'): Promise<Client> {
   const client = new Client({ name, version: '1.0.0' });
-  const t = transport === 'http' ? new StreamableHTTPClientTransport(new URL(url)) : new SSEClientTransport(new URL(url));
+  const url = new URL(typeof endpoint === 'string' ? endpoint : endpoint.url);
+  const requestInit = typeof endpoint === 'string' ? undefined : { headers: { authorization: `Bearer ${endpoint.token}` } };
+  const t = transport === 'http' ? new StreamableHTTPClientTransport(url, { requestInit }) : new SSEClientTransport(url, { requestInit });
   await client.connect(t, { timeout: 30_000 });
   return client;
 }

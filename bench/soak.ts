@@ -138,7 +138,7 @@ async function main(): Promise<number> {
     const ready = sample(coffer.pid, startedAt, coffer.home);
     console.log(`${configs.length} upstreams registered, ${configs.length - loops.length} ready after ${ready.at} s; load for ${DURATION_MS / 1000} s with ${CLIENTS} clients`);
 
-    clients = await Promise.all(Array.from({ length: CLIENTS }, (_unused, i) => connect(coffer.mcpUrl, 'http', `soak-${i}`)));
+    clients = await Promise.all(Array.from({ length: CLIENTS }, (_unused, i) => connect(coffer.mcp, 'http', `soak-${i}`)));
     const loadStartedAt = Date.now();
     const until = loadStartedAt + DURATION_MS;
     const sampler = setInterval(() => samples.push(sample(coffer.pid, startedAt, coffer.home)), SAMPLE_EVERY_MS);

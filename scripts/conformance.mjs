@@ -88,6 +88,9 @@ async function cleanup() {
 }
 
 async function startCoffer() {
+  // The suite has no way to present a credential: this private daemon (its own
+  // temporary home) uses the documented opt-out of /mcp authentication.
+  process.env.COFFER_MCP_AUTH = 'none';
   const { file } = await startDaemonProcess(home, { port: 0 });
   // The CLI's own REST client: it reads the port and token from COFFER_HOME/daemon.json (mode 0600).
   const api = ApiClient.forHome(home);

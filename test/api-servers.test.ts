@@ -2,6 +2,7 @@
 // conflicts, and changes that take effect on /mcp without a restart.
 import t from 'tap';
 import { startGateway } from './helpers/gateway.js';
+import { MCP_HEADERS, mcpAuthHeader } from './helpers/mcp-post.js';
 import { stdioFixture } from './fixtures/fixture-servers.js';
 
 t.test('management routes need the token; status does not', async (t) => {
@@ -81,7 +82,7 @@ t.test('/mcp refuses a foreign Host or Origin (DNS rebinding)', async (t) => {
   const gateway = await startGateway();
   t.teardown(() => gateway.close());
   const init = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'x', version: '1' } } });
-  const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+  const headers = { ...MCP_HEADERS, ...mcpAuthHeader(gateway) };
   const { request } = await import('node:http');
   const send = (extra: Record<string, string>) =>
     new Promise<number>((resolve, reject) => {

@@ -5,8 +5,8 @@
 import { mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import t from 'tap';
+import { homeMcpTransport } from './helpers/mcp-post.js';
 import { parseBooleanValue, parsePositiveInt, splitAction } from '../src/cli/args.js';
 import { parseCapabilityRef, parseCapabilityRefs } from '../src/cli/cap-ref.js';
 import { parseSince } from '../src/cli/commands/audit.js';
@@ -300,10 +300,10 @@ t.test('without a daemon: the new commands exit 3; usage errors still exit 2 fir
 });
 
 t.test('against a running daemon', async (t) => {
-  const { home, port, cli, json, waitReady } = await startCliDaemon(t, 'coffer-cli-manage-');
+  const { home, cli, json, waitReady } = await startCliDaemon(t, 'coffer-cli-manage-');
   const mcpClient = async (): Promise<Client> => {
     const client = new Client({ name: 'cli-manage-test', version: '1.0.0' });
-    await client.connect(new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${port}/mcp`)));
+    await client.connect(homeMcpTransport(home));
     t.teardown(() => client.close().catch(() => undefined));
     return client;
   };

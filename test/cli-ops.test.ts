@@ -4,8 +4,8 @@
 // daemon (`coffer daemon start`) in a temporary COFFER_HOME with real fixture upstreams.
 import { createServer, type AddressInfo } from 'node:net';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import t from 'tap';
+import { homeMcpTransport } from './helpers/mcp-post.js';
 import { isVerbose } from '../src/cli/args.js';
 import { invocationQuery } from '../src/cli/commands/mcp-invocations.js';
 import { EXIT } from '../src/cli/exit-codes.js';
@@ -151,7 +151,7 @@ t.test('without a daemon: every new command exits 3; usage errors exit 2 first',
 
 t.test('against a running daemon', async (t) => {
   // rest: the REST API directly (what the CLI cannot set: timeouts).
-  const { port, cli, json, api: rest, waitReady } = await startCliDaemon(t, 'coffer-cli-ops-');
+  const { home, cli, json, api: rest, waitReady } = await startCliDaemon(t, 'coffer-cli-ops-');
 
   const added = await cli('mcp', 'add', 'ops', '--stdio', fixtureLine('--name', 'ops', '--resources', '--prompts'));
   t.equal(added.code, EXIT.OK, added.stderr);
@@ -228,7 +228,7 @@ t.test('against a running daemon', async (t) => {
 
   await t.test('mcp invocations', async (t) => {
     const client = new Client({ name: 'cli-ops-test', version: '1.0.0' });
-    await client.connect(new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${port}/mcp`)));
+    await client.connect(homeMcpTransport(home));
     t.teardown(() => client.close().catch(() => undefined));
     const secret = 'planted-argument-secret';
     for (let i = 0; i < 3; i++) await client.callTool({ name: 'ops__echo', arguments: { i, secret } });

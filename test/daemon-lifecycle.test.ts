@@ -7,8 +7,8 @@ import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import t from 'tap';
+import { homeMcpTransport } from './helpers/mcp-post.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { isProcessAlive, readDaemonFile } from '../src/daemon/daemon-file.js';
 import { startDaemon } from '../src/daemon/daemon.js';
 import { PortTakenError } from '../src/http/port-taken.js';
@@ -30,7 +30,6 @@ t.test('SIGTERM drains: the open call finishes, upstream children stop, daemon.j
   const daemon = readDaemonFile(home)!;
   t.equal(daemon.pid, child.pid);
   t.equal(statSync(join(home, 'daemon.json')).mode & 0o777, 0o600, 'daemon.json is private');
-  const base = `http://127.0.0.1:${daemon.port}`;
   const api = homeApi(home);
   const status = (await api('GET', '/daemon/status', undefined, null)).body as { status: string };
   t.equal(status.status, 'ready');
@@ -40,7 +39,7 @@ t.test('SIGTERM drains: the open call finishes, upstream children stop, daemon.j
   await waitReady(api, 'up');
 
   const client = new Client({ name: 'drain', version: '1' });
-  await client.connect(new StreamableHTTPClientTransport(new URL(`${base}/mcp`)));
+  await client.connect(homeMcpTransport(home));
   const { pid: upstreamPid } = JSON.parse(((await client.callTool({ name: 'up__whoami', arguments: {} })) as any).content[0].text);
   t.ok(isProcessAlive(upstreamPid), 'the upstream child runs');
 

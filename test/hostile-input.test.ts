@@ -20,7 +20,7 @@ import type { Router } from '../src/router/router.js';
 import type { SessionFeatures } from '../src/router/session-features.js';
 import { startGateway, waitFor, type Gateway } from './helpers/gateway.js';
 import { stdioFixture } from './fixtures/fixture-servers.js';
-import { MCP_HEADERS, mcpPost } from './helpers/mcp-post.js';
+import { MCP_HEADERS, mcpAuthHeader, mcpPost } from './helpers/mcp-post.js';
 
 setFlagsFromString('--expose-gc');
 const gc = runInNewContext('gc') as () => void;
@@ -144,7 +144,7 @@ t.test('/mcp: malformed JSON and JSON-RPC with wrong types get a 4xx JSON-RPC er
   t.equal((await mcpPost(gateway, INIT, { 'content-type': 'text/plain' })).status, 415, 'wrong Content-Type: 415');
   t.equal((await mcpPost(gateway, INIT, { accept: 'application/json' })).status, 406, 'Accept without text/event-stream: 406');
   t.equal((await mcpPost(gateway, { jsonrpc: '2.0', id: 5, method: 'ping' }, { ...session, 'mcp-protocol-version': '1999-01-01' })).status, 400, 'unknown protocol version: 400');
-  t.equal((await fetch(`${gateway.url}/mcp`, { method: 'PUT', headers: session })).status, 405, 'PUT: 405');
+  t.equal((await fetch(`${gateway.url}/mcp`, { method: 'PUT', headers: { ...session, ...mcpAuthHeader(gateway) } })).status, 405, 'PUT: 405');
   t.same(await snapshot(gateway), before, 'no state changed');
 });
 
@@ -190,8 +190,8 @@ t.test('/mcp: unknown, foreign and stale session ids; requests before initialize
     t.match(answer, { status: 404, messages: [{ error: { code: -32001 } }] }, `unknown session id ${JSON.stringify(id.slice(0, 20))}: 404`);
   }
   for (const method of ['GET', 'DELETE']) {
-    t.equal((await fetch(`${gateway.url}/mcp`, { method, headers: { 'mcp-session-id': 'nope', accept: 'text/event-stream' } })).status, 404, `${method} with an unknown session: 404`);
-    t.equal((await fetch(`${gateway.url}/mcp`, { method, headers: { accept: 'text/event-stream' } })).status, 400, `${method} without a session: 400`);
+    t.equal((await fetch(`${gateway.url}/mcp`, { method, headers: { 'mcp-session-id': 'nope', accept: 'text/event-stream', ...mcpAuthHeader(gateway) } })).status, 404, `${method} with an unknown session: 404`);
+    t.equal((await fetch(`${gateway.url}/mcp`, { method, headers: { accept: 'text/event-stream', ...mcpAuthHeader(gateway) } })).status, 400, `${method} without a session: 400`);
   }
 
   const a = await openSession(gateway);
@@ -199,15 +199,14 @@ t.test('/mcp: unknown, foreign and stale session ids; requests before initialize
   t.not(a['mcp-session-id'], b['mcp-session-id'], 'sessions get distinct ids');
   t.match(a['mcp-session-id'], /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/, 'a random UUID (122 bits)');
   t.match(await mcpPost(gateway, INIT, a), { status: 400, messages: [{ error: { code: -32600, message: /already initialized/ } }] }, 'a second initialize on a session: 400');
-  // A session id is a bearer capability: whoever presents it IS that session
-  // (no binding to a connection or client). Its secrecy (random UUID, loopback
-  // only, Host/Origin checks, never logged by clients) is the protection.
-  const stolen = await mcpPost(gateway, { jsonrpc: '2.0', id: 2, method: 'tools/list' }, { 'mcp-session-id': a['mcp-session-id']! });
-  t.equal(stolen.status, 200, "a foreign client presenting A's session id is served as A (documented: the id is a bearer capability)");
-  t.equal(stolen.sessionId, a['mcp-session-id'], 'and answered on that session');
-  t.equal((await fetch(`${gateway.url}/mcp`, { method: 'DELETE', headers: a })).status, 200, 'DELETE ends A');
+  // A session is bound to the credential that opened it: the same credential
+  // presenting the id is that session (another one gets 404: test/mcp-auth.test.ts).
+  const same = await mcpPost(gateway, { jsonrpc: '2.0', id: 2, method: 'tools/list' }, { 'mcp-session-id': a['mcp-session-id']! });
+  t.equal(same.status, 200, "A's credential presenting A's session id is served as A");
+  t.equal(same.sessionId, a['mcp-session-id'], 'and answered on that session');
+  t.equal((await fetch(`${gateway.url}/mcp`, { method: 'DELETE', headers: { ...a, ...mcpAuthHeader(gateway) } })).status, 200, 'DELETE ends A');
   t.match(await mcpPost(gateway, ping, a), { status: 404 }, 'A after DELETE: 404');
-  t.equal((await fetch(`${gateway.url}/mcp`, { method: 'DELETE', headers: a })).status, 404, 'a second DELETE: 404');
+  t.equal((await fetch(`${gateway.url}/mcp`, { method: 'DELETE', headers: { ...a, ...mcpAuthHeader(gateway) } })).status, 404, 'a second DELETE: 404');
   t.match(await mcpPost(gateway, ping, b), { status: 200, messages: [{ result: {} }] }, 'B is unaffected');
   t.same(await snapshot(gateway), before, 'no state changed');
 });
@@ -381,7 +380,7 @@ t.test('10,000 sessions (initialize, never DELETE): the daemon stays responsive,
   const opener = async () => {
     while (opened + failed < N) {
       opened++;
-      const response = await fetch(`${gateway.url}/mcp`, { method: 'POST', headers: MCP_HEADERS, body, signal: AbortSignal.timeout(30_000) });
+      const response = await fetch(`${gateway.url}/mcp`, { method: 'POST', headers: { ...MCP_HEADERS, ...mcpAuthHeader(gateway) }, body, signal: AbortSignal.timeout(30_000) });
       await response.text();
       if (response.status !== 200 || !response.headers.get('mcp-session-id')) {
         opened--;
@@ -621,8 +620,8 @@ t.test('a foreign Host or Origin (DNS rebinding) is refused with 403 on /mcp, /a
   const token = gateway.daemon.token;
   for (const headers of foreign) {
     const label = JSON.stringify(headers);
-    const mcp = await raw(port, { method: 'POST', path: '/mcp', headers: { ...MCP_HEADERS, ...headers }, body: JSON.stringify(INIT) });
-    t.equal(mcp.status, 403, `/mcp ${label}: 403`);
+    const mcp = await raw(port, { method: 'POST', path: '/mcp', headers: { ...MCP_HEADERS, ...headers, ...mcpAuthHeader(gateway) }, body: JSON.stringify(INIT) });
+    t.equal(mcp.status, 403, `/mcp ${label}: 403 even with the right token`);
     const api = await raw(port, { method: 'GET', path: '/api/v1/servers', headers: { ...headers, authorization: `Bearer ${token}` } });
     t.equal(api.status, 403, `/api/v1 ${label}: 403 even with the right token`);
     t.match(JSON.parse(api.text), { error: { code: 'FORBIDDEN_HOST' } });
@@ -635,7 +634,7 @@ t.test('a foreign Host or Origin (DNS rebinding) is refused with 403 on /mcp, /a
     });
     t.equal(ws.status, 403, `/admin/ws ${label}: 403`);
   }
-  t.equal((await raw(port, { method: 'POST', path: '/mcp', headers: { ...MCP_HEADERS, host: `localhost:${port}`, origin: `http://localhost:${port}` }, body: JSON.stringify(INIT) })).status, 200, 'loopback Host + Origin: 200');
+  t.equal((await raw(port, { method: 'POST', path: '/mcp', headers: { ...MCP_HEADERS, ...mcpAuthHeader(gateway), host: `localhost:${port}`, origin: `http://localhost:${port}` }, body: JSON.stringify(INIT) })).status, 200, 'loopback Host + Origin: 200');
   t.same(await snapshot(gateway), before, 'no state changed');
 });
 

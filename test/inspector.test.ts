@@ -4,6 +4,7 @@
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
+import { readDaemonFile } from '../src/daemon/daemon-file.js';
 import { EXIT } from '../src/cli/exit-codes.js';
 import { CLI_ENTRY, PROJECT_ROOT } from '../src/paths.js';
 import { fixtureLine, startCliDaemon } from './helpers/cli.js';
@@ -45,7 +46,7 @@ t.test('inspector-cli through /mcp and through coffer shim', async (t) => {
   await waitReady('up');
 
   const entryPoints: [string, string[]][] = [
-    ['Streamable HTTP /mcp', [`http://127.0.0.1:${port}/mcp`, '--transport', 'http']],
+    ['Streamable HTTP /mcp', [`http://127.0.0.1:${port}/mcp`, '--transport', 'http', '--header', `Authorization: Bearer ${readDaemonFile(home)!.token}`]],
     ['stdio coffer shim', [process.execPath, CLI_ENTRY, 'shim']],
   ];
   for (const [label, target] of entryPoints) {

@@ -5,7 +5,7 @@
 // mid-call ends the pending POST. The SDK client must not notice any of it.
 import t from 'tap';
 import { startGateway } from './helpers/gateway.js';
-import { mcpPost } from './helpers/mcp-post.js';
+import { mcpAuthHeader, mcpPost } from './helpers/mcp-post.js';
 import { stdioFixture } from './fixtures/fixture-servers.js';
 
 t.test('answers are JSON unless something must stream', async (t) => {
@@ -45,7 +45,7 @@ t.test('answers are JSON unless something must stream', async (t) => {
 
   const pending = post({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'alpha__slow', arguments: { ms: 3_000, steps: 1 } } }, session);
   await new Promise((resolve) => setTimeout(resolve, 300));
-  const deleted = await fetch(`${gateway.url}/mcp`, { method: 'DELETE', headers: session });
+  const deleted = await fetch(`${gateway.url}/mcp`, { method: 'DELETE', headers: { ...session, ...mcpAuthHeader(gateway) } });
   t.equal(deleted.status, 200);
   const ended = await pending;
   t.same([ended.status, ended.text], [200, ''], 'DELETE mid-call ends the pending POST without an answer');

@@ -95,6 +95,13 @@ t.test('the shim relays a real client to the daemon, across a daemon restart', a
   t.equal(text(after), 'Echo: again', 'the next call succeeds through the same shim');
   t.ok(isProcessAlive(shimPid), 'still the same shim process');
 
+  // The shim presents daemon.json's token on /mcp; after a rotation it reads the new one.
+  const rotated = await runCli('daemon', 'rotate-token');
+  t.equal(rotated.code, 0, rotated.stderr);
+  t.not(readDaemonFile(home)!.token, second.token, 'the token changed');
+  const afterRotation = (await client.callTool({ name: 'every__echo', arguments: { message: 'rotated' } })) as CallToolResult;
+  t.equal(text(afterRotation), 'Echo: rotated', 'the next call succeeds with the new token, through the same shim');
+
   await client.close();
   await waitFor('the shim to exit', async () => !isProcessAlive(shimPid), 5_000);
   t.equal((await runCli('daemon', 'stop')).code, 0);

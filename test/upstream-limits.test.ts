@@ -33,7 +33,7 @@ t.before(async () => {
 });
 t.teardown(() => gateway?.close());
 
-const actorLog = (server: string): string => readFileSync(join(gateway.home, 'logs', `${server}.log`), 'utf8');
+const actorLog = (server: string): string => readFileSync(join(gateway.home, 'logs', 'upstreams', `${server}.log`), 'utf8');
 
 t.test('a deep call result fails that call with UPSTREAM_RESPONSE_INVALID; the upstream keeps working', async (t) => {
   const control = faultSwitch(tempHome('coffer-deep-'), {});

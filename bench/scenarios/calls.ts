@@ -31,7 +31,7 @@ export async function callScenarios(ctx: Context): Promise<Row[]> {
     await coffer.waitReady(specs.length, settings.readyTimeoutMs(specs.length));
     if (!(await peer.waitReady(specs.length, settings.readyTimeoutMs(specs.length)))) throw new Error('mcp-hub did not connect to every upstream');
 
-    const viaCoffer = await connect(coffer.mcpUrl);
+    const viaCoffer = await connect(coffer.mcp);
     const viaPeer = await connect(peer.mcpUrl, 'sse');
     const direct = await connect(host.url(0));
     const directStdio = await connectStdio(process.execPath, [STDIO_SERVER, '--name', 'direct']);
@@ -104,7 +104,7 @@ async function throughputRow(ctx: Context, coffer: Coffer, peer: Peer, clients: 
   const { settings, host } = ctx;
   const n = settings.throughputClients;
   const gatewayTools = Array.from({ length: HTTP_UPSTREAMS }, (_unused, i) => `s${i}__echo`);
-  const cofferClients = await Promise.all(Array.from({ length: n }, () => connect(coffer.mcpUrl)));
+  const cofferClients = await Promise.all(Array.from({ length: n }, () => connect(coffer.mcp)));
   const peerClients = await Promise.all(Array.from({ length: n }, () => connect(peer.mcpUrl, 'sse')));
   // Direct: every worker holds its own session to each upstream, as a client without a gateway would.
   const directClients = await Promise.all(Array.from({ length: n }, () => Promise.all(Array.from({ length: HTTP_UPSTREAMS }, (_unused, i) => connect(host.url(i))))));

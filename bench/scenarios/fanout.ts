@@ -133,7 +133,7 @@ async function warmPoint(ctx: Context, coffer: Coffer, specs: UpstreamSpec[], ex
   const clients: Client[] = [];
   let peer: Peer | undefined;
   try {
-    const viaCoffer = await connect(coffer.mcpUrl);
+    const viaCoffer = await connect(coffer.mcp);
     clients.push(viaCoffer);
     // Warm up until every upstream is in the list: on a loaded machine the first lists miss deadlines.
     let merged = await listObjects(viaCoffer);
@@ -197,7 +197,7 @@ async function coldRow(ctx: Context, coffer: Coffer, specs: UpstreamSpec[], expe
       await coffer.restart();
       await coffer.waitReady(n, settings.readyTimeoutMs(n));
       readyMs.push(Date.now() - started);
-      const client = await connect(coffer.mcpUrl);
+      const client = await connect(coffer.mcp);
       try {
         let tools = 0;
         cold.push(await timed(async () => (tools = (await listAll(client)).tools)));

@@ -86,7 +86,7 @@ export async function hungScenarios(ctx: Context): Promise<Row[]> {
     coffer = await Coffer.start();
     await coffer.register(startSpecs);
     await coffer.waitReady(UPSTREAMS, settings.readyTimeoutMs(UPSTREAMS));
-    const viaCoffer = await connect(coffer.mcpUrl);
+    const viaCoffer = await connect(coffer.mcp);
     clients.push(viaCoffer);
     const cofferStart = await lists(viaCoffer, settings.hungLists, settings.loopDeadlineMs);
     const directStart = await directLists(ctx, startSpecs, clients);
@@ -117,7 +117,7 @@ export async function hungScenarios(ctx: Context): Promise<Row[]> {
     coffer = await Coffer.start({ tuning: { cacheTtlMs: MID_SESSION_TTL_MS } });
     await coffer.register(midSpecs);
     await coffer.waitReady(UPSTREAMS, settings.readyTimeoutMs(UPSTREAMS));
-    const client = await connect(coffer.mcpUrl);
+    const client = await connect(coffer.mcp);
     clients.push(client);
     // Warm up until every upstream is in the list (a cold first list on a busy machine may miss deadlines).
     let before = 0;

@@ -5,6 +5,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { restCall } from '../../test/helpers/rest.js';
+import type { McpEndpoint } from '../clients.js';
 import { rssMb, startChild, waitFor, type Child } from '../proc.js';
 import { DAEMON_RUNNER } from './paths.js';
 
@@ -60,8 +61,9 @@ export class Coffer {
   get token(): string {
     return this.child.hello.token as string;
   }
-  get mcpUrl(): string {
-    return `http://127.0.0.1:${this.port}/mcp`;
+  /** /mcp and the token it wants (the daemon's own, as the shim presents it). */
+  get mcp(): McpEndpoint {
+    return { url: `http://127.0.0.1:${this.port}/mcp`, token: this.token };
   }
 
   rss(): number {

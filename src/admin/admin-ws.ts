@@ -14,7 +14,7 @@
 // as dropped, and one {type:'dropped', count} is sent when the buffer drains.
 // A client over the limit for `stallTimeoutMs` is closed with 1013. Results and
 // progress may use the room between that limit and uWS's `maxBackpressure`.
-import { tokenMatches } from '../api/http-api.js';
+import { bearerToken, tokenMatches } from '../http/bearer.js';
 import type { EventBus } from '../daemon/event-bus.js';
 import { isAllowedHost, isAllowedOrigin } from '../http/host-check.js';
 import type { Logger } from '../log.js';
@@ -354,8 +354,7 @@ export function registerAdminWs(app: TemplatedApp, deps: AdminDeps, overrides: P
         .map((entry) => entry.trim())
         .filter((entry) => entry.length > 0);
       const fromProtocol = offered.find((entry) => entry.startsWith(ADMIN_TOKEN_SUBPROTOCOL_PREFIX))?.slice(ADMIN_TOKEN_SUBPROTOCOL_PREFIX.length);
-      const fromHeader = /^Bearer /i.test(authorization) ? authorization.slice('Bearer '.length).trim() : undefined;
-      const presented = fromHeader ?? fromProtocol;
+      const presented = bearerToken(authorization) ?? fromProtocol;
       const authed = tokenMatches(presented, deps.token());
       if (authed && authedCount() >= options.maxClients) {
         return refuse(res, '503 Service Unavailable', 'DAEMON_NOT_READY', `too many admin connections (${options.maxClients})`);

@@ -1,7 +1,7 @@
 // The REST management API as plain request → response handlers, independent
 // of uWS: the HTTP adapter parses, this module routes, authenticates and shapes
 // every error into the one envelope.
-import { timingSafeEqual } from 'node:crypto';
+import { bearerToken, tokenMatches } from '../http/bearer.js';
 import type { AuditActor } from '../protocol/db.js';
 import { CofferError, ERROR_HTTP_STATUS, type ErrorBody } from '../protocol/errors.js';
 
@@ -36,14 +36,6 @@ export function errorResponse(body: ErrorBody): ApiResponse {
   return { status: ERROR_HTTP_STATUS[body.code], body: { error: body } };
 }
 
-/** Constant-time: the comparison does not reveal how much of a guess was right. */
-export function tokenMatches(presented: string | undefined, expected: string): boolean {
-  if (presented === undefined) return false;
-  const a = Buffer.from(presented);
-  const b = Buffer.from(expected);
-  return a.length === b.length && timingSafeEqual(a, b);
-}
-
 /** The CLI and the web UI name themselves in X-Coffer-Actor; anything else is the API. */
 export function actorOf(headers: Record<string, string>): AuditActor {
   const claimed = headers['x-coffer-actor'];
@@ -51,9 +43,7 @@ export function actorOf(headers: Record<string, string>): AuditActor {
 }
 
 export function presentedToken(headers: Record<string, string>): string | undefined {
-  const authorization = headers['authorization'];
-  if (authorization?.startsWith('Bearer ')) return authorization.slice('Bearer '.length).trim();
-  return headers['x-coffer-token'];
+  return bearerToken(headers['authorization']) ?? headers['x-coffer-token'];
 }
 
 function match(pattern: string, path: string): Record<string, string> | null {

@@ -6,6 +6,7 @@ import { PROJECT_ROOT } from '../paths.js';
 import { isVerbose } from './args.js';
 import type { Command } from './command.js';
 import { auditCommand } from './commands/audit.js';
+import { clientCommand } from './commands/client.js';
 import { daemonCommand } from './commands/daemon.js';
 import { mcpCommand } from './commands/mcp.js';
 import { retentionCommand } from './commands/retention.js';
@@ -15,7 +16,7 @@ import { uiCommand } from './commands/ui.js';
 import { EXIT, EXIT_CODES_HELP, type ExitCode } from './exit-codes.js';
 import { CliError, formatError, printLine, usageError } from './output.js';
 
-const COMMANDS: Command[] = [serveCommand, daemonCommand, mcpCommand, auditCommand, retentionCommand, shimCommand, uiCommand];
+const COMMANDS: Command[] = [serveCommand, daemonCommand, mcpCommand, clientCommand, auditCommand, retentionCommand, shimCommand, uiCommand];
 
 function mainUsage(): string {
   const width = Math.max(...COMMANDS.map((c) => c.name.length)) + 2;
@@ -26,7 +27,7 @@ function mainUsage(): string {
     ...COMMANDS.map((c) => `  ${c.name.padEnd(width)}${c.summary}`),
     '',
     'Synopsis:',
-    '  coffer serve [--port N]                 run the daemon in the foreground (env COFFER_PORT)',
+    '  coffer serve [--port N] [--mcp-auth token|none]   run the daemon in the foreground (env COFFER_PORT)',
     '  coffer daemon start [--port N] | stop | status | rotate-token',
     '  coffer shim                             stdio MCP entry point for clients (starts a daemon if none runs)',
     '  coffer mcp add NAME (--stdio "CMD ARGS" | --http URL | --sse URL) [--env K=V]... [--header K=V]...',
@@ -40,6 +41,8 @@ function mainUsage(): string {
     '  coffer mcp test NAME                    temporary connection; exit 7 when it fails',
     '  coffer mcp invocations [NAME] [--status ok|error|timeout|denied] [--since ISO|30m|2h|7d] [--limit N]',
     '  coffer mcp import FILE [--dry-run]     mcpServers JSON of Claude Desktop / Claude Code / Cursor, VS Code',
+    '  coffer client add NAME | list | revoke NAME      credentials of MCP clients on /mcp',
+    '  coffer mcp client-config claude-code|cursor|vscode [--client NAME] [--replace]',
     '  coffer audit list [--server NAME] [--event TYPE] [--since ISO|30m|2h|7d] [--limit N]',
     '  coffer retention list | set TABLE (--days N | --forever) | prune      TABLE: audit, invocations',
     '  coffer ui                               a one-time login link to the web UI',

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { HttpApi } from '../api/http-api.js';
 import { daemonRoutes, type DaemonStatus } from '../api/routes/daemon.js';
 import { auditRoutes } from '../api/routes/audit.js';
+import { clientRoutes } from '../api/routes/clients.js';
 import { invocationRoutes } from '../api/routes/invocations.js';
 import { retentionRoutes } from '../api/routes/retention.js';
 import { capabilityRoutes } from '../api/routes/capabilities.js';
@@ -13,11 +14,13 @@ import { serverRoutes } from '../api/routes/servers.js';
 import { ConnectionTester } from '../jobs/connection-tester.js';
 import { CapabilityService } from '../registry/capabilities.js';
 import { openRestartingWriter } from '../db/restarting-writer.js';
+import { McpAuth, type McpAuthMode } from '../http/mcp-auth.js';
 import { startHttpServer, type HttpServer } from '../http/server.js';
 import { nativeBindingLoaded } from '../http/uws.js';
 import { Logger, type LogLevel } from '../log.js';
 import { SessionClientLink } from '../mcp/client-link.js';
 import { Dispatcher } from '../mcp/dispatcher.js';
+import { SessionTags } from '../mcp/session-tag.js';
 import { SessionRegistry } from '../mcp/sessions.js';
 import { MIGRATIONS_DIR, PROJECT_ROOT, upstreamLogDir } from '../paths.js';
 import { sanitiseText } from '../protocol/untrusted-text.js';
@@ -52,6 +55,8 @@ export interface DaemonOptions {
   drainMs?: number;
   /** SSE keep-alive interval on /mcp (default 5 s); a call running longer switches its answer to SSE. */
   keepAliveMs?: number;
+  /** 'token' (default): /mcp wants a client's or the daemon's token. 'none': anyone who reaches 127.0.0.1 may use it. */
+  mcpAuth?: McpAuthMode;
 }
 
 export interface RunningDaemon {
@@ -139,7 +144,9 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
     bus.publish({ type: 'recovered', server, kind, at: now() });
   });
   const invocationLog = new InvocationLog(writer.api, {}, (error) => log.warn('invocation log', { error: error.message }));
-  router.on('invocation', (invocation) => {
+  const sessionTags = new SessionTags();
+  router.on('invocation', (call) => {
+    const invocation = { ...call, session: sessionTags.tag(call.session) };
     invocationLog.add(invocation);
     bus.publish({ type: 'invocation', invocation });
   });
@@ -172,6 +179,9 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
   const tester = new ConnectionTester(upstreamLogDir(home));
 
   let token = newToken();
+  const mcpAuth = new McpAuth(options.mcpAuth ?? 'token', () => token);
+  mcpAuth.load(await writer.api.listClients());
+  if (mcpAuth.mode === 'none') log.warn('MCP AUTHENTICATION IS OFF: any local process (any user) can list and call every tool on /mcp as this user', { mcp_auth: 'none' });
   let http: HttpServer | null = null;
   let resolveStopped!: () => void;
   const stopped = new Promise<void>((resolve) => (resolveStopped = resolve));
@@ -228,6 +238,13 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
       ...auditRoutes(writer.api),
       ...invocationRoutes(writer.api, () => invocationLog.flush()),
       ...retentionRoutes(writer.api),
+      ...clientRoutes(writer.api, {
+        added: (client) => mcpAuth.added(client),
+        revoked: (name) => {
+          const credential = mcpAuth.revoked(name);
+          if (credential !== null) sessions.closeCredential(credential);
+        },
+      }),
       ...uiRoutes(new LoginCodes(), () => token),
     ],
     () => token,
@@ -238,6 +255,7 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
       { port: options.port ?? DEFAULT_PORT, portRange: options.port === undefined ? DEFAULT_PORT_RANGE : 1, mcpMaxBodyBytes: 64 * 1024 * 1024, apiMaxBodyBytes: 1024 * 1024 },
       api,
       sessions,
+      mcpAuth,
       log,
       {
         bus,

@@ -48,6 +48,9 @@ const METHODS: Record<keyof DbWriterApi, true> = {
   listRetention: true,
   setRetention: true,
   prune: true,
+  listClients: true,
+  addClient: true,
+  revokeClient: true,
   close: true,
 };
 

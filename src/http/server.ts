@@ -3,11 +3,14 @@
 import { registerAdminWs, type AdminDeps, type AdminWs } from '../admin/admin-ws.js';
 import type { ApiResponse, HttpApi } from '../api/http-api.js';
 import type { Logger } from '../log.js';
+import { JSONRPC } from '../protocol/errors.js';
 import type { SessionRegistry } from '../mcp/sessions.js';
 import { UiAssets } from '../ui/static-assets.js';
 import { BodyTooLargeError, readBody, readRequest, ResponseState, sendBuffered, toFetchRequest, UwsReply, type IncomingRequest } from './bridge.js';
+import { BEARER_CHALLENGE } from './bearer.js';
 import { isAllowedHost, isAllowedOrigin } from './host-check.js';
 import { PortTakenError } from './port-taken.js';
+import type { McpAuth } from './mcp-auth.js';
 import { uws, type HttpResponse, type TemplatedApp, type us_listen_socket } from './uws.js';
 
 export const LOOPBACK = '127.0.0.1';
@@ -38,6 +41,21 @@ function envelope(status: number, code: string, message: string): ApiResponse {
   return { status, body: { error: { code, message } } };
 }
 
+const UNAUTHENTICATED_BODY = JSON.stringify({
+  jsonrpc: '2.0',
+  error: {
+    code: JSONRPC.UNAUTHENTICATED,
+    message: "missing or wrong credential: send 'Authorization: Bearer <token>' (print a client's config with 'coffer mcp client-config <client>')",
+    data: { code: 'UNAUTHENTICATED' },
+  },
+  id: null,
+});
+
+/** Before the body is read: an unauthenticated client uploads nothing. */
+function sendUnauthenticated(state: ResponseState): void {
+  sendBuffered(state, 401, { ...JSON_HEADERS, 'www-authenticate': BEARER_CHALLENGE }, UNAUTHENTICATED_BODY);
+}
+
 /**
  * A declared Content-Length over the limit is refused before a byte of the
  * body is read (the client learns at once, instead of after uploading `limit`
@@ -54,6 +72,7 @@ export async function startHttpServer(
   options: HttpServerOptions,
   api: HttpApi,
   mcp: SessionRegistry,
+  mcpAuth: McpAuth,
   log: Logger,
   admin: Omit<AdminDeps, 'port' | 'log'>,
 ): Promise<HttpServer> {
@@ -70,11 +89,13 @@ export async function startHttpServer(
     const state = new ResponseState(res);
     const incoming = readRequest(req);
     if (!guard(state, incoming)) return;
+    const credential = mcpAuth.authenticate(incoming.headers['authorization']);
+    if (credential === null) return sendUnauthenticated(state);
     if (incoming.method === 'POST' && declaredTooLarge(state, incoming, options.mcpMaxBodyBytes)) return;
     void (async () => {
       const body = incoming.method === 'POST' ? await readBody(state, options.mcpMaxBodyBytes) : null;
       // No Fetch Request unless the SDK transport answers: the common POST is served from the headers and bytes as read.
-      const head = { method: incoming.method, headers: incoming.headers, toRequest: () => toFetchRequest(incoming, `http://${LOOPBACK}:${port}`) };
+      const head = { method: incoming.method, headers: incoming.headers, credential, toRequest: () => toFetchRequest(incoming, `http://${LOOPBACK}:${port}`) };
       await mcp.serve(head, body, new UwsReply(state));
     })().catch((error: unknown) => {
       if (error instanceof BodyTooLargeError) return sendJson(state, envelope(413, 'PAYLOAD_TOO_LARGE', `request body over ${options.mcpMaxBodyBytes} bytes`));

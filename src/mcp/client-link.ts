@@ -2,6 +2,7 @@
 // elicitation, roots) are re-sent with an id of coffer's on the stream of the
 // call that caused them, only if the client declared the capability; the
 // client's answer comes back as a POSTed response and settles the request.
+import { randomUUID } from 'node:crypto';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import type { ForwardOutcome } from '../protocol/actor.js';
 import { requiredCapability } from '../protocol/client-requests.js';
@@ -10,7 +11,6 @@ import type { Logger } from '../log.js';
 import type { ClientLink } from '../router/client-messages.js';
 import type { ClientAnswer, McpSession } from './session.js';
 
-let nextRequestId = 0;
 
 export class SessionClientLink implements ClientLink {
   constructor(
@@ -26,7 +26,8 @@ export class SessionClientLink implements ClientLink {
     if (capability !== undefined && session.clientCapabilities[capability] === undefined) {
       return Promise.resolve(failure(JSONRPC.METHOD_NOT_FOUND, `Method not found: the client did not declare the ${capability} capability`));
     }
-    const id = `coffer-${++nextRequestId}`;
+    // Unguessable: an answer is only taken from the session it was sent to, and an id tells nothing about other sessions' requests.
+    const id = `coffer-${randomUUID()}`;
     const outgoing = (session.outgoing ??= new Map());
     const options = relatedRequestId === undefined ? undefined : { relatedRequestId };
     return new Promise<ForwardOutcome>((resolve) => {

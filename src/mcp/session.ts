@@ -4,6 +4,8 @@ import type { SessionTransport } from './session-transport.js';
 export interface McpSession {
   /** Empty until the transport accepted `initialize`. */
   id: string;
+  /** The id of the credential that initialized the session; a request with another one does not reach it. */
+  credential: string;
   transport: SessionTransport;
   protocolVersion: string | null;
   clientInfo: { name?: string; version?: string } | null;

@@ -8,6 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import { isJsonContentType } from '@modelcontextprotocol/sdk/shared/mediaType.js';
 import { SUPPORTED_PROTOCOL_VERSIONS, type JSONRPCNotification } from '@modelcontextprotocol/sdk/types.js';
+import type { McpCredential } from '../http/mcp-auth.js';
 import type { HttpReply } from '../http/reply.js';
 import type { Logger } from '../log.js';
 import type { Dispatcher } from './dispatcher.js';
@@ -20,6 +21,8 @@ export interface McpRequestHead {
   method: string;
   /** Lower-case names. */
   headers: Record<string, string>;
+  /** Who presented the request (already authenticated by the HTTP server). */
+  credential: McpCredential;
   toRequest(): Request;
 }
 
@@ -114,7 +117,8 @@ export class SessionRegistry {
     const sessionId = head.headers['mcp-session-id'];
     if (sessionId !== undefined) {
       const session = this.sessions.get(sessionId);
-      if (!session) return sendRpcError(reply, 404, -32001, 'Session not found: initialize a new session');
+      // Another credential's session is answered as an unknown one: a 403 would confirm that a leaked or guessed id is live.
+      if (!session || session.credential !== head.credential.id) return sendRpcError(reply, 404, -32001, 'Session not found: initialize a new session');
       session.lastActiveAt = Date.now();
       return body === null ? reply.fetch(await session.transport.handleRequest(head.toRequest())) : this.post(session, head, body, reply);
     }
@@ -123,7 +127,7 @@ export class SessionRegistry {
     if (this.sessions.size >= (this.options.maxSessions ?? DEFAULT_MAX_SESSIONS) && !this.evictOne()) {
       return sendRpcError(reply, 503, -32000, 'too many open MCP sessions, all of them busy: try again later');
     }
-    const transport = this.open().transport;
+    const transport = this.open(head.credential).transport;
     const parsed = parseBody(body);
     const request = head.toRequest();
     return reply.fetch(await (parsed.ok ? transport.handleRequest(request, { parsedBody: parsed.value }) : transport.handleRequest(withBody(request, body))));
@@ -175,7 +179,7 @@ export class SessionRegistry {
   }
 
   /** A transport for a POST without session id; it only becomes a session if that POST is `initialize`. */
-  private open(): McpSession {
+  private open(credential: McpCredential): McpSession {
     const transport = new SessionTransport({
       sessionIdGenerator: randomUUID,
       maxRequestBodySize: this.options.maxBodyBytes,
@@ -188,6 +192,7 @@ export class SessionRegistry {
     });
     const session: McpSession = {
       id: '',
+      credential: credential.id,
       transport,
       protocolVersion: null,
       clientInfo: null,
@@ -216,6 +221,11 @@ export class SessionRegistry {
     for (const controller of session.inflight.values()) controller.abort('session closed');
     await session.transport.close();
     this.options.onSessionClosed?.(session);
+  }
+
+  /** Closes every session opened with this credential (it was revoked). */
+  closeCredential(credentialId: string): void {
+    for (const session of this.sessions.values()) if (session.credential === credentialId) void this.close(session.id);
   }
 
   private closeIdle(): void {

@@ -85,8 +85,23 @@ export interface DbWriterApi {
   /** Deletes rows older than each policy, in small batches so other writes interleave. */
   prune(): Promise<Record<RetentionTable, number>>;
 
+  /** Every MCP client credential (names and token hashes), by name. */
+  listClients(): Promise<ClientCredential[]>;
+  /** `tokenHash`: hex SHA-256 of the client's token. RESOURCE_ALREADY_EXISTS if the name is taken. Audited as client_added. */
+  addClient(name: string, tokenHash: string, actor: AuditActor): Promise<Result<ClientCredential>>;
+  /** RESOURCE_NOT_FOUND if missing. Audited as client_revoked. */
+  revokeClient(name: string, actor: AuditActor): Promise<Result<null>>;
+
   /** Checkpoints WAL and closes the handle. */
   close(): Promise<void>;
+}
+
+/** A named MCP client's credential as stored: the token itself is never kept. */
+export interface ClientCredential {
+  name: string;
+  /** Hex SHA-256 of the token. */
+  token_hash: string;
+  created_at: string;
 }
 
 export type RetentionTable = 'audit' | 'invocations';

@@ -45,6 +45,8 @@ export const JSONRPC = {
   UPSTREAM_UNAVAILABLE: -32010,
   UPSTREAM_RESPONSE_INVALID: -32011,
   UPSTREAM_BUSY: -32012,
+  /** /mcp without a valid credential (HTTP 401). */
+  UNAUTHENTICATED: -32013,
 } as const;
 
 export interface JsonRpcErrorBody {

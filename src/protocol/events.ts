@@ -15,6 +15,7 @@ export interface InvocationRecord {
   key: string;
   duration_ms: number;
   status: InvocationStatus;
+  /** The calling client session: its id on the main thread, an opaque tag once recorded or published. */
   session: string;
   /** The JSON-RPC error code, when status is not ok. */
   error_code: number | null;

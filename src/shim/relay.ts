@@ -19,6 +19,9 @@ import { JSONRPC } from '../protocol/errors.js';
 /** A ready daemon's /mcp; `identity` changes when the daemon is restarted. */
 export interface DaemonEndpoint {
   mcpUrl: URL;
+  /** Presented as `Authorization: Bearer` on every request to /mcp. */
+  token: string;
+  /** Changes when the daemon restarts or its token is rotated: the link is then made again. */
   identity: string;
 }
 
@@ -333,6 +336,7 @@ export class Relay {
   private async establish(endpoint: DaemonEndpoint): Promise<void> {
     const link: Link = {
       transport: new StreamableHTTPClientTransport(endpoint.mcpUrl, {
+        requestInit: { headers: { authorization: `Bearer ${endpoint.token}` } },
         // The shim itself reconnects; the transport's own retries would only hit a dead session.
         reconnectionOptions: { maxRetries: 0, initialReconnectionDelay: 1_000, maxReconnectionDelay: 1_000, reconnectionDelayGrowFactor: 1 },
       }),

@@ -7,6 +7,7 @@ import { appendRotating } from '../rotating-file.js';
 import { daemonUrl } from '../cli/api-client.js';
 import { probeDaemon, startDaemonProcess } from '../cli/daemon-control.js';
 import { EXIT, type ExitCode } from '../cli/exit-codes.js';
+import { hashToken } from '../http/mcp-auth.js';
 import { Relay, type DaemonEndpoint } from './relay.js';
 
 /** Well above the SDK's 10 MB default: multi-MB tool arguments and results must pass. */
@@ -30,8 +31,10 @@ function createLogger(home: string): (line: string) => void {
 async function locate(home: string): Promise<DaemonEndpoint | null> {
   const running = await probeDaemon(home);
   if (running?.status.status !== 'ready') return null;
-  const { port, pid, started_at } = running.file;
-  return { mcpUrl: new URL(`${daemonUrl(port)}/mcp`), identity: `pid ${pid} port ${port} started ${started_at}` };
+  const { port, pid, started_at, token } = running.file;
+  // A rotated token (a 401 on the next request) makes a new link with the new one; the log shows a fingerprint, never the token.
+  const identity = `pid ${pid} port ${port} started ${started_at} token ${hashToken(token).slice(0, 8)}`;
+  return { mcpUrl: new URL(`${daemonUrl(port)}/mcp`), token, identity };
 }
 
 function reconnectBoundMs(): number {

@@ -49,11 +49,11 @@ class FetchReply implements HttpReply {
   }
 }
 
-/** serve() in Fetch form. */
+/** serve() in Fetch form, as one credential (the HTTP server's authentication is not in the way). */
 export async function serveFetch(registry: SessionRegistry, request: Request, body: Buffer | null): Promise<Response> {
   const headers: Record<string, string> = {};
   request.headers.forEach((value, key) => (headers[key] = value));
-  const head: McpRequestHead = { method: request.method, headers, toRequest: () => request };
+  const head: McpRequestHead = { method: request.method, headers, credential: { id: 'test', name: 'test' }, toRequest: () => request };
   const reply = new FetchReply();
   await registry.serve(head, body, reply);
   return reply.response;

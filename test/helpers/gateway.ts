@@ -4,8 +4,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { startDaemon, type DaemonOptions, type RunningDaemon } from '../../src/daemon/daemon.js';
+import { mcpTransport } from './mcp-post.js';
 import { restCall, waitReady, type RestCall } from './rest.js';
 
 export { waitFor } from './wait.js';
@@ -15,7 +15,8 @@ export interface Gateway {
   daemon: RunningDaemon;
   url: string;
   api: RestCall;
-  client(name?: string, capabilities?: Record<string, unknown>): Promise<Client>;
+  /** An SDK client over /mcp; it presents the daemon's token unless `token` is given. */
+  client(name?: string, capabilities?: Record<string, unknown>, token?: string): Promise<Client>;
   /** Registers a server and waits until its actor is ready. */
   addServer(config: object): Promise<void>;
   close(): Promise<void>;
@@ -36,9 +37,9 @@ export async function startGateway(options: Partial<DaemonOptions> = {}, home = 
     daemon,
     url,
     api,
-    async client(name = 'test-client', capabilities = {}) {
+    async client(name = 'test-client', capabilities = {}, token = daemon.token) {
       const client = new Client({ name, version: '1.0.0' }, { capabilities });
-      await client.connect(new StreamableHTTPClientTransport(new URL(`${url}/mcp`)));
+      await client.connect(mcpTransport(url, token));
       clients.push(client);
       return client;
     },

@@ -1,8 +1,15 @@
 // One raw POST to a gateway's /mcp (below the SDK client): for tests of the
 // HTTP answer itself — status, content type, session header, JSON vs SSE.
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { readDaemonFile } from '../../src/daemon/daemon-file.js';
 import type { Gateway } from './gateway.js';
 
 export const MCP_HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+
+/** The credential /mcp wants: the daemon's token (read at each call: a rotation changes it). */
+export function mcpAuthHeader(gateway: Pick<Gateway, 'daemon'>): { authorization: string } {
+  return { authorization: `Bearer ${gateway.daemon.token}` };
+}
 
 export interface McpAnswer {
   status: number;
@@ -25,11 +32,23 @@ function messagesOf(contentType: string, text: string): any[] {
   return Array.isArray(parsed) ? parsed : [parsed];
 }
 
-/** `body` as is when a string (malformed JSON on purpose), else JSON. */
-export async function mcpPost(gateway: Pick<Gateway, 'url'>, body: unknown, headers: Record<string, string> = {}, timeoutMs = 20_000): Promise<McpAnswer> {
+/** An SDK client transport to `baseUrl`/mcp presenting `token`. */
+export function mcpTransport(baseUrl: string, token: string): StreamableHTTPClientTransport {
+  return new StreamableHTTPClientTransport(new URL(`${baseUrl}/mcp`), { requestInit: { headers: { authorization: `Bearer ${token}` } } });
+}
+
+/** To the daemon that runs for `home`, with the token of its daemon.json (as `coffer shim` does). */
+export function homeMcpTransport(home: string): StreamableHTTPClientTransport {
+  const daemon = readDaemonFile(home);
+  if (!daemon) throw new Error(`no daemon.json in ${home}`);
+  return mcpTransport(`http://127.0.0.1:${daemon.port}`, daemon.token);
+}
+
+/** `body` as is when a string (malformed JSON on purpose), else JSON. `headers` may replace the credential. */
+export async function mcpPost(gateway: Pick<Gateway, 'url' | 'daemon'>, body: unknown, headers: Record<string, string> = {}, timeoutMs = 20_000): Promise<McpAnswer> {
   const response = await fetch(`${gateway.url}/mcp`, {
     method: 'POST',
-    headers: { ...MCP_HEADERS, ...headers },
+    headers: { ...MCP_HEADERS, ...mcpAuthHeader(gateway), ...headers },
     body: typeof body === 'string' ? body : JSON.stringify(body),
     signal: AbortSignal.timeout(timeoutMs),
   });

@@ -9,6 +9,7 @@ import type { DbInit, DbWriterApi } from '../../src/protocol/db.js';
 import type { Result } from '../../src/protocol/errors.js';
 import { Comlink, endpoint } from '../../src/protocol/comlink.js';
 import { AuditLog } from './audit.js';
+import { ClientStore } from './clients.js';
 import { InvocationLog } from './invocations.js';
 import { applyMigrations, checkNotNewer, readMigrations } from './migrate.js';
 import { PreferenceStore } from './preferences.js';
@@ -29,6 +30,7 @@ interface Stores {
   audit: AuditLog;
   invocations: InvocationLog;
   retention: RetentionStore;
+  clients: ClientStore;
 }
 
 /** What writer-handle passes: the DbInit and, when someone listens, the port for events. */
@@ -69,6 +71,7 @@ function open(): Result<{ version: number }> {
       preferences: new PreferenceStore(db, audit),
       invocations: new InvocationLog(db),
       retention: new RetentionStore(db, audit),
+      clients: new ClientStore(db, audit),
     };
     stores.servers.sealClearArgs();
     schedulePrune(true);
@@ -179,6 +182,16 @@ const api: DbWriterApi = {
   },
   async prune() {
     return prune();
+  },
+
+  async listClients() {
+    return ready().clients.list();
+  },
+  async addClient(name, tokenHash, actor) {
+    return ready().clients.add(name, tokenHash, actor);
+  },
+  async revokeClient(name, actor) {
+    return ready().clients.revoke(name, actor);
   },
 
   async close() {

@@ -9,6 +9,7 @@ import { EXIT } from '../exit-codes.js';
 import { CliError, printFields, printJson, printLine, printMessage, printTable, usageError } from '../output.js';
 import { splitCommandLine } from '../split.js';
 import { capActions } from './mcp-cap.js';
+import { clientConfigAction } from './mcp-client-config.js';
 import { importAction } from './mcp-import.js';
 import { invocationsAction } from './mcp-invocations.js';
 import { describeTransport, serverPath, type Server } from './mcp-shared.js';
@@ -267,7 +268,7 @@ function printServer(server: Server): void {
   ]);
 }
 
-const actions = [add, list, show, update, remove, switchAction('enable'), switchAction('disable'), ...capActions, invocationsAction, importAction];
+const actions = [add, list, show, update, remove, switchAction('enable'), switchAction('disable'), ...capActions, invocationsAction, importAction, clientConfigAction];
 const group = actionGroup('coffer mcp', actions);
 
 export const mcpCommand: Command = {

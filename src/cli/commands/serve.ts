@@ -2,6 +2,7 @@
 import { ensureHome, resolveHome } from '../../daemon/daemon-file.js';
 import { HomeNotPrivateError } from '../../daemon/private-home.js';
 import { PortTakenError } from '../../http/port-taken.js';
+import type { McpAuthMode } from '../../http/mcp-auth.js';
 import type { LogLevel } from '../../log.js';
 import { daemonUrl } from '../api-client.js';
 import { expectPositionals, parseCommandArgs, parsePort } from '../args.js';
@@ -10,12 +11,15 @@ import { probeDaemon } from '../daemon-control.js';
 import { EXIT } from '../exit-codes.js';
 import { CliError, printLine, printMessage } from '../output.js';
 
-const usage = `Usage: coffer serve [--port N] [--home DIR]
+const usage = `Usage: coffer serve [--port N] [--mcp-auth token|none] [--home DIR]
 
 Runs the coffer daemon in the foreground until SIGINT or SIGTERM.
-  --port N     port to bind on 127.0.0.1 (env COFFER_PORT); when it is taken, exit 5.
-               Without one: 7077, or when taken the next free of 7078-7086, with a warning
-  --home DIR   data directory (env COFFER_HOME; default ~/.coffer)
+  --port N          port to bind on 127.0.0.1 (env COFFER_PORT); when it is taken, exit 5.
+                    Without one: 7077, or when taken the next free of 7078-7086, with a warning
+  --mcp-auth MODE   token (default): /mcp wants 'Authorization: Bearer' with a client's token
+                    ('coffer client add') or the daemon's; none: any local process of any
+                    user may use /mcp, for a single-user machine only (env COFFER_MCP_AUTH)
+  --home DIR        data directory (env COFFER_HOME; default ~/.coffer)
 
 Environment: COFFER_CACHE_TTL_MS (list cache lifetime, default 60000),
 COFFER_LOG_LEVEL (debug|info|warn|error, default info).`;
@@ -26,6 +30,12 @@ function cacheTuningFromEnv(): { cacheTtlMs?: number } {
   const ttl = Number(raw);
   if (!Number.isInteger(ttl) || ttl < 0) throw new CliError(EXIT.USAGE, 'USAGE', `COFFER_CACHE_TTL_MS must be a whole number of milliseconds, not '${raw}'`);
   return { cacheTtlMs: ttl };
+}
+
+function mcpAuthMode(option: string | undefined): McpAuthMode {
+  const [raw, source] = option !== undefined ? [option, '--mcp-auth'] : [process.env.COFFER_MCP_AUTH ?? 'token', 'COFFER_MCP_AUTH'];
+  if (raw !== 'token' && raw !== 'none') throw new CliError(EXIT.USAGE, 'USAGE', `${source} must be token or none, not '${raw}'`);
+  return raw;
 }
 
 function logLevelFromEnv(): LogLevel {
@@ -54,10 +64,11 @@ export const serveCommand: Command = {
   summary: 'run the daemon in the foreground',
   usage,
   async run(argv) {
-    const { values, positionals } = parseCommandArgs(argv, { port: { type: 'string' } });
+    const { values, positionals } = parseCommandArgs(argv, { port: { type: 'string' }, 'mcp-auth': { type: 'string' } });
     expectPositionals(positionals, []);
     const port = parsePort(values.port, '--port') ?? parsePort(process.env.COFFER_PORT, 'COFFER_PORT');
     const home = resolveHome(values.home);
+    const mcpAuth = mcpAuthMode(values['mcp-auth']);
 
     for (const note of homeNotes(home)) printMessage(`coffer: ${note}`);
     const running = await probeDaemon(home);
@@ -66,7 +77,7 @@ export const serveCommand: Command = {
     }
     // Loaded here, not at the top: every other command stays free of the daemon's heavy imports.
     const { startDaemon, DEFAULT_PORT } = await import('../../daemon/daemon.js');
-    const daemon = await startDaemon({ home, port, logLevel: logLevelFromEnv(), tuning: cacheTuningFromEnv() }).catch((error: unknown) => {
+    const daemon = await startDaemon({ home, port, logLevel: logLevelFromEnv(), tuning: cacheTuningFromEnv(), mcpAuth }).catch((error: unknown) => {
       throw startFailure(error);
     });
     if (port === undefined && daemon.port !== DEFAULT_PORT) {
@@ -76,6 +87,7 @@ export const serveCommand: Command = {
       );
     }
     printLine(`coffer daemon listening on ${daemonUrl(daemon.port)} (pid ${process.pid}, home ${home})`);
+    if (mcpAuth === 'none') printMessage('WARNING: /mcp authentication is off (--mcp-auth none): any local process of any user can use every tool as you');
 
     // Until a signal, or until the daemon stops on its own (POST /daemon/shutdown).
     const signal = await Promise.race([

@@ -1,0 +1,77 @@
+// `coffer client add|list|revoke`: the named credentials MCP clients present on
+// /mcp. A token is printed once, when the client is added; the daemon keeps only
+// its hash, so a lost token is replaced, not recovered.
+import { expectPositionals } from '../args.js';
+import { actionGroup, defineAction, type Command } from '../command.js';
+import type { ApiClient } from '../api-client.js';
+import { EXIT } from '../exit-codes.js';
+import { printJson, printLine, printMessage, printTable } from '../output.js';
+
+interface ClientInfo {
+  name: string;
+  created_at: string;
+}
+
+export const clientPath = (name: string): string => `/clients/${encodeURIComponent(name)}`;
+
+/** POST /clients: the only answer that carries the token. */
+export function addClient(api: ApiClient, name: string): Promise<ClientInfo & { token: string }> {
+  return api.post<ClientInfo & { token: string }>('/clients', { name });
+}
+
+const add = defineAction(
+  'add',
+  `add NAME [--json]
+      A new client credential; prints its token once (only a hash is kept).
+      Give it to the client as 'Authorization: Bearer <token>', or print a
+      whole config with 'coffer mcp client-config'. Exit 5 if NAME exists.`,
+  { json: { type: 'boolean' } },
+  async (positionals, values, { api }) => {
+    const [name] = expectPositionals(positionals, ['NAME']);
+    const client = await addClient(api(), name!);
+    if (values.json) printJson({ client });
+    else {
+      printLine(client.token);
+      printMessage(`client '${client.name}' added; the token above is shown only now`);
+    }
+    return EXIT.OK;
+  },
+);
+
+const list = defineAction(
+  'list',
+  `list [--json]
+      The client credentials /mcp accepts (names and dates; tokens are not stored).`,
+  { json: { type: 'boolean' } },
+  async (positionals, values, { api }) => {
+    expectPositionals(positionals, []);
+    const { clients } = await api().get<{ clients: ClientInfo[] }>('/clients');
+    if (values.json) printJson({ clients });
+    else printTable([['NAME', 'CREATED'], ...clients.map((client) => [client.name, client.created_at])]);
+    return EXIT.OK;
+  },
+);
+
+const revoke = defineAction(
+  'revoke',
+  `revoke NAME
+      Its token is refused from now on and its open sessions are closed. Exit 4 if unknown.`,
+  {},
+  async (positionals, _values, { api }) => {
+    const [name] = expectPositionals(positionals, ['NAME']);
+    await api().delete(clientPath(name!));
+    printLine(`client '${name}' revoked`);
+    return EXIT.OK;
+  },
+);
+
+const actions = [add, list, revoke];
+const group = actionGroup('coffer client', actions);
+
+export const clientCommand: Command = {
+  name: 'client',
+  summary: 'credentials of MCP clients on /mcp: add, list, revoke',
+  usage: ['Usage: coffer client <action> ... [--home DIR]', '', actions.map((action) => '  ' + action.usage).join('\n\n')].join('\n'),
+  helpFor: (argv) => group.helpFor(argv),
+  run: (argv) => group.run(argv),
+};

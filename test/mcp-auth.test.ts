@@ -1,0 +1,247 @@
+// /mcp is closed by default: a request presents a named client's token or the
+// daemon's; sessions are bound to the credential that opened them; nothing
+// published names a session by its id; tokens are stored only as hashes.
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import t, { type Test } from 'tap';
+import { connectAdmin } from '../src/admin/client.js';
+import { clientConfig } from '../src/cli/commands/mcp-client-config.js';
+import { EXIT } from '../src/cli/exit-codes.js';
+import { BEARER_CHALLENGE, bearerToken } from '../src/http/bearer.js';
+import { hashToken, McpAuth } from '../src/http/mcp-auth.js';
+import type { CofferEvent } from '../src/protocol/events.js';
+import { CONFORMANCE_FIXTURE, stdioFixture } from './fixtures/fixture-servers.js';
+import { runCli } from './helpers/cli.js';
+import { startGateway, tempHome, waitFor, type Gateway } from './helpers/gateway.js';
+import { mcpPost, mcpTransport } from './helpers/mcp-post.js';
+import { waitReady } from './helpers/rest.js';
+
+const INIT = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'auth-test', version: '1' } } };
+const LIST = { jsonrpc: '2.0', id: 2, method: 'tools/list' };
+const CALL = { jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'alpha__echo', arguments: { x: 1 } } };
+
+async function addClient(gateway: Gateway, name: string): Promise<string> {
+  const created = await gateway.api('POST', '/clients', { name });
+  if (created.status !== 201) throw new Error(`client add failed: ${JSON.stringify(created.body)}`);
+  return created.body.token as string;
+}
+
+/** Opens a session with `authorization` (a full header value) and returns its headers. */
+async function openSession(gateway: Gateway, authorization: string): Promise<Record<string, string>> {
+  const answer = await mcpPost(gateway, INIT, { authorization });
+  if (answer.status !== 200 || !answer.sessionId) throw new Error(`initialize failed: ${answer.status} ${answer.text}`);
+  const headers = { 'mcp-session-id': answer.sessionId, 'mcp-protocol-version': '2025-11-25', authorization };
+  await mcpPost(gateway, { jsonrpc: '2.0', method: 'notifications/initialized' }, headers);
+  return headers;
+}
+
+function expectUnauthenticated(t: Test, answer: Awaited<ReturnType<typeof mcpPost>>, label: string): void {
+  t.equal(answer.status, 401, `${label}: 401`);
+  t.match(answer.messages, [{ jsonrpc: '2.0', id: null, error: { code: -32013, message: /Authorization: Bearer/, data: { code: 'UNAUTHENTICATED' } } }], `${label}: a JSON-RPC error, data.code UNAUTHENTICATED`);
+}
+
+t.test('the one Bearer parser: case-insensitive scheme, nothing else taken', async (t) => {
+  t.equal(bearerToken('Bearer abc'), 'abc');
+  t.equal(bearerToken('bearer abc'), 'abc');
+  t.equal(bearerToken('BEARER \tabc '), 'abc');
+  for (const bad of [undefined, '', 'Bearer', 'Bearer ', 'Basic abc', 'Bearerabc', 'Bearer a b']) t.equal(bearerToken(bad), undefined, JSON.stringify(bad));
+});
+
+t.test('a check costs well under 0.05 ms: one SHA-256 and one map lookup, whatever the number of clients', async (t) => {
+  const daemonToken = 'd'.repeat(43);
+  const auth = new McpAuth('token', () => daemonToken);
+  const tokens = Array.from({ length: 1000 }, (_, i) => `client-token-${i}-${'x'.repeat(30)}`);
+  auth.load(tokens.map((token, i) => ({ name: `c${i}`, token_hash: hashToken(token), created_at: '' })));
+  for (const [label, header] of [['a client token', `Bearer ${tokens[500]}`], ['the daemon token', `Bearer ${daemonToken}`], ['a wrong token', 'Bearer wrong']] as const) {
+    const checks = 20_000;
+    const started = process.hrtime.bigint();
+    for (let i = 0; i < checks; i++) auth.authenticate(header);
+    const micros = Number(process.hrtime.bigint() - started) / 1000 / checks;
+    t.ok(micros < 50, `${label}: ${micros.toFixed(2)} µs per check`);
+  }
+  t.equal(auth.authenticate(`Bearer ${tokens[7]}`)?.name, 'c7', 'and finds the right client');
+  t.equal(auth.authenticate('Bearer wrong'), null);
+});
+
+t.test('the client-config snippets carry the URL and the header', async (t) => {
+  const headers = { Authorization: 'Bearer T' };
+  t.same(clientConfig('claude-code', 'http://127.0.0.1:7077/mcp', 'T'), { mcpServers: { coffer: { type: 'http', url: 'http://127.0.0.1:7077/mcp', headers } } });
+  t.same(clientConfig('cursor', 'http://127.0.0.1:7077/mcp', 'T'), { mcpServers: { coffer: { url: 'http://127.0.0.1:7077/mcp', headers } } });
+  t.same(clientConfig('vscode', 'http://127.0.0.1:7077/mcp', 'T'), { servers: { coffer: { type: 'http', url: 'http://127.0.0.1:7077/mcp', headers } } });
+});
+
+t.test('without a valid credential /mcp lists and calls nothing', async (t) => {
+  const gateway = await startGateway();
+  t.teardown(() => gateway.close());
+  await gateway.addServer(stdioFixture('alpha'));
+  const valid = await openSession(gateway, `Bearer ${gateway.daemon.token}`);
+
+  for (const [label, authorization] of [
+    ['no Authorization', ''],
+    ['a wrong token', 'Bearer not-the-token'],
+    ['a token one byte short', `Bearer ${gateway.daemon.token.slice(0, -1)}`],
+    ['Basic', `Basic ${Buffer.from(`x:${gateway.daemon.token}`).toString('base64')}`],
+  ] as const) {
+    const headers = authorization === '' ? { authorization: '' } : { authorization };
+    const init = await mcpPost(gateway, INIT, headers);
+    expectUnauthenticated(t, init, `initialize with ${label}`);
+    t.equal(init.sessionId, null, `${label}: no session`);
+    // With a live session id: the id alone opens nothing.
+    expectUnauthenticated(t, await mcpPost(gateway, LIST, { ...valid, ...headers }), `tools/list on a live session with ${label}`);
+    expectUnauthenticated(t, await mcpPost(gateway, CALL, { ...valid, ...headers }), `tools/call on a live session with ${label}`);
+  }
+  const response = await fetch(`${gateway.url}/mcp`, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: JSON.stringify(INIT) });
+  t.equal(response.status, 401, 'a request with no Authorization header at all: 401');
+  t.equal(response.headers.get('www-authenticate'), BEARER_CHALLENGE, 'with WWW-Authenticate: Bearer realm="coffer"');
+  t.equal(response.headers.get('content-type'), 'application/json');
+  for (const method of ['GET', 'DELETE']) {
+    t.equal((await fetch(`${gateway.url}/mcp`, { method, headers: { 'mcp-session-id': valid['mcp-session-id']! } })).status, 401, `${method} with only the session id: 401`);
+  }
+  const sdk = new Client({ name: 'anonymous', version: '1' });
+  await t.rejects(sdk.connect(mcpTransport(gateway.url, 'wrong')), 'the SDK client with a wrong token cannot connect');
+  t.match(await mcpPost(gateway, CALL, valid), { status: 200, messages: [{ id: 3, result: {} }] }, 'the valid session still works');
+  t.match(await mcpPost(gateway, CALL, { ...valid, authorization: `bearer ${gateway.daemon.token}` }), { status: 200 }, 'the scheme is case-insensitive');
+});
+
+t.test('a client token: works, survives a daemon restart, refused at once when revoked; stored only as its hash', async (t) => {
+  const home = tempHome();
+  let gateway = await startGateway({}, home);
+  t.teardown(() => gateway.close());
+  await gateway.addServer(stdioFixture('alpha'));
+  const token = await addClient(gateway, 'ide');
+  t.match(token, /^[A-Za-z0-9_-]{43}$/, '256 random bits, base64url');
+  t.equal((await gateway.api('POST', '/clients', { name: 'ide' })).status, 409, 'a second client of that name: 409');
+  t.equal((await gateway.api('POST', '/clients', { name: '../x' })).status, 422, 'a bad name: 422');
+  const listed = await gateway.api('GET', '/clients');
+  t.same(listed.body.clients.map((client: { name: string }) => client.name), ['ide']);
+  t.notOk(JSON.stringify(listed.body).includes(hashToken(token)), 'the list shows no hash');
+
+  const client = await gateway.client('ide', {}, token);
+  t.match(await client.callTool({ name: 'alpha__echo', arguments: { x: 1 } }), { content: [{ type: 'text' }] }, 'the client token calls a tool');
+  await client.close();
+
+  // A real restart on the same home: the daemon token changes, the client token does not.
+  const firstDaemonToken = gateway.daemon.token;
+  await gateway.daemon.stop();
+  const restarted = await startGateway({}, home);
+  gateway = restarted;
+  t.not(restarted.daemon.token, firstDaemonToken, 'the daemon token changed with the restart');
+  await waitReady(restarted.api, 'alpha');
+  const again = await restarted.client('ide-again', {}, token);
+  t.match(await again.callTool({ name: 'alpha__echo', arguments: { x: 2 } }), { content: [{ type: 'text' }] }, 'the same client token works after the restart');
+  const session = await openSession(restarted, `Bearer ${token}`);
+
+  t.equal((await restarted.api('DELETE', '/clients/ide')).status, 204, 'revoked');
+  expectUnauthenticated(t, await mcpPost(restarted, CALL, session), 'the revoked token on its open session');
+  expectUnauthenticated(t, await mcpPost(restarted, INIT, { authorization: `Bearer ${token}` }), 'the revoked token on a new session');
+  await t.rejects(again.callTool({ name: 'alpha__echo', arguments: { x: 3 } }), 'the SDK client of the revoked token is refused');
+  t.equal((await restarted.api('DELETE', '/clients/ide')).status, 404, 'revoking twice: 404');
+
+  const audit = await restarted.api('GET', '/audit?limit=100');
+  const events = audit.body.entries.map((entry: { event_type: string }) => entry.event_type);
+  t.ok(events.includes('client_added') && events.includes('client_revoked'), 'add and revoke are audited');
+  const secondToken = await addClient(restarted, 'later');
+  await restarted.daemon.stop();
+  // Everything the daemon wrote on disk: the database (checkpointed at stop), logs, daemon.json.
+  const files = [join(home, 'coffer.db'), ...readdirSync(join(home, 'logs')).map((file) => join(home, 'logs', file))];
+  for (const secret of [token, secondToken]) {
+    for (const file of files) t.notOk(readFileSync(file).includes(secret), `the token is not in ${file.slice(home.length)}`);
+    t.notOk(JSON.stringify(audit.body).includes(secret), 'nor in the audit log');
+  }
+  t.ok(readFileSync(join(home, 'coffer.db')).includes(hashToken(secondToken)), 'the database holds the hash');
+  gateway = await startGateway({}, home);
+});
+
+t.test('a session answers only the credential that opened it', async (t) => {
+  const gateway = await startGateway();
+  t.teardown(() => gateway.close());
+  await gateway.addServer(stdioFixture('alpha'));
+  const mine = await openSession(gateway, `Bearer ${gateway.daemon.token}`);
+  const other = await addClient(gateway, 'other');
+  const hijack = await mcpPost(gateway, CALL, { ...mine, authorization: `Bearer ${other}` });
+  t.match(hijack, { status: 404, messages: [{ error: { code: -32001 } }] }, "another credential presenting the session's id: 404, as if unknown");
+  t.equal((await fetch(`${gateway.url}/mcp`, { method: 'DELETE', headers: { ...mine, authorization: `Bearer ${other}` } })).status, 404, 'nor can it DELETE the session');
+  const theirs = await openSession(gateway, `Bearer ${other}`);
+  t.equal((await mcpPost(gateway, LIST, { ...theirs, authorization: `Bearer ${gateway.daemon.token}` })).status, 404, 'and the other way round');
+  t.match(await mcpPost(gateway, CALL, mine), { status: 200, messages: [{ id: 3, result: {} }] }, 'the owner is served');
+});
+
+t.test('relayed request ids are unguessable; no session id in invocations, REST or admin WS events', async (t) => {
+  const gateway = await startGateway();
+  t.teardown(() => gateway.close());
+  await gateway.addServer({ name: 'conf', transport: { type: 'stdio', command: process.execPath, args: [CONFORMANCE_FIXTURE, '--transport', 'stdio'] } });
+  const admin = await connectAdmin({ port: gateway.daemon.port, token: gateway.daemon.token });
+  t.teardown(() => admin.close());
+  const events: CofferEvent[] = [];
+  admin.onEvent((event) => events.push(event));
+
+  const client = await gateway.client('elicited', { elicitation: {} });
+  const ids: unknown[] = [];
+  client.setRequestHandler(ElicitRequestSchema, async (_request, extra) => {
+    ids.push(extra.requestId);
+    return { action: 'accept', content: { username: 'u', email: 'u@example.test' } };
+  });
+  for (let i = 0; i < 2; i++) await client.callTool({ name: 'conf__test_elicitation', arguments: { message: `q${i}` } });
+  t.equal(ids.length, 2);
+  for (const id of ids) t.match(id, /^coffer-[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/, 'a random UUID, not a counter');
+
+  const sessionId = (client.transport as { sessionId?: string }).sessionId!;
+  t.ok(sessionId, 'the client has a session id');
+  const { body } = await gateway.api('GET', '/invocations');
+  t.equal(body.invocations.length, 2);
+  const tags = new Set(body.invocations.map((row: { session: string }) => row.session));
+  t.equal(tags.size, 1, 'both calls carry the same tag');
+  const [tag] = [...tags] as string[];
+  t.match(tag, /^[0-9a-f]{12}$/, 'a short opaque tag');
+  t.notOk(JSON.stringify(body).includes(sessionId), 'REST /invocations never names the session id');
+  await waitFor('two invocation events', () => events.filter((event) => event.type === 'invocation').length === 2, 5_000);
+  const published = events.filter((event) => event.type === 'invocation');
+  t.same(published.map((event) => event.type === 'invocation' && event.invocation.session), [tag, tag], 'the admin WS publishes the tag');
+  t.notOk(JSON.stringify(events).includes(sessionId), 'no admin WS event names the session id');
+  await gateway.daemon.stop();
+  t.notOk(readFileSync(join(gateway.home, 'coffer.db')).includes(sessionId), 'nor does the database');
+});
+
+t.test('--mcp-auth none: the documented opt-out lets anyone in and says so in the log', async (t) => {
+  const gateway = await startGateway({ mcpAuth: 'none' });
+  t.teardown(() => gateway.close());
+  const init = await mcpPost(gateway, INIT, { authorization: '' });
+  t.equal(init.status, 200, 'initialize without a credential: 200');
+  const headers = { 'mcp-session-id': init.sessionId!, 'mcp-protocol-version': '2025-11-25', authorization: '' };
+  t.match(await mcpPost(gateway, { jsonrpc: '2.0', id: 2, method: 'ping' }, headers), { status: 200, messages: [{ result: {} }] }, 'and the session is served');
+  await gateway.daemon.stop();
+  t.match(readFileSync(join(gateway.home, 'logs', 'daemon.log'), 'utf8'), /MCP AUTHENTICATION IS OFF/, 'the daemon log warns');
+});
+
+t.test('coffer client add|list|revoke and coffer mcp client-config', async (t) => {
+  const gateway = await startGateway();
+  t.teardown(() => gateway.close());
+  await gateway.addServer(stdioFixture('alpha'));
+  const added = await runCli(gateway.home, 'client', 'add', 'laptop');
+  t.equal(added.code, EXIT.OK, added.stderr);
+  const token = added.stdout.trim();
+  t.match(token, /^[A-Za-z0-9_-]{43}$/, 'add prints the token alone on stdout');
+  t.match(added.stderr, /shown only now/);
+  t.equal((await runCli(gateway.home, 'client', 'add', 'laptop')).code, EXIT.CONFLICT, 'a taken name: exit 5');
+  t.match((await runCli(gateway.home, 'client', 'list')).stdout, /^laptop +\d{4}-/m, 'list names it');
+
+  const config = await runCli(gateway.home, 'mcp', 'client-config', 'vscode');
+  t.equal(config.code, EXIT.OK, config.stderr);
+  const snippet = JSON.parse(config.stdout);
+  t.equal(snippet.servers.coffer.url, `${gateway.url}/mcp`, 'the snippet points at this daemon');
+  const header = snippet.servers.coffer.headers.Authorization as string;
+  const client = await gateway.client('vscode', {}, bearerToken(header));
+  t.match(await client.callTool({ name: 'alpha__echo', arguments: {} }), { content: [{ type: 'text' }] }, 'its header opens /mcp');
+  const again = await runCli(gateway.home, 'mcp', 'client-config', 'vscode');
+  t.equal(again.code, EXIT.CONFLICT, 'a second config for the same client: exit 5');
+  t.match(again.stderr, /--replace/, 'naming the way out');
+  const replaced = await runCli(gateway.home, 'mcp', 'client-config', 'vscode', '--replace');
+  t.equal(replaced.code, EXIT.OK, replaced.stderr);
+  expectUnauthenticated(t, await mcpPost(gateway, INIT, { authorization: header }), 'the replaced token');
+
+  t.equal((await runCli(gateway.home, 'client', 'revoke', 'laptop')).code, EXIT.OK);
+  expectUnauthenticated(t, await mcpPost(gateway, INIT, { authorization: `Bearer ${token}` }), 'the revoked CLI token');
+  t.equal((await runCli(gateway.home, 'client', 'revoke', 'laptop')).code, EXIT.NOT_FOUND, 'revoking an unknown client: exit 4');
+});
