@@ -18,7 +18,9 @@ t.test('warm-up runs for at least its rounds and its time; only later rounds are
     { rounds: 4, warmup: 2, warmupMs: 120, deadlineMs: 10_000 },
   );
   const warmupRounds = result.warmup.a!.length;
-  t.ok(warmupRounds > 2, `time, not only the round count, bounds the warm-up (${warmupRounds} rounds)`);
+  // On a loaded machine two rounds can outlast the warm-up time by themselves; only then may it stop at two.
+  const twoRoundsMs = result.warmup.a!.slice(0, 2).reduce((sum, ms) => sum + ms, 0) + result.warmup.b!.slice(0, 2).reduce((sum, ms) => sum + ms, 0);
+  t.ok(warmupRounds > 2 || twoRoundsMs >= 120, `time, not only the round count, bounds the warm-up (${warmupRounds} rounds, the first two ${twoRoundsMs.toFixed(0)} ms)`);
   t.equal(result.warmup.b!.length, warmupRounds, 'every path warms up alike');
   t.ok(Date.now() - started >= 120, 'the warm-up lasted its time');
   t.equal(result.samples.a!.length, 4);

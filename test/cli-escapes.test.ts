@@ -5,13 +5,13 @@
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import t, { type Test } from 'tap';
 import { EXIT } from '../src/cli/exit-codes.js';
 import { joinCommandLine } from '../src/cli/split.js';
 import { escapeControls } from '../src/protocol/untrusted-text.js';
 import { HOSTILE } from './fixtures/hostile-names.js';
 import { startCliDaemon, type CliResult } from './helpers/cli.js';
+import { homeMcpTransport } from './helpers/mcp-post.js';
 import { waitFor } from './helpers/wait.js';
 
 const HOSTILE_UPSTREAM = join(dirname(fileURLToPath(import.meta.url)), 'fixtures', 'hostile-upstream.js');
@@ -53,7 +53,7 @@ t.test('cap list, test, show and invocations print upstream- and client-supplied
 
   // No hostile upstream needed: a client names a tool with escapes, and the row replays in the user's terminal.
   const client = new Client({ name: 'escapes-test', version: '1.0.0' });
-  await client.connect(new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${daemon.port}/mcp`)));
+  await client.connect(homeMcpTransport(daemon.home));
   t.teardown(() => client.close().catch(() => undefined));
   const clientTool = 'x\x1b]52;c;cHduZWQ=\x07\x1b[2J\ny';
   await client.callTool({ name: `hostile__${clientTool}` });
