@@ -336,8 +336,8 @@ t.test('tool names and resource URIs with path tricks never reach the wrong serv
     t.equal(answer.status, 200, `resources/read ${JSON.stringify(uri.slice(0, 50))}: answered`);
     const [message] = answer.messages;
     if (message.result) {
-      // Only a well-formed coffer://alpha/<uri> may reach alpha, and then with <uri> verbatim.
-      t.ok(uri.startsWith('coffer://alpha/'), `${JSON.stringify(uri.slice(0, 50))} reached an upstream only as coffer://alpha/…`);
+      // Only a well-formed coffer://alpha/<uri> may reach alpha (the scheme in any case: RFC 3986 §3.1), and then with <uri> verbatim.
+      t.ok(/^coffer:\/\/alpha\//i.test(uri), `${JSON.stringify(uri.slice(0, 50))} reached an upstream only as coffer://alpha/…`);
     } else t.ok(typeof message.error?.code === 'number', `${JSON.stringify(uri.slice(0, 50))}: error ${message.error?.code}`);
   }
   // (The fixture answers any prompt name, so only the gateway's part is judged here.)

@@ -1,7 +1,7 @@
 // /mcp is closed by default: a request presents a named client's token or the
 // daemon's; sessions are bound to the credential that opened them; nothing
 // published names a session by its id; tokens are stored only as hashes.
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
@@ -145,7 +145,7 @@ t.test('a client token: works, survives a daemon restart, refused at once when r
   const secondToken = await addClient(restarted, 'later');
   await restarted.daemon.stop();
   // Everything the daemon wrote on disk: the database (checkpointed at stop), logs, daemon.json.
-  const files = [join(home, 'coffer.db'), ...readdirSync(join(home, 'logs')).map((file) => join(home, 'logs', file))];
+  const files = [join(home, 'coffer.db'), ...readdirSync(join(home, 'logs'), { recursive: true, encoding: 'utf8' }).map((file) => join(home, 'logs', file)).filter((file) => statSync(file).isFile())];
   for (const secret of [token, secondToken]) {
     for (const file of files) t.notOk(readFileSync(file).includes(secret), `the token is not in ${file.slice(home.length)}`);
     t.notOk(JSON.stringify(audit.body).includes(secret), 'nor in the audit log');

@@ -6,6 +6,7 @@ import t, { type Test } from 'tap';
 import { McpError, CompleteResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { JSONRPC } from '../src/protocol/errors.js';
 import { splitCommandLine } from '../src/cli/split.js';
+import { exposeResultUris } from '../src/router/expose-results.js';
 import { startGateway, type Gateway } from './helpers/gateway.js';
 import { runCli } from './helpers/cli.js';
 import { directEverything, everythingStdio } from './helpers/upstreams.js';
@@ -75,7 +76,7 @@ t.test('a disabled resource is refused under every spelling of its URI, for read
   }
 
   await runSuggested(t, gateway, message, /enable it with (['"])(.+?)\1/);
-  const reference = await direct.readResource({ uri: DOC });
+  const reference = exposeResultUris('resources', await direct.readResource({ uri: DOC }), 'ev');
   for (const spelling of spellings) t.same(await client.readResource({ uri: `coffer://ev/${spelling}` }), reference, `enabled: ${spelling} reads the resource`);
   t.same(await client.subscribeResource({ uri: `coffer://ev/DEMO://resource/static/document/./architecture.md` }), {}, 'enabled: subscribe works');
   t.same(await client.unsubscribeResource({ uri: `coffer://ev/${DOC}` }), {}, 'and unsubscribe under another spelling');
