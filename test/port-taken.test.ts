@@ -8,7 +8,7 @@ import t, { type Test } from 'tap';
 import { EXIT } from '../src/cli/exit-codes.js';
 import { DEFAULT_PORT } from '../src/daemon/daemon.js';
 import { CLI_ENTRY } from '../src/paths.js';
-import { tempDir } from './helpers/cli.js';
+import { runCli, tempDir } from './helpers/cli.js';
 
 /** A listener of "another program" on host:port (0: any free port); answers its port. */
 async function squat(t: Test, host: string, port = 0): Promise<number> {
@@ -68,4 +68,11 @@ t.test('only the default port falls back, and says which port it took', async (t
   const port = Number(/listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(served.stdout)?.[1]);
   t.ok(port > DEFAULT_PORT && port < DEFAULT_PORT + 10, `a neighbour of ${DEFAULT_PORT}: ${port}`);
   t.match(served.stderr, `warning: the default port ${DEFAULT_PORT} is in use by another program; listening on ${port} instead`);
+});
+
+t.test('`daemon start --port N` on a taken port exits 5 too, with the reason', async (t) => {
+  const port = await squat(t, '127.0.0.1');
+  const started = await runCli(tempDir('coffer-port-start-'), 'daemon', 'start', '--port', String(port));
+  t.equal(started.code, EXIT.CONFLICT, started.stderr);
+  t.match(started.stderr, `port ${port} on 127.0.0.1 is already in use by another program`);
 });

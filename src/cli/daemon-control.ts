@@ -51,7 +51,11 @@ export async function startDaemonProcess(
     const child = spawn(process.execPath, args, { detached: true, cwd: home, stdio: ['ignore', log, log], env: process.env });
     closeSync(log);
     let exited: string | null = null;
-    child.on('exit', (code, signal) => (exited = signal ?? `code ${code}`));
+    let exitCode: number | null = null;
+    child.on('exit', (code, signal) => {
+      exited = signal ?? `code ${code}`;
+      exitCode = code;
+    });
     try {
       const ready = await waitUntilReady(home, deadline, child.pid, () => exited);
       child.unref();
@@ -59,6 +63,8 @@ export async function startDaemonProcess(
     } catch (error) {
       // A daemon that missed its deadline is not left behind half-started.
       if (exited === null) child.kill('SIGTERM');
+      // `serve` said why it refused (a taken port, a home that is not private): the caller gets that exit code.
+      if (error instanceof CliError && (exitCode === EXIT.CONFLICT || exitCode === EXIT.INVALID_INPUT)) throw new CliError(exitCode, error.code, error.message, error.details);
       throw error;
     }
   } finally {
