@@ -23,7 +23,7 @@ import { MIGRATIONS_DIR, PROJECT_ROOT, upstreamLogDir } from '../paths.js';
 import { sanitiseText } from '../protocol/untrusted-text.js';
 import { DEFAULT_ACTOR_TUNING, type ActorTuning } from '../protocol/actor.js';
 import { CofferError } from '../protocol/errors.js';
-import type { ListKind } from '../protocol/capabilities.js';
+import { LIST_CHANGED_METHOD, PRIMARY_KINDS, type ListKind } from '../protocol/capabilities.js';
 import { Registry } from '../registry/registry.js';
 import { LoginCodes } from '../ui/login-codes.js';
 import { uiRoutes } from '../ui/routes.js';
@@ -68,13 +68,6 @@ export const DEFAULT_PORT = 7077;
 const DEFAULT_PORT_RANGE = 10;
 export const VERSION: string = (JSON.parse(readFileSync(join(PROJECT_ROOT, 'package.json'), 'utf8')) as { version: string }).version;
 
-const LIST_CHANGED_METHOD: Record<ListKind, string> = {
-  tools: 'notifications/tools/list_changed',
-  resources: 'notifications/resources/list_changed',
-  resourceTemplates: 'notifications/resources/list_changed',
-  prompts: 'notifications/prompts/list_changed',
-};
-
 export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon> {
   const home = options.home;
   const tightened = ensureHome(home);
@@ -109,7 +102,7 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
   gate.load(await writer.api.getPreferences());
   const router = new Router(pool, gate, { config: (server) => registry?.config(server), all: () => registry?.all() ?? [] }, tuning.cacheTtlMs);
   const features = new SessionFeatures(router, pool, (message, context) => log.warn(message, context));
-  const dispatcher = new Dispatcher(router, features, { version: VERSION, pageSize: options.pageSize ?? 1000 }, log);
+  const dispatcher = new Dispatcher(router, features, { version: VERSION, pageSize: options.pageSize }, log);
   const sessions = new SessionRegistry(
     dispatcher,
     { maxBodyBytes: 64 * 1024 * 1024, keepAliveMs: options.keepAliveMs ?? 5_000, idleTimeoutMs: 60 * 60_000, onSessionClosed: (session) => dispatcher.sessionClosed(session) },
@@ -161,7 +154,7 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
       else router.invalidate(server);
       if (action === 'removed') gate.forget(server);
       bus.publish({ type: 'server', action, server, at: now() });
-      for (const kind of ['tools', 'resources', 'prompts'] as const) broadcastChanged(kind, server);
+      for (const kind of PRIMARY_KINDS) broadcastChanged(kind, server);
     },
   });
   const capabilities = new CapabilityService(writer.api, pool, gate, {

@@ -9,11 +9,11 @@ import {
   type JSONRPCMessage,
   type JSONRPCRequest,
 } from '@modelcontextprotocol/sdk/types.js';
-import type { ListKind } from '../protocol/capabilities.js';
+import { KIND_BY_CALL_METHOD, KIND_BY_LIST_METHOD, KINDS, type ListKind } from '../protocol/capabilities.js';
 import { JSONRPC } from '../protocol/errors.js';
 import { aggregateInstructions } from '../protocol/instructions.js';
 import { decodeCursor, paginate } from '../router/pagination.js';
-import type { CallKind, ForwardContext, Router } from '../router/router.js';
+import type { ForwardContext, Router } from '../router/router.js';
 import type { SessionFeatures } from '../router/session-features.js';
 import type { Logger } from '../log.js';
 import { abandonClientRequests, acceptClientAnswer } from './client-link.js';
@@ -23,24 +23,12 @@ import type { McpSession } from './session.js';
 
 export interface DispatcherOptions {
   version: string;
-  pageSize: number;
+  /** Items per page of every merged list; default: the kind's own page size. */
+  pageSize?: number;
 }
-
-const LIST_METHODS: Record<string, { kind: ListKind; field: string }> = {
-  'tools/list': { kind: 'tools', field: 'tools' },
-  'resources/list': { kind: 'resources', field: 'resources' },
-  'resources/templates/list': { kind: 'resourceTemplates', field: 'resourceTemplates' },
-  'prompts/list': { kind: 'prompts', field: 'prompts' },
-};
 
 const OWN_INSTRUCTIONS =
   'coffer aggregates several MCP servers: tools and prompts are named <namespace>__<name>, resources coffer://<namespace>/<uri> (a server with an empty namespace keeps its own names).';
-
-const CALL_METHODS: Record<string, CallKind> = {
-  'tools/call': 'tools',
-  'resources/read': 'resources',
-  'prompts/get': 'prompts',
-};
 
 type FeatureMethod = 'subscribe' | 'unsubscribe' | 'complete' | 'setLogLevel';
 const FEATURE_METHODS: Record<string, FeatureMethod> = {
@@ -115,9 +103,9 @@ export class Dispatcher {
     checkParamLengths(request.method, params);
     if (request.method === 'initialize') return this.initialize(session, params);
     if (request.method === 'ping') return {};
-    const list = LIST_METHODS[request.method];
-    if (list) return this.list(list.kind, list.field, params);
-    const call = CALL_METHODS[request.method];
+    const list = KIND_BY_LIST_METHOD.get(request.method);
+    if (list) return this.list(list, params);
+    const call = KIND_BY_CALL_METHOD.get(request.method);
     if (call) return this.withContext(session, request, params, (ctx) => this.router.forward(call, request.method, params, ctx));
     const feature = FEATURE_METHODS[request.method];
     if (feature) return this.withContext(session, request, params, (ctx) => this.features[feature](params, ctx));
@@ -145,14 +133,15 @@ export class Dispatcher {
     };
   }
 
-  private async list(kind: ListKind, field: string, params: Record<string, unknown>): Promise<Record<string, unknown>> {
+  private async list(kind: ListKind, params: Record<string, unknown>): Promise<Record<string, unknown>> {
     let offset = 0;
     if (params.cursor !== undefined) {
       const decoded = typeof params.cursor === 'string' ? decodeCursor(kind, params.cursor) : null;
       if (decoded === null) throw RpcError.invalidParams('invalid cursor: pass the nextCursor of a previous answer unchanged');
       offset = decoded;
     }
-    const page = paginate(kind, await this.router.list(kind), offset, this.options.pageSize);
+    const page = paginate(kind, await this.router.list(kind), offset, this.options.pageSize ?? KINDS[kind].pageSize);
+    const field = KINDS[kind].resultField;
     return page.nextCursor === undefined ? { [field]: page.items } : { [field]: page.items, nextCursor: page.nextCursor };
   }
 

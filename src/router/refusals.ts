@@ -1,13 +1,13 @@
 // The errors of a refused capability (R10): each names the switch that refused
 // it and the command that turns exactly that switch on.
-import type { ListKind } from '../protocol/capabilities.js';
+import { KINDS, type ListKind } from '../protocol/capabilities.js';
 import { JSONRPC } from '../protocol/errors.js';
 import { joinCommandLine } from '../cli/split.js';
 import { RpcError } from '../mcp/rpc-error.js';
 import type { ResourceDecision } from './gate.js';
 
 export function describe(kind: ListKind): string {
-  return kind === 'tools' ? 'tool' : kind === 'resources' ? 'resource' : kind === 'prompts' ? 'prompt' : 'resource template';
+  return KINDS[kind].label;
 }
 
 /** A command line to run as it is: its words shell-quoted where URIs and templates need it (`?`, `&`, braces). */

@@ -2,11 +2,11 @@
 // merges and namespaces them, gates them by preference, and routes calls back
 // by namespace. It never waits on an upstream without a deadline.
 import { EventEmitter } from 'node:events';
-import { IDENTITY_FIELD, type ListKind } from '../protocol/capabilities.js';
+import { CAPABILITY_TYPE_OF, IDENTITY_FIELD, kindsChangedWith, type CallKind, type ListKind } from '../protocol/capabilities.js';
 import { JSONRPC } from '../protocol/errors.js';
 import type { ClientRef, ForwardOutcome } from '../protocol/actor.js';
 import type { ServerConfig } from '../protocol/server-config.js';
-import type { InvocationKind, InvocationRecord, InvocationStatus } from '../protocol/events.js';
+import type { InvocationRecord, InvocationStatus } from '../protocol/events.js';
 import type { UpstreamInstructions } from '../protocol/instructions.js';
 import { RpcError } from '../mcp/rpc-error.js';
 import type { Upstream, UpstreamDirectory } from '../upstreams/upstream.js';
@@ -22,7 +22,7 @@ import { Subscriptions } from './subscriptions.js';
 import { UpstreamLists } from './upstream-lists.js';
 import { normaliseUri } from './uri-rule.js';
 
-export type CallKind = 'tools' | 'resources' | 'prompts';
+export type { CallKind };
 
 export interface ForwardContext {
   sessionId: string;
@@ -55,8 +55,6 @@ export interface ServerDirectory {
   config(name: string): ServerConfig | undefined;
   all(): ServerConfig[];
 }
-
-const INVOCATION_KIND: Record<CallKind, InvocationKind> = { tools: 'tool', resources: 'resource', prompts: 'prompt' };
 
 function statusOf(error: unknown): { status: InvocationStatus; error_code: number | null } {
   const code = error instanceof RpcError ? error.code : JSONRPC.INTERNAL_ERROR;
@@ -135,9 +133,8 @@ export class Router extends EventEmitter<RouterEvents> {
       this.prefixes = null;
       this.prefixGeneration++;
     } else {
-      this.copies.forgetKind(server, kind);
       // A resources/list_changed also covers templates.
-      if (kind === 'resources') this.copies.forgetKind(server, 'resourceTemplates');
+      for (const changed of kindsChangedWith(kind)) this.copies.forgetKind(server, changed);
     }
   }
 
@@ -249,7 +246,7 @@ export class Router extends EventEmitter<RouterEvents> {
     const { upstream, target } = await this.resolve(kind, params[field]);
     const started = Date.now();
     const record = (outcome: { status: InvocationStatus; error_code: number | null }) =>
-      this.emit('invocation', { at: new Date(started).toISOString(), server: upstream.name, kind: INVOCATION_KIND[kind], key: target.original, duration_ms: Date.now() - started, session: ctx.sessionId, ...outcome });
+      this.emit('invocation', { at: new Date(started).toISOString(), server: upstream.name, kind: CAPABILITY_TYPE_OF[kind], key: target.original, duration_ms: Date.now() - started, session: ctx.sessionId, ...outcome });
     try {
       this.assertEnabled(kind, upstream.name, target.original);
       const result = await this.send(upstream, method, { ...params, [field]: target.original }, ctx);
