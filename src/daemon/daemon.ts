@@ -28,6 +28,8 @@ import { Registry } from '../registry/registry.js';
 import { LoginCodes } from '../ui/login-codes.js';
 import { uiRoutes } from '../ui/routes.js';
 import { PreferenceGate } from '../router/preference-gate.js';
+import { Calls } from '../router/calls.js';
+import { ClientMessages } from '../router/client-messages.js';
 import { Router } from '../router/router.js';
 import { SessionFeatures } from '../router/session-features.js';
 import { UpstreamPool } from '../upstreams/pool.js';
@@ -100,16 +102,23 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
   let registry: Registry | null = null;
   const gate = new PreferenceGate(writer.api, (server) => registry?.config(server)?.auto_enable_new_capabilities ?? true, log);
   gate.load(await writer.api.getPreferences());
-  const router = new Router(pool, gate, { config: (server) => registry?.config(server), all: () => registry?.all() ?? [] }, tuning.cacheTtlMs);
-  const features = new SessionFeatures(router, pool, (message, context) => log.warn(message, context));
-  const dispatcher = new Dispatcher(router, features, { version: VERSION, pageSize: options.pageSize }, log);
+  const servers = { config: (server: string) => registry?.config(server), all: () => registry?.all() ?? [] };
+  const router = new Router(pool, gate, servers, tuning.cacheTtlMs);
+  const invocationLog = new InvocationLog(writer.api, {}, (error) => log.warn('invocation log', { error: error.message }));
+  const calls = new Calls(pool, gate, servers, router.namespaces, router.directory, (invocation) => {
+    invocationLog.add(invocation);
+    bus.publish({ type: 'invocation', invocation });
+  });
+  const features = new SessionFeatures(calls, pool, (message, context) => log.warn(message, context));
+  const clientMessages = new ClientMessages(pool, (id) => calls.routeOf(id), features);
+  const dispatcher = new Dispatcher({ router, calls, clientMessages, features }, { version: VERSION, pageSize: options.pageSize }, log);
   const sessions = new SessionRegistry(
     dispatcher,
     { maxBodyBytes: 64 * 1024 * 1024, keepAliveMs: options.keepAliveMs ?? 5_000, idleTimeoutMs: 60 * 60_000, onSessionClosed: (session) => dispatcher.sessionClosed(session) },
     log,
   );
-  router.connectClients(new SessionClientLink((id) => sessions.session(id), log));
-  pool.on('client', (event) => router.clientEvent(event));
+  clientMessages.connect(new SessionClientLink((id) => sessions.session(id), log));
+  pool.on('client', (event) => clientMessages.handle(event));
 
   const now = () => new Date().toISOString();
   const broadcastChanged = (kind: ListKind, server: string | null = null) => {
@@ -131,16 +140,11 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
     log.info('upstream answers again', { server, kind });
     bus.publish({ type: 'recovered', server, kind, at: now() });
   });
-  const invocationLog = new InvocationLog(writer.api, {}, (error) => log.warn('invocation log', { error: error.message }));
-  router.on('invocation', (invocation) => {
-    invocationLog.add(invocation);
-    bus.publish({ type: 'invocation', invocation });
-  });
   pool.on('list_changed', (server, kind) => {
-    router.invalidate(server, kind);
+    router.changed(server, kind);
     broadcastChanged(kind, server);
   });
-  pool.on('progress', (_server, requestId, progress) => router.progress(requestId, progress));
+  pool.on('progress', (_server, requestId, progress) => calls.progress(requestId, progress));
   pool.on('state', (server, status) => {
     log.info('upstream state', { server, state: status.state, error: status.lastError });
     bus.publish({ type: 'health', server, state: status.state, last_error: status.lastError, at: now() });
@@ -150,15 +154,16 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
   registry = new Registry(writer.api, pool, {
     isDegraded: (server) => router.degradedServers().includes(server),
     surfaceChanged: (server, action) => {
-      if (action === 'removed' || registry?.config(server)?.enabled === false) router.forgetServer(server);
-      else router.invalidate(server);
+      if (action === 'removed' || registry?.config(server)?.enabled === false) {
+        router.forgetServer(server);
+        features.forgetServer(server);
+      } else router.changed(server);
       if (action === 'removed') gate.forget(server);
       bus.publish({ type: 'server', action, server, at: now() });
       for (const kind of PRIMARY_KINDS) broadcastChanged(kind, server);
     },
   });
-  const capabilities = new CapabilityService(writer.api, pool, gate, {
-    refreshed: (server) => router.invalidate(server),
+  const capabilities = new CapabilityService(writer.api, pool, gate, router.upstreamLists, {
     listChanged: (kind) => broadcastChanged(kind),
     preferenceChanged: (server, change) => bus.publish({ type: 'preference', server, ...change, at: now() }),
   });

@@ -13,13 +13,25 @@ import { KIND_BY_CALL_METHOD, KIND_BY_LIST_METHOD, KINDS, type ListKind } from '
 import { JSONRPC } from '../protocol/errors.js';
 import { aggregateInstructions } from '../protocol/instructions.js';
 import { decodeCursor, paginate } from '../router/pagination.js';
-import type { ForwardContext, Router } from '../router/router.js';
+import type { Calls, ForwardContext } from '../router/calls.js';
+import type { ClientMessages } from '../router/client-messages.js';
+import type { Router } from '../router/router.js';
 import type { SessionFeatures } from '../router/session-features.js';
 import type { Logger } from '../log.js';
 import { abandonClientRequests, acceptClientAnswer } from './client-link.js';
 import { checkParamLengths } from './param-limits.js';
 import { RpcError } from './rpc-error.js';
 import type { McpSession } from './session.js';
+
+/** What the dispatcher hands requests to. */
+export interface DispatcherParts {
+  /** The merged lists. */
+  router: Router;
+  calls: Calls;
+  /** The upstreams' requests to clients, whose progress the clients report back. */
+  clientMessages: ClientMessages;
+  features: SessionFeatures;
+}
 
 export interface DispatcherOptions {
   version: string;
@@ -42,12 +54,18 @@ const FEATURE_METHODS: Record<string, FeatureMethod> = {
 const RELAYED_CLIENT_NOTIFICATIONS = new Set(['notifications/roots/list_changed']);
 
 export class Dispatcher {
+  private readonly router: Router;
+  private readonly calls: Calls;
+  private readonly clientMessages: ClientMessages;
+  private readonly features: SessionFeatures;
+
   constructor(
-    private readonly router: Router,
-    private readonly features: SessionFeatures,
+    parts: DispatcherParts,
     private readonly options: DispatcherOptions,
     private readonly log: Logger,
-  ) {}
+  ) {
+    ({ router: this.router, calls: this.calls, clientMessages: this.clientMessages, features: this.features } = parts);
+  }
 
   /**
    * Every message reaching here was validated already (by the SDK transport,
@@ -64,7 +82,7 @@ export class Dispatcher {
       const requestId = (message.params as { requestId?: string | number } | undefined)?.requestId;
       if (requestId !== undefined) session.inflight.get(requestId)?.abort((message.params as { reason?: string }).reason ?? 'cancelled by client');
     } else if (message.method === 'notifications/progress' && message.params) {
-      this.router.clientProgress(message.params as Record<string, unknown>);
+      this.clientMessages.clientProgress(message.params as Record<string, unknown>);
     } else if (RELAYED_CLIENT_NOTIFICATIONS.has(message.method)) {
       this.features.clientNotification(session.id, message.method, message.params as Record<string, unknown> | undefined);
     }
@@ -106,7 +124,7 @@ export class Dispatcher {
     const list = KIND_BY_LIST_METHOD.get(request.method);
     if (list) return this.list(list, params);
     const call = KIND_BY_CALL_METHOD.get(request.method);
-    if (call) return this.withContext(session, request, params, (ctx) => this.router.forward(call, request.method, params, ctx));
+    if (call) return this.withContext(session, request, params, (ctx) => this.calls.forward(call, request.method, params, ctx));
     const feature = FEATURE_METHODS[request.method];
     if (feature) return this.withContext(session, request, params, (ctx) => this.features[feature](params, ctx));
     throw new RpcError(JSONRPC.METHOD_NOT_FOUND, `method not found: ${request.method}`);

@@ -6,6 +6,7 @@ import type { AuditActor, PreferenceChange, PreferenceRow } from '../protocol/db
 import { CofferError, type ErrorBody } from '../protocol/errors.js';
 import type { DbWriterCalls } from '../db/writer-handle.js';
 import type { PreferenceGate } from '../router/preference-gate.js';
+import type { UpstreamLists } from '../router/upstream-lists.js';
 import type { UpstreamDirectory } from '../upstreams/upstream.js';
 
 function knownKeys(rows: PreferenceRow[]): Array<Omit<PreferenceRow, 'server' | 'first_seen_at'>> {
@@ -48,9 +49,9 @@ export class CapabilityService {
     private readonly writer: DbWriterCalls,
     private readonly upstreams: UpstreamDirectory,
     private readonly gate: PreferenceGate,
+    /** Where live lists come from: it reconciles them and keeps the router's copies in step with a refresh. */
+    private readonly lists: Pick<UpstreamLists, 'fetch'>,
     private readonly events: {
-      /** A fresh list was fetched: derived copies of the old one are stale. */
-      refreshed(server: string): void;
       listChanged(kind: ListKind): void;
       preferenceChanged(server: string, change: PreferenceChange): void;
     },
@@ -68,11 +69,10 @@ export class CapabilityService {
     if (!upstream) {
       throw new CofferError('UPSTREAM_UNAVAILABLE', `server '${server}' is disabled: enable it with 'coffer mcp enable ${server}'`, { known: knownKeys(await this.writer.getPreferences(server)) });
     }
-    const answers = await Promise.all(LIST_KINDS.map((kind) => upstream.list(kind, fresh)));
-    if (fresh) this.events.refreshed(server);
-    for (const [index, answer] of answers.entries()) {
-      if (answer.ok && answer.state === 'live') await this.gate.observe(upstream, LIST_KINDS[index]!, answer.items, answer.version);
-    }
+    const fetched = await Promise.all(LIST_KINDS.map((kind) => this.lists.fetch(upstream, kind, fresh)));
+    // The rows below must cover every live key.
+    await Promise.all(fetched.map(({ reconciled }) => reconciled));
+    const answers = fetched.map(({ answer }) => answer);
     const rows = await this.writer.getPreferences(server);
     const failures = answers.filter((answer) => !answer.ok).map((answer) => (answer as { error: ErrorBody }).error);
     // Nothing live and something failed: the upstream gave us nothing (R6, R7); "unsupported" kinds do not count.
