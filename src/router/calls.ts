@@ -125,7 +125,8 @@ export class Calls {
 
   /** R10: a disabled capability is refused as such (calls, subscriptions, completion). */
   assertEnabled(kind: CallKind | 'resourceTemplates', server: string, key: string): void {
-    if (kind === 'tools' || kind === 'prompts') {
+    // Named kinds have one switch per name; resources (and templates) are governed by URI rules.
+    if (IDENTITY_FIELD[kind] === 'name') {
       if (!this.gate.isEnabled(server, kind, key)) throw disabledByName(kind, server, key);
       return;
     }

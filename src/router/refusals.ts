@@ -21,7 +21,7 @@ function refusal(message: string, server: string): RpcError {
 }
 
 /** A disabled tool or prompt. */
-export function disabledByName(kind: 'tools' | 'prompts', server: string, name: string): RpcError {
+export function disabledByName(kind: ListKind, server: string, name: string): RpcError {
   return refusal(`${describe(kind)} '${name}' of server '${server}' is disabled in coffer; enable it with ${command('cap', 'enable', server, `${describe(kind)}:${name}`)}`, server);
 }
 
