@@ -13,11 +13,9 @@ import fc from 'fast-check';
 import t, { type Test } from 'tap';
 import WebSocket from 'ws';
 import { Logger } from '../src/log.js';
-import { Dispatcher } from '../src/mcp/dispatcher.js';
+import { Dispatcher, type DispatcherParts } from '../src/mcp/dispatcher.js';
 import { SessionRegistry } from '../src/mcp/sessions.js';
 import { serveFetch } from './helpers/fetch-reply.js';
-import type { Router } from '../src/router/router.js';
-import type { SessionFeatures } from '../src/router/session-features.js';
 import { startGateway, waitFor, type Gateway } from './helpers/gateway.js';
 import { stdioFixture } from './fixtures/fixture-servers.js';
 import { MCP_HEADERS, mcpAuthHeader, mcpPost } from './helpers/mcp-post.js';
@@ -419,7 +417,8 @@ t.test('10,000 sessions (initialize, never DELETE): the daemon stays responsive,
 
 t.test('past maxSessions the least recently active idle session is closed; all busy → 503', async (t) => {
   const log = new Logger(null, 'error');
-  const dispatcher = new Dispatcher({ list: async () => [], forward: () => new Promise(() => undefined) } as unknown as Router, {} as SessionFeatures, { version: 'test', pageSize: 100 }, log);
+  const parts = { router: { list: async () => [] }, calls: { forward: () => new Promise(() => undefined) }, clientMessages: {}, features: {} } as unknown as DispatcherParts;
+  const dispatcher = new Dispatcher(parts, { version: 'test', pageSize: 100 }, log);
   const registry = new SessionRegistry(dispatcher, { maxBodyBytes: 1 << 20, keepAliveMs: 60_000, idleTimeoutMs: 3_600_000, maxSessions: 3 }, log);
   t.teardown(() => registry.closeAll());
   const send = async (body: unknown, headers: Record<string, string> = {}) => {

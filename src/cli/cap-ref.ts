@@ -1,15 +1,13 @@
 // Capability references on the command line: `tool:<name>`, `prompt:<name>`,
 // `resource:<uri>` (resource templates too, by their uriTemplate). Split at the
 // first ':' only, since a URI has its own.
-import type { CapabilityType } from '../protocol/capabilities.js';
+import { CAPABILITY_TYPES as TYPES, type CapabilityType } from '../protocol/capabilities.js';
 import { usageError } from './output.js';
 
 export interface CapabilityRef {
   capability_type: CapabilityType;
   capability_key: string;
 }
-
-const TYPES: readonly CapabilityType[] = ['tool', 'resource', 'prompt'];
 
 export const REF_SYNTAX = 'tool:<name>, prompt:<name> or resource:<uri>';
 

@@ -20,22 +20,20 @@ import { nativeBindingLoaded } from '../http/uws.js';
 import { Logger, type LogLevel } from '../log.js';
 import { SessionClientLink } from '../mcp/client-link.js';
 import { Dispatcher } from '../mcp/dispatcher.js';
-import { SessionTags } from '../mcp/session-tag.js';
 import { SessionRegistry } from '../mcp/sessions.js';
 import { MIGRATIONS_DIR, PROJECT_ROOT, upstreamLogDir } from '../paths.js';
-import { sanitiseText } from '../protocol/untrusted-text.js';
 import { DEFAULT_ACTOR_TUNING, type ActorTuning } from '../protocol/actor.js';
 import { CofferError } from '../protocol/errors.js';
-import type { ListKind } from '../protocol/capabilities.js';
 import { Registry } from '../registry/registry.js';
 import { LoginCodes } from '../ui/login-codes.js';
 import { uiRoutes } from '../ui/routes.js';
 import { PreferenceGate } from '../router/preference-gate.js';
-import { Router } from '../router/router.js';
-import { SessionFeatures } from '../router/session-features.js';
+import { createRouting } from '../router/routing.js';
 import { UpstreamPool } from '../upstreams/pool.js';
+import { announce } from './announce.js';
 import { EventBus } from './event-bus.js';
 import { InvocationLog } from './invocation-log.js';
+import { daemonStatus } from './status.js';
 import { ensureHome, isProcessAlive, newToken, readDaemonFile, removeDaemonFile, writeDaemonFile } from './daemon-file.js';
 
 export interface DaemonOptions {
@@ -73,13 +71,6 @@ export const DEFAULT_PORT = 7077;
 const DEFAULT_PORT_RANGE = 10;
 export const VERSION: string = (JSON.parse(readFileSync(join(PROJECT_ROOT, 'package.json'), 'utf8')) as { version: string }).version;
 
-const LIST_CHANGED_METHOD: Record<ListKind, string> = {
-  tools: 'notifications/tools/list_changed',
-  resources: 'notifications/resources/list_changed',
-  resourceTemplates: 'notifications/resources/list_changed',
-  prompts: 'notifications/prompts/list_changed',
-};
-
 export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon> {
   const home = options.home;
   const tightened = ensureHome(home);
@@ -108,73 +99,35 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
 
   const tuning: ActorTuning = { ...DEFAULT_ACTOR_TUNING, ...options.tuning };
   const pool = new UpstreamPool(tuning, upstreamLogDir(home), log);
-  // The registry is created below; the gate only asks it once lists flow.
+  // The registry is created below; the gate and the router only ask it once lists flow.
   let registry: Registry | null = null;
+  const servers = { config: (server: string) => registry?.config(server), all: () => registry?.all() ?? [] };
   const gate = new PreferenceGate(writer.api, (server) => registry?.config(server)?.auto_enable_new_capabilities ?? true, log);
   gate.load(await writer.api.getPreferences());
-  const router = new Router(pool, gate, { config: (server) => registry?.config(server), all: () => registry?.all() ?? [] }, tuning.cacheTtlMs);
-  const features = new SessionFeatures(router, pool, (message, context) => log.warn(message, context));
-  const dispatcher = new Dispatcher(router, features, { version: VERSION, pageSize: options.pageSize ?? 1000 }, log);
+  const invocationLog = new InvocationLog(writer.api, {}, (error) => log.warn('invocation log', { error: error.message }));
+  // The sessions are created below; nothing is announced before upstreams start.
+  const announcer = announce(pool, invocationLog, { bus, log, sessions: { broadcast: (message) => sessions.broadcast(message) } });
+  const routing = createRouting(pool, gate, servers, { cacheTtlMs: tuning.cacheTtlMs, onInvocation: announcer.invocation, onError: (message, context) => log.warn(message, context) });
+  announcer.follow(routing.router);
+  const dispatcher = new Dispatcher(routing, { version: VERSION, pageSize: options.pageSize }, log);
   const sessions = new SessionRegistry(
     dispatcher,
     { maxBodyBytes: 64 * 1024 * 1024, keepAliveMs: options.keepAliveMs ?? 5_000, idleTimeoutMs: 60 * 60_000, onSessionClosed: (session) => dispatcher.sessionClosed(session) },
     log,
   );
-  router.connectClients(new SessionClientLink((id) => sessions.session(id), log));
-  pool.on('client', (event) => router.clientEvent(event));
-
-  const now = () => new Date().toISOString();
-  const broadcastChanged = (kind: ListKind, server: string | null = null) => {
-    sessions.broadcast({ jsonrpc: '2.0', method: LIST_CHANGED_METHOD[kind] });
-    bus.publish({ type: 'list_changed', server, kind, at: now() });
-  };
-  router.on('list_changed', (kind) => broadcastChanged(kind));
-  router.on('degraded', (server, kind, reason) => {
-    const why = sanitiseText(reason);
-    log.warn('upstream left out of list', { server, kind, reason: why });
-    bus.publish({ type: 'degraded', server, kind, reason: why, at: now() });
-  });
-  router.on('collision', ({ server, kind, original, exposed }) => {
-    log.warn('unprefixed name taken by another server: exposed prefixed', { server, kind, original, exposed });
-    bus.publish({ type: 'namespace_collision', server, kind, original, exposed, at: now() });
-  });
-  router.on('hidden', ({ server, kind, original, claimedBy }) => log.warn("unprefixed name in another server's prefix form: hidden", { server, kind, original, claimed_by: claimedBy }));
-  router.on('recovered', (server, kind) => {
-    log.info('upstream answers again', { server, kind });
-    bus.publish({ type: 'recovered', server, kind, at: now() });
-  });
-  const invocationLog = new InvocationLog(writer.api, {}, (error) => log.warn('invocation log', { error: error.message }));
-  const sessionTags = new SessionTags();
-  router.on('invocation', (call) => {
-    const invocation = { ...call, session: sessionTags.tag(call.session) };
-    invocationLog.add(invocation);
-    bus.publish({ type: 'invocation', invocation });
-  });
-  pool.on('list_changed', (server, kind) => {
-    router.invalidate(server, kind);
-    broadcastChanged(kind, server);
-  });
-  pool.on('progress', (_server, requestId, progress) => router.progress(requestId, progress));
-  pool.on('state', (server, status) => {
-    log.info('upstream state', { server, state: status.state, error: status.lastError });
-    bus.publish({ type: 'health', server, state: status.state, last_error: status.lastError, at: now() });
-    if (status.state === 'ready') router.upstreamReady(server);
-  });
+  routing.clientMessages.connect(new SessionClientLink((id) => sessions.session(id), log));
 
   registry = new Registry(writer.api, pool, {
-    isDegraded: (server) => router.degradedServers().includes(server),
+    isDegraded: (server) => routing.router.degradedServers().includes(server),
     surfaceChanged: (server, action) => {
-      if (action === 'removed' || registry?.config(server)?.enabled === false) router.forgetServer(server);
-      else router.invalidate(server);
+      routing.serverChanged(server, action === 'removed' || registry?.config(server)?.enabled === false);
       if (action === 'removed') gate.forget(server);
-      bus.publish({ type: 'server', action, server, at: now() });
-      for (const kind of ['tools', 'resources', 'prompts'] as const) broadcastChanged(kind, server);
+      announcer.serverChanged(server, action);
     },
   });
-  const capabilities = new CapabilityService(writer.api, pool, gate, {
-    refreshed: (server) => router.invalidate(server),
-    listChanged: (kind) => broadcastChanged(kind),
-    preferenceChanged: (server, change) => bus.publish({ type: 'preference', server, ...change, at: now() }),
+  const capabilities = new CapabilityService(writer.api, pool, gate, routing.router.upstreamLists, {
+    listChanged: (kind) => announcer.listChanged(kind),
+    preferenceChanged: (server, change) => bus.publish({ type: 'preference', server, ...change, at: new Date().toISOString() }),
   });
   const tester = new ConnectionTester(upstreamLogDir(home));
 
@@ -207,24 +160,8 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
   const api = new HttpApi(
     [
       ...daemonRoutes({
-        status: async () => {
-          const statuses = pool.statuses();
-          const configs = registry!.all();
-          return {
-            status: phase,
-            version: VERSION,
-            started_at: startedAt,
-            port: http?.port ?? 0,
-            pid: process.pid,
-            native_http: nativeBindingLoaded(),
-            upstreams: {
-              registered: configs.length,
-              enabled: configs.filter((config) => config.enabled).length,
-              healthy: statuses.filter((status) => status.state === 'ready').length,
-              degraded: new Set([...router.degradedServers(), ...statuses.filter((status) => status.state !== 'ready').map((status) => status.server)]).size,
-            },
-          };
-        },
+        status: async () =>
+          daemonStatus({ phase, version: VERSION, startedAt, port: http?.port ?? 0, configs: registry!.all(), statuses: pool.statuses(), degraded: routing.router.degradedServers() }),
         requestShutdown: () => void stop(),
         rotateToken: async (actor) => {
           token = newToken();

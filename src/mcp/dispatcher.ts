@@ -9,11 +9,13 @@ import {
   type JSONRPCMessage,
   type JSONRPCRequest,
 } from '@modelcontextprotocol/sdk/types.js';
-import type { ListKind } from '../protocol/capabilities.js';
+import { KIND_BY_CALL_METHOD, KIND_BY_LIST_METHOD, KINDS, type ListKind } from '../protocol/capabilities.js';
 import { JSONRPC } from '../protocol/errors.js';
 import { aggregateInstructions } from '../protocol/instructions.js';
 import { decodeCursor, paginate } from '../router/pagination.js';
-import type { CallKind, ForwardContext, Router } from '../router/router.js';
+import type { Calls, ForwardContext } from '../router/calls.js';
+import type { ClientMessages } from '../router/client-messages.js';
+import type { Router } from '../router/router.js';
 import type { SessionFeatures } from '../router/session-features.js';
 import type { Logger } from '../log.js';
 import { abandonClientRequests, acceptClientAnswer } from './client-link.js';
@@ -21,26 +23,24 @@ import { checkParamLengths } from './param-limits.js';
 import { RpcError } from './rpc-error.js';
 import type { McpSession } from './session.js';
 
-export interface DispatcherOptions {
-  version: string;
-  pageSize: number;
+/** What the dispatcher hands requests to. */
+export interface DispatcherParts {
+  /** The merged lists. */
+  router: Router;
+  calls: Calls;
+  /** The upstreams' requests to clients, whose progress the clients report back. */
+  clientMessages: ClientMessages;
+  features: SessionFeatures;
 }
 
-const LIST_METHODS: Record<string, { kind: ListKind; field: string }> = {
-  'tools/list': { kind: 'tools', field: 'tools' },
-  'resources/list': { kind: 'resources', field: 'resources' },
-  'resources/templates/list': { kind: 'resourceTemplates', field: 'resourceTemplates' },
-  'prompts/list': { kind: 'prompts', field: 'prompts' },
-};
+export interface DispatcherOptions {
+  version: string;
+  /** Items per page of every merged list; default: the kind's own page size. */
+  pageSize?: number;
+}
 
 const OWN_INSTRUCTIONS =
   'coffer aggregates several MCP servers: tools and prompts are named <namespace>__<name>, resources coffer://<namespace>/<uri> (a server with an empty namespace keeps its own names).';
-
-const CALL_METHODS: Record<string, CallKind> = {
-  'tools/call': 'tools',
-  'resources/read': 'resources',
-  'prompts/get': 'prompts',
-};
 
 type FeatureMethod = 'subscribe' | 'unsubscribe' | 'complete' | 'setLogLevel';
 const FEATURE_METHODS: Record<string, FeatureMethod> = {
@@ -54,12 +54,18 @@ const FEATURE_METHODS: Record<string, FeatureMethod> = {
 const RELAYED_CLIENT_NOTIFICATIONS = new Set(['notifications/roots/list_changed']);
 
 export class Dispatcher {
+  private readonly router: Router;
+  private readonly calls: Calls;
+  private readonly clientMessages: ClientMessages;
+  private readonly features: SessionFeatures;
+
   constructor(
-    private readonly router: Router,
-    private readonly features: SessionFeatures,
+    parts: DispatcherParts,
     private readonly options: DispatcherOptions,
     private readonly log: Logger,
-  ) {}
+  ) {
+    ({ router: this.router, calls: this.calls, clientMessages: this.clientMessages, features: this.features } = parts);
+  }
 
   /**
    * Every message reaching here was validated already (by the SDK transport,
@@ -76,7 +82,7 @@ export class Dispatcher {
       const requestId = (message.params as { requestId?: string | number } | undefined)?.requestId;
       if (requestId !== undefined) session.inflight.get(requestId)?.abort((message.params as { reason?: string }).reason ?? 'cancelled by client');
     } else if (message.method === 'notifications/progress' && message.params) {
-      this.router.clientProgress(message.params as Record<string, unknown>);
+      this.clientMessages.clientProgress(message.params as Record<string, unknown>);
     } else if (RELAYED_CLIENT_NOTIFICATIONS.has(message.method)) {
       this.features.clientNotification(session.id, message.method, message.params as Record<string, unknown> | undefined);
     }
@@ -115,10 +121,10 @@ export class Dispatcher {
     checkParamLengths(request.method, params);
     if (request.method === 'initialize') return this.initialize(session, params);
     if (request.method === 'ping') return {};
-    const list = LIST_METHODS[request.method];
-    if (list) return this.list(list.kind, list.field, params);
-    const call = CALL_METHODS[request.method];
-    if (call) return this.withContext(session, request, params, (ctx) => this.router.forward(call, request.method, params, ctx));
+    const list = KIND_BY_LIST_METHOD.get(request.method);
+    if (list) return this.list(list, params);
+    const call = KIND_BY_CALL_METHOD.get(request.method);
+    if (call) return this.withContext(session, request, params, (ctx) => this.calls.forward(call, request.method, params, ctx));
     const feature = FEATURE_METHODS[request.method];
     if (feature) return this.withContext(session, request, params, (ctx) => this.features[feature](params, ctx));
     throw new RpcError(JSONRPC.METHOD_NOT_FOUND, `method not found: ${request.method}`);
@@ -145,14 +151,15 @@ export class Dispatcher {
     };
   }
 
-  private async list(kind: ListKind, field: string, params: Record<string, unknown>): Promise<Record<string, unknown>> {
+  private async list(kind: ListKind, params: Record<string, unknown>): Promise<Record<string, unknown>> {
     let offset = 0;
     if (params.cursor !== undefined) {
       const decoded = typeof params.cursor === 'string' ? decodeCursor(kind, params.cursor) : null;
       if (decoded === null) throw RpcError.invalidParams('invalid cursor: pass the nextCursor of a previous answer unchanged');
       offset = decoded;
     }
-    const page = paginate(kind, await this.router.list(kind), offset, this.options.pageSize);
+    const page = paginate(kind, await this.router.list(kind), offset, this.options.pageSize ?? KINDS[kind].pageSize);
+    const field = KINDS[kind].resultField;
     return page.nextCursor === undefined ? { [field]: page.items } : { [field]: page.items, nextCursor: page.nextCursor };
   }
 

@@ -4,35 +4,89 @@ import type { ErrorBody } from './errors.js';
 /** What an actor can list; each maps to one MCP list method. */
 export type ListKind = 'tools' | 'resources' | 'resourceTemplates' | 'prompts';
 
-export const LIST_KINDS: readonly ListKind[] = ['tools', 'resources', 'resourceTemplates', 'prompts'];
-
-export const LIST_METHOD: Record<ListKind, string> = {
-  tools: 'tools/list',
-  resources: 'resources/list',
-  resourceTemplates: 'resources/templates/list',
-  prompts: 'prompts/list',
-};
-
-/** The field of a list result that holds the items. */
-export const LIST_RESULT_FIELD: Record<ListKind, string> = {
-  tools: 'tools',
-  resources: 'resources',
-  resourceTemplates: 'resourceTemplates',
-  prompts: 'prompts',
-};
-
 /** The preference table's capability_type. Resource templates are keyed as resources by their uriTemplate. */
 export type CapabilityType = 'tool' | 'resource' | 'prompt';
 
-export const CAPABILITY_TYPE_OF: Record<ListKind, CapabilityType> = {
-  tools: 'tool',
-  resources: 'resource',
-  resourceTemplates: 'resource',
-  prompts: 'prompt',
+/** The server capability (initialize) that advertises a kind. */
+export type CapabilityFlag = 'tools' | 'resources' | 'prompts';
+
+/** The kinds with a callMethod: their items are used by a request routed by identity. */
+export type CallKind = 'tools' | 'resources' | 'prompts';
+
+/** Everything coffer knows about one capability kind; every surface reads it from here, so a new kind is one record. */
+export interface KindSpec {
+  /** The MCP method that lists it (paginated by nextCursor). */
+  listMethod: string;
+  /** The field of a list result that holds the items. */
+  resultField: string;
+  /** The field that holds an item's identity (R5: the name is the identity). */
+  identityField: 'name' | 'uri' | 'uriTemplate';
+  /** The notification that says the list changed; kinds sharing one are dropped and announced together. */
+  listChanged: string;
+  /** The initialize capability that covers it: an upstream without it has none of this kind. */
+  capability: CapabilityFlag;
+  /** How its preferences (switches) are keyed. */
+  preferenceType: CapabilityType;
+  /** One item, in messages ("tool 'x' is disabled"). */
+  label: string;
+  /** The key of this kind in the management view (GET /servers/{name}/capabilities), in the API's snake_case. */
+  viewField: 'tools' | 'resources' | 'resource_templates' | 'prompts';
+  /** The request that uses one item (routed by its identity), when the kind has one. */
+  callMethod?: string;
+  /** Items per page of a merged downstream list unless the daemon is told otherwise. */
+  pageSize: number;
+}
+
+export const KINDS: Readonly<Record<ListKind, Readonly<KindSpec>>> = {
+  tools: { listMethod: 'tools/list', resultField: 'tools', identityField: 'name', listChanged: 'notifications/tools/list_changed', capability: 'tools', preferenceType: 'tool', label: 'tool', viewField: 'tools', callMethod: 'tools/call', pageSize: 1000 },
+  resources: { listMethod: 'resources/list', resultField: 'resources', identityField: 'uri', listChanged: 'notifications/resources/list_changed', capability: 'resources', preferenceType: 'resource', label: 'resource', viewField: 'resources', callMethod: 'resources/read', pageSize: 1000 },
+  resourceTemplates: { listMethod: 'resources/templates/list', resultField: 'resourceTemplates', identityField: 'uriTemplate', listChanged: 'notifications/resources/list_changed', capability: 'resources', preferenceType: 'resource', label: 'resource template', viewField: 'resource_templates', pageSize: 1000 },
+  prompts: { listMethod: 'prompts/list', resultField: 'prompts', identityField: 'name', listChanged: 'notifications/prompts/list_changed', capability: 'prompts', preferenceType: 'prompt', label: 'prompt', viewField: 'prompts', callMethod: 'prompts/get', pageSize: 1000 },
 };
 
-/** The field that holds an item's identity, by kind. */
-export const IDENTITY_FIELD: Readonly<Record<ListKind, 'name' | 'uri' | 'uriTemplate'>> = { tools: 'name', prompts: 'name', resources: 'uri', resourceTemplates: 'uriTemplate' };
+export const LIST_KINDS: readonly ListKind[] = Object.keys(KINDS) as ListKind[];
+
+// Lookups derived from KINDS, for the surfaces that index by one property.
+
+function project<P extends keyof KindSpec>(property: P): Readonly<Record<ListKind, KindSpec[P]>> {
+  return Object.fromEntries(LIST_KINDS.map((kind) => [kind, KINDS[kind][property]])) as Record<ListKind, KindSpec[P]>;
+}
+
+export const LIST_METHOD = project('listMethod');
+export const LIST_RESULT_FIELD = project('resultField');
+export const IDENTITY_FIELD = project('identityField');
+export const CAPABILITY_TYPE_OF = project('preferenceType');
+export const CAPABILITY_FLAG = project('capability');
+export const LIST_CHANGED_METHOD = project('listChanged');
+
+/** The kinds a server advertises as a capability of their own; the others (templates) ride on one of them and are announced with it. */
+export function isPrimary(kind: ListKind): kind is ListKind & CapabilityFlag {
+  return KINDS[kind].capability === kind;
+}
+
+export const PRIMARY_KINDS: ReadonlyArray<ListKind & CapabilityFlag> = LIST_KINDS.filter(isPrimary);
+
+/** The preference types, in table order. */
+export const CAPABILITY_TYPES: readonly CapabilityType[] = [...new Set(LIST_KINDS.map((kind) => KINDS[kind].preferenceType))];
+
+/** Which kinds a list_changed notification covers. */
+export const KINDS_CHANGED_BY: Readonly<Record<string, ListKind[]>> = Object.fromEntries(
+  [...new Set(LIST_KINDS.map((kind) => KINDS[kind].listChanged))].map((method) => [method, LIST_KINDS.filter((kind) => KINDS[kind].listChanged === method)]),
+);
+
+/** The kinds whose lists change with this one (they share a list_changed notification), itself included. */
+export function kindsChangedWith(kind: ListKind): ListKind[] {
+  return KINDS_CHANGED_BY[KINDS[kind].listChanged]!;
+}
+
+/** The kinds of one preference type: a switch of that type can change each of their lists. */
+export function kindsOfType(type: CapabilityType): ListKind[] {
+  return LIST_KINDS.filter((kind) => KINDS[kind].preferenceType === type);
+}
+
+/** By list method and by call method: how the downstream endpoint routes a request to a kind. */
+export const KIND_BY_LIST_METHOD: ReadonlyMap<string, ListKind> = new Map(LIST_KINDS.map((kind) => [KINDS[kind].listMethod, kind]));
+export const KIND_BY_CALL_METHOD: ReadonlyMap<string, CallKind> = new Map(LIST_KINDS.flatMap((kind) => (KINDS[kind].callMethod ? [[KINDS[kind].callMethod!, kind as CallKind] as const] : [])));
 
 /** The identity of one item of a list (R5: the name is the identity). */
 export function capabilityKey(kind: ListKind, item: Record<string, unknown>): string {

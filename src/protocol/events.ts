@@ -1,10 +1,11 @@
 // Live events of the daemon: published on the main thread's event bus, and
 // streamed to admin WebSocket clients as they are.
-import type { ListKind } from './capabilities.js';
+import type { CapabilityType, ListKind } from './capabilities.js';
 import type { AuditEntry } from './db.js';
 import type { ActorState } from './actor.js';
 
-export type InvocationKind = 'tool' | 'resource' | 'prompt';
+/** What was used: the preference type of its kind. */
+export type InvocationKind = CapabilityType;
 export type InvocationStatus = 'ok' | 'error' | 'timeout' | 'denied';
 
 /** One tools/call, resources/read or prompts/get through the gateway: never its arguments or result. */

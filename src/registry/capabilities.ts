@@ -1,18 +1,13 @@
 // The management view of one server's capabilities (R6, R8) and the switches
 // (R10). Live items come from the actor; flags and timestamps from the
 // preferences; known keys the upstream no longer offers are shown as not live.
-import { capabilityKey, LIST_KINDS, CAPABILITY_TYPE_OF, type CapabilitiesView, type CapabilityItem, type CapabilityType, type KindView, type ListKind } from '../protocol/capabilities.js';
+import { capabilityKey, KINDS, isPrimary, kindsOfType, LIST_KINDS, type CapabilitiesView, type CapabilityItem, type KindView, type ListKind } from '../protocol/capabilities.js';
 import type { AuditActor, PreferenceChange, PreferenceRow } from '../protocol/db.js';
 import { CofferError, type ErrorBody } from '../protocol/errors.js';
 import type { DbWriterCalls } from '../db/writer-handle.js';
 import type { PreferenceGate } from '../router/preference-gate.js';
+import type { UpstreamLists } from '../router/upstream-lists.js';
 import type { UpstreamDirectory } from '../upstreams/upstream.js';
-
-/** Keys of the answer, in the API's snake_case. */
-export const VIEW_KIND: Record<ListKind, Exclude<keyof CapabilitiesView, 'server'>> = { tools: 'tools', resources: 'resources', resourceTemplates: 'resource_templates', prompts: 'prompts' };
-
-/** Which downstream lists a preference change of this type affects. */
-const KINDS_OF_TYPE: Record<CapabilityType, ListKind[]> = { tool: ['tools'], resource: ['resources', 'resourceTemplates'], prompt: ['prompts'] };
 
 function knownKeys(rows: PreferenceRow[]): Array<Omit<PreferenceRow, 'server' | 'first_seen_at'>> {
   return rows.map(({ capability_type, capability_key, enabled, last_seen_at }) => ({ capability_type, capability_key, enabled, last_seen_at }));
@@ -26,7 +21,7 @@ export function kindView(
   claimedElsewhere: Set<string>,
   autoEnable: boolean,
 ): KindView {
-  const type = CAPABILITY_TYPE_OF[kind];
+  const type = KINDS[kind].preferenceType;
   const byKey = new Map(rows.filter((row) => row.capability_type === type).map((row) => [row.capability_key, row]));
   const items: CapabilityItem[] = [];
   const liveKeys = new Set<string>();
@@ -38,8 +33,8 @@ export function kindView(
       items.push({ ...item, key, live: true, enabled: row?.enabled ?? autoEnable, first_seen_at: row?.first_seen_at ?? null, last_seen_at: row?.last_seen_at ?? null });
     }
   }
-  // Known but not offered now (R6): shown once, under resources rather than templates.
-  if (kind !== 'resourceTemplates') {
+  // Known but not offered now (R6): shown once, under the primary kind (resources rather than templates).
+  if (isPrimary(kind)) {
     for (const row of byKey.values()) {
       if (liveKeys.has(row.capability_key) || claimedElsewhere.has(row.capability_key)) continue;
       items.push({ key: row.capability_key, live: false, enabled: row.enabled, first_seen_at: row.first_seen_at, last_seen_at: row.last_seen_at });
@@ -54,9 +49,9 @@ export class CapabilityService {
     private readonly writer: DbWriterCalls,
     private readonly upstreams: UpstreamDirectory,
     private readonly gate: PreferenceGate,
+    /** Where live lists come from: it reconciles them and keeps the router's copies in step with a refresh. */
+    private readonly lists: Pick<UpstreamLists, 'fetch'>,
     private readonly events: {
-      /** A fresh list was fetched: derived copies of the old one are stale. */
-      refreshed(server: string): void;
       listChanged(kind: ListKind): void;
       preferenceChanged(server: string, change: PreferenceChange): void;
     },
@@ -74,11 +69,10 @@ export class CapabilityService {
     if (!upstream) {
       throw new CofferError('UPSTREAM_UNAVAILABLE', `server '${server}' is disabled: enable it with 'coffer mcp enable ${server}'`, { known: knownKeys(await this.writer.getPreferences(server)) });
     }
-    const answers = await Promise.all(LIST_KINDS.map((kind) => upstream.list(kind, fresh)));
-    if (fresh) this.events.refreshed(server);
-    for (const [index, answer] of answers.entries()) {
-      if (answer.ok && answer.state === 'live') await this.gate.observe(upstream, LIST_KINDS[index]!, answer.items, answer.version);
-    }
+    const fetched = await Promise.all(LIST_KINDS.map((kind) => this.lists.fetch(upstream, kind, fresh)));
+    // The rows below must cover every live key.
+    await Promise.all(fetched.map(({ reconciled }) => reconciled));
+    const answers = fetched.map(({ answer }) => answer);
     const rows = await this.writer.getPreferences(server);
     const failures = answers.filter((answer) => !answer.ok).map((answer) => (answer as { error: ErrorBody }).error);
     // Nothing live and something failed: the upstream gave us nothing (R6, R7); "unsupported" kinds do not count.
@@ -94,7 +88,7 @@ export class CapabilityService {
     for (const [index, kind] of LIST_KINDS.entries()) {
       const answer = answers[index]!;
       const state = answer.ok ? (answer.state === 'live' ? { state: 'live' as const, items: answer.items } : { state: 'unsupported' as const }) : { state: 'failed' as const, error: answer.error };
-      view[VIEW_KIND[kind]] = kindView(kind, state, rows, kind === 'resources' ? templateKeys : new Set(), record.config.auto_enable_new_capabilities);
+      view[KINDS[kind].viewField] = kindView(kind, state, rows, kind === 'resources' ? templateKeys : new Set(), record.config.auto_enable_new_capabilities);
     }
     return view;
   }
@@ -109,8 +103,9 @@ export class CapabilityService {
     }
     if (!result.ok) throw new CofferError(result.error.code, result.error.message, result.error.details);
     this.gate.load(result.value);
-    const kinds = new Set(changes.flatMap((change) => KINDS_OF_TYPE[change.capability_type]));
-    for (const kind of kinds) if (kind !== 'resourceTemplates') this.events.listChanged(kind);
+    // Templates are announced with resources (one notification covers both).
+    const kinds = new Set(changes.flatMap((change) => kindsOfType(change.capability_type)));
+    for (const kind of kinds) if (isPrimary(kind)) this.events.listChanged(kind);
     for (const change of changes) this.events.preferenceChanged(server, change);
     return result.value;
   }

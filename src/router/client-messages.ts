@@ -5,8 +5,6 @@
 import type { ActorEvent, ClientTarget, ForwardOutcome } from '../protocol/actor.js';
 import { JSONRPC } from '../protocol/errors.js';
 import type { UpstreamDirectory } from '../upstreams/upstream.js';
-import type { LogLevels } from './log-levels.js';
-import type { Subscriptions } from './subscriptions.js';
 
 /** How the router reaches a client session; the MCP layer implements it. */
 export interface ClientLink {
@@ -19,6 +17,16 @@ export interface ClientLink {
 export interface CallRoute {
   sessionId: string;
   requestId: string | number;
+}
+
+/** What the sessions asked to hear: resource updates and log messages (SessionFeatures keeps it). */
+export interface SessionInterest {
+  /** [session, the URI as it subscribed] for each session subscribed to this upstream URI. */
+  subscribers(server: string, original: string): Array<[string, string]>;
+  /** Whether a log message of this level reaches the session (`related`: it came with one of its calls). */
+  admitsLog(session: string, level: unknown, related: boolean): boolean;
+  /** The sessions that set a log level. */
+  logListeners(): string[];
 }
 
 export type ClientEvent = Extract<ActorEvent, { type: 'client_request' | 'client_request_cancelled' | 'notification' }>;
@@ -37,8 +45,7 @@ export class ClientMessages {
     private readonly upstreams: UpstreamDirectory,
     /** The call a forward id belongs to, while it is in flight. */
     private readonly callOf: (forwardId: string) => CallRoute | undefined,
-    private readonly subscriptions: Subscriptions,
-    private readonly logLevels: LogLevels,
+    private readonly interest: SessionInterest,
   ) {}
 
   connect(link: ClientLink): void {
@@ -98,17 +105,17 @@ export class ClientMessages {
     if (event.method === 'notifications/resources/updated') {
       const uri = event.params.uri;
       if (typeof uri !== 'string') return;
-      for (const [session, exposed] of this.subscriptions.subscribers(event.server, uri)) this.link.notify(session, undefined, event.method, { ...event.params, uri: exposed });
+      for (const [session, exposed] of this.interest.subscribers(event.server, uri)) this.link.notify(session, undefined, event.method, { ...event.params, uri: exposed });
       return;
     }
     const { call, session } = this.route(event.target);
     if (event.method === 'notifications/message') {
       const level = event.params.level;
       if (session !== null) {
-        if (this.logLevels.admits(session, level, true)) this.link.notify(session, call?.requestId, event.method, event.params);
+        if (this.interest.admitsLog(session, level, true)) this.link.notify(session, call?.requestId, event.method, event.params);
         return;
       }
-      for (const listener of this.logLevels.sessions()) if (this.logLevels.admits(listener, level, false)) this.link.notify(listener, undefined, event.method, event.params);
+      for (const listener of this.interest.logListeners()) if (this.interest.admitsLog(listener, level, false)) this.link.notify(listener, undefined, event.method, event.params);
       return;
     }
     // Anything else the upstream sends goes to the client it concerns, if any.

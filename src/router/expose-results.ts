@@ -5,7 +5,7 @@
 // messages[].content, contents); structuredContent and _meta are the
 // upstream's own data and pass unchanged. A result with nothing to rewrite is
 // returned as it is: no copy on the common path.
-import type { CallKind } from './router.js';
+import type { CallKind } from '../protocol/capabilities.js';
 import { namespaceUri } from './namespace.js';
 
 type Json = Record<string, unknown>;

@@ -10,7 +10,7 @@ export type ResourceDecision = ResourceSwitch | { by: 'policy'; enabled: boolean
 export interface CapabilityGate {
   /** Bumped whenever any answer of isEnabled may have changed. */
   readonly version: number;
-  isEnabled(server: string, kind: ListKind | 'tools' | 'resources' | 'prompts', key: string): boolean;
+  isEnabled(server: string, kind: ListKind, key: string): boolean;
   /** The rule for a URI (or a template's own key): its resource switch, else its templates' switches, else the policy. */
   resourceDecision(server: string, uri: string): ResourceDecision;
   /** Called with every live list before it is merged; resolves once the snapshot covers its keys. */

@@ -1,13 +1,13 @@
 // The errors of a refused capability (R10): each names the switch that refused
 // it and the command that turns exactly that switch on.
-import type { ListKind } from '../protocol/capabilities.js';
+import { KINDS, type ListKind } from '../protocol/capabilities.js';
 import { JSONRPC } from '../protocol/errors.js';
 import { joinCommandLine } from '../cli/split.js';
 import { RpcError } from '../mcp/rpc-error.js';
 import type { ResourceDecision } from './gate.js';
 
 export function describe(kind: ListKind): string {
-  return kind === 'tools' ? 'tool' : kind === 'resources' ? 'resource' : kind === 'prompts' ? 'prompt' : 'resource template';
+  return KINDS[kind].label;
 }
 
 /** A command line to run as it is: its words shell-quoted where URIs and templates need it (`?`, `&`, braces). */
@@ -21,7 +21,7 @@ function refusal(message: string, server: string): RpcError {
 }
 
 /** A disabled tool or prompt. */
-export function disabledByName(kind: 'tools' | 'prompts', server: string, name: string): RpcError {
+export function disabledByName(kind: ListKind, server: string, name: string): RpcError {
   return refusal(`${describe(kind)} '${name}' of server '${server}' is disabled in coffer; enable it with ${command('cap', 'enable', server, `${describe(kind)}:${name}`)}`, server);
 }
 

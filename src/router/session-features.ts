@@ -1,31 +1,37 @@
 // The stateful part of MCP routed per client session: resource subscriptions,
 // completion of namespaced prompts and templates, the log level, roots
-// changes, and the end of a session. Lists and calls are the Router's.
+// changes, and the end of a session. It owns the sessions' subscriptions and
+// log levels; the upstreams' messages for clients are routed by what it keeps.
 import { JSONRPC } from '../protocol/errors.js';
 import { RpcError } from '../mcp/rpc-error.js';
 import type { Upstream, UpstreamDirectory } from '../upstreams/upstream.js';
-import { isLogLevel } from './log-levels.js';
-import type { ForwardContext, Router } from './router.js';
+import type { Calls, ForwardContext } from './calls.js';
+import type { SessionInterest } from './client-messages.js';
+import { isLogLevel, LogLevels } from './log-levels.js';
+import { Subscriptions } from './subscriptions.js';
 
 /** How long logging/setLevel waits for each upstream (they apply it in parallel; errors are only logged). */
 const SET_LEVEL_WAIT_MS = 2_000;
 
-export class SessionFeatures {
+export class SessionFeatures implements SessionInterest {
+  private readonly subscriptions = new Subscriptions();
+  private readonly logLevels = new LogLevels();
+
   constructor(
-    private readonly router: Router,
+    private readonly calls: Calls,
     private readonly upstreams: UpstreamDirectory,
     private readonly onError: (message: string, context: Record<string, unknown>) => void,
   ) {}
 
   async subscribe(params: Record<string, unknown>, ctx: ForwardContext): Promise<Record<string, unknown>> {
-    const { upstream, target } = await this.router.resolve('resources', params.uri);
-    this.router.assertEnabled('resources', upstream.name, target.original);
-    const first = this.router.subscriptions.add(target, ctx.sessionId, params.uri as string);
+    const { upstream, target } = await this.calls.resolve('resources', params.uri);
+    this.calls.assertEnabled('resources', upstream.name, target.original);
+    const first = this.subscriptions.add(target, ctx.sessionId, params.uri as string);
     if (first || perSession(upstream)) {
       try {
-        await this.router.send(upstream, 'resources/subscribe', { ...params, uri: target.original }, ctx);
+        await this.calls.send(upstream, 'resources/subscribe', { ...params, uri: target.original }, ctx);
       } catch (error) {
-        this.router.subscriptions.remove(target, ctx.sessionId);
+        this.subscriptions.remove(target, ctx.sessionId);
         throw error;
       }
     }
@@ -33,9 +39,9 @@ export class SessionFeatures {
   }
 
   async unsubscribe(params: Record<string, unknown>, ctx: ForwardContext): Promise<Record<string, unknown>> {
-    const { upstream, target } = await this.router.resolve('resources', params.uri);
-    const last = this.router.subscriptions.remove(target, ctx.sessionId);
-    if (last || perSession(upstream)) await this.router.send(upstream, 'resources/unsubscribe', { ...params, uri: target.original }, ctx);
+    const { upstream, target } = await this.calls.resolve('resources', params.uri);
+    const last = this.subscriptions.remove(target, ctx.sessionId);
+    if (last || perSession(upstream)) await this.calls.send(upstream, 'resources/unsubscribe', { ...params, uri: target.original }, ctx);
     return {};
   }
 
@@ -44,14 +50,14 @@ export class SessionFeatures {
     const ref = params.ref as { type?: unknown; name?: unknown; uri?: unknown } | undefined;
     if (typeof ref !== 'object' || ref === null) throw RpcError.invalidParams('params.ref must be an object');
     if (ref.type === 'ref/prompt') {
-      const { upstream, target } = await this.router.resolve('prompts', ref.name);
-      this.router.assertEnabled('prompts', upstream.name, target.original);
-      return this.router.send(upstream, 'completion/complete', { ...params, ref: { ...ref, name: target.original } }, ctx);
+      const { upstream, target } = await this.calls.resolve('prompts', ref.name);
+      this.calls.assertEnabled('prompts', upstream.name, target.original);
+      return this.calls.send(upstream, 'completion/complete', { ...params, ref: { ...ref, name: target.original } }, ctx);
     }
     if (ref.type === 'ref/resource') {
-      const { upstream, target } = await this.router.resolve('resourceTemplates', ref.uri);
-      this.router.assertEnabled('resourceTemplates', upstream.name, target.original);
-      return this.router.send(upstream, 'completion/complete', { ...params, ref: { ...ref, uri: target.original } }, ctx);
+      const { upstream, target } = await this.calls.resolve('resourceTemplates', ref.uri);
+      this.calls.assertEnabled('resourceTemplates', upstream.name, target.original);
+      return this.calls.send(upstream, 'completion/complete', { ...params, ref: { ...ref, uri: target.original } }, ctx);
     }
     throw RpcError.invalidParams('params.ref.type must be "ref/prompt" or "ref/resource"');
   }
@@ -63,11 +69,11 @@ export class SessionFeatures {
    */
   async setLogLevel(params: Record<string, unknown>, ctx: ForwardContext): Promise<Record<string, unknown>> {
     if (!isLogLevel(params.level)) throw RpcError.invalidParams('params.level must be one of debug, info, notice, warning, error, critical, alert, emergency');
-    this.router.logLevels.set(ctx.sessionId, params.level);
-    const shared = this.router.logLevels.mostVerbose() ?? params.level;
+    this.logLevels.set(ctx.sessionId, params.level);
+    const shared = this.logLevels.mostVerbose() ?? params.level;
     await Promise.all(
       this.upstreams.active().map((upstream) =>
-        within(this.router.send(upstream, 'logging/setLevel', { level: perSession(upstream) ? params.level : shared }, ctx), SET_LEVEL_WAIT_MS).catch((error: unknown) => {
+        within(this.calls.send(upstream, 'logging/setLevel', { level: perSession(upstream) ? params.level : shared }, ctx), SET_LEVEL_WAIT_MS).catch((error: unknown) => {
           // -32601: the upstream has no logging; anything else is worth a line in the log, not a failed setLevel.
           if (!(error instanceof RpcError && error.code === JSONRPC.METHOD_NOT_FOUND)) this.onError('logging/setLevel not applied', { server: upstream.name, error: String(error) });
         }),
@@ -83,14 +89,31 @@ export class SessionFeatures {
     }
   }
 
+  subscribers(server: string, original: string): Array<[string, string]> {
+    return this.subscriptions.subscribers(server, original);
+  }
+
+  admitsLog(session: string, level: unknown, related: boolean): boolean {
+    return this.logLevels.admits(session, level, related);
+  }
+
+  logListeners(): string[] {
+    return this.logLevels.sessions();
+  }
+
+  /** A server was removed or disabled: its subscriptions end with it. */
+  forgetServer(server: string): void {
+    this.subscriptions.dropServer(server);
+  }
+
   /** The session ended: its subscriptions and level go, and so do its per_session connections. */
   sessionClosed(sessionId: string, signal: AbortSignal): void {
-    this.router.logLevels.drop(sessionId);
-    for (const source of this.router.subscriptions.dropSession(sessionId)) {
+    this.logLevels.drop(sessionId);
+    for (const source of this.subscriptions.dropSession(sessionId)) {
       const upstream = this.upstreams.get(source.server);
       if (!upstream || perSession(upstream)) continue;
       const ctx: ForwardContext = { sessionId, requestId: 'unsubscribe', capabilities: {}, signal };
-      this.router.send(upstream, 'resources/unsubscribe', { uri: source.original }, ctx).catch((error: unknown) => this.onError('unsubscribe after session end failed', { server: source.server, error: String(error) }));
+      this.calls.send(upstream, 'resources/unsubscribe', { uri: source.original }, ctx).catch((error: unknown) => this.onError('unsubscribe after session end failed', { server: source.server, error: String(error) }));
     }
     for (const upstream of this.upstreams.active()) if (perSession(upstream)) upstream.command({ type: 'close_session', session: sessionId });
   }

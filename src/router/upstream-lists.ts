@@ -1,8 +1,18 @@
-// The router's copy of each upstream's last list, so a warm downstream list
-// needs no round trip to N actors. It lives exactly as long as the actor's own
-// cache entry (R2: same fetch time and TTL) and is dropped on the same
-// triggers (R3: list_changed, refresh, reconnect, server change).
-import type { ListKind } from '../protocol/capabilities.js';
+// The main thread's one source of upstream lists. Every list the router, the
+// management view or a refresh gets from an actor comes through fetch(), which
+// reconciles live answers (R4, the only place that starts it) and keeps a copy,
+// so a warm downstream list needs no round trip to N actors.
+//
+// Who drops what (R3): the actor drops its own cache on its triggers (the
+// upstream's list_changed, reconnect, session end, refresh). Here, changed()
+// is the only way a copy goes: it is called for every list_changed an actor
+// announces and for every server change, and fetch(fresh) calls it itself. A
+// copy lives no longer than the actor's entry (same fetch time and TTL, R2),
+// and an answer that was in flight when its list changed is not kept. The
+// merged lists derive from the copies' versions, so nothing else is dropped.
+import { kindsChangedWith, LIST_KINDS, type ListKind } from '../protocol/capabilities.js';
+import type { ListAnswer, Upstream } from '../upstreams/upstream.js';
+import type { CapabilityGate } from './gate.js';
 import type { Item } from './merge.js';
 
 export interface UpstreamListCopy {
@@ -13,30 +23,52 @@ export interface UpstreamListCopy {
   expiresAt: number;
 }
 
+export interface Fetched {
+  answer: ListAnswer;
+  /** Settles once the preference snapshot covers a live answer's keys; until then unknown keys follow the server's policy. */
+  reconciled: Promise<void>;
+}
+
 const keyOf = (server: string, kind: ListKind): string => `${server}\u0000${kind}`;
+const NOTHING_TO_RECONCILE = Promise.resolve();
 
 export class UpstreamLists {
   private copies = new Map<string, UpstreamListCopy>();
+  /** Bumped by every drop: an answer fetched under an older generation is stale and not kept. */
+  private generations = new Map<string, number>();
 
-  constructor(private readonly ttlMs: number) {}
+  constructor(
+    private readonly gate: Pick<CapabilityGate, 'observe'>,
+    /** The actors' list cache TTL. */
+    private readonly ttlMs: number,
+  ) {}
 
-  get(server: string, kind: ListKind, now = Date.now()): UpstreamListCopy | undefined {
+  /** The copy of a list, while it is fresh. */
+  cached(server: string, kind: ListKind, now = Date.now()): UpstreamListCopy | undefined {
     const copy = this.copies.get(keyOf(server, kind));
     return copy && copy.expiresAt > now ? copy : undefined;
   }
 
-  set(server: string, kind: ListKind, version: number, items: Item[], fetchedAt: number): UpstreamListCopy {
-    const copy = { version, items, expiresAt: fetchedAt + this.ttlMs };
-    this.copies.set(keyOf(server, kind), copy);
-    return copy;
+  /** Asks the actor (which answers from its cache unless `fresh`); the request is posted before this returns. */
+  async fetch(upstream: Upstream, kind: ListKind, fresh: boolean): Promise<Fetched> {
+    const key = keyOf(upstream.name, kind);
+    if (fresh) this.drop(key);
+    const generation = this.generations.get(key) ?? 0;
+    const answer = await upstream.list(kind, fresh);
+    if (!answer.ok) return { answer, reconciled: NOTHING_TO_RECONCILE };
+    const items = answer.state === 'live' ? answer.items : [];
+    const reconciled = answer.state === 'live' ? this.gate.observe(upstream, kind, items, answer.version) : NOTHING_TO_RECONCILE;
+    if ((this.generations.get(key) ?? 0) === generation) this.copies.set(key, { version: answer.version, items, expiresAt: answer.fetchedAt + this.ttlMs });
+    return { answer, reconciled };
   }
 
-  forgetKind(server: string, kind: ListKind): void {
-    this.copies.delete(keyOf(server, kind));
+  /** R3: an upstream's list of this kind (and those announced with it) changed; without a kind, the whole server did. */
+  changed(server: string, kind?: ListKind): void {
+    for (const changed of kind === undefined ? LIST_KINDS : kindsChangedWith(kind)) this.drop(keyOf(server, changed));
   }
 
-  forget(server: string): void {
-    const prefix = `${server}\u0000`;
-    for (const key of this.copies.keys()) if (key.startsWith(prefix)) this.copies.delete(key);
+  private drop(key: string): void {
+    this.copies.delete(key);
+    this.generations.set(key, (this.generations.get(key) ?? 0) + 1);
   }
 }

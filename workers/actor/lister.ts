@@ -3,7 +3,7 @@
 // that fails on a reused connection evicts it and is retried once on a fresh
 // one. Keeps the cache in step with the upstream's list_changed and sessions.
 import type { ActorEvent, ListOutcome } from '../../src/protocol/actor.js';
-import { IDENTITY_FIELD, LIST_METHOD, LIST_RESULT_FIELD, type ListKind } from '../../src/protocol/capabilities.js';
+import { CAPABILITY_FLAG as CAPABILITY, IDENTITY_FIELD, KINDS_CHANGED_BY as CHANGED_KINDS, LIST_METHOD, LIST_RESULT_FIELD, type ListKind } from '../../src/protocol/capabilities.js';
 import { JSONRPC, type ErrorBody, type ErrorCode } from '../../src/protocol/errors.js';
 import { encodeList } from '../../src/protocol/list-codec.js';
 import type { ServerConfig } from '../../src/protocol/server-config.js';
@@ -15,21 +15,6 @@ import type { ActorLog } from './log.js';
 import { nestsDeeperThan } from './nesting.js';
 import { normaliseItems } from './normalise-schema.js';
 import type { Supervisor } from './supervisor.js';
-
-/** Which cached kinds an upstream notification invalidates. */
-const CHANGED_KINDS: Record<string, ListKind[]> = {
-  'notifications/tools/list_changed': ['tools'],
-  'notifications/resources/list_changed': ['resources', 'resourceTemplates'],
-  'notifications/prompts/list_changed': ['prompts'],
-};
-
-/** The initialize capability that covers each kind. */
-const CAPABILITY: Record<ListKind, 'tools' | 'resources' | 'prompts'> = {
-  tools: 'tools',
-  resources: 'resources',
-  resourceTemplates: 'resources',
-  prompts: 'prompts',
-};
 
 /**
  * A flood of list_changed becomes at most one announcement per kind per window

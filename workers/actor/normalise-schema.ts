@@ -1,7 +1,7 @@
 // Makes an upstream's list items acceptable to strict SDK clients downstream:
 // one malformed tool must not make a client reject the whole merged tools/list.
 // Valid items are returned as the same objects; only broken ones are rebuilt.
-import type { ListKind } from '../../src/protocol/capabilities.js';
+import { IDENTITY_FIELD as KEY_FIELD, type ListKind } from '../../src/protocol/capabilities.js';
 
 export type Item = Record<string, unknown>;
 
@@ -10,13 +10,6 @@ export interface NormaliseResult {
   /** What was changed or dropped and why, for the actor's log file. */
   notes: string[];
 }
-
-const KEY_FIELD: Record<ListKind, string> = {
-  tools: 'name',
-  prompts: 'name',
-  resources: 'uri',
-  resourceTemplates: 'uriTemplate',
-};
 
 function isObject(value: unknown): value is Item {
   return typeof value === 'object' && value !== null && !Array.isArray(value);

@@ -4,6 +4,7 @@ import type { Database, Statement } from 'better-sqlite3';
 import type { DbWriterApi, InvocationRow } from '../../src/protocol/db.js';
 import type { InvocationKind, InvocationRecord, InvocationStatus } from '../../src/protocol/events.js';
 import { clipText } from '../../src/protocol/untrusted-text.js';
+import { CAPABILITY_TYPES } from '../../src/protocol/capabilities.js';
 import { now } from './clock.js';
 
 type InvocationFilter = Parameters<DbWriterApi['listInvocations']>[0];
@@ -11,7 +12,7 @@ type InvocationFilter = Parameters<DbWriterApi['listInvocations']>[0];
 export const DEFAULT_INVOCATION_LIMIT = 100;
 export const MAX_INVOCATION_LIMIT = 10_000;
 
-const KINDS: ReadonlySet<string> = new Set<InvocationKind>(['tool', 'resource', 'prompt']);
+const KINDS: ReadonlySet<string> = new Set<InvocationKind>(CAPABILITY_TYPES);
 export const INVOCATION_STATUSES: ReadonlySet<string> = new Set<InvocationStatus>(['ok', 'error', 'timeout', 'denied']);
 
 type Stored = [string, string, InvocationKind, string, number, InvocationStatus, string | null, number | null];

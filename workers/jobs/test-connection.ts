@@ -4,11 +4,9 @@
 import { Connection, RequestFailure } from '../actor/connection.js';
 import { openLog } from '../actor/log.js';
 import type { TestConnectionReport, TestConnectionTask } from '../../src/protocol/jobs.js';
-import { LIST_METHOD, LIST_RESULT_FIELD } from '../../src/protocol/capabilities.js';
+import { LIST_METHOD, LIST_RESULT_FIELD, PRIMARY_KINDS } from '../../src/protocol/capabilities.js';
 import { JSONRPC, messageOf } from '../../src/protocol/errors.js';
 
-/** The kinds counted (resource templates are not): each is also the server capability that advertises it. */
-const KINDS = ['tools', 'resources', 'prompts'] as const;
 
 
 export default async function testConnection(task: TestConnectionTask): Promise<TestConnectionReport> {
@@ -22,7 +20,8 @@ export default async function testConnection(task: TestConnectionTask): Promise<
     connection = await Connection.create(task.config, log, { onLost: () => undefined, onNotification: () => undefined }, {});
     await connection.connect();
     const capabilities: NonNullable<TestConnectionReport['capabilities']> = { tools: null, resources: null, prompts: null };
-    for (const kind of KINDS) {
+    // Resource templates are not counted: each primary kind is also the server capability that advertises it.
+    for (const kind of PRIMARY_KINDS) {
       if (!connection.capabilities[kind]) continue;
       try {
         const result = await connection.request(LIST_METHOD[kind], undefined, { timeoutMs: Math.max(1, deadline - Date.now()) });

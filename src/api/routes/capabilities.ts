@@ -1,14 +1,12 @@
 // /servers/{name}/capabilities, /refresh and /test: the management view of
 // ADR-004 (R6, R8), the switches (R10), refresh (R3) and test connection (R9).
 import type { ConnectionTester } from '../../jobs/connection-tester.js';
-import type { CapabilityType } from '../../protocol/capabilities.js';
+import { CAPABILITY_TYPES as TYPES, type CapabilityType } from '../../protocol/capabilities.js';
 import type { PreferenceChange } from '../../protocol/db.js';
 import { CofferError } from '../../protocol/errors.js';
 import type { CapabilityService } from '../../registry/capabilities.js';
 import type { Registry } from '../../registry/registry.js';
 import type { Route } from '../http-api.js';
-
-const TYPES: readonly CapabilityType[] = ['tool', 'resource', 'prompt'];
 
 function invalid(field: string, message: string): CofferError {
   return new CofferError('CONFIG_INVALID', `${field}: ${message}`, { errors: [{ field, message }] });

@@ -1,11 +1,10 @@
 // `coffer mcp cap list|enable|disable`, `coffer mcp refresh` (over the admin
 // WebSocket, with progress), `coffer mcp test`: a server's capabilities (live
 // lists joined with the stored preferences) and its connection.
-import type { CapabilitiesView } from '../../protocol/capabilities.js';
 import { AdminConnectionError, connectAdmin, type AdminClient } from '../../admin/client.js';
 import { daemonFilePath } from '../../daemon/daemon-file.js';
 import { ADMIN_CLOSE, type ProgressMessage } from '../../protocol/admin.js';
-import type { CapabilityType } from '../../protocol/capabilities.js';
+import { CAPABILITY_TYPES, KINDS, LIST_KINDS, type CapabilitiesView, type CapabilityType } from '../../protocol/capabilities.js';
 import { ERROR_HTTP_STATUS } from '../../protocol/errors.js';
 import { daemonUnreachable, type ApiClient } from '../api-client.js';
 import { expectPositionals } from '../args.js';
@@ -33,12 +32,8 @@ interface TestResult {
   error?: unknown;
 }
 
-const KINDS = [
-  ['tools', 'tools', 'tool'],
-  ['resources', 'resources', 'resource'],
-  ['resource_templates', 'resource templates', 'resource'],
-  ['prompts', 'prompts', 'prompt'],
-] as const;
+/** Per kind: its field in the view, its heading, its REF prefix. */
+const SECTIONS = LIST_KINDS.map((kind) => [KINDS[kind].viewField, `${KINDS[kind].label}s`, KINDS[kind].preferenceType] as const);
 
 const UPSTREAM_DOWN = ['UPSTREAM_UNAVAILABLE', 'UPSTREAM_TIMEOUT'];
 
@@ -56,7 +51,7 @@ const yesNo = (value: boolean): string => (value ? 'yes' : 'no');
 
 function printCapabilities(view: CapabilitiesView): void {
   printLine(`server '${view.server}'`);
-  for (const [field, label, type] of KINDS) {
+  for (const [field, label, type] of SECTIONS) {
     const kind = view[field];
     if (!kind) continue;
     const enabled = kind.items.filter((item) => item.enabled).length;
@@ -100,8 +95,7 @@ function printKnown(known: KnownCapability[]): void {
     return;
   }
   printLine('the upstream is not reachable; the known capabilities (not live):');
-  const order: CapabilityType[] = ['tool', 'resource', 'prompt'];
-  const sorted = [...known].sort((a, b) => order.indexOf(a.capability_type) - order.indexOf(b.capability_type));
+  const sorted = [...known].sort((a, b) => CAPABILITY_TYPES.indexOf(a.capability_type) - CAPABILITY_TYPES.indexOf(b.capability_type));
   printTable(
     [['REF', 'ENABLED', 'LIVE', 'LAST SEEN'], ...sorted.map((k) => [formatCapabilityRef(k), yesNo(k.enabled), 'no', k.last_seen_at ?? '-'])],
     '  ',

@@ -1,0 +1,149 @@
+// Routed requests: resolve the exposed name or URI to its upstream, check its
+// switch (R10), send it with the original name, and record the invocation.
+// Also keeps the calls in flight, which the upstreams' progress and requests
+// for clients are matched to.
+import { CAPABILITY_TYPE_OF, IDENTITY_FIELD, type CallKind, type ListKind } from '../protocol/capabilities.js';
+import { JSONRPC } from '../protocol/errors.js';
+import type { ClientRef, ForwardOutcome } from '../protocol/actor.js';
+import type { InvocationRecord, InvocationStatus } from '../protocol/events.js';
+import { RpcError } from '../mcp/rpc-error.js';
+import type { Upstream, UpstreamDirectory } from '../upstreams/upstream.js';
+import type { CallRoute } from './client-messages.js';
+import { exposeResultUris } from './expose-results.js';
+import type { CapabilityGate } from './gate.js';
+import type { Namespaced } from './namespace.js';
+import type { Namespaces, ServerDirectory } from './namespaces.js';
+import { describe, disabledByName, disabledResource } from './refusals.js';
+import { resolveExposed, type ResolverDirectory } from './resolver.js';
+import { normaliseUri } from './uri-rule.js';
+
+export interface ForwardContext {
+  sessionId: string;
+  /** The downstream request id: the upstream's requests and notifications during the call go on its stream. */
+  requestId: string | number;
+  /** What the session declared (per_session connections declare the same). */
+  capabilities: Record<string, unknown>;
+  /** Present when the client asked for progress (its progressToken). */
+  onProgress?: (progress: { progress: number; total?: number; message?: string }) => void;
+  signal: AbortSignal;
+}
+
+function statusOf(error: unknown): { status: InvocationStatus; error_code: number | null } {
+  const code = error instanceof RpcError ? error.code : JSONRPC.INTERNAL_ERROR;
+  if (code === JSONRPC.TOOL_DISABLED) return { status: 'denied', error_code: code };
+  return { status: code === JSONRPC.UPSTREAM_TIMEOUT ? 'timeout' : 'error', error_code: code };
+}
+
+export class Calls {
+  /** Forwarded requests in flight, by forward id. */
+  private inFlight = new Map<string, ForwardContext>();
+  private nextForwardId = 0;
+
+  constructor(
+    private readonly upstreams: UpstreamDirectory,
+    private readonly gate: CapabilityGate,
+    /** Registered, enabled or not: a disabled server is refused as such, not as unknown. */
+    private readonly servers: ServerDirectory,
+    private readonly namespaces: Namespaces,
+    /** Where exposed names are looked up: the merged lists. */
+    private readonly directory: ResolverDirectory,
+    /** A routed call finished (or was refused by its switch). */
+    private readonly onInvocation: (record: InvocationRecord) => void,
+  ) {}
+
+  /** Routes tools/call, resources/read or prompts/get to its upstream with the original name / URI; URIs in the result come back exposed. */
+  async forward(kind: CallKind, method: string, params: Record<string, unknown>, ctx: ForwardContext): Promise<Record<string, unknown>> {
+    const field = IDENTITY_FIELD[kind];
+    const { upstream, target } = await this.resolve(kind, params[field]);
+    const started = Date.now();
+    const record = (outcome: { status: InvocationStatus; error_code: number | null }) =>
+      this.onInvocation({ at: new Date(started).toISOString(), server: upstream.name, kind: CAPABILITY_TYPE_OF[kind], key: target.original, duration_ms: Date.now() - started, session: ctx.sessionId, ...outcome });
+    try {
+      this.assertEnabled(kind, upstream.name, target.original);
+      const result = await this.send(upstream, method, { ...params, [field]: target.original }, ctx);
+      record({ status: 'ok', error_code: null });
+      return exposeResultUris(kind, result, this.namespaces.of(upstream.name));
+    } catch (error) {
+      record(statusOf(error));
+      throw error;
+    }
+  }
+
+  /** Forwards one request to one upstream as it is; the upstream's error becomes an RpcError. */
+  async send(upstream: Upstream, method: string, params: Record<string, unknown>, ctx: ForwardContext): Promise<Record<string, unknown>> {
+    const id = `f${++this.nextForwardId}`;
+    const onAbort = () => upstream.cancel(id, String(ctx.signal.reason ?? 'cancelled by client'));
+    ctx.signal.addEventListener('abort', onAbort, { once: true });
+    this.inFlight.set(id, ctx);
+    let outcome: ForwardOutcome;
+    try {
+      outcome = await upstream.forward({
+        id,
+        method,
+        params: stripProgressToken(params),
+        progress: ctx.onProgress !== undefined,
+        // The capabilities only matter to a per_session connection (it declares them): no clone per call otherwise.
+        client: { session: ctx.sessionId, capabilities: upstream.config.session_mode === 'per_session' ? ctx.capabilities : {} } satisfies ClientRef,
+      });
+    } finally {
+      ctx.signal.removeEventListener('abort', onAbort);
+      this.inFlight.delete(id);
+    }
+    if (!outcome.ok) throw RpcError.from(outcome.error);
+    return outcome.result;
+  }
+
+  /** The call a forward id belongs to, while it is in flight. */
+  routeOf(forwardId: string): CallRoute | undefined {
+    return this.inFlight.get(forwardId);
+  }
+
+  /** Progress the actor reported for a forwarded request. */
+  progress(forwardId: string, progress: { progress: number; total?: number; message?: string }): void {
+    this.inFlight.get(forwardId)?.onProgress?.(progress);
+  }
+
+  /** The enabled upstream an exposed name or URI belongs to, and its original form (a resource URI normalised: what is gated is what is read). */
+  async resolve(kind: ListKind, value: unknown): Promise<{ upstream: Upstream; target: Namespaced }> {
+    const what = describe(kind);
+    const byName = IDENTITY_FIELD[kind] === 'name';
+    if (typeof value !== 'string') throw RpcError.invalidParams(`the ${what} ${byName ? 'name' : 'URI'} must be a string`);
+    const resolution = await resolveExposed(this.directory, kind, value);
+    if (resolution && 'ambiguous' in resolution) {
+      throw RpcError.coffer(JSONRPC.INVALID_PARAMS, 'RESOURCE_NOT_FOUND', `unknown ${what} '${value}': none of the unprefixed servers (${resolution.ambiguous.join(', ')}) lists it, and coffer never guesses between them`);
+    }
+    const upstream = resolution ? this.upstreams.get(resolution.server) : undefined;
+    if (resolution && !upstream && this.servers.config(resolution.server)) {
+      throw RpcError.coffer(JSONRPC.TOOL_DISABLED, 'TOOL_DISABLED', `server '${resolution.server}' is disabled in coffer; enable it with 'coffer mcp enable ${resolution.server}'`, { server: resolution.server });
+    }
+    if (!resolution || !upstream) {
+      const expected = byName ? '<namespace>__<name>' : 'coffer://<namespace>/<uri>';
+      throw RpcError.coffer(JSONRPC.INVALID_PARAMS, 'RESOURCE_NOT_FOUND', `unknown ${what} '${value}': expected ${expected} of an enabled server`);
+    }
+    return { upstream, target: kind === 'resources' ? { server: resolution.server, original: normaliseUri(resolution.original) } : resolution };
+  }
+
+  /** R10: a disabled capability is refused as such (calls, subscriptions, completion). */
+  assertEnabled(kind: CallKind | 'resourceTemplates', server: string, key: string): void {
+    // Named kinds have one switch per name; resources (and templates) are governed by URI rules.
+    if (IDENTITY_FIELD[kind] === 'name') {
+      if (!this.gate.isEnabled(server, kind, key)) throw disabledByName(kind, server, key);
+      return;
+    }
+    const decision = this.gate.resourceDecision(server, key);
+    if (!decision.enabled) throw disabledResource(server, key, decision);
+  }
+}
+
+/** The actor asks the upstream for progress with its own token; the client's stays with the router. */
+function stripProgressToken(params: Record<string, unknown>): Record<string, unknown> {
+  const meta = params._meta as Record<string, unknown> | undefined;
+  if (!meta || !('progressToken' in meta)) return params;
+  const { progressToken: _dropped, ...rest } = meta;
+  return Object.keys(rest).length === 0 ? omit(params, '_meta') : { ...params, _meta: rest };
+}
+
+function omit(object: Record<string, unknown>, key: string): Record<string, unknown> {
+  const { [key]: _dropped, ...rest } = object;
+  return rest;
+}
