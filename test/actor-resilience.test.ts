@@ -55,13 +55,13 @@ t.test('a list timeout is UPSTREAM_TIMEOUT and is not retried', async (t) => {
   t.ok(took >= 280 && took < 1_500, `answered after the request timeout (${took} ms)`);
   t.equal(actor.events.length, before, 'no reconnect');
   t.notMatch(actor.log(), /evicting/);
-  t.match(await actor.handle.status(), { state: 'ready' }, 'a hung list does not take the connection down');
+  t.match(actor.handle.lastStatus, { state: 'ready' }, 'a hung list does not take the connection down');
 });
 
 t.test('a stdio process that stops answering altogether (not even ping) is replaced after a timeout', async (t) => {
   const actor = startActor(t, stdioFixture('frozen', [], { request_ms: 300 }), FAST_BACKOFF);
   await actor.waitForState('ready');
-  const frozen = (await actor.handle.status()).pid!;
+  const frozen = actor.handle.lastStatus.pid!;
   process.kill(frozen, 'SIGSTOP');
   t.teardown(() => {
     if (isAlive(frozen)) process.kill(frozen, 'SIGKILL');
@@ -69,7 +69,7 @@ t.test('a stdio process that stops answering altogether (not even ping) is repla
   const before = actor.events.length;
   t.match(await actor.handle.list('tools', true), { ok: false, error: { code: 'UPSTREAM_TIMEOUT' } });
   await actor.waitForState('ready', before, 15_000);
-  const replacement = (await actor.handle.status()).pid;
+  const replacement = actor.handle.lastStatus.pid;
   t.not(replacement, frozen, `a new process (${replacement}) replaced the frozen one (${frozen})`);
   t.match(await actor.handle.list('tools', true), { ok: true, state: 'live' }, 'and answers');
   t.match(actor.log(), /session lost: upstream unreachable/);
@@ -102,7 +102,7 @@ t.test('forward: timeout, cancel, upstream crash mid-call, then recovery', async
   await actor.waitFor(() => /cancelled slow/.test(actor.log()), 2_000).catch(() => {});
   t.match(actor.log(), /cancelled slow/, 'the upstream got notifications/cancelled');
 
-  const pidBefore = (await actor.handle.status()).pid!;
+  const pidBefore = actor.handle.lastStatus.pid!;
   const crashStarted = Date.now();
   const crashed = await callTool(actor, 'crash');
   t.match(crashed, { ok: false, error: { code: -32010, data: { code: 'UPSTREAM_UNAVAILABLE', server: 'crashy' } } });

@@ -2,7 +2,7 @@
 // and SSE: lists, the list cache, forwarding, progress, environment.
 import { createRequire } from 'node:module';
 import t from 'tap';
-import type { ActorListAnswer } from '../src/upstreams/actor-handle.js';
+import type { ActorListAnswer } from '../src/upstreams/actor.js';
 import { callTool, startActor, toolJson } from './fixtures/actor-harness.js';
 import { networkConfig, serverConfig, startNetworkFixture, stdioFixture } from './fixtures/fixture-servers.js';
 
@@ -85,7 +85,7 @@ t.test('unsupported kinds: not advertised, or -32601; cached, not errors', async
   t.notMatch(actor.log(), /evicting/, 'a -32601 does not evict the connection');
 });
 
-t.test('list cache: hits, fresh, TTL, dropCache, shared in-flight fetch', async (t) => {
+t.test('list cache: hits, fresh, TTL, list_changed, shared in-flight fetch', async (t) => {
   const actor = startActor(t, stdioFixture('cached'), { cacheTtlMs: 400 });
   await actor.waitForState('ready');
   const stats = async () => (toolJson(await callTool(actor, 'stats')).lists as Record<string, number>).tools ?? 0;
@@ -104,14 +104,20 @@ t.test('list cache: hits, fresh, TTL, dropCache, shared in-flight fetch', async 
   t.match(await actor.handle.list('tools', false), { ok: true, cached: false }, 'expired after the TTL');
   t.equal(await stats(), 3);
 
-  actor.handle.dropCache();
-  t.match(await actor.handle.list('tools', false), { ok: true, cached: false }, 'dropCache empties the cache');
+  // R3: the upstream's list_changed empties the cache.
+  const dropped = async (): Promise<void> => {
+    const seen = actor.events.length;
+    t.ok((await callTool(actor, 'mutate')).ok);
+    await actor.waitFor((event) => event.type === 'list_changed' && event.kind === 'tools' && actor.events.indexOf(event) >= seen);
+  };
+  await dropped();
+  t.match(await actor.handle.list('tools', false), { ok: true, cached: false }, 'list_changed empties the cache');
   t.equal(await stats(), 4);
 
-  actor.handle.dropCache();
+  await dropped();
   // Three lists posted together after the cache was dropped: one upstream request serves them all.
   const together = await Promise.all([actor.handle.list('tools', false), actor.handle.list('tools', false), actor.handle.list('tools', false)]);
-  t.ok(together.every((answer) => answer.ok && answer.state === 'live' && answer.items.length === 7));
+  t.ok(together.every((answer) => answer.ok && answer.state === 'live' && answer.items.length === 9), 'all three see both added tools');
   t.equal(await stats(), 5, 'concurrent lists shared one upstream request');
 });
 

@@ -19,9 +19,8 @@ function fakeUpstream(name: string, list: () => Promise<ListAnswer>): Upstream {
     list,
     forward: () => Promise.reject(new Error('not used')),
     cancel: () => undefined,
-    dropCache: () => undefined,
     command: () => undefined,
-    status: () => ({ server: name, state: 'ready', since: Date.now(), attempts: 0, lastError: null, serverInfo: null, protocolVersion: null, pid: null }),
+    lastStatus: { server: name, state: 'ready', since: Date.now(), attempts: 0, lastError: null, serverInfo: null, protocolVersion: null, pid: null },
   };
 }
 

@@ -115,9 +115,6 @@ export interface ActorStatus {
 export interface ActorApi {
   /** `fresh` bypasses (and replaces) the cache. */
   list(kind: ListKind, fresh: boolean): Promise<ListOutcome>;
-  /** R3: drop the list cache (all kinds). */
-  dropCache(): void;
-  status(): ActorStatus;
   /** Close the connection, stop the child process (SIGTERM, then SIGKILL), state `stopped`. */
   shutdown(): Promise<void>;
 }

@@ -124,7 +124,7 @@ export class Router extends EventEmitter<RouterEvents> {
   upstreamInstructions(): UpstreamInstructions[] {
     const found: UpstreamInstructions[] = [];
     for (const upstream of this.upstreams.active()) {
-      const { state, instructions } = upstream.status();
+      const { state, instructions } = upstream.lastStatus;
       if (state === 'ready' && instructions) found.push({ server: upstream.name, namespace: this.namespaces.of(upstream.name), text: instructions });
     }
     return found;

@@ -1,5 +1,5 @@
-// What the router needs of one upstream: the pool's entries implement it over
-// an actor worker; nothing in the router knows about threads.
+// What the router needs of one upstream: UpstreamActor implements it over an
+// actor worker; nothing in the router knows about threads.
 import type { ActorCommand, ActorStatus, ForwardOutcome, ForwardRequest } from '../protocol/actor.js';
 import type { ListKind } from '../protocol/capabilities.js';
 import type { ErrorBody } from '../protocol/errors.js';
@@ -17,10 +17,9 @@ export interface Upstream {
   list(kind: ListKind, fresh: boolean): Promise<ListAnswer>;
   forward(req: ForwardRequest): Promise<ForwardOutcome>;
   cancel(id: string, reason: string): void;
-  dropCache(): void;
   command(command: ActorCommand): void;
-  /** The last status the actor reported. */
-  status(): ActorStatus;
+  /** The status from the actor's last state event (no round trip). */
+  readonly lastStatus: ActorStatus;
 }
 
 export interface UpstreamDirectory {

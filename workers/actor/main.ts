@@ -98,8 +98,6 @@ init.calls.on('message', (message: CallMessage) => {
 
 const api: ActorApi = {
   list: async (kind, fresh) => transferable(await lister.list(kind, fresh)),
-  dropCache: () => void cache.dropAll(),
-  status: () => supervisor.status(),
   shutdown: async () => {
     forwarder.cancelAll('actor shutting down');
     relay.abandonAll();

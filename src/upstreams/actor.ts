@@ -1,7 +1,9 @@
-// The main-thread side of one upstream actor: spawns its worker, calls it over
+// The main thread's one object per upstream: it boots the upstream's actor
+// worker (in its turn), holds calls made meanwhile, calls the worker over
 // comlink (forwards, cancels and commands over their own port), decodes list
 // payloads, relays its events, and makes sure that a dead or stuck worker
-// neither hangs callers nor leaves a child process behind.
+// neither hangs callers nor leaves a child process behind; a worker that died
+// is replaced when the owner asks for that.
 import { MessageChannel, Worker } from 'node:worker_threads';
 import type { ActorApi, ActorCommand, ActorEvent, ActorInit, ActorStatus, ActorTuning, CallMessage, ForwardAnswer, ForwardOutcome, ForwardRequest, ListOutcome } from '../protocol/actor.js';
 import type { ListKind } from '../protocol/capabilities.js';
@@ -11,19 +13,24 @@ import { decodeList } from '../protocol/list-codec.js';
 import type { ServerConfig } from '../protocol/server-config.js';
 import { actorEntry } from '../paths.js';
 import { approximateChars, busyForward, inFlight, MAX_IN_FLIGHT_PER_UPSTREAM } from './in-flight.js';
+import type { Upstream } from './upstream.js';
 
-export interface ActorSpawnOptions {
+export interface ActorOptions {
   config: ServerConfig;
   /** Where the actor appends its notes and a stdio child's stderr. */
   logFile: string;
   tuning: ActorTuning;
   /** How long stop() lets the actor shut down cleanly before terminating it (default 6 s). */
   shutdownDeadlineMs?: number;
+  /** Waits for a turn to boot, with the function that ends the turn (on the worker's first event or its exit). Absent: boot at once. */
+  bootSlot?: () => Promise<() => void>;
+  /** A worker that died without stop() is replaced this long after its death. Absent: it is not. */
+  respawnDelayMs?: number;
 }
 
 export interface ActorCallbacks {
   onEvent(event: ActorEvent): void;
-  /** The worker died without stop() (crash, out of memory). Called at most once. */
+  /** The worker died without stop() (crash, out of memory). Called once per worker. */
   onExit(reason: string): void;
   /** Something the worker sent could not be read here (a message lost on its way): for the daemon's log. */
   onLost?(what: string, reason: string): void;
@@ -35,22 +42,6 @@ export type ActorListAnswer =
   | { ok: true; state: 'unsupported'; kind: ListKind; version: number; fetchedAt: number; cached: boolean }
   | { ok: false; kind: ListKind; error: ErrorBody };
 
-export interface ActorHandle {
-  readonly server: string;
-  list(kind: ListKind, fresh: boolean): Promise<ActorListAnswer>;
-  forward(req: ForwardRequest): Promise<ForwardOutcome>;
-  cancel(id: string, reason: string): void;
-  dropCache(): void;
-  /** One-way; dropped when the actor is gone. */
-  command(command: ActorCommand): void;
-  /** Asks the actor; a dead actor answers with its last known status, state `failed` (`stopped` after stop()). */
-  status(): Promise<ActorStatus>;
-  /** The status from the last state event (no round trip). */
-  readonly lastStatus: ActorStatus;
-  /** Shuts the actor down (child stopped), terminates the worker after the deadline. Idempotent. */
-  stop(): Promise<void>;
-}
-
 const DEFAULT_SHUTDOWN_DEADLINE_MS = 6_000;
 /**
  * The actor answers every forward itself within connect_ms + request_ms; this
@@ -60,6 +51,11 @@ const DEFAULT_SHUTDOWN_DEADLINE_MS = 6_000;
 const ANSWER_GRACE_MS = 5_000;
 /** A smaller young generation saves ~5 MB of RSS per actor; actors allocate little. */
 const ACTOR_RESOURCE_LIMITS = { maxYoungGenerationSizeMb: 2, maxOldGenerationSizeMb: 256 };
+const NOT_STARTED = 'actor stopped before it started';
+
+function initialStatus(server: string): ActorStatus {
+  return { server, state: 'connecting', since: Date.now(), attempts: 0, lastError: null, serverInfo: null, protocolVersion: null, pid: null };
+}
 
 /** The answer of an actor that is not running (dead, stopped, or stopped before it booted). */
 export function unavailableList(server: string, kind: ListKind, reason: string): Extract<ActorListAnswer, { ok: false }> {
@@ -76,167 +72,206 @@ export function unavailableForward(server: string, reason: string): ForwardOutco
   return { ok: false, error: { code: JSONRPC.UPSTREAM_UNAVAILABLE, message: `${server}: ${reason}`, data: { code: 'UPSTREAM_UNAVAILABLE', server } } };
 }
 
-class WorkerActor implements ActorHandle {
-  readonly server: string;
+export class UpstreamActor implements Upstream {
   lastStatus: ActorStatus;
-  private readonly worker: Worker;
-  private readonly remote: Remote<ActorApi>;
-  private readonly events: MessageChannel['port1'];
-  private readonly calls: MessageChannel['port1'];
+  private worker: Worker | null = null;
+  private remote: Remote<ActorApi> | null = null;
+  private calls: MessageChannel['port1'] | null = null;
+  /** Whether the worker was started: false once stop() came before its boot turn. */
+  private started: Promise<boolean>;
+  /** Why the current worker is gone; null while it runs or boots. */
+  private exitReason: string | null = null;
+  private exited: Promise<string> = Promise.resolve(NOT_STARTED);
   /** Forwards waiting for their answer, by seq; the worker's exit settles those left. */
   private readonly answers = new Map<number, (outcome: ForwardOutcome) => void>();
   private nextSeq = 0;
-  private exitReason: string | null = null;
-  private readonly exited: Promise<string>;
   /** Settles each comlink call still waiting when the worker exits (comlink would never settle it). */
   private readonly waitingCalls = new Set<(reason: string) => void>();
   private stopping: Promise<void> | null = null;
   private cleanShutdown = false;
 
   constructor(
-    private readonly options: ActorSpawnOptions,
+    private readonly options: ActorOptions,
     private readonly callbacks: ActorCallbacks,
   ) {
-    this.server = options.config.name;
-    this.lastStatus = {
-      server: this.server,
-      state: 'connecting',
-      since: Date.now(),
-      attempts: 0,
-      lastError: null,
-      serverInfo: null,
-      protocolVersion: null,
-      pid: null,
-    };
+    this.lastStatus = initialStatus(this.name);
+    this.started = this.boot();
+  }
+
+  get name(): string {
+    return this.options.config.name;
+  }
+
+  get config(): ServerConfig {
+    return this.options.config;
+  }
+
+  private boot(): Promise<boolean> {
+    const { bootSlot } = this.options;
+    if (!bootSlot) {
+      this.spawn(() => undefined);
+      return Promise.resolve(true);
+    }
+    return bootSlot().then((release) => {
+      if (this.stopping) {
+        release();
+        return false;
+      }
+      this.spawn(release);
+      return true;
+    });
+  }
+
+  private spawn(release: () => void): void {
     const events = new MessageChannel();
     const calls = new MessageChannel();
-    const init: ActorInit = { config: options.config, logFile: options.logFile, tuning: options.tuning, events: events.port2, calls: calls.port2 };
-    this.worker = new Worker(actorEntry(), {
+    const init: ActorInit = { config: this.config, logFile: this.options.logFile, tuning: this.options.tuning, events: events.port2, calls: calls.port2 };
+    const worker = new Worker(actorEntry(), {
       workerData: init,
       transferList: [events.port2, calls.port2],
       resourceLimits: ACTOR_RESOURCE_LIMITS,
     });
-    this.remote = Comlink.wrap<ActorApi>(endpoint(this.worker));
-    this.events = events.port1;
-    this.events.on('message', (event: ActorEvent) => {
+    this.worker = worker;
+    this.remote = Comlink.wrap<ActorApi>(endpoint(worker));
+    this.calls = calls.port1;
+    events.port1.on('message', (event: ActorEvent) => {
+      release();
       if (event.type === 'state') this.lastStatus = event.status;
       this.callbacks.onEvent(event);
     });
     // A message that cannot be deserialised here is lost: the forward it answered ends at its own bound.
-    this.events.on('messageerror', (error) => this.callbacks.onLost?.('an event', messageOf(error)));
-    this.worker.on('messageerror', (error) => this.callbacks.onLost?.('a list or status answer', messageOf(error)));
-    this.calls = calls.port1;
-    this.calls.on('messageerror', (error) => this.callbacks.onLost?.('a call answer', messageOf(error)));
-    this.calls.on('message', (answer: ForwardAnswer) => {
-      this.answers.get(answer.seq)?.('outcome' in answer ? answer.outcome : unavailableForward(this.server, `actor call failed: ${answer.failure}`));
+    events.port1.on('messageerror', (error) => this.callbacks.onLost?.('an event', messageOf(error)));
+    worker.on('messageerror', (error) => this.callbacks.onLost?.('a list or status answer', messageOf(error)));
+    calls.port1.on('messageerror', (error) => this.callbacks.onLost?.('a call answer', messageOf(error)));
+    calls.port1.on('message', (answer: ForwardAnswer) => {
+      this.answers.get(answer.seq)?.('outcome' in answer ? answer.outcome : unavailableForward(this.name, `actor call failed: ${answer.failure}`));
     });
 
     let failure: string | null = null;
-    this.worker.on('error', (error) => (failure = messageOf(error)));
+    worker.on('error', (error) => (failure = messageOf(error)));
     this.exited = new Promise((resolve) => {
-      this.worker.once('exit', (code) => {
-        this.exitReason = this.stopping ? 'actor stopped' : (failure ?? `actor worker exited with code ${code}`);
-        this.events.close();
-        this.calls.close();
-        for (const settle of [...this.answers.values()]) settle(unavailableForward(this.server, this.exitReason));
+      worker.once('exit', (code) => {
+        release();
+        const reason = this.stopping ? 'actor stopped' : (failure ?? `actor worker exited with code ${code}`);
+        this.exitReason = reason;
+        events.port1.close();
+        calls.port1.close();
+        for (const settle of [...this.answers.values()]) settle(unavailableForward(this.name, reason));
         this.answers.clear();
-        for (const settle of this.waitingCalls) settle(this.exitReason);
+        for (const settle of this.waitingCalls) settle(reason);
         this.waitingCalls.clear();
         if (!this.stopping) {
           this.killOrphanedChild();
-          this.callbacks.onExit(this.exitReason);
+          this.callbacks.onExit(reason);
+          this.scheduleRespawn();
         }
-        resolve(this.exitReason);
+        resolve(reason);
       });
     });
   }
 
+  private scheduleRespawn(): void {
+    const delayMs = this.options.respawnDelayMs;
+    if (delayMs === undefined) return;
+    setTimeout(() => {
+      if (this.stopping) return;
+      this.lastStatus = initialStatus(this.name);
+      this.exitReason = null;
+      this.worker = null;
+      this.started = this.boot();
+    }, delayMs).unref();
+  }
+
+  /**
+   * Acts at once if the worker runs, else once it booted (in call order);
+   * `gone` answers for a worker that is gone or was never started.
+   */
+  private use<T>(act: () => T | Promise<T>, gone: (reason: string) => T): Promise<T> {
+    if (this.exitReason !== null) return Promise.resolve(gone(this.exitReason));
+    if (this.worker) return Promise.resolve(act());
+    return this.started.then((started) => (!started ? gone(NOT_STARTED) : this.exitReason !== null ? gone(this.exitReason) : act()));
+  }
+
   async list(kind: ListKind, fresh: boolean): Promise<ActorListAnswer> {
-    const outcome = await this.call<ListOutcome>(
-      () => this.remote.list(kind, fresh) as Promise<ListOutcome>,
-      (reason) => unavailableList(this.server, kind, reason),
+    const outcome = await this.use(
+      () => this.call<ListOutcome>(() => this.remote!.list(kind, fresh) as Promise<ListOutcome>, (reason) => unavailableList(this.name, kind, reason)),
+      (reason) => unavailableList(this.name, kind, reason),
     );
     if (!outcome.ok || outcome.state !== 'live') return outcome;
     const { list, ...rest } = outcome;
     return { ...rest, items: decodeList(list) };
   }
 
+  forward(req: ForwardRequest): Promise<ForwardOutcome> {
+    return this.use(() => this.post(req), (reason) => unavailableForward(this.name, reason));
+  }
+
   /**
    * One promise per call, settled by its answer, by the worker's exit or by its
    * own bound; its request's bytes are in the ledger until then.
    */
-  forward(req: ForwardRequest): Promise<ForwardOutcome> {
-    if (this.exitReason !== null) return Promise.resolve(unavailableForward(this.server, this.exitReason));
+  private post(req: ForwardRequest): Promise<ForwardOutcome> {
     const chars = approximateChars(req.params, MAX_IN_FLIGHT_PER_UPSTREAM);
-    const refused = inFlight.take(this.server, chars);
-    if (refused !== null) return Promise.resolve(busyForward(this.server, refused));
+    const refused = inFlight.take(this.name, chars);
+    if (refused !== null) return Promise.resolve(busyForward(this.name, refused));
     const seq = this.nextSeq++;
     try {
-      this.post({ type: 'forward', seq, req });
+      this.send({ type: 'forward', seq, req });
     } catch (error) {
       // Not cloneable: no answer will come.
-      inFlight.give(this.server, chars);
-      return Promise.resolve(unavailableForward(this.server, `actor call failed: ${messageOf(error)}`));
+      inFlight.give(this.name, chars);
+      return Promise.resolve(unavailableForward(this.name, `actor call failed: ${messageOf(error)}`));
     }
-    const { timeouts } = this.options.config;
+    const { timeouts } = this.config;
     const boundMs = timeouts.connect_ms + (req.timeoutMs ?? timeouts.request_ms) + ANSWER_GRACE_MS;
     return new Promise((resolve) => {
       const timer = setTimeout(() => {
         const settle = this.answers.get(seq);
         if (!settle) return;
         this.cancel(req.id, 'no answer in time');
-        settle(lostForward(this.server, boundMs));
+        settle(lostForward(this.name, boundMs));
       }, boundMs);
       timer.unref();
       this.answers.set(seq, (outcome) => {
         this.answers.delete(seq);
         clearTimeout(timer);
-        inFlight.give(this.server, chars);
+        inFlight.give(this.name, chars);
         resolve(outcome);
       });
     });
   }
 
   cancel(id: string, reason: string): void {
-    if (this.exitReason === null) this.post({ type: 'cancel', id, reason });
-  }
-
-  dropCache(): void {
-    if (this.exitReason === null) void this.remote.dropCache().catch(() => {});
+    void this.use(() => this.send({ type: 'cancel', id, reason }), () => undefined);
   }
 
   command(command: ActorCommand): void {
-    if (this.exitReason === null) this.post({ type: 'command', command });
+    void this.use(() => this.send({ type: 'command', command }), () => undefined);
   }
 
-  private post(message: CallMessage): void {
-    this.calls.postMessage(message);
+  private send(message: CallMessage): void {
+    this.calls!.postMessage(message);
   }
 
-  status(): Promise<ActorStatus> {
-    return this.call(
-      () => this.remote.status(),
-      (reason) => ({ ...this.lastStatus, state: this.stopping ? 'stopped' : 'failed', lastError: reason, pid: null }),
-    );
-  }
-
+  /** Shuts the actor down (child stopped), terminates the worker after the deadline. Idempotent. */
   stop(): Promise<void> {
     this.stopping ??= this.shutdown();
     return this.stopping;
   }
 
   private async shutdown(): Promise<void> {
+    if (!(await this.started)) return;
     if (this.exitReason === null) {
       const deadlineMs = this.options.shutdownDeadlineMs ?? DEFAULT_SHUTDOWN_DEADLINE_MS;
       let timer: NodeJS.Timeout | undefined;
       const deadline = new Promise<void>((resolve) => (timer = setTimeout(resolve, deadlineMs)));
       await Promise.race([
-        this.remote.shutdown().then(() => (this.cleanShutdown = true), () => {}),
+        this.remote!.shutdown().then(() => (this.cleanShutdown = true), () => {}),
         deadline,
         this.exited,
       ]);
       clearTimeout(timer);
-      await this.worker.terminate();
+      await this.worker!.terminate();
     }
     await this.exited;
     if (!this.cleanShutdown) this.killOrphanedChild();
@@ -249,7 +284,6 @@ class WorkerActor implements ActorHandle {
    * promise until the worker exits, one per call, for the actor's lifetime.)
    */
   private call<T>(invoke: () => Promise<T>, whenDead: (reason: string) => T): Promise<T> {
-    if (this.exitReason !== null) return Promise.resolve(whenDead(this.exitReason));
     return new Promise<T>((resolve) => {
       const onExit = (reason: string): void => resolve(whenDead(reason));
       this.waitingCalls.add(onExit);
@@ -276,9 +310,4 @@ class WorkerActor implements ActorHandle {
       // Already gone.
     }
   }
-}
-
-/** Starts an actor worker for one upstream; it connects in the background and reports through callbacks. */
-export function spawnActor(options: ActorSpawnOptions, callbacks: ActorCallbacks): ActorHandle {
-  return new WorkerActor(options, callbacks);
 }
