@@ -58,11 +58,11 @@ export type ListOutcome =
 
 /** One downstream request forwarded as is (original name / URI already restored by the router). */
 export interface ForwardRequest {
-  /** Router-assigned id, used by cancel() and progress events. */
+  /** Router-assigned id, used by cancel() and to attribute the upstream's requests during the call. */
   id: string;
   method: string;
   params: Record<string, unknown>;
-  /** The downstream client asked for progress: report upstream progress as events. */
+  /** The downstream client asked for progress: ask the upstream for it and pass it back with the call. */
   progress: boolean;
   /** Overrides the server's request_ms. */
   timeoutMs?: number;
@@ -93,8 +93,19 @@ export type CallMessage =
   | { type: 'cancel'; id: string; reason: string }
   | { type: 'command'; command: ActorCommand };
 
-/** The answer to forward `seq`: its outcome, or why the actor could not produce one. */
-export type ForwardAnswer = { seq: number; outcome: ForwardOutcome } | { seq: number; failure: string };
+/** The upstream's progress on a forwarded request: only the fields the spec gives it. */
+export interface Progress {
+  progress: number;
+  total?: number;
+  message?: string;
+}
+
+/**
+ * What comes back on the `calls` port for forward `seq`: its progress (before
+ * its answer, on the same ordered port), then its outcome or why the actor
+ * could not produce one.
+ */
+export type ForwardAnswer = { seq: number; progress: Progress } | { seq: number; outcome: ForwardOutcome } | { seq: number; failure: string };
 
 export interface ActorStatus {
   server: string;
@@ -145,7 +156,6 @@ export type ActorEvent =
   | { type: 'state'; server: string; status: ActorStatus }
   /** The upstream said its list changed (cache already dropped), or a reconnect dropped the cache. */
   | { type: 'list_changed'; server: string; kind: ListKind }
-  | { type: 'progress'; server: string; requestId: string; progress: number; total?: number; message?: string }
   /** The upstream asked the client something (sampling/createMessage, elicitation/create, roots/list); answer with command `answer`. */
   | { type: 'client_request'; server: string; ticket: number; target: ClientTarget; method: string; params: Record<string, unknown> }
   /** The upstream cancelled (or timed out) a client_request. */

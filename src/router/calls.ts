@@ -1,10 +1,10 @@
 // Routed requests: resolve the exposed name or URI to its upstream, check its
 // switch (R10), send it with the original name, and record the invocation.
-// Also keeps the calls in flight, which the upstreams' progress and requests
-// for clients are matched to.
+// Also keeps the calls in flight, which the upstreams' requests for clients
+// are matched to (progress travels with its call).
 import { CAPABILITY_TYPE_OF, IDENTITY_FIELD, type CallKind, type ListKind } from '../protocol/capabilities.js';
 import { JSONRPC } from '../protocol/errors.js';
-import type { ClientRef, ForwardOutcome } from '../protocol/actor.js';
+import type { ClientRef, ForwardOutcome, Progress } from '../protocol/actor.js';
 import type { InvocationRecord, InvocationStatus } from '../protocol/events.js';
 import { RpcError } from '../mcp/rpc-error.js';
 import type { Upstream, UpstreamDirectory } from '../upstreams/upstream.js';
@@ -24,7 +24,7 @@ export interface ForwardContext {
   /** What the session declared (per_session connections declare the same). */
   capabilities: Record<string, unknown>;
   /** Present when the client asked for progress (its progressToken). */
-  onProgress?: (progress: { progress: number; total?: number; message?: string }) => void;
+  onProgress?: (progress: Progress) => void;
   signal: AbortSignal;
 }
 
@@ -84,7 +84,7 @@ export class Calls {
         progress: ctx.onProgress !== undefined,
         // The capabilities only matter to a per_session connection (it declares them): no clone per call otherwise.
         client: { session: ctx.sessionId, capabilities: upstream.config.session_mode === 'per_session' ? ctx.capabilities : {} } satisfies ClientRef,
-      });
+      }, { onProgress: ctx.onProgress });
     } finally {
       ctx.signal.removeEventListener('abort', onAbort);
       this.inFlight.delete(id);
@@ -96,11 +96,6 @@ export class Calls {
   /** The call a forward id belongs to, while it is in flight. */
   routeOf(forwardId: string): CallRoute | undefined {
     return this.inFlight.get(forwardId);
-  }
-
-  /** Progress the actor reported for a forwarded request. */
-  progress(forwardId: string, progress: { progress: number; total?: number; message?: string }): void {
-    this.inFlight.get(forwardId)?.onProgress?.(progress);
   }
 
   /** The enabled upstream an exposed name or URI belongs to, and its original form (a resource URI normalised: what is gated is what is read). */

@@ -39,7 +39,6 @@ export function createRouting(pool: UpstreamPool, gate: CapabilityGate, servers:
   pool.on('state', (server, status) => {
     if (status.state === 'ready') router.upstreamReady(server);
   });
-  pool.on('progress', (_server, forwardId, progress) => calls.progress(forwardId, progress));
   pool.on('client', (event) => clientMessages.handle(event));
 
   const serverChanged = (server: string, gone: boolean): void => {

@@ -13,7 +13,7 @@ import { decodeList } from '../protocol/list-codec.js';
 import type { ServerConfig } from '../protocol/server-config.js';
 import { actorEntry } from '../paths.js';
 import { approximateChars, busyForward, inFlight, MAX_IN_FLIGHT_PER_UPSTREAM } from './in-flight.js';
-import type { Upstream } from './upstream.js';
+import type { ForwardHooks, Upstream } from './upstream.js';
 
 export interface ActorOptions {
   config: ServerConfig;
@@ -82,8 +82,8 @@ export class UpstreamActor implements Upstream {
   /** Why the current worker is gone; null while it runs or boots. */
   private exitReason: string | null = null;
   private exited: Promise<string> = Promise.resolve(NOT_STARTED);
-  /** Forwards waiting for their answer, by seq; the worker's exit settles those left. */
-  private readonly answers = new Map<number, (outcome: ForwardOutcome) => void>();
+  /** Forwards waiting for their answer, by seq, with their hooks; the worker's exit settles those left. */
+  private readonly answers = new Map<number, { settle: (outcome: ForwardOutcome) => void; hooks: ForwardHooks }>();
   private nextSeq = 0;
   /** Settles each comlink call still waiting when the worker exits (comlink would never settle it). */
   private readonly waitingCalls = new Set<(reason: string) => void>();
@@ -144,7 +144,10 @@ export class UpstreamActor implements Upstream {
     worker.on('messageerror', (error) => this.callbacks.onLost?.('a list or status answer', messageOf(error)));
     calls.port1.on('messageerror', (error) => this.callbacks.onLost?.('a call answer', messageOf(error)));
     calls.port1.on('message', (answer: ForwardAnswer) => {
-      this.answers.get(answer.seq)?.('outcome' in answer ? answer.outcome : unavailableForward(this.name, `actor call failed: ${answer.failure}`));
+      const waiting = this.answers.get(answer.seq);
+      if (!waiting) return;
+      if ('progress' in answer) waiting.hooks.onProgress?.(answer.progress);
+      else waiting.settle('outcome' in answer ? answer.outcome : unavailableForward(this.name, `actor call failed: ${answer.failure}`));
     });
 
     let failure: string | null = null;
@@ -156,7 +159,7 @@ export class UpstreamActor implements Upstream {
         this.exitReason = reason;
         events.port1.close();
         calls.port1.close();
-        for (const settle of [...this.answers.values()]) settle(unavailableForward(this.name, reason));
+        for (const { settle } of [...this.answers.values()]) settle(unavailableForward(this.name, reason));
         this.answers.clear();
         for (const settle of this.waitingCalls) settle(reason);
         this.waitingCalls.clear();
@@ -202,15 +205,15 @@ export class UpstreamActor implements Upstream {
     return { ...rest, items: decodeList(list) };
   }
 
-  forward(req: ForwardRequest): Promise<ForwardOutcome> {
-    return this.use(() => this.post(req), (reason) => unavailableForward(this.name, reason));
+  forward(req: ForwardRequest, hooks: ForwardHooks = {}): Promise<ForwardOutcome> {
+    return this.use(() => this.post(req, hooks), (reason) => unavailableForward(this.name, reason));
   }
 
   /**
    * One promise per call, settled by its answer, by the worker's exit or by its
    * own bound; its request's bytes are in the ledger until then.
    */
-  private post(req: ForwardRequest): Promise<ForwardOutcome> {
+  private post(req: ForwardRequest, hooks: ForwardHooks): Promise<ForwardOutcome> {
     const chars = approximateChars(req.params, MAX_IN_FLIGHT_PER_UPSTREAM);
     const refused = inFlight.take(this.name, chars);
     if (refused !== null) return Promise.resolve(busyForward(this.name, refused));
@@ -226,18 +229,19 @@ export class UpstreamActor implements Upstream {
     const boundMs = timeouts.connect_ms + (req.timeoutMs ?? timeouts.request_ms) + ANSWER_GRACE_MS;
     return new Promise((resolve) => {
       const timer = setTimeout(() => {
-        const settle = this.answers.get(seq);
-        if (!settle) return;
+        const waiting = this.answers.get(seq);
+        if (!waiting) return;
         this.cancel(req.id, 'no answer in time');
-        settle(lostForward(this.name, boundMs));
+        waiting.settle(lostForward(this.name, boundMs));
       }, boundMs);
       timer.unref();
-      this.answers.set(seq, (outcome) => {
+      const settle = (outcome: ForwardOutcome): void => {
         this.answers.delete(seq);
         clearTimeout(timer);
         inFlight.give(this.name, chars);
         resolve(outcome);
-      });
+      };
+      this.answers.set(seq, { settle, hooks });
     });
   }
 

@@ -15,7 +15,6 @@ import type { Upstream, UpstreamDirectory } from './upstream.js';
 export interface PoolEvents {
   state: [server: string, status: ActorStatus];
   list_changed: [server: string, kind: ListKind];
-  progress: [server: string, requestId: string, progress: { progress: number; total?: number; message?: string }];
   /** The upstream's requests and notifications for clients. */
   client: [event: Extract<ActorEvent, { type: 'client_request' | 'client_request_cancelled' | 'notification' }>];
 }
@@ -60,9 +59,6 @@ export class UpstreamPool extends EventEmitter<PoolEvents> implements UpstreamDi
         break;
       case 'list_changed':
         this.emit('list_changed', server, event.kind);
-        break;
-      case 'progress':
-        this.emit('progress', server, event.requestId, { progress: event.progress, total: event.total, message: event.message });
         break;
       default:
         this.emit('client', event);

@@ -1,6 +1,6 @@
 // What the router needs of one upstream: UpstreamActor implements it over an
 // actor worker; nothing in the router knows about threads.
-import type { ActorCommand, ActorStatus, ForwardOutcome, ForwardRequest } from '../protocol/actor.js';
+import type { ActorCommand, ActorStatus, ForwardOutcome, ForwardRequest, Progress } from '../protocol/actor.js';
 import type { ListKind } from '../protocol/capabilities.js';
 import type { ErrorBody } from '../protocol/errors.js';
 import type { ServerConfig } from '../protocol/server-config.js';
@@ -11,11 +11,17 @@ export type ListAnswer =
   | { ok: true; state: 'unsupported'; version: number; fetchedAt: number }
   | { ok: false; error: ErrorBody };
 
+/** What travels back with one forwarded call besides its outcome. */
+export interface ForwardHooks {
+  /** The upstream's progress, when the request asked for it; never after the outcome. */
+  onProgress?: (progress: Progress) => void;
+}
+
 export interface Upstream {
   readonly name: string;
   readonly config: ServerConfig;
   list(kind: ListKind, fresh: boolean): Promise<ListAnswer>;
-  forward(req: ForwardRequest): Promise<ForwardOutcome>;
+  forward(req: ForwardRequest, hooks?: ForwardHooks): Promise<ForwardOutcome>;
   cancel(id: string, reason: string): void;
   command(command: ActorCommand): void;
   /** The status from the actor's last state event (no round trip). */

@@ -1,6 +1,6 @@
 // Forwards one downstream request to the upstream and returns its result or
 // error unchanged; coffer's own failures become JSON-RPC errors with data.code.
-import type { ActorEvent, ForwardOutcome, ForwardRequest } from '../../src/protocol/actor.js';
+import type { ForwardOutcome, ForwardRequest, Progress } from '../../src/protocol/actor.js';
 import { JSONRPC, type JsonRpcErrorBody, messageOf } from '../../src/protocol/errors.js';
 import type { ServerConfig } from '../../src/protocol/server-config.js';
 import { RequestFailure } from './connection.js';
@@ -27,7 +27,6 @@ export class Forwarder {
   constructor(
     private readonly config: ServerConfig,
     private readonly supervisor: Supervisor,
-    private readonly emit: (event: ActorEvent) => void,
     /** per_session mode: calls of a client go over that client's own connection. */
     private readonly sessions: SessionConnections | null,
   ) {}
@@ -37,7 +36,8 @@ export class Forwarder {
     return this.inFlight.get(id)?.session;
   }
 
-  async forward(req: ForwardRequest): Promise<ForwardOutcome> {
+  /** `onProgress` gets the upstream's progress when `req.progress` asked for it. */
+  async forward(req: ForwardRequest, onProgress: (progress: Progress) => void): Promise<ForwardOutcome> {
     // A per_session client's log level is kept for its connection: setting it never opens one (a child process, for stdio).
     if (req.method === 'logging/setLevel' && this.sessions && req.client) {
       this.sessions.rememberLogLevel(req.client.session, req.params.level);
@@ -61,7 +61,7 @@ export class Forwarder {
         onprogress: req.progress
           ? ({ progress, total, message }) => {
               if (typeof progress !== 'number') return;
-              this.emit({ type: 'progress', server: this.config.name, requestId: req.id, progress, total: typeof total === 'number' ? total : undefined, message: typeof message === 'string' ? message : undefined });
+              onProgress({ progress, total: typeof total === 'number' ? total : undefined, message: typeof message === 'string' ? message : undefined });
             }
           : undefined,
       });

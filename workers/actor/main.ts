@@ -42,7 +42,7 @@ const supervisor: Supervisor = new Supervisor(init.config, init.tuning, log, {
 const sessions = init.config.session_mode === 'per_session' ? new SessionConnections(init.config, log, serverMessages) : null;
 const cache = new ListCache(init.tuning.cacheTtlMs);
 const lister = new Lister(init.config, supervisor, cache, log, emit);
-const forwarder = new Forwarder(init.config, supervisor, emit, sessions);
+const forwarder = new Forwarder(init.config, supervisor, sessions);
 const relay = new ClientRelay({ server: init.config.name, timeoutMs: init.config.timeouts.request_ms, sessionOf: (id) => forwarder.sessionOf(id), emit, note: (text) => log.note(text) });
 
 /** Live items cross the thread boundary as a transferred buffer, not a structured clone. */
@@ -81,7 +81,8 @@ init.calls.on('message', (message: CallMessage) => {
   switch (message.type) {
     case 'forward': {
       const { seq } = message;
-      forwarder.forward(message.req).then(
+      // Progress goes on this port too, so it always arrives before its call's answer.
+      forwarder.forward(message.req, (progress) => init.calls.postMessage({ seq, progress } satisfies ForwardAnswer)).then(
         (outcome) => answer({ seq, outcome }),
         (error: unknown) => answer({ seq, failure: messageOf(error) }),
       );
