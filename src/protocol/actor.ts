@@ -1,8 +1,8 @@
 // Messages between the router (main thread) and one upstream actor (worker).
-// The router calls ActorApi over comlink on the worker's parentPort, sends
-// forwarded requests (the hot path), their cancels and the one-way commands as
-// CallMessages on the `calls` port, and the actor reports ActorEvents on the
-// `events` port; both ports are handed over in ActorInit.
+// Everything the router asks (lists, forwarded requests, their cancels, the
+// one-way commands, shutdown) goes as CallMessages on the `calls` port and is
+// answered there as CallReplies; the actor reports ActorEvents on the `events`
+// port. Both ports are handed over in ActorInit.
 import type { MessagePort } from 'node:worker_threads';
 import type { ListKind } from './capabilities.js';
 import type { ErrorBody, JsonRpcErrorBody } from './errors.js';
@@ -38,7 +38,7 @@ export interface ActorInit {
   logFile: string;
   tuning: ActorTuning;
   events: MessagePort;
-  /** CallMessages in, ForwardAnswers out. */
+  /** CallMessages in, CallReplies out. */
   calls: MessagePort;
 }
 
@@ -85,10 +85,14 @@ export type ForwardOutcome = { ok: true; result: Record<string, unknown> } | { o
  * never overtake the call it is about. Plain numbered messages, not comlink:
  * comlink makes a proxy, a UUID and a message listener per call (every answer
  * then runs every waiting call's listener), about half of a thread round
- * trip's cost here, on the path every tools/call takes.
+ * trip's cost here, on the path every tools/call and every list takes.
  */
 export type CallMessage =
   | { type: 'forward'; seq: number; req: ForwardRequest }
+  /** `fresh` bypasses (and replaces) the cache. */
+  | { type: 'list'; seq: number; kind: ListKind; fresh: boolean }
+  /** Close the connection, stop the child process (SIGTERM, then SIGKILL), state `stopped`. */
+  | { type: 'shutdown'; seq: number }
   /** Aborts a forwarded request; the upstream gets notifications/cancelled. */
   | { type: 'cancel'; id: string; reason: string }
   | { type: 'command'; command: ActorCommand };
@@ -101,11 +105,17 @@ export interface Progress {
 }
 
 /**
- * What comes back on the `calls` port for forward `seq`: its progress (before
- * its answer, on the same ordered port), then its outcome or why the actor
+ * What comes back on the `calls` port for message `seq`: a forward's progress
+ * (before its answer, on the same ordered port), then the answer: a forward's
+ * outcome, a list (its buffer transferred), shutdown done, or why the actor
  * could not produce one.
  */
-export type ForwardAnswer = { seq: number; progress: Progress } | { seq: number; outcome: ForwardOutcome } | { seq: number; failure: string };
+export type CallReply = { seq: number; progress: Progress } | CallAnswer;
+export type CallAnswer =
+  | { seq: number; outcome: ForwardOutcome }
+  | { seq: number; list: ListOutcome }
+  | { seq: number; done: true }
+  | { seq: number; failure: string };
 
 export interface ActorStatus {
   server: string;
@@ -120,14 +130,6 @@ export interface ActorStatus {
   protocolVersion: string | null;
   /** Child pid for stdio upstreams while connected. */
   pid: number | null;
-}
-
-/** What the router may call on an actor over comlink (forwards, cancels and commands are CallMessages). */
-export interface ActorApi {
-  /** `fresh` bypasses (and replaces) the cache. */
-  list(kind: ListKind, fresh: boolean): Promise<ListOutcome>;
-  /** Close the connection, stop the child process (SIGTERM, then SIGKILL), state `stopped`. */
-  shutdown(): Promise<void>;
 }
 
 /** One-way messages from the router (answers to client_request, client notifications, closed sessions). */

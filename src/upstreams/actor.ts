@@ -1,13 +1,12 @@
 // The main thread's one object per upstream: it boots the upstream's actor
-// worker (in its turn), holds calls made meanwhile, calls the worker over
-// comlink (forwards, cancels and commands over their own port), decodes list
+// worker (in its turn), holds calls made meanwhile, asks the worker everything
+// (lists, forwards, cancels, commands, shutdown) on one ordered port, decodes list
 // payloads, relays its events, and makes sure that a dead or stuck worker
 // neither hangs callers nor leaves a child process behind; a worker that died
-// is replaced when the owner asks for that.
+// is replaced when respawnDelayMs is set.
 import { MessageChannel, Worker } from 'node:worker_threads';
-import type { ActorApi, ActorCommand, ActorEvent, ActorInit, ActorStatus, ActorTuning, CallMessage, ForwardAnswer, ForwardOutcome, ForwardRequest, ListOutcome } from '../protocol/actor.js';
+import type { ActorCommand, ActorEvent, ActorInit, ActorStatus, ActorTuning, CallAnswer, CallMessage, CallReply, ForwardOutcome, ForwardRequest, Progress } from '../protocol/actor.js';
 import type { ListKind } from '../protocol/capabilities.js';
-import { Comlink, endpoint, type Remote } from '../protocol/comlink.js';
 import { JSONRPC, messageOf, type ErrorBody } from '../protocol/errors.js';
 import { decodeList } from '../protocol/list-codec.js';
 import type { ServerConfig } from '../protocol/server-config.js';
@@ -53,6 +52,17 @@ const ANSWER_GRACE_MS = 5_000;
 const ACTOR_RESOURCE_LIMITS = { maxYoungGenerationSizeMb: 2, maxOldGenerationSizeMb: 256 };
 const NOT_STARTED = 'actor stopped before it started';
 
+/** A message waiting for its answer: a forward's progress comes before it. */
+interface Waiting {
+  answer(answer: CallAnswer): void;
+  gone(reason: string): void;
+  onProgress?: (progress: Progress) => void;
+}
+
+function failureOf(answer: CallAnswer): string {
+  return `actor call failed: ${'failure' in answer ? answer.failure : 'an answer of another kind'}`;
+}
+
 function initialStatus(server: string): ActorStatus {
   return { server, state: 'connecting', since: Date.now(), attempts: 0, lastError: null, serverInfo: null, protocolVersion: null, pid: null };
 }
@@ -75,18 +85,15 @@ export function unavailableForward(server: string, reason: string): ForwardOutco
 export class UpstreamActor implements Upstream {
   lastStatus: ActorStatus;
   private worker: Worker | null = null;
-  private remote: Remote<ActorApi> | null = null;
   private calls: MessageChannel['port1'] | null = null;
   /** Whether the worker was started: false once stop() came before its boot turn. */
   private started: Promise<boolean>;
   /** Why the current worker is gone; null while it runs or boots. */
   private exitReason: string | null = null;
   private exited: Promise<string> = Promise.resolve(NOT_STARTED);
-  /** Forwards waiting for their answer, by seq, with their hooks; the worker's exit settles those left. */
-  private readonly answers = new Map<number, { settle: (outcome: ForwardOutcome) => void; hooks: ForwardHooks }>();
+  /** Messages waiting for their answer, by seq; the worker's exit settles those left. */
+  private readonly pending = new Map<number, Waiting>();
   private nextSeq = 0;
-  /** Settles each comlink call still waiting when the worker exits (comlink would never settle it). */
-  private readonly waitingCalls = new Set<(reason: string) => void>();
   private stopping: Promise<void> | null = null;
   private cleanShutdown = false;
 
@@ -132,22 +139,20 @@ export class UpstreamActor implements Upstream {
       resourceLimits: ACTOR_RESOURCE_LIMITS,
     });
     this.worker = worker;
-    this.remote = Comlink.wrap<ActorApi>(endpoint(worker));
     this.calls = calls.port1;
     events.port1.on('message', (event: ActorEvent) => {
       release();
       if (event.type === 'state') this.lastStatus = event.status;
       this.callbacks.onEvent(event);
     });
-    // A message that cannot be deserialised here is lost: the forward it answered ends at its own bound.
     events.port1.on('messageerror', (error) => this.callbacks.onLost?.('an event', messageOf(error)));
-    worker.on('messageerror', (error) => this.callbacks.onLost?.('a list or status answer', messageOf(error)));
-    calls.port1.on('messageerror', (error) => this.callbacks.onLost?.('a call answer', messageOf(error)));
-    calls.port1.on('message', (answer: ForwardAnswer) => {
-      const waiting = this.answers.get(answer.seq);
+    // An answer that cannot be deserialised here is lost: a forward ends at its own bound, a list at the router's deadline.
+    calls.port1.on('messageerror', (error) => this.callbacks.onLost?.('an answer', messageOf(error)));
+    calls.port1.on('message', (reply: CallReply) => {
+      const waiting = this.pending.get(reply.seq);
       if (!waiting) return;
-      if ('progress' in answer) waiting.hooks.onProgress?.(answer.progress);
-      else waiting.settle('outcome' in answer ? answer.outcome : unavailableForward(this.name, `actor call failed: ${answer.failure}`));
+      if ('progress' in reply) waiting.onProgress?.(reply.progress);
+      else waiting.answer(reply);
     });
 
     let failure: string | null = null;
@@ -159,10 +164,7 @@ export class UpstreamActor implements Upstream {
         this.exitReason = reason;
         events.port1.close();
         calls.port1.close();
-        for (const { settle } of [...this.answers.values()]) settle(unavailableForward(this.name, reason));
-        this.answers.clear();
-        for (const settle of this.waitingCalls) settle(reason);
-        this.waitingCalls.clear();
+        for (const waiting of [...this.pending.values()]) waiting.gone(reason);
         if (!this.stopping) {
           this.killOrphanedChild();
           this.callbacks.onExit(reason);
@@ -196,10 +198,11 @@ export class UpstreamActor implements Upstream {
   }
 
   async list(kind: ListKind, fresh: boolean): Promise<ActorListAnswer> {
-    const outcome = await this.use(
-      () => this.call<ListOutcome>(() => this.remote!.list(kind, fresh) as Promise<ListOutcome>, (reason) => unavailableList(this.name, kind, reason)),
-      (reason) => unavailableList(this.name, kind, reason),
-    );
+    const gone = (reason: string) => unavailableList(this.name, kind, reason);
+    const outcome = await this.use(() => {
+      const seq = this.nextSeq++;
+      return this.ask(seq, { type: 'list', seq, kind, fresh }, (answer) => ('list' in answer ? answer.list : gone(failureOf(answer))), gone);
+    }, gone);
     if (!outcome.ok || outcome.state !== 'live') return outcome;
     const { list, ...rest } = outcome;
     return { ...rest, items: decodeList(list) };
@@ -218,30 +221,40 @@ export class UpstreamActor implements Upstream {
     const refused = inFlight.take(this.name, chars);
     if (refused !== null) return Promise.resolve(busyForward(this.name, refused));
     const seq = this.nextSeq++;
-    try {
-      this.send({ type: 'forward', seq, req });
-    } catch (error) {
-      // Not cloneable: no answer will come.
-      inFlight.give(this.name, chars);
-      return Promise.resolve(unavailableForward(this.name, `actor call failed: ${messageOf(error)}`));
-    }
     const { timeouts } = this.config;
     const boundMs = timeouts.connect_ms + (req.timeoutMs ?? timeouts.request_ms) + ANSWER_GRACE_MS;
-    return new Promise((resolve) => {
-      const timer = setTimeout(() => {
-        const waiting = this.answers.get(seq);
-        if (!waiting) return;
-        this.cancel(req.id, 'no answer in time');
-        waiting.settle(lostForward(this.name, boundMs));
-      }, boundMs);
-      timer.unref();
-      const settle = (outcome: ForwardOutcome): void => {
-        this.answers.delete(seq);
-        clearTimeout(timer);
-        inFlight.give(this.name, chars);
-        resolve(outcome);
+    const timer = setTimeout(() => {
+      const waiting = this.pending.get(seq);
+      if (!waiting) return;
+      this.cancel(req.id, 'no answer in time');
+      waiting.answer({ seq, outcome: lostForward(this.name, boundMs) });
+    }, boundMs);
+    timer.unref();
+    const gone = (reason: string) => unavailableForward(this.name, reason);
+    const read = (answer: CallAnswer) => ('outcome' in answer ? answer.outcome : gone(failureOf(answer)));
+    return this.ask(seq, { type: 'forward', seq, req }, read, gone, hooks.onProgress).then((outcome) => {
+      clearTimeout(timer);
+      inFlight.give(this.name, chars);
+      return outcome;
+    });
+  }
+
+  /**
+   * Posts a message and waits for its answer; the worker's exit settles it
+   * too, and a message that cannot be posted (not cloneable) is answered at once.
+   */
+  private ask<T>(seq: number, message: CallMessage, read: (answer: CallAnswer) => T, gone: (reason: string) => T, onProgress?: (progress: Progress) => void): Promise<T> {
+    return new Promise<T>((resolve) => {
+      const settle = (value: T): void => {
+        this.pending.delete(seq);
+        resolve(value);
       };
-      this.answers.set(seq, { settle, hooks });
+      this.pending.set(seq, { answer: (answer) => settle(read(answer)), gone: (reason) => settle(gone(reason)), onProgress });
+      try {
+        this.send(message);
+      } catch (error) {
+        settle(gone(`actor call failed: ${messageOf(error)}`));
+      }
     });
   }
 
@@ -270,7 +283,7 @@ export class UpstreamActor implements Upstream {
       let timer: NodeJS.Timeout | undefined;
       const deadline = new Promise<void>((resolve) => (timer = setTimeout(resolve, deadlineMs)));
       await Promise.race([
-        this.remote!.shutdown().then(() => (this.cleanShutdown = true), () => {}),
+        this.askShutdown().then((clean) => (this.cleanShutdown = clean)),
         deadline,
         this.exited,
       ]);
@@ -281,27 +294,9 @@ export class UpstreamActor implements Upstream {
     if (!this.cleanShutdown) this.killOrphanedChild();
   }
 
-  /**
-   * Comlink never settles a call whose worker died: every call is settled by
-   * the worker's exit too, and a failed call becomes the same data answer.
-   * (Not a race against `exited`: each race would leave a reaction on that
-   * promise until the worker exits, one per call, for the actor's lifetime.)
-   */
-  private call<T>(invoke: () => Promise<T>, whenDead: (reason: string) => T): Promise<T> {
-    return new Promise<T>((resolve) => {
-      const onExit = (reason: string): void => resolve(whenDead(reason));
-      this.waitingCalls.add(onExit);
-      invoke().then(
-        (value) => {
-          this.waitingCalls.delete(onExit);
-          resolve(value);
-        },
-        (error: unknown) => {
-          this.waitingCalls.delete(onExit);
-          resolve(whenDead(`actor call failed: ${messageOf(error)}`));
-        },
-      );
-    });
+  private askShutdown(): Promise<boolean> {
+    const seq = this.nextSeq++;
+    return this.ask(seq, { type: 'shutdown', seq }, (answer) => 'done' in answer, () => false);
   }
 
   /** A worker that died or was terminated cannot stop its stdio child; do it from here. */

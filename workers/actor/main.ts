@@ -1,11 +1,10 @@
 // Worker entry of one upstream actor: wires the supervisor (connection
 // lifecycle), the lister (lists and their cache), the forwarder, the
-// per-session connections and the client relay, and exposes them to the
-// router as ActorApi over comlink; forwards, cancels and commands come in
-// order on their own port.
-import { parentPort, workerData } from 'node:worker_threads';
-import type { ActorApi, ActorCommand, ActorEvent, ActorInit, CallMessage, ForwardAnswer, ListOutcome } from '../../src/protocol/actor.js';
-import { Comlink, endpoint } from '../../src/protocol/comlink.js';
+// per-session connections and the client relay, and answers the router's
+// CallMessages (lists, forwards, cancels, commands, shutdown), in order, on the
+// calls port.
+import { isMainThread, workerData } from 'node:worker_threads';
+import type { ActorCommand, ActorEvent, ActorInit, CallAnswer, CallMessage, ListOutcome } from '../../src/protocol/actor.js';
 import { messageOf } from '../../src/protocol/errors.js';
 import { ClientRelay } from './client-relay.js';
 import type { ConnectionHooks } from './connection.js';
@@ -16,7 +15,7 @@ import { openLog } from './log.js';
 import { SessionConnections } from './session-connections.js';
 import { Supervisor } from './supervisor.js';
 
-if (!parentPort) throw new Error('workers/actor/main.js runs as a worker thread');
+if (isMainThread) throw new Error('workers/actor/main.js runs as a worker thread');
 
 const init = workerData as ActorInit;
 const log = openLog(init.logFile);
@@ -45,18 +44,27 @@ const lister = new Lister(init.config, supervisor, cache, log, emit);
 const forwarder = new Forwarder(init.config, supervisor, sessions);
 const relay = new ClientRelay({ server: init.config.name, timeoutMs: init.config.timeouts.request_ms, sessionOf: (id) => forwarder.sessionOf(id), emit, note: (text) => log.note(text) });
 
-/** Live items cross the thread boundary as a transferred buffer, not a structured clone. */
-function transferable(outcome: ListOutcome): ListOutcome {
-  return outcome.ok && outcome.state === 'live' ? Comlink.transfer(outcome, [outcome.list.bytes.buffer]) : outcome;
+/** An answer that cannot be sent (not cloneable) is still answered, as a failure. */
+function answer(reply: CallAnswer, transfer: ArrayBuffer[] = []): void {
+  try {
+    init.calls.postMessage(reply, transfer);
+  } catch (error) {
+    init.calls.postMessage({ seq: reply.seq, failure: `the answer could not be passed on: ${messageOf(error)}` } satisfies CallAnswer);
+  }
 }
 
-/** An answer that cannot be sent (not cloneable) is still answered, as a failure. */
-function answer(reply: ForwardAnswer): void {
-  try {
-    init.calls.postMessage(reply);
-  } catch (error) {
-    init.calls.postMessage({ seq: reply.seq, failure: `the answer could not be passed on: ${messageOf(error)}` } satisfies ForwardAnswer);
-  }
+/** Live items cross the thread boundary as a transferred buffer, not a structured clone. */
+function answerList(seq: number, list: ListOutcome): void {
+  answer({ seq, list }, list.ok && list.state === 'live' ? [list.list.bytes.buffer as ArrayBuffer] : []);
+}
+
+/** The main thread terminates the worker once this is answered (or at its deadline). */
+async function shutdown(): Promise<void> {
+  forwarder.cancelAll('actor shutting down');
+  relay.abandonAll();
+  await Promise.all([supervisor.shutdown(), sessions?.closeAll()]);
+  await log.close();
+  init.events.close();
 }
 
 function command(command: ActorCommand): void {
@@ -82,8 +90,24 @@ init.calls.on('message', (message: CallMessage) => {
     case 'forward': {
       const { seq } = message;
       // Progress goes on this port too, so it always arrives before its call's answer.
-      forwarder.forward(message.req, (progress) => init.calls.postMessage({ seq, progress } satisfies ForwardAnswer)).then(
+      forwarder.forward(message.req, (progress) => init.calls.postMessage({ seq, progress })).then(
         (outcome) => answer({ seq, outcome }),
+        (error: unknown) => answer({ seq, failure: messageOf(error) }),
+      );
+      break;
+    }
+    case 'list': {
+      const { seq } = message;
+      lister.list(message.kind, message.fresh).then(
+        (list) => answerList(seq, list),
+        (error: unknown) => answer({ seq, failure: messageOf(error) }),
+      );
+      break;
+    }
+    case 'shutdown': {
+      const { seq } = message;
+      shutdown().then(
+        () => answer({ seq, done: true }),
         (error: unknown) => answer({ seq, failure: messageOf(error) }),
       );
       break;
@@ -97,17 +121,4 @@ init.calls.on('message', (message: CallMessage) => {
   }
 });
 
-const api: ActorApi = {
-  list: async (kind, fresh) => transferable(await lister.list(kind, fresh)),
-  shutdown: async () => {
-    forwarder.cancelAll('actor shutting down');
-    relay.abandonAll();
-    await Promise.all([supervisor.shutdown(), sessions?.closeAll()]);
-    await log.close();
-    init.events.close();
-    init.calls.close();
-  },
-};
-
-Comlink.expose(api, endpoint(parentPort));
 supervisor.start();
