@@ -13,7 +13,7 @@ const KINDS = ['tools', 'resources', 'prompts'] as const;
 
 export default async function testConnection(task: TestConnectionTask): Promise<TestConnectionReport> {
   const started = Date.now();
-  const log = openLog(task.logFile);
+  const log = openLog(task.logFile, task.config.name);
   log.note('test connection: opening a temporary connection');
   const deadline = started + task.config.timeouts.connect_ms;
   let connection: Connection | null = null;
