@@ -78,6 +78,7 @@ const invalidCases: [string, unknown, string[]][] = [
   ['command blank', { ...base, transport: { type: 'stdio', command: '  ' } }, ['transport.command']],
   ['args not an array', { ...base, transport: { ...STDIO, args: '-y' } }, ['transport.args']],
   ['args with a number', { ...base, transport: { ...STDIO, args: ['a', 1] } }, ['transport.args[1]']],
+  ['too many args, one not a string', { ...base, transport: { ...STDIO, args: [1, ...Array<string>(256).fill('x')] } }, ['transport.args', 'transport.args[0]']],
   ['env not an object', { ...base, transport: { ...STDIO, env: ['A=1'] } }, ['transport.env']],
   ['env value a number', { ...base, transport: { ...STDIO, env: { PORT: 80 } } }, ['transport.env.PORT']],
   ['env key with =', { ...base, transport: { ...STDIO, env: { 'A=B': 'x' } } }, ['transport.env.A=B']],

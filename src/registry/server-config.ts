@@ -30,19 +30,18 @@ function fieldOf(path: readonly PropertyKey[]): string {
   return field === '' ? '(root)' : field;
 }
 
-const isUnder = (path: readonly PropertyKey[], parent: readonly PropertyKey[]) => parent.every((key, index) => path[index] === key);
+const isInside = (path: readonly PropertyKey[], parent: readonly PropertyKey[]) => path.length > parent.length && parent.every((key, index) => path[index] === key);
 
-/** zod issues as field errors; unknown fields come first within their object, as a reader meets them. */
+/** zod issues as field errors; a problem of a whole object or list (an unknown field, too many items) comes before those of its parts, as a reader meets them. */
 function fieldErrors(issues: z.core.$ZodIssue[]): FieldError[] {
   const ordered: { path: readonly PropertyKey[]; error: FieldError }[] = [];
   for (const issue of issues) {
-    if (issue.code !== 'unrecognized_keys') {
-      ordered.push({ path: issue.path, error: { field: fieldOf(issue.path), message: issue.message } });
-      continue;
-    }
-    const unknown = issue.keys.map((key) => ({ path: issue.path, error: { field: fieldOf([...issue.path, key]), message: 'is not a known field' } }));
-    const first = ordered.findIndex((entry) => isUnder(entry.path, issue.path));
-    ordered.splice(first === -1 ? ordered.length : first, 0, ...unknown);
+    const errors =
+      issue.code === 'unrecognized_keys'
+        ? issue.keys.map((key) => ({ field: fieldOf([...issue.path, key]), message: 'is not a known field' }))
+        : [{ field: fieldOf(issue.path), message: issue.message }];
+    const first = ordered.findIndex((entry) => isInside(entry.path, issue.path));
+    ordered.splice(first === -1 ? ordered.length : first, 0, ...errors.map((error) => ({ path: issue.path, error })));
   }
   return ordered.map((entry) => entry.error);
 }
