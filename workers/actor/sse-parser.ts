@@ -59,7 +59,7 @@ export class SseParser {
   private readonly parser: EventSourceParser;
   private events: SseEvent[] = [];
   private started = false;
-  /** A "\r" ended the previous chunk (fed as the line end it is): a "\n" starting the next one belongs to it. */
+  /** A "\r" ended the previous chunk (fed as CRLF): a "\n" starting the next one belongs to it. */
   private pendingCr = false;
   private lastId: string | undefined;
   private retry: number | undefined;
@@ -70,7 +70,7 @@ export class SseParser {
 
   constructor(private readonly maxChars = MAX_MESSAGE_CHARS) {
     this.parser = createParser({
-      // Counts the unfinished line and the event's data so far: the library stops there and needs a reset.
+      // Counts the unfinished line and the event's data so far (joined, line feeds included): the library stops there and needs a reset.
       maxBufferSize: maxChars,
       onEvent: (message) => {
         if (message.id !== undefined) this.lastId = message.id;
@@ -102,7 +102,8 @@ export class SseParser {
     }
     if (this.pendingCr && chunk.charCodeAt(0) === LF) chunk = chunk.slice(1);
     this.pendingCr = chunk.charCodeAt(chunk.length - 1) === CR;
-    let text = this.pendingCr ? `${chunk.slice(0, -1)}\n` : chunk;
+    // The library would wait for the next chunk to tell CR from CRLF: given as CRLF, the line ends now.
+    let text = this.pendingCr ? `${chunk}\n` : chunk;
     if (this.skipping) {
       const end = this.skipping.find(text);
       if (end === -1) return [];
