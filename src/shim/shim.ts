@@ -2,7 +2,7 @@
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { join } from 'node:path';
 import { ensureHome } from '../daemon/daemon-file.js';
-import { sanitiseText } from '../protocol/untrusted-text.js';
+import { formatRecord } from '../log-record.js';
 import { appendRotating } from '../rotating-file.js';
 import { daemonUrl } from '../cli/api-client.js';
 import { probeDaemon, startDaemonProcess } from '../cli/daemon-control.js';
@@ -18,7 +18,7 @@ const DEFAULT_RECONNECT_BOUND_MS = 30_000;
 function createLogger(home: string): (line: string) => void {
   const path = join(home, 'logs', 'shim.log');
   return (line) => {
-    const text = `${new Date().toISOString()} shim[${process.pid}] ${sanitiseText(line)}\n`;
+    const text = formatRecord({ level: 'info', component: 'shim', msg: line, fields: { pid: process.pid } });
     try {
       appendRotating(path, text);
     } catch {
