@@ -8,7 +8,8 @@ import { daemonUrl } from '../cli/api-client.js';
 import { probeDaemon, startDaemonProcess } from '../cli/daemon-control.js';
 import { EXIT, type ExitCode } from '../cli/exit-codes.js';
 import { hashToken } from '../http/mcp-auth.js';
-import { Relay, type DaemonEndpoint } from './relay.js';
+import type { DaemonEndpoint } from './link-lifecycle.js';
+import { Relay } from './relay.js';
 
 /** Well above the SDK's 10 MB default: multi-MB tool arguments and results must pass. */
 const MAX_MESSAGE_BYTES = 64 * 1024 * 1024;
