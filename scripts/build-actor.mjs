@@ -1,6 +1,6 @@
 // Bundles the compiled actor worker (dist/workers/actor/main.js) into one file:
 // a worker then parses one module instead of resolving and loading dozens,
-// which is most of its start-up (measured: boot CPU per actor 164–174 → 102–115 ms).
+// which is most of its start-up CPU.
 // Run after `tsc` (npm run build). src/paths.ts falls back to main.js when
 // this bundle is older than it (after a bare `tsc`).
 import { build } from 'esbuild';

@@ -1,12 +1,11 @@
-// The daemon's log: one JSON object per line, appended through a stream so the
-// main thread never blocks on the disk, to a file rotated by size. Callers pass
-// structured fields; no caller passes config values (env, headers), so no
-// secret reaches it. Text fields often carry an upstream's words (an error
-// body): each is clipped and its controls escaped, so no line grows unbounded.
-import { sanitiseText } from './protocol/untrusted-text.js';
+// The daemon's log, in the format of src/log-record.ts, appended through a stream so
+// the main thread never blocks on the disk, to a file rotated by size. Callers pass
+// structured fields; no caller passes config values (env, headers), so no secret
+// reaches it.
+import { formatRecord, type LogLevel } from './log-record.js';
 import { RotatingFile, type RotationPolicy } from './rotating-file.js';
 
-export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
+export type { LogLevel };
 const RANK: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40 };
 
 export class Logger {
@@ -42,14 +41,11 @@ export class Logger {
 
   private write(level: LogLevel, message: string, fields: Record<string, unknown>): void {
     if (RANK[level] < RANK[this.level]) return;
-    const line = JSON.stringify({ at: new Date().toISOString(), level, message: sanitiseText(message), ...sanitiseFields(fields) }) + '\n';
+    // Callers name the upstream a record is about `server`.
+    const { server, ...rest } = fields;
+    const upstream = typeof server === 'string' ? server : undefined;
+    const line = formatRecord({ level, component: 'daemon', msg: message, upstream, fields: upstream === undefined ? fields : rest });
     if (this.stream === null) process.stderr.write(line);
     else if (!this.stream.writableEnded) this.stream.write(line);
   }
-}
-
-function sanitiseFields(fields: Record<string, unknown>): Record<string, unknown> {
-  const clean: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(fields)) clean[key] = typeof value === 'string' ? sanitiseText(value) : value;
-  return clean;
 }

@@ -55,6 +55,23 @@ t.test('SSE: an event over the cap is dropped and counted; the next one is parse
   t.equal(parser.dropped, 2);
 });
 
+t.test('SSE: an event over the cap inside one chunk, or ended by line ends split across chunks, is dropped alone', async (t) => {
+  const parser = new SseParser(16);
+  t.same(parser.push('data: 0123456789abcdefghij\n\ndata: ok\n\n').map((event) => event.data), ['ok'], 'a whole one-line event in one chunk');
+  t.equal(parser.dropped, 1);
+  t.same(parser.push('data: 0123456789abcdefghij\r'), []);
+  t.same(parser.push('\n\r'), [], 'CR LF, then the CR of the blank line');
+  t.same(parser.push('\ndata: next\r\n\r\n').map((event) => event.data), ['next'], 'the LF after that CR is not one more line');
+  t.equal(parser.dropped, 2);
+});
+
+t.test('SSE: two CRs ending a chunk are a line end and a blank line at once', async (t) => {
+  const parser = new SseParser();
+  t.same(parser.push('event: x\r\r').map((event) => event.event), [], 'an event without data is not dispatched');
+  t.same(parser.push('\ndata: a\r\r').map((event) => [event.event, event.data]), [['message', 'a']], 'the event type was reset by the blank line');
+  t.same(parser.push('\ndata: b\n\n').map((event) => event.data), ['b'], 'the LF after the last CR belongs to it');
+});
+
 t.test('coalescer: the first passes at once, a burst becomes one trailing delivery, keys are apart', async (t) => {
   const seen: string[] = [];
   const coalescer = new Coalescer<number>(50, (key, payload) => seen.push(`${key}:${payload}`));

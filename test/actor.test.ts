@@ -6,6 +6,7 @@ import type { Progress } from '../src/protocol/actor.js';
 import type { ActorListAnswer } from '../src/upstreams/actor.js';
 import { callTool, startActor, toolJson } from './fixtures/actor-harness.js';
 import { networkConfig, serverConfig, startNetworkFixture, stdioFixture } from './fixtures/fixture-servers.js';
+import { waitFor } from './helpers/wait.js';
 
 function names(answer: ActorListAnswer, key = 'name'): unknown[] {
   if (!answer.ok || answer.state !== 'live') throw new Error(`not a live list: ${JSON.stringify(answer)}`);
@@ -156,6 +157,8 @@ t.test('paginated lists are followed to the end; malformed schemas normalised, n
   t.same(byName.get('bad_schema')!.inputSchema, { type: 'object', properties: { x: { type: 'string' } }, required: ['x'] });
   t.notOk('outputSchema' in byName.get('bad_output')!);
   t.same(byName.get('no_schema')!.inputSchema, { type: 'object' });
+  // The log is appended asynchronously: the note is there once the writes in flight land.
+  await waitFor('the note on the nameless tool', () => actor.log().includes('tools[5]'), 5_000);
   t.match(actor.log(), /tools\[5\]: no string name, dropped/);
 });
 

@@ -11,7 +11,7 @@ import { parseBooleanValue, parsePositiveInt, splitAction } from '../src/cli/arg
 import { parseCapabilityRef, parseCapabilityRefs } from '../src/cli/cap-ref.js';
 import { parseSince } from '../src/cli/commands/audit.js';
 import { EXIT } from '../src/cli/exit-codes.js';
-import { parseClientConfig, projectDirOf, sanitiseServerName, stripJsonComments, type ImportEntry } from '../src/cli/import-config.js';
+import { parseClientConfig, parseJsonc, projectDirOf, sanitiseServerName, type ImportEntry } from '../src/cli/import-config.js';
 import { CliError } from '../src/cli/output.js';
 import { FIXTURE } from './fixtures/fixture-servers.js';
 import { fixtureLine, runCli, startCliDaemon, tempDir } from './helpers/cli.js';
@@ -76,9 +76,14 @@ t.test('import: JSONC and names', async (t) => {
     // a comment, "with quotes"
     "servers": { /* block */ "a": { "command": "x", "args": ["//not a comment", "a,}"], }, },
   }`;
-  t.same(JSON.parse(stripJsonComments(jsonc)), { servers: { a: { command: 'x', args: ['//not a comment', 'a,}'] } } });
-  t.same(JSON.parse(stripJsonComments('[1, 2, /* x */ ]')), [1, 2]);
-  t.equal(stripJsonComments('"a\\"//b"'), '"a\\"//b"', 'an escaped quote does not end a string');
+  t.same(parseJsonc(jsonc), { servers: { a: { command: 'x', args: ['//not a comment', 'a,}'] } } });
+  t.same(parseJsonc('[1, 2, /* x */ ]'), [1, 2]);
+  t.equal(parseJsonc('"a\\"//b"'), 'a"//b', 'an escaped quote does not end a string');
+  t.throws(() => parseJsonc('{\n  "servers": {\n    "a": 1\n    "b": 2\n  }\n}'), { name: 'ImportFileError', message: 'not valid JSON: comma expected at line 4, column 5' });
+  t.throws(() => parseJsonc('  '), { name: 'ImportFileError', message: /not valid JSON/ });
+  const keys = parseJsonc('{"__proto__": {"command": "x"}, "b": 1, /* c */}') as Record<string, unknown>;
+  t.same(Object.keys(keys), ['__proto__', 'b'], 'a "__proto__" key is a key, as JSON.parse reads it');
+  t.equal(Object.getPrototypeOf(keys), Object.prototype);
   const names: Array<[string, string]> = [
     ['My Server', 'My-Server'],
     ['github/mcp', 'github-mcp'],

@@ -1,4 +1,4 @@
-// Pure parts of the pass-through (issue 8): whose an upstream's message is,
+// Pure parts of the pass-through: whose an upstream's message is,
 // subscription fan-out, log-level filtering, and the actor's relay of a
 // request to the router and back (timeout, cancellation) without threads.
 import * as sdk from '@modelcontextprotocol/sdk/types.js';

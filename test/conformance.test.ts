@@ -1,4 +1,4 @@
-// `npm test` guard for issue 8's proof: scripts/conformance.mjs (the runner behind
+// Proves coffer passes the official MCP conformance suite: scripts/conformance.mjs (the runner behind
 // `npm run conformance`) runs the official MCP conformance suite against a real
 // coffer daemon fronting the conformance fixture; every active scenario must pass.
 // The whole active suite takes seconds, so it runs here in full.

@@ -1,4 +1,4 @@
-// Hostile or broken input on the client and admin side (issue 6): malformed
+// Hostile or broken input on the client and admin side: malformed
 // and mistyped JSON-RPC, batch abuse, unknown / stolen / reused session ids
 // and request ids, bodies over the limit, 10,000 sessions, path tricks in tool
 // names and resource URIs, missing / wrong / old tokens on every REST route,

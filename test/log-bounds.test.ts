@@ -74,7 +74,9 @@ t.test("a stdio child's endless stderr is rotated: a few generations, each withi
     t.ok(Buffer.byteLength(text) <= maxBytes, `${file} is ${Buffer.byteLength(text)} bytes`);
     t.notOk(RAW_CONTROL.test(text), `${file} holds no raw control character`);
   }
-  t.match(readFileSync(join(dir, 'noisy.log.1'), 'utf8'), /\\x1b\]52;c;cHduZWQ=\\x07 noise/);
+  const records = readFileSync(join(dir, 'noisy.log.1'), 'utf8').trimEnd().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
+  t.ok(records.every((record) => record.component === 'actor' && record.upstream === 'noisy'), 'every line is a record of the upstream');
+  t.match(records.find((record) => record.stream === 'stderr'), { msg: /\\x1b\]52;c;cHduZWQ=\\x07 noise/ }, "the child's escapes, made visible");
 });
 
 t.test('servers named daemon and shim log into their own folder, never into coffer’s logs', async (t) => {

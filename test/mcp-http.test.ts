@@ -1,4 +1,4 @@
-// The /mcp answer format (issue 5's fast path): a POST whose answer is the
+// The /mcp answer format (the plain-JSON fast path): a POST whose answer is the
 // only message gets plain JSON; progress, logging or relayed requests — or a
 // call outlasting the keep-alive interval — switch it to an SSE stream; a
 // batch is one JSON array in request order; notifications get 202; DELETE

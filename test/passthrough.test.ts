@@ -1,4 +1,4 @@
-// Issue 8: what passes through coffer besides lists and calls — upstream
+// What passes through coffer besides lists and calls — upstream
 // requests for the client (sampling, elicitation) reaching only the client
 // whose call caused them, from a stdio and a Streamable HTTP upstream, with
 // two clients at once; subscriptions, completion, logging, progress; the

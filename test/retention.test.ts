@@ -39,7 +39,7 @@ function plantOldAudit(dbPath: string, rows: { at: string; event_type: string }[
 
 t.test('policies: defaults, set, forever, audited, validated', async (t) => {
   const { api } = await openWriter(t, tempInit(t));
-  t.same(await api.listRetention(), [{ table: 'audit', days: 365 }, { table: 'invocations', days: 30 }], 'the defaults of ADR/issue');
+  t.same(await api.listRetention(), [{ table: 'audit', days: 365 }, { table: 'invocations', days: 30 }], 'the documented retention defaults');
 
   t.same(await api.setRetention('invocations', 7, 'cli'), { ok: true, value: { table: 'invocations', days: 7 } });
   t.same(await api.setRetention('audit', null, 'ui'), { ok: true, value: { table: 'audit', days: null } }, 'null = forever');

@@ -2,6 +2,7 @@
 import t from 'tap';
 import { DEFAULT_TIMEOUTS, type ServerConfig } from '../src/protocol/server-config.js';
 import { parseServerConfig, redactConfig, REDACTED, type FieldError } from '../src/registry/server-config.js';
+import { serverConfigJsonSchema } from '../src/registry/server-config-schema.js';
 import { applyServerPatch } from '../src/registry/server-patch.js';
 
 const STDIO = { type: 'stdio', command: 'npx', args: ['-y', 'server'], env: { API_KEY: 's3cret' }, cwd: null };
@@ -77,6 +78,7 @@ const invalidCases: [string, unknown, string[]][] = [
   ['command blank', { ...base, transport: { type: 'stdio', command: '  ' } }, ['transport.command']],
   ['args not an array', { ...base, transport: { ...STDIO, args: '-y' } }, ['transport.args']],
   ['args with a number', { ...base, transport: { ...STDIO, args: ['a', 1] } }, ['transport.args[1]']],
+  ['too many args, one not a string', { ...base, transport: { ...STDIO, args: [1, ...Array<string>(256).fill('x')] } }, ['transport.args', 'transport.args[0]']],
   ['env not an object', { ...base, transport: { ...STDIO, env: ['A=1'] } }, ['transport.env']],
   ['env value a number', { ...base, transport: { ...STDIO, env: { PORT: 80 } } }, ['transport.env.PORT']],
   ['env key with =', { ...base, transport: { ...STDIO, env: { 'A=B': 'x' } } }, ['transport.env.A=B']],
@@ -201,4 +203,23 @@ t.test('redactConfig keeps keys and hides values', async (t) => {
   t.same(redactConfig(http).transport, { ...HTTP, headers: { Authorization: REDACTED } });
   t.same(stdio.transport, STDIO, 'the input is not modified');
   t.same({ ...redactConfig(http), transport: null }, { ...http, transport: null }, 'everything else unchanged');
+});
+
+t.test('the schema exports as JSON Schema for a config file', async (t) => {
+  const schema = serverConfigJsonSchema() as {
+    required: string[];
+    additionalProperties: boolean;
+    properties: { transport: { oneOf: { properties: { type: { const: string } } }[] }; timeouts: { properties: Record<string, { maximum: number }> }; session_mode: { enum: string[] } };
+  };
+  t.same(schema.required, ['name', 'transport'], 'everything else has a default');
+  t.equal(schema.additionalProperties, false, 'unknown fields are refused');
+  t.same(schema.properties.transport.oneOf.map((option) => option.properties.type.const), ['stdio', 'http', 'sse']);
+  t.equal(schema.properties.timeouts.properties.list_deadline_ms!.maximum, 60_000);
+  t.same(schema.properties.session_mode.enum, ['shared', 'per_session']);
+});
+
+t.test('every secret key is kept as its own property, whatever its name', async (t) => {
+  const env = JSON.parse('{"__proto__": "x", "constructor": "y"}') as Record<string, string>;
+  const parsed = valid({ name: 'files', transport: { ...STDIO, env } });
+  t.same(parsed.transport.type === 'stdio' && Object.entries(parsed.transport.env), [['__proto__', 'x'], ['constructor', 'y']]);
 });

@@ -104,6 +104,10 @@ t.test('the shim relays a real client to the daemon, across a daemon restart', a
 
   await client.close();
   await waitFor('the shim to exit', async () => !isProcessAlive(shimPid), 5_000);
+  const shimLog = readFileSync(join(home, 'logs', 'shim.log'), 'utf8').trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
+  t.ok(shimLog.every((record) => record.component === 'shim' && record.pid === shimPid && typeof record.time === 'string'), 'the shim logs in the one record format');
+  t.ok(shimLog.some((record) => record.level === 'info' && record.msg === `started for ${home}`));
+  t.match(shimLog.at(-1), { msg: /^stopping: / });
   t.equal((await runCli('daemon', 'stop')).code, 0);
   t.notOk(isProcessAlive(second.pid), 'the daemon is gone');
   await waitFor('no daemon or upstream left behind', async () => ourProcesses().length === 0, 5_000);

@@ -1,4 +1,4 @@
-// Stable exit codes of the coffer CLI (DESIGN.md) and how REST errors map onto them.
+// Stable exit codes of the coffer CLI (listed in the README) and how REST errors map onto them.
 
 export const EXIT = {
   OK: 0,

@@ -7,6 +7,7 @@
 // VS Code files may carry comments and trailing commas (JSONC). Nothing is ever
 // expanded: an entry using a variable (${input:...}, ${env:...}, ${VAR}) is skipped
 // with the reason, as is one with a field coffer cannot honour (envFile, ...).
+import { parseTree, printParseErrorCode, type Node as JsoncNode, type ParseError as JsoncParseError } from 'jsonc-parser';
 import { isServerName } from '../protocol/server-config.js';
 import { parseServerConfig, type FieldError } from '../registry/server-config.js';
 
@@ -62,41 +63,29 @@ const TYPE_ALIASES: Record<string, 'stdio' | 'http' | 'sse'> = {
   sse: 'sse',
 };
 
-/** Removes // and /* *\/ comments and trailing commas outside strings (JSONC as VS Code writes it). */
-export function stripJsonComments(text: string): string {
-  let out = '';
-  let i = 0;
-  while (i < text.length) {
-    const c = text[i]!;
-    if (c === '"') {
-      let j = i + 1;
-      while (j < text.length && text[j] !== '"') j += text[j] === '\\' ? 2 : 1;
-      out += text.slice(i, j + 1);
-      i = j + 1;
-    } else if (c === '/' && text[i + 1] === '/') {
-      while (i < text.length && text[i] !== '\n') i++;
-    } else if (c === '/' && text[i + 1] === '*') {
-      const end = text.indexOf('*/', i + 2);
-      i = end === -1 ? text.length : end + 2;
-    } else if (c === ',') {
-      let j = i + 1;
-      // A comma followed (past blanks and comments) by } or ] is dropped.
-      for (;;) {
-        while (j < text.length && /\s/.test(text[j]!)) j++;
-        if (text.startsWith('//', j)) while (j < text.length && text[j] !== '\n') j++;
-        else if (text.startsWith('/*', j)) {
-          const end = text.indexOf('*/', j + 2);
-          j = end === -1 ? text.length : end + 2;
-        } else break;
-      }
-      if (text[j] !== '}' && text[j] !== ']') out += c;
-      i++;
-    } else {
-      out += c;
-      i++;
-    }
+/** The value a parsed node holds; objects are built with own properties only (a "__proto__" key is a key, as with JSON.parse). */
+function valueOf(node: JsoncNode): unknown {
+  if (node.type === 'array') return (node.children ?? []).map(valueOf);
+  if (node.type !== 'object') return node.value;
+  return Object.fromEntries((node.children ?? []).map((property) => [property.children![0]!.value as string, valueOf(property.children![1]!)]));
+}
+
+/** `line 3, column 7` of an offset in `text` (both from 1, as editors count). */
+function lineAndColumn(text: string, offset: number): string {
+  const before = text.slice(0, offset).split(/\r\n|\r|\n/);
+  return `line ${before.length}, column ${before.at(-1)!.length + 1}`;
+}
+
+/** JSON with comments and trailing commas (JSONC as VS Code writes it); the first error with its line and column. */
+export function parseJsonc(text: string): unknown {
+  const errors: JsoncParseError[] = [];
+  const root = parseTree(text, errors, { allowTrailingComma: true, disallowComments: false });
+  const first = errors[0];
+  if (first !== undefined) {
+    const problem = printParseErrorCode(first.error).replace(/(?<=[a-z])(?=[A-Z])/g, ' ').toLowerCase();
+    throw new ImportFileError(`not valid JSON: ${problem} at ${lineAndColumn(text, first.offset)}`);
   }
-  return out;
+  return root === undefined ? undefined : valueOf(root);
 }
 
 /** A valid coffer server name close to `name` (invalid characters become '-', `__` becomes '_'). */
@@ -249,16 +238,6 @@ function entry(name: string, raw: unknown, options: ParseOptions): ImportEntry {
 
 /** Parses a client config file's text. Throws ImportFileError when it is not one. */
 export function parseClientConfig(text: string, options: ParseOptions = {}): ParsedClientConfig {
-  let document: unknown;
-  try {
-    document = JSON.parse(text);
-  } catch {
-    try {
-      document = JSON.parse(stripJsonComments(text));
-    } catch (error) {
-      throw new ImportFileError(`not valid JSON: ${(error as Error).message}`);
-    }
-  }
-  const { format, servers } = serversSection(document);
+  const { format, servers } = serversSection(parseJsonc(text));
   return { format, entries: Object.entries(servers).map(([name, raw]) => entry(name, raw, options)) };
 }

@@ -1,8 +1,6 @@
 #!/usr/bin/env node
 // The `coffer` command line: thin commands over the daemon's REST API.
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { PROJECT_ROOT } from '../paths.js';
+import { VERSION } from '../version.js';
 import { isVerbose } from './args.js';
 import type { Command } from './command.js';
 import { auditCommand } from './commands/audit.js';
@@ -61,10 +59,6 @@ function mainUsage(): string {
   ].join('\n');
 }
 
-function version(): string {
-  return (JSON.parse(readFileSync(join(PROJECT_ROOT, 'package.json'), 'utf8')) as { version: string }).version;
-}
-
 /** `coffer --home DIR --verbose mcp list` is `coffer mcp list --home DIR --verbose`. */
 function hoistGlobalOptions(argv: string[]): string[] {
   const leading: string[] = [];
@@ -84,7 +78,7 @@ async function main(argv: string[]): Promise<ExitCode> {
     return name === undefined ? EXIT.USAGE : EXIT.OK;
   }
   if (name === '--version') {
-    printLine(version());
+    printLine(VERSION);
     return EXIT.OK;
   }
   const command = COMMANDS.find((c) => c.name === name);

@@ -1,7 +1,6 @@
 // Starts and stops the coffer daemon: DB writer, preference snapshot, actor
 // pool, router, MCP sessions and the HTTP server, in that order; stops them in
 // reverse, letting open calls finish first.
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { HttpApi } from '../api/http-api.js';
 import { daemonRoutes, type DaemonStatus } from '../api/routes/daemon.js';
@@ -21,7 +20,8 @@ import { Logger, type LogLevel } from '../log.js';
 import { SessionClientLink } from '../mcp/client-link.js';
 import { Dispatcher } from '../mcp/dispatcher.js';
 import { SessionRegistry } from '../mcp/sessions.js';
-import { MIGRATIONS_DIR, PROJECT_ROOT, upstreamLogDir } from '../paths.js';
+import { MIGRATIONS_DIR, upstreamLogDir } from '../paths.js';
+import { VERSION } from '../version.js';
 import { DEFAULT_ACTOR_TUNING, type ActorTuning } from '../protocol/actor.js';
 import { CofferError } from '../protocol/errors.js';
 import { Registry } from '../registry/registry.js';
@@ -69,7 +69,6 @@ export interface RunningDaemon {
 export const DEFAULT_PORT = 7077;
 /** Ports tried from DEFAULT_PORT on when no port is given. */
 const DEFAULT_PORT_RANGE = 10;
-export const VERSION: string = (JSON.parse(readFileSync(join(PROJECT_ROOT, 'package.json'), 'utf8')) as { version: string }).version;
 
 export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon> {
   const home = options.home;

@@ -1,6 +1,6 @@
 // A cheap shape check for the messages of a POST. The SDK transport runs its
-// zod JSONRPCMessageSchema over every message (~0.1 ms for one tools/call,
-// about a tenth of coffer's main-thread time per call). This check accepts
+// zod JSONRPCMessageSchema over every message, a sizeable share of coffer's
+// main-thread time per call. This check accepts
 // only what that schema surely accepts, unchanged (plain requests and
 // notifications); anything else returns null and goes to the SDK transport,
 // whose verdict and error answers stay the reference.

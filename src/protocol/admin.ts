@@ -77,17 +77,6 @@ export type AdminCommand = RefreshCommand | TestCommand | SubscribeCommand | Pin
 export type AdminCommandType = AdminCommand['type'];
 export const ADMIN_COMMAND_TYPES = ['refresh', 'test', 'subscribe', 'ping'] as const satisfies readonly AdminCommandType[];
 
-/** What a command answers with on success (`data` of its result). */
-export interface AdminResultData {
-  /** The capabilities view of the server (as GET /servers/{name}/capabilities). */
-  refresh: unknown;
-  /** The test connection report (as POST /servers/{name}/test). */
-  test: unknown;
-  /** The filter now in force; null = all. */
-  subscribe: { types: CofferEventType[] | null; servers: string[] | null };
-  ping: { pong: true; at: string };
-}
-
 // ---- server → client ----
 
 export interface EventMessage {

@@ -1,5 +1,5 @@
 // comlink's ESM build expects browser globals; on Node we load the UMD build
-// and its node adapter (see DEVELOPERS.md). Everything that crosses a thread
+// and its node adapter. Everything that crosses a thread
 // boundary with comlink imports it from here.
 import { createRequire } from 'node:module';
 import type * as ComlinkTypes from 'comlink';

@@ -2,10 +2,10 @@
 // buffer, never a structured clone of the items. A list of up to
 // MSGPACK_FROM_ITEMS items travels as UTF-8 JSON, a longer one msgpackr-packed.
 // Why two: an actor packs rarely (once per list fetch), so msgpackr's pack()
-// always runs cold there — 1.9–2.7 ms for 20 tools against 0.03 ms for
-// JSON.stringify, and 100 actors listing at once pay it 100 times. On the
-// (warm) main thread msgpackr decodes a long list faster (2,000 tools: 1.8 ms
-// against 5.0 ms for decode + JSON.parse) and equally fast a short one.
+// always runs cold there, many times slower than JSON.stringify for a short
+// list, and a hundred actors listing at once each pay it. On the (warm) main
+// thread msgpackr decodes a long list faster than decode + JSON.parse, and a
+// short one equally fast.
 import { pack, unpack } from 'msgpackr';
 
 export const MSGPACK_FROM_ITEMS = 200;

@@ -1,4 +1,4 @@
-// Namespacing of capability names and resource URIs (DESIGN.md "Surfaces").
+// Namespacing of capability names and resource URIs (docs/architecture.md).
 // Pure: tools and prompts become `<prefix>__<name>`, resources and templates
 // `coffer://<prefix>/<original uri>`; parsing gives back the original exactly.
 // The prefix is the server's namespace (by default its name).

@@ -2,13 +2,14 @@
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { join } from 'node:path';
 import { ensureHome } from '../daemon/daemon-file.js';
-import { sanitiseText } from '../protocol/untrusted-text.js';
+import { formatRecord } from '../log-record.js';
 import { appendRotating } from '../rotating-file.js';
 import { daemonUrl } from '../cli/api-client.js';
 import { probeDaemon, startDaemonProcess } from '../cli/daemon-control.js';
 import { EXIT, type ExitCode } from '../cli/exit-codes.js';
 import { hashToken } from '../http/mcp-auth.js';
-import { Relay, type DaemonEndpoint } from './relay.js';
+import type { DaemonEndpoint } from './link-lifecycle.js';
+import { Relay } from './relay.js';
 
 /** Well above the SDK's 10 MB default: multi-MB tool arguments and results must pass. */
 const MAX_MESSAGE_BYTES = 64 * 1024 * 1024;
@@ -18,7 +19,7 @@ const DEFAULT_RECONNECT_BOUND_MS = 30_000;
 function createLogger(home: string): (line: string) => void {
   const path = join(home, 'logs', 'shim.log');
   return (line) => {
-    const text = `${new Date().toISOString()} shim[${process.pid}] ${sanitiseText(line)}\n`;
+    const text = formatRecord({ level: 'info', component: 'shim', msg: line, fields: { pid: process.pid } });
     try {
       appendRotating(path, text);
     } catch {

@@ -8,11 +8,12 @@ import { messageOf, type JsonRpcErrorBody } from '../../src/protocol/errors.js';
 import { cleanInstructions } from '../../src/protocol/instructions.js';
 import { LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS } from '../../src/protocol/mcp-versions.js';
 import type { ServerConfig } from '../../src/protocol/server-config.js';
+import { VERSION } from '../../src/version.js';
 import { isObject, JsonRpcSession, ProtocolNoise, RpcError, type ServerRequestAnswer } from './jsonrpc-session.js';
 import type { ActorLog } from './log.js';
 import { createTransport, type UpstreamTransport } from './transports.js';
 
-const CLIENT_INFO = { name: 'coffer', version: '0.1.0' };
+const CLIENT_INFO = { name: 'coffer', version: VERSION };
 /** A stdio child that ignores stdin EOF and SIGTERM is SIGKILLed after ~4 s. */
 const CLOSE_WAIT_MS = 5_000;
 const PROBE_TIMEOUT_MS = 5_000;

@@ -20,8 +20,8 @@ export const MAX_DEPTH = 128;
 
 /**
  * A message nested deeper than this is not parsed at all: JSON.parse builds
- * every level (about 130 bytes of actor heap each, 1 M levels ≈ 60 MB and
- * 0.6 s; 10 M kill the actor). Below it a message is parsed and only its
+ * every level in the actor's heap, so a deep enough message alone would
+ * kill the actor. Below it a message is parsed and only its
  * too-deep parts are refused (one list item, one result).
  */
 export const MAX_PARSE_DEPTH = 200_000;

@@ -18,7 +18,7 @@ import { Supervisor } from './supervisor.js';
 if (isMainThread) throw new Error('workers/actor/main.js runs as a worker thread');
 
 const init = workerData as ActorInit;
-const log = openLog(init.logFile);
+const log = openLog(init.logFile, init.config.name);
 const emit = (event: ActorEvent): void => init.events.postMessage(event);
 
 /** Server messages of a connection: list changes refresh the cache, the rest is for clients. */

@@ -1,7 +1,9 @@
-// A streaming parser for text/event-stream (the WHATWG "server-sent events"
-// format): feed it decoded text as it arrives, get back the complete events.
-// Pure: no I/O, no timers, so it is unit-tested on its own.
-import { MAX_MESSAGE_CHARS, PartialLine } from './limits.js';
+// text/event-stream (the WHATWG "server-sent events" format) through eventsource-parser,
+// with what coffer adds around it: an event over the size cap is dropped and counted
+// and the stream goes on with the next event; a CR ending a chunk ends its line at
+// once; the last id carries over events; events come back per chunk. Pure: no I/O.
+import { createParser, type EventSourceParser } from 'eventsource-parser';
+import { MAX_MESSAGE_CHARS } from './limits.js';
 
 export interface SseEvent {
   /** The `event:` field; "message" when the server sent none. */
@@ -10,30 +12,86 @@ export interface SseEvent {
   data: string;
   /** The last `id:` seen on the stream (it carries over events), or undefined. */
   id: string | undefined;
-  /** A `retry:` field with a valid integer, when present in this event. */
+  /** A `retry:` field with a valid integer, when one came since the previous event. */
   retry?: number;
 }
 
-/** A line end: CRLF, CR or LF. */
-const LINE_END = /\r\n|\r|\n/g;
+const CR = 13;
+const LF = 10;
+
+/**
+ * Where the skipped rest of an oversized event ends: after its blank line (two line
+ * ends in a row, CRLF counting as one), which may be split across chunks.
+ */
+class BlankLineFinder {
+  private atLineStart = false;
+  private afterCr = false;
+
+  /** Starts where a chunk stopped: its last character may have ended a line. */
+  restart(previousChunk: string): void {
+    const last = previousChunk.charCodeAt(previousChunk.length - 1);
+    this.atLineStart = last === CR || last === LF;
+    this.afterCr = last === CR;
+  }
+
+  /** The index just past the blank line in `chunk`, or -1 when it is not there yet. */
+  find(chunk: string): number {
+    for (let i = 0; i < chunk.length; i++) {
+      const code = chunk.charCodeAt(i);
+      if (code === LF && this.afterCr) {
+        this.afterCr = false;
+        continue;
+      }
+      if (code === CR || code === LF) {
+        if (this.atLineStart) return i + 1;
+        this.atLineStart = true;
+        this.afterCr = code === CR;
+      } else {
+        this.atLineStart = false;
+        this.afterCr = false;
+      }
+    }
+    return -1;
+  }
+}
 
 export class SseParser {
-  private readonly partial = new PartialLine();
-  /** The size of the event being read: its data lines so far. */
-  private dataChars = 0;
+  private readonly parser: EventSourceParser;
+  private events: SseEvent[] = [];
   private started = false;
-  /** A "\r" ended the previous chunk: a "\n" starting the next one belongs to it. */
+  /** A "\r" ended the previous chunk (fed as CRLF): a "\n" starting the next one belongs to it. */
   private pendingCr = false;
-  private data: string[] = [];
-  private eventType = '';
   private lastId: string | undefined;
   private retry: number | undefined;
-  /** The event being read grew past maxChars: it is skipped up to its blank line. */
-  private skipping = false;
+  /** The event being read grew past maxChars: its rest is skipped up to its blank line. */
+  private skipping: BlankLineFinder | null = null;
   /** Events dropped for their size, so the transport can report them. */
   dropped = 0;
 
-  constructor(private readonly maxChars = MAX_MESSAGE_CHARS) {}
+  constructor(private readonly maxChars = MAX_MESSAGE_CHARS) {
+    this.parser = createParser({
+      // Counts the unfinished line and the event's data so far (joined, line feeds included): the library stops there and needs a reset.
+      maxBufferSize: maxChars,
+      onEvent: (message) => {
+        if (message.id !== undefined) this.lastId = message.id;
+        // A whole event inside one chunk is never buffered, so the cap is checked here too.
+        if (message.data.length > this.maxChars) {
+          this.dropped += 1;
+          return;
+        }
+        const event: SseEvent = { event: message.event ?? 'message', data: message.data, id: this.lastId };
+        if (this.retry !== undefined) event.retry = this.retry;
+        this.retry = undefined;
+        this.events.push(event);
+      },
+      onRetry: (retry) => (this.retry = retry),
+      onError: (error) => {
+        if (error.type !== 'max-buffer-size-exceeded') return; // unknown fields and bad retry values are ignored
+        this.dropped += 1;
+        this.skipping = new BlankLineFinder();
+      },
+    });
+  }
 
   /** Parses one chunk of text; returns the events it completed (possibly none). */
   push(chunk: string): SseEvent[] {
@@ -42,76 +100,26 @@ export class SseParser {
       this.started = true;
       if (chunk.charCodeAt(0) === 0xfeff) chunk = chunk.slice(1);
     }
-    if (this.pendingCr && chunk.startsWith('\n')) chunk = chunk.slice(1);
-    this.pendingCr = false;
-    const events: SseEvent[] = [];
-    let start = 0;
-    LINE_END.lastIndex = 0;
-    for (let match = LINE_END.exec(chunk); match !== null; match = LINE_END.exec(chunk)) {
-      if (match[0] === '\r' && LINE_END.lastIndex === chunk.length) this.pendingCr = true;
-      // A line dropped in its middle (null) ends there: its end is not a blank line.
-      const line = this.partial.end(chunk.slice(start, match.index));
-      start = LINE_END.lastIndex;
-      if (line === null) continue;
-      const event = this.line(line);
-      if (event) events.push(event);
+    if (this.pendingCr && chunk.charCodeAt(0) === LF) chunk = chunk.slice(1);
+    this.pendingCr = chunk.charCodeAt(chunk.length - 1) === CR;
+    // The library would wait for the next chunk to tell CR from CRLF: given as CRLF, the line ends now.
+    let text = this.pendingCr ? `${chunk}\n` : chunk;
+    if (this.skipping) {
+      const end = this.skipping.find(text);
+      if (end === -1) return [];
+      this.skipping = null;
+      this.parser.reset();
+      text = text.slice(end);
     }
-    // The line being read counts towards its event's size.
-    if (start < chunk.length && this.partial.add(start === 0 ? chunk : chunk.slice(start), this.maxChars - this.dataChars)) this.skip();
+    this.parser.feed(text);
+    this.skipFrom(text);
+    const events = this.events;
+    this.events = [];
     return events;
   }
 
-  private skip(): void {
-    if (!this.skipping) this.dropped += 1;
-    this.skipping = true;
-    this.data = [];
-    this.dataChars = 0;
-  }
-
-  private line(line: string): SseEvent | null {
-    if (line === '') {
-      if (!this.skipping) return this.dispatch();
-      this.skipping = false;
-      return null;
-    }
-    if (this.skipping) return null;
-    if (line.charCodeAt(0) === 58) return null; // ":" comment
-    const colon = line.indexOf(':');
-    const field = colon === -1 ? line : line.slice(0, colon);
-    let value = colon === -1 ? '' : line.slice(colon + 1);
-    if (value.charCodeAt(0) === 32) value = value.slice(1);
-    switch (field) {
-      case 'data':
-        this.data.push(value);
-        this.dataChars += value.length;
-        if (this.dataChars > this.maxChars) this.skip();
-        break;
-      case 'event':
-        this.eventType = value;
-        break;
-      case 'id':
-        if (!value.includes('\0')) this.lastId = value;
-        break;
-      case 'retry':
-        if (/^\d+$/.test(value)) this.retry = Number(value);
-        break;
-      default:
-        break; // unknown fields are ignored
-    }
-    return null;
-  }
-
-  private dispatch(): SseEvent | null {
-    const retry = this.retry;
-    const type = this.eventType;
-    const data = this.data;
-    this.retry = undefined;
-    this.eventType = '';
-    this.data = [];
-    this.dataChars = 0;
-    if (data.length === 0) return null;
-    const event: SseEvent = { event: type === '' ? 'message' : type, data: data.join('\n'), id: this.lastId };
-    if (retry !== undefined) event.retry = retry;
-    return event;
+  /** An overflow stops the library mid-event: skipping starts where the chunk it came in stopped. */
+  private skipFrom(chunk: string): void {
+    this.skipping?.restart(chunk);
   }
 }

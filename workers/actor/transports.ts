@@ -23,7 +23,7 @@ export async function createTransport(config: TransportConfig, log: ActorLog): P
         args: config.args,
         env: childEnv(process.env, config.env),
         cwd: config.cwd ?? undefined,
-        stderr: log.stream,
+        stderr: log.childStderr(),
       });
       return { transport, pid: () => transport.pid };
     }

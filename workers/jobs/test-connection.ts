@@ -11,7 +11,7 @@ import { JSONRPC, messageOf } from '../../src/protocol/errors.js';
 
 export default async function testConnection(task: TestConnectionTask): Promise<TestConnectionReport> {
   const started = Date.now();
-  const log = openLog(task.logFile);
+  const log = openLog(task.logFile, task.config.name);
   log.note('test connection: opening a temporary connection');
   const deadline = started + task.config.timeouts.connect_ms;
   let connection: Connection | null = null;

@@ -1,0 +1,87 @@
+// One log format for the daemon, the actors and the shim: JSON lines with a fixed frame,
+// text sanitised; a stdio child's stderr becomes records line by line.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import t from 'tap';
+import { Logger } from '../src/log.js';
+import { formatRecord } from '../src/log-record.js';
+import { MAX_ERROR_TEXT_CHARS } from '../src/protocol/untrusted-text.js';
+import { openLog } from '../workers/actor/log.js';
+import { tempDir } from './helpers/cli.js';
+import { waitFor } from './helpers/wait.js';
+
+const records = (path: string): Record<string, unknown>[] =>
+  readFileSync(path, 'utf8')
+    .split('\n')
+    .filter((line) => line !== '')
+    .map((line) => JSON.parse(line) as Record<string, unknown>);
+
+t.test('a record: the frame first, fields after and never in its place, text clipped and inert', async (t) => {
+  const line = formatRecord(
+    { level: 'warn', component: 'actor', upstream: 'up\x1b[2J', msg: `boom\n\x07${'x'.repeat(5000)}`, fields: { level: 'error', msg: 'forged', n: 3, body: '\x1b]0;t\x07' } },
+    new Date('2025-01-02T03:04:05Z'),
+  );
+  t.ok(line.endsWith('\n') && !line.slice(0, -1).includes('\n'), 'one line');
+  const record = JSON.parse(line) as Record<string, unknown>;
+  t.same(Object.keys(record), ['time', 'level', 'component', 'upstream', 'msg', 'n', 'body']);
+  t.match(record, { time: '2025-01-02T03:04:05.000Z', level: 'warn', component: 'actor', upstream: 'up\\x1b[2J', n: 3, body: '\\x1b]0;t\\x07' });
+  t.match(record.msg, /^boom\\x0a\\x07x+… \[\d+ more chars\]$/);
+  t.ok((record.msg as string).length < MAX_ERROR_TEXT_CHARS + 40);
+});
+
+t.test('the daemon: its level threshold, the upstream it names as `server`', async (t) => {
+  const path = join(tempDir('coffer-log-'), 'daemon.log');
+  const log = new Logger(path, 'info');
+  log.debug('not kept');
+  log.warn('actor worker died', { server: 'alpha', reason: 'exit 3' });
+  log.info('listening', { port: 1 });
+  await log.close();
+  t.match(records(path), [
+    { level: 'warn', component: 'daemon', upstream: 'alpha', msg: 'actor worker died', reason: 'exit 3' },
+    { level: 'info', component: 'daemon', msg: 'listening', port: 1 },
+  ]);
+  t.notOk('server' in records(path)[0]!);
+});
+
+t.test("an actor: its notes and each child's stderr lines are records of its upstream", async (t) => {
+  const path = join(tempDir('coffer-log-'), 'up.log');
+  const log = openLog(path, 'files');
+  log.note('connected to files 1.0');
+  const [first, second] = [log.childStderr(), log.childStderr()];
+  first.write('one\n{"level":"error","component":"actor","msg":"forged"}\npart ');
+  second.write('other child\n\n');
+  first.write(`of a line\n${'y'.repeat(MAX_ERROR_TEXT_CHARS + 500)}`);
+  first.write('y'.repeat(500));
+  first.write('\nlast words');
+  await waitFor('the unended line', () => readFileSync(path, 'utf8').includes('last words'));
+  await log.close();
+  const stderr = { level: 'info', component: 'actor', upstream: 'files', stream: 'stderr' };
+  const all = records(path);
+  t.match(all[0], { level: 'info', component: 'actor', upstream: 'files', msg: 'connected to files 1.0' });
+  t.notOk('stream' in all[0]!, 'a note is not stderr');
+  t.match(all.slice(1), [
+    { ...stderr, msg: 'one' },
+    { ...stderr, msg: '{"level":"error","component":"actor","msg":"forged"}' },
+    { ...stderr, msg: 'other child' },
+    { ...stderr, msg: 'part of a line' },
+    { ...stderr, msg: 'y'.repeat(MAX_ERROR_TEXT_CHARS), more_chars: 1000 },
+    { ...stderr, msg: 'last words' },
+  ]);
+  t.equal(all.length, 7, 'a blank line is no record; two children never share a line');
+});
+
+t.test('a chunk of many stderr lines: every record written, no listener piles up on the file', async (t) => {
+  const warnings: string[] = [];
+  const onWarning = (warning: Error) => warnings.push(warning.name);
+  process.on('warning', onWarning);
+  t.teardown(() => process.off('warning', onWarning));
+  const path = join(tempDir('coffer-log-'), 'many.log');
+  const log = openLog(path, 'many');
+  const stderr = log.childStderr();
+  await new Promise<void>((resolve) => stderr.write(Array.from({ length: 5_000 }, (_unused, i) => `line ${i} ${'z'.repeat(100)}\n`).join(''), () => resolve()));
+  await log.close();
+  const lines = records(path);
+  t.equal(lines.length, 5_000);
+  t.ok(lines.every((record, i) => (record.msg as string).startsWith(`line ${i} `)), 'in order');
+  t.same(warnings, [], 'no MaxListenersExceededWarning');
+});
