@@ -41,7 +41,7 @@ class AnswerBudgetError extends RpcError {
 /**
  * Reads a whole body; rejects when it breaks off, grows past MAX_MESSAGE_CHARS
  * or would take the actor's answers past their budget (the response is then
- * destroyed). The body's share of the budget is held until `use` has run on it.
+ * destroyed). The body's share of the budget is held until its answer has left.
  */
 async function readText<T>(res: IncomingMessage, use: (text: string) => T): Promise<T> {
   let chars = 0;
@@ -65,7 +65,9 @@ async function readText<T>(res: IncomingMessage, use: (text: string) => T): Prom
     });
     return use(text);
   } finally {
-    answers.give(chars);
+    // `use` delivers the answer; the chain that posts it to the main thread runs in microtasks after it. Until
+    // then the parsed answer is alive, so its share is given back only on the next turn of the event loop.
+    setImmediate(() => answers.give(chars));
   }
 }
 
