@@ -77,3 +77,15 @@ export function actionGroup(group: string, actions: Action[]): Pick<Action, 'val
     },
   };
 }
+
+/** `coffer <name> <action> ...` as a command: its help lists every action's usage. */
+export function groupCommand(name: string, summary: string, actions: Action[]): Command {
+  const group = actionGroup(`coffer ${name}`, actions);
+  return {
+    name,
+    summary,
+    usage: [`Usage: coffer ${name} <action> ... [--home DIR]`, '', actions.map((action) => '  ' + action.usage).join('\n\n')].join('\n'),
+    helpFor: (argv) => group.helpFor(argv),
+    run: (argv) => group.run(argv),
+  };
+}

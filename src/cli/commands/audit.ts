@@ -1,6 +1,6 @@
 // `coffer audit list`: the audit log of lifecycle changes (servers, capabilities, token, retention).
 import { expectPositionals, parsePositiveInt } from '../args.js';
-import { actionGroup, defineAction, type Command } from '../command.js';
+import { groupCommand, defineAction, type Command } from '../command.js';
 import { EXIT } from '../exit-codes.js';
 import { printJson, printLine, printTable, usageError } from '../output.js';
 
@@ -59,12 +59,4 @@ const list = defineAction(
   },
 );
 
-const group = actionGroup('coffer audit', [list]);
-
-export const auditCommand: Command = {
-  name: 'audit',
-  summary: 'list the audit log',
-  usage: ['Usage: coffer audit <action> ... [--home DIR]', '', '  ' + list.usage].join('\n'),
-  helpFor: (argv) => group.helpFor(argv),
-  run: (argv) => group.run(argv),
-};
+export const auditCommand: Command = groupCommand('audit', 'list the audit log', [list]);

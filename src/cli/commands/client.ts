@@ -2,7 +2,7 @@
 // /mcp. A token is printed once, when the client is added; the daemon keeps only
 // its hash, so a lost token is replaced, not recovered.
 import { expectPositionals } from '../args.js';
-import { actionGroup, defineAction, type Command } from '../command.js';
+import { groupCommand, defineAction, type Command } from '../command.js';
 import type { ApiClient } from '../api-client.js';
 import { EXIT } from '../exit-codes.js';
 import { printJson, printLine, printMessage, printTable } from '../output.js';
@@ -65,13 +65,4 @@ const revoke = defineAction(
   },
 );
 
-const actions = [add, list, revoke];
-const group = actionGroup('coffer client', actions);
-
-export const clientCommand: Command = {
-  name: 'client',
-  summary: 'credentials of MCP clients on /mcp: add, list, revoke',
-  usage: ['Usage: coffer client <action> ... [--home DIR]', '', actions.map((action) => '  ' + action.usage).join('\n\n')].join('\n'),
-  helpFor: (argv) => group.helpFor(argv),
-  run: (argv) => group.run(argv),
-};
+export const clientCommand: Command = groupCommand('client', 'credentials of MCP clients on /mcp: add, list, revoke', [add, list, revoke]);

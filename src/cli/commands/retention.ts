@@ -1,7 +1,7 @@
 // `coffer retention list|set|prune`: how long the audit and invocation logs are
 // kept (days, or forever), and a prune on demand (the daemon also prunes by itself).
 import { expectPositionals, parsePositiveInt } from '../args.js';
-import { actionGroup, defineAction, type Command } from '../command.js';
+import { groupCommand, defineAction, type Command } from '../command.js';
 import { EXIT } from '../exit-codes.js';
 import { printJson, printLine, printTable, usageError } from '../output.js';
 
@@ -64,13 +64,4 @@ const prune = defineAction(
   },
 );
 
-const actions = [list, set, prune];
-const group = actionGroup('coffer retention', actions);
-
-export const retentionCommand: Command = {
-  name: 'retention',
-  summary: 'how long the audit and invocation logs are kept: list, set, prune',
-  usage: ['Usage: coffer retention <action> ... [--home DIR]', '', actions.map((action) => '  ' + action.usage).join('\n\n')].join('\n'),
-  helpFor: (argv) => group.helpFor(argv),
-  run: (argv) => group.run(argv),
-};
+export const retentionCommand: Command = groupCommand('retention', 'how long the audit and invocation logs are kept: list, set, prune', [list, set, prune]);
