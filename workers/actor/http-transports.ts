@@ -27,7 +27,7 @@ function isRequest(message: JsonRpcMessage): boolean {
   return typeof message.method === 'string' && 'id' in message;
 }
 
-/** One per actor: every JSON body it reads at once counts against it. */
+/** One per actor: every answer body (JSON, or the event being read on an SSE stream) counts against it. */
 const answers = new AnswerBudget();
 
 /** An answer cut off because the actor already holds as much answer text as it may. */
@@ -93,19 +93,52 @@ function errorText(res: IncomingMessage): Promise<string> {
   });
 }
 
-/** Reads an SSE body to its end: resolves when it ends cleanly, rejects when it breaks off. */
+/**
+ * Reads an SSE body to its end: resolves when it ends cleanly, rejects when it
+ * breaks off or when the event being read would take the actor's answers past
+ * their budget (AnswerBudgetError; the response is destroyed). An event's
+ * share is held until it has been delivered.
+ */
 function readSse(res: IncomingMessage, onEvent: (event: SseEvent) => void, onDropped: (error: Error) => void): Promise<void> {
   return new Promise((resolve, reject) => {
     const parser = new SseParser();
+    // Taken from the budget since the last event ended: the parser never holds more.
+    let held = 0;
+    const release = (keep: number): void => {
+      const chars = held - keep;
+      held = keep;
+      if (chars > 0) setImmediate(() => answers.give(chars));
+    };
     res.setEncoding('utf8');
     res.on('data', (chunk: string) => {
+      if (!answers.take(chunk.length)) {
+        release(0);
+        res.destroy();
+        reject(new AnswerBudgetError());
+        return;
+      }
+      held += chunk.length;
       const dropped = parser.dropped;
-      for (const event of parser.push(chunk)) onEvent(event);
+      const events = parser.push(chunk);
+      for (const event of events) onEvent(event);
       if (parser.dropped !== dropped) onDropped(new MessageTooLargeError('SSE event'));
+      // Past an event's end the parser holds at most the rest of this chunk; while it skips a dropped event, nothing.
+      if (parser.skipping) release(0);
+      else if (events.length > 0) release(chunk.length);
     });
-    res.on('end', () => resolve());
-    res.on('error', (error) => reject(error));
-    res.on('close', () => (res.complete ? resolve() : reject(new Error('stream ended before it was complete'))));
+    res.on('end', () => {
+      release(0);
+      resolve();
+    });
+    res.on('error', (error) => {
+      release(0);
+      reject(error);
+    });
+    res.on('close', () => {
+      release(0);
+      if (res.complete) resolve();
+      else reject(new Error('stream ended before it was complete'));
+    });
   });
 }
 
@@ -264,6 +297,11 @@ export class StreamableHttpTransport extends HttpTransportBase {
       readSse(res, (event) => this.sseEvent(event, id), (error) => this.report(error)).catch((error: unknown) => {
         // An answer we gave up on (cancelled, timed out) was cut off on purpose.
         if (cutOff()) return;
+        // Over the answer budget: this call fails, the connection is fine.
+        if (error instanceof AnswerBudgetError) {
+          this.deliver({ jsonrpc: '2.0', id, error: { code: error.code, message: error.rpcMessage, data: error.data } });
+          return;
+        }
         this.report(new Error(`SSE stream disconnected: ${asError(error).message}`));
       });
       return;

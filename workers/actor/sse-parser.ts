@@ -64,7 +64,7 @@ export class SseParser {
   private lastId: string | undefined;
   private retry: number | undefined;
   /** The event being read grew past maxChars: its rest is skipped up to its blank line. */
-  private skipping: BlankLineFinder | null = null;
+  private skipper: BlankLineFinder | null = null;
   /** Events dropped for their size, so the transport can report them. */
   dropped = 0;
 
@@ -88,9 +88,14 @@ export class SseParser {
       onError: (error) => {
         if (error.type !== 'max-buffer-size-exceeded') return; // unknown fields and bad retry values are ignored
         this.dropped += 1;
-        this.skipping = new BlankLineFinder();
+        this.skipper = new BlankLineFinder();
       },
     });
+  }
+
+  /** The rest of a dropped event is being skipped: nothing is buffered. */
+  get skipping(): boolean {
+    return this.skipper !== null;
   }
 
   /** Parses one chunk of text; returns the events it completed (possibly none). */
@@ -104,10 +109,10 @@ export class SseParser {
     this.pendingCr = chunk.charCodeAt(chunk.length - 1) === CR;
     // The library would wait for the next chunk to tell CR from CRLF: given as CRLF, the line ends now.
     let text = this.pendingCr ? `${chunk}\n` : chunk;
-    if (this.skipping) {
-      const end = this.skipping.find(text);
+    if (this.skipper) {
+      const end = this.skipper.find(text);
       if (end === -1) return [];
-      this.skipping = null;
+      this.skipper = null;
       this.parser.reset();
       text = text.slice(end);
     }
@@ -120,6 +125,6 @@ export class SseParser {
 
   /** An overflow stops the library mid-event: skipping starts where the chunk it came in stopped. */
   private skipFrom(chunk: string): void {
-    this.skipping?.restart(chunk);
+    this.skipper?.restart(chunk);
   }
 }
