@@ -1,5 +1,5 @@
 // The benchmark harness: `npm run bench` (full, ~10 min) or
-// `npm run bench -- --quick` (< 2 min). Starts its own synthetic upstreams,
+// `npm run bench -- --quick` (a few minutes). Starts its own synthetic upstreams,
 // coffer daemons and mcp-hub peers on 127.0.0.1, measures every figure side by
 // side, prints a table, writes bench/results/<timestamp>.json and .svg.
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -11,20 +11,21 @@ import { callScenarios } from './scenarios/calls.js';
 import type { Context, Settings } from './scenarios/context.js';
 import { fanoutScenarios, footprintScenario, type ScalePoint } from './scenarios/fanout.js';
 import { hungScenarios } from './scenarios/hung.js';
+import { spreadScenarios } from './scenarios/spread.js';
 import { lineChart } from './svg.js';
 import { startHost } from './targets/host.js';
 import { BENCH_DIST, MCP_HUB_VERSION, SDK_VERSION } from './targets/paths.js';
 
 const USAGE = `usage: npm run bench [-- options]
-  --quick              every row with fewer repetitions and smaller counts (< 2 min)
-  --only LIST          comma list of calls, fanout, hung, footprint (only the footprint rows, which fanout includes)
+  --quick              every row with fewer repetitions and smaller counts (a few minutes)
+  --only LIST          comma list of calls, fanout, hung, spread, footprint (only the footprint rows, which fanout includes)
   --footprint-at N     upstreams of the footprint rows (200 full, 10 quick)
   --cpu-prof DIR       profile the coffer daemon of the call scenarios
   --out DIR            where the JSON and SVG go (default bench/results)
   --help               this text
 exit codes: 0 ran (targets met or not), 1 a scenario failed, 2 usage error or watchdog`;
 
-const SCENARIOS = ['calls', 'fanout', 'hung', 'footprint'];
+const SCENARIOS = ['calls', 'fanout', 'hung', 'footprint', 'spread'];
 
 const values = parseOrExit(
   {
@@ -68,13 +69,15 @@ const settings: Settings = {
   scalePoints: quick ? [10, 25] : [10, 100, 300, 500],
   peerScaleMax: 500,
   footprintUpstreams: footprintAt ?? (quick ? 10 : 200),
+  spreadPoints: quick ? [10, 50] : [10, 50, 200],
+  spreadLatencyRounds: quick ? 200 : 1000,
   loopDeadlineMs: quick ? 12_000 : 45_000,
   readyTimeoutMs: (count) => 30_000 + count * 2_000,
   ...(values['cpu-prof'] ? { cpuProfDir: values['cpu-prof'] } : {}),
 };
-const only = new Set((values.only ?? 'calls,fanout,hung').split(','));
+const only = new Set((values.only ?? 'calls,fanout,hung,spread').split(','));
 /** Whole-run bound: a stuck step fails the run instead of hanging it. */
-const WATCHDOG_MS = quick ? 170_000 : 40 * 60_000;
+const WATCHDOG_MS = quick ? 240_000 : 55 * 60_000;
 
 const started = Date.now();
 const log = (message: string) => process.stderr.write(`[bench +${((Date.now() - started) / 1000).toFixed(1)}s] ${message}\n`);
@@ -103,6 +106,7 @@ try {
       },
     ],
     ['hung', async () => void rows.push(...(await hungScenarios(ctx)))],
+    ['spread', async () => void rows.push(...(await spreadScenarios(ctx)))],
     ['footprint', async () => void rows.push(...(await footprintScenario(ctx)))],
   ];
   for (const [name, scenario] of scenarios) {
@@ -120,8 +124,10 @@ try {
 }
 
 const elapsedS = (Date.now() - started) / 1000;
-const order = ['call-overhead-http', 'call-overhead-stdio', 'warm-list', 'cold-list', 'hung-startup', 'hung-midsession', 'hung-calls', 'throughput', 'footprint-rss', 'footprint-start', 'scale'];
-rows.sort((a, b) => order.indexOf(a.id) - order.indexOf(b.id));
+// Spread rows (one per upstream count) keep their measured order after the throughput row.
+const order = ['call-overhead-http', 'call-overhead-stdio', 'warm-list', 'cold-list', 'hung-startup', 'hung-midsession', 'hung-calls', 'throughput', 'spread', 'footprint-rss', 'footprint-start', 'scale'];
+const rank = (id: string): number => order.indexOf(id.startsWith('spread-') ? 'spread' : id);
+rows.sort((a, b) => rank(a.id) - rank(b.id));
 const stamp = new Date().toISOString().replace(/[:.]/g, '-');
 mkdirSync(values.out, { recursive: true });
 const jsonFile = join(values.out, `${stamp}.json`);

@@ -3,6 +3,7 @@
 // judgement of growth with upstream count.
 import t from 'tap';
 import { interleave } from '../bench/measure.js';
+import { spreadSequence } from '../bench/scenarios/spread.js';
 import { growthOrder } from '../bench/stats.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -49,4 +50,17 @@ t.test('growth order: the slope of ln(latency) over ln(tools)', async (t) => {
     { tools: 10_000, median: 143.2 },
   ];
   t.ok(growthOrder(measured) <= 1.1);
+});
+
+t.test('spread sequences: even visits every upstream in turn; Zipf-like is skewed, deterministic and reaches the tail', async (t) => {
+  const even = spreadSequence(50, 'even', 200);
+  t.same(even.slice(0, 3), [0, 1, 2]);
+  t.equal(new Set(even).size, 50, 'every upstream is called');
+  const zipf = spreadSequence(200, 'zipf');
+  t.same(zipf, spreadSequence(200, 'zipf'), 'the same sequence for every path and run');
+  const counts = new Array(200).fill(0) as number[];
+  for (const index of zipf) counts[index]! += 1;
+  t.ok(counts[0]! > counts[10]! && counts[10]! > counts[150]!, `skewed: ${counts[0]} / ${counts[10]} / ${counts[150]} calls`);
+  t.ok(zipf.every((index) => index >= 0 && index < 200), 'every index names an upstream');
+  t.ok(counts.filter((count) => count > 0).length > 100, 'the long tail is called too');
 });

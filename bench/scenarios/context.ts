@@ -34,6 +34,10 @@ export interface Settings {
   /** The peer is measured at scale points up to this count. */
   peerScaleMax: number;
   footprintUpstreams: number;
+  /** Upstream counts of the spread-load rows. */
+  spreadPoints: number[];
+  /** Interleaved rounds of the spread latency loop. */
+  spreadLatencyRounds: number;
   /** Deadline of any one measuring loop. */
   loopDeadlineMs: number;
   /** Wait bound for N upstreams to become ready. */

@@ -1,0 +1,158 @@
+// Calls spread over many upstreams: at each point N, coffer, mcp-hub and
+// direct clients call `echo` on all N upstreams — evenly (upstream after
+// upstream) and Zipf-like (a few upstreams take most calls, the rest a long
+// tail) — for one client's latency and for 16 clients' throughput. The
+// concentrated rows (calls scenario) favour a gateway whose few busy actors
+// are warm; here most actors see few calls, as in a real high fan-out.
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { closeAll, connect, echo } from '../clients.js';
+import { interleave, throughput } from '../measure.js';
+import { fig, type Row } from '../report.js';
+import { summarize } from '../stats.js';
+import { Coffer, type UpstreamSpec } from '../targets/coffer.js';
+import { startPeer, type Peer } from '../targets/peer.js';
+import type { Context } from './context.js';
+
+/** Host indices of their own, apart from the other scenarios' upstreams. */
+const BASE = 8000;
+/** The exponent of the Zipf-like spread: upstream k (from 1) gets calls ∝ 1 / k^s. */
+const ZIPF_S = 1.1;
+/** Length of the shared sequence of upstream indices each client walks from its own offset. */
+const SEQUENCE = 4096;
+
+export type Spread = 'even' | 'zipf';
+
+/** Which upstream each successive call goes to: deterministic, so every path gets the same sequence. */
+export function spreadSequence(n: number, spread: Spread, length = SEQUENCE): number[] {
+  if (spread === 'even') return Array.from({ length }, (_unused, i) => i % n);
+  const weights = Array.from({ length: n }, (_unused, k) => 1 / (k + 1) ** ZIPF_S);
+  const total = weights.reduce((sum, weight) => sum + weight, 0);
+  const cumulative: number[] = [];
+  let sum = 0;
+  for (const weight of weights) cumulative.push((sum += weight / total));
+  // A fixed linear congruential generator: the same sequence in every run and for every path.
+  let state = 12345;
+  const random = (): number => {
+    state = (Math.imul(state, 1103515245) + 12345) >>> 0;
+    return state / 2 ** 32;
+  };
+  return Array.from({ length }, () => {
+    const r = random();
+    const index = cumulative.findIndex((edge) => r <= edge);
+    return index === -1 ? n - 1 : index;
+  });
+}
+
+interface Paths {
+  /** One call of path `name` to upstream `index`. */
+  call(name: 'direct' | 'coffer' | 'peer', index: number): Promise<void>;
+}
+
+export async function spreadScenarios(ctx: Context): Promise<Row[]> {
+  const rows: Row[] = [];
+  for (const n of ctx.settings.spreadPoints) rows.push(...(await spreadPoint(ctx, n)));
+  return rows;
+}
+
+async function spreadPoint(ctx: Context, n: number): Promise<Row[]> {
+  const { settings, host } = ctx;
+  await host.configure({ ranges: [{ from: BASE, to: BASE + n, behaviour: { tools: settings.toolsPerUpstream } }] });
+  const specs: UpstreamSpec[] = Array.from({ length: n }, (_unused, i) => ({ name: `u${i}`, url: host.url(BASE + i) }));
+  const clients: Client[] = [];
+  let coffer: Coffer | undefined;
+  let peer: Peer | undefined;
+  try {
+    ctx.log(`spread: starting coffer and mcp-hub with ${n} upstreams`);
+    coffer = await Coffer.start();
+    await coffer.register(specs);
+    peer = await startPeer(specs);
+    await coffer.waitReady(n, settings.readyTimeoutMs(n));
+    if (!(await peer.waitReady(n, settings.readyTimeoutMs(n)))) throw new Error(`mcp-hub did not connect to all ${n} upstreams`);
+    // Direct: one connected client per upstream, shared by every worker (a client without a gateway holds one session per server).
+    const direct = await Promise.all(specs.map((spec) => connect(spec.url!)));
+    clients.push(...direct);
+    const viaCoffer = await Promise.all(Array.from({ length: settings.throughputClients }, () => connect(coffer!.mcp)));
+    const viaPeer = await Promise.all(Array.from({ length: settings.throughputClients }, () => connect(peer!.mcpUrl, 'sse')));
+    clients.push(...viaCoffer, ...viaPeer);
+    const paths = (worker: number): Paths => ({
+      call: (name, index) => (name === 'direct' ? echo(direct[index]!, 'echo') : echo((name === 'coffer' ? viaCoffer : viaPeer)[worker]!, `u${index}__echo`)),
+    });
+
+    ctx.log(`spread: one client, calls spread evenly over ${n} upstreams`);
+    const sequence = spreadSequence(n, 'even');
+    let step = 0;
+    const one = paths(0);
+    const next = (): number => sequence[step++ % sequence.length]!;
+    // No long warm-up here on purpose: with calls spread, each actor sees only its share of them.
+    const latency = await interleave(
+      (['direct', 'coffer', 'peer'] as const).map((name) => ({ name, step: () => one.call(name, next()) })),
+      { rounds: settings.spreadLatencyRounds, warmup: n, deadlineMs: settings.loopDeadlineMs },
+    );
+    const rows: Row[] = [latencyRow(n, latency.summaries)];
+    for (const spread of ['even', 'zipf'] as const) {
+      ctx.log(`spread: ${settings.throughputClients} clients, ${spread} over ${n} upstreams`);
+      rows.push(await throughputRow(ctx, n, spread, paths));
+    }
+    return rows;
+  } finally {
+    await closeAll(clients);
+    await coffer?.stop();
+    await peer?.stop();
+  }
+}
+
+function latencyRow(n: number, s: Record<string, ReturnType<typeof summarize>>): Row {
+  const added = s.coffer!.median - s.direct!.median;
+  const peerAdded = s.peer!.median - s.direct!.median;
+  return {
+    id: `spread-latency-${n}`,
+    scenario: `call added vs direct, one client, each call to the next of ${n} upstreams (tools/call echo)`,
+    unit: 'ms',
+    coffer: fig(s.coffer!),
+    base: { ...fig(s.direct!), label: 'direct' },
+    peer: fig(s.peer!),
+    headline: `added ${added.toFixed(2)} ms median, ${(s.coffer!.p99 - s.direct!.p99).toFixed(2)} ms p99 (peer adds ${peerAdded.toFixed(2)})`,
+    target: 'adds less than the peer',
+    met: added < peerAdded,
+    extra: { addedMedianMs: added, peerAddedMedianMs: peerAdded },
+  };
+}
+
+async function throughputRow(ctx: Context, n: number, spread: Spread, paths: (worker: number) => Paths): Promise<Row> {
+  const { settings } = ctx;
+  const sequence = spreadSequence(n, spread);
+  const workers = (name: 'direct' | 'coffer' | 'peer') =>
+    Array.from({ length: settings.throughputClients }, (_unused, w) => {
+      const path = paths(w);
+      // Each worker walks the same sequence from its own offset: together they cover every upstream at once.
+      let step = Math.floor((w * sequence.length) / settings.throughputClients);
+      return { call: () => path.call(name, sequence[step++ % sequence.length]!) };
+    });
+  const order = ['direct', 'coffer', 'peer'] as const;
+  const rates: Record<string, number[]> = { direct: [], coffer: [], peer: [] };
+  const errors: Record<string, number> = { direct: 0, coffer: 0, peer: 0 };
+  for (let round = 0; round < settings.throughputRounds; round++) {
+    for (let offset = 0; offset < order.length; offset++) {
+      const name = order[(round + offset) % order.length]!;
+      const result = await throughput(workers(name), settings.throughputMs);
+      rates[name]!.push(result.callsPerSecond);
+      errors[name]! += result.errors;
+    }
+  }
+  const [c, d, p] = (['coffer', 'direct', 'peer'] as const).map((name) => summarize(rates[name]!));
+  const ofDirect = c!.median / d!.median;
+  const ofPeer = c!.median / p!.median;
+  const shape = spread === 'even' ? 'evenly' : `Zipf-like (s = ${ZIPF_S})`;
+  return {
+    id: `spread-${spread}-${n}`,
+    scenario: `throughput, ${settings.throughputClients} clients, calls spread ${shape} over ${n} upstreams (calls/s; ${settings.throughputMs / 1000} s windows)`,
+    unit: 'calls/s',
+    coffer: fig(c!),
+    base: { ...fig(d!), label: 'direct' },
+    peer: fig(p!),
+    headline: `${(ofDirect * 100).toFixed(0)} % of direct, ${ofPeer.toFixed(2)}× the peer`,
+    target: 'ahead of the peer (> 1×)',
+    met: ofPeer > 1,
+    extra: { rates, errors },
+  };
+}
