@@ -22,6 +22,8 @@ export interface CofferOptions {
   tuning?: Record<string, number>;
   /** Write a V8 CPU profile of the daemon process into this folder when it stops. */
   cpuProfDir?: string;
+  /** Node and V8 options of the daemon process (V8's apply to every actor isolate too), for A/B runs of engine settings. */
+  nodeArgs?: string[];
 }
 
 function configOf(spec: UpstreamSpec): Record<string, unknown> {
@@ -48,7 +50,7 @@ export class Coffer {
   }
 
   private static spawn(home: string, options: CofferOptions): Promise<Child> {
-    const execArgv = options.cpuProfDir ? ['--cpu-prof', '--cpu-prof-dir', options.cpuProfDir] : [];
+    const execArgv = [...(options.nodeArgs ?? []), ...(options.cpuProfDir ? ['--cpu-prof', '--cpu-prof-dir', options.cpuProfDir] : [])];
     return startChild(process.execPath, [...execArgv, DAEMON_RUNNER, '--home', home, '--tuning', JSON.stringify(options.tuning ?? {})]);
   }
 
