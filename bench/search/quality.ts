@@ -1,0 +1,117 @@
+// The search bench: quality (recall@1 and @5 of tasks written as users phrase
+// them, against real servers' live tools captured in real-tools.json), cost
+// (search at 1k and 10k tools, re-indexing one server, memory per 1,000 tools)
+// and the token budget of tools/list in full mode vs search mode at 100 × 20
+// tools. `npm run build && node --expose-gc dist/bench/search/quality.js [--out DIR]`
+import { readFileSync, mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { encode } from 'gpt-tokenizer';
+import { META_TOOLS } from '../../src/search/meta-tools.js';
+import { ToolIndex, type SearchableTool } from '../../src/search/tool-index.js';
+import { summarize, type Summary } from '../stats.js';
+import { loadCorpus, type CorpusServer } from './corpus.js';
+
+interface Task {
+  query: string;
+  /** Any of these exposed names counts as right. */
+  expect: string[];
+}
+
+const QUERIES_FILE = fileURLToPath(new URL('../../../bench/search/queries.json', import.meta.url));
+
+function exposed(servers: CorpusServer[], copy = ''): SearchableTool[] {
+  return servers.flatMap((server) => server.tools.map((tool) => ({ ...tool, name: `${server.server}${copy}__${tool.name}`, server: `${server.server}${copy}` })));
+}
+
+/** An index of `target` tools: the corpus, copied under new server names until it is that large. */
+function indexOf(servers: CorpusServer[], target: number): { index: ToolIndex; tools: SearchableTool[] } {
+  const index = new ToolIndex();
+  const tools: SearchableTool[] = [];
+  for (let copy = 0; tools.length < target; copy++) {
+    for (const server of servers) {
+      const batch = exposed([server], copy === 0 ? '' : String(copy)).slice(0, target - tools.length);
+      if (batch.length === 0) break;
+      index.replaceServer(batch[0]!.server, batch);
+      tools.push(...batch);
+    }
+  }
+  return { index, tools };
+}
+
+function timeEach(count: number, run: (i: number) => void): Summary {
+  const samples: number[] = [];
+  for (let i = 0; i < count; i++) {
+    const started = process.hrtime.bigint();
+    run(i);
+    samples.push(Number(process.hrtime.bigint() - started) / 1e6);
+  }
+  return summarize(samples);
+}
+
+function heapUsed(): number {
+  (globalThis as { gc?: () => void }).gc?.();
+  return process.memoryUsage().heapUsed;
+}
+
+const { values } = parseArgs({ options: { out: { type: 'string', default: 'bench/results' } } });
+const corpus = loadCorpus();
+const tasks = JSON.parse(readFileSync(QUERIES_FILE, 'utf8')) as Task[];
+const { index, tools } = indexOf(corpus, corpus.reduce((sum, server) => sum + server.tools.length, 0));
+const known = new Set(tools.map((tool) => tool.name));
+const unknown = tasks.flatMap((task) => task.expect).filter((name) => !known.has(name));
+if (unknown.length > 0) throw new Error(`queries.json names tools the corpus lacks: ${unknown.join(', ')}`);
+
+let at1 = 0;
+let at5 = 0;
+const misses: Array<{ query: string; expect: string[]; got: string[] }> = [];
+for (const task of tasks) {
+  const got = index.find(task.query, 5).map((hit) => hit.name);
+  if (task.expect.includes(got[0] ?? '')) at1 += 1;
+  if (got.some((name) => task.expect.includes(name))) at5 += 1;
+  else misses.push({ query: task.query, expect: task.expect, got });
+}
+
+const cost: Record<string, unknown> = {};
+for (const size of [1_000, 10_000]) {
+  const before = heapUsed();
+  const built = indexOf(corpus, size);
+  const bytes = heapUsed() - before;
+  const search = timeEach(200, (i) => built.index.find(tasks[i % tasks.length]!.query, 8));
+  const server = corpus.find((entry) => entry.tools.length >= 20) ?? corpus[0]!;
+  const update = timeEach(50, () => built.index.replaceServer(server.server, exposed([server])));
+  cost[size] = { searchMs: search, updateMs: update, updatedTools: server.tools.length, heapMbPer1000Tools: bytes / 1e6 / (size / 1000) };
+}
+
+// 100 upstreams × 20 tools: the corpus's tools as a tools/list answer, full vs search mode.
+const full = indexOf(corpus, 2_000).tools.map(({ name, title, description, inputSchema }) => ({ name, title, description, inputSchema }));
+const fullTokens = encode(JSON.stringify({ tools: full })).length;
+const searchTokens = encode(JSON.stringify({ tools: META_TOOLS })).length;
+
+const result = {
+  corpus: { servers: corpus.map((server) => `${server.package}@${server.version} (${server.tools.length})`), tools: tools.length },
+  quality: { tasks: tasks.length, recallAt1: at1 / tasks.length, recallAt5: at5 / tasks.length, misses },
+  cost,
+  tokens: { fullMode2000Tools: fullTokens, searchMode: searchTokens, ratio: searchTokens / fullTokens },
+};
+const fmt = (s: Summary): string => `${s.median.toFixed(2)} / ${s.p99.toFixed(2)} ms`;
+const c1 = cost[1_000] as { searchMs: Summary; updateMs: Summary; heapMbPer1000Tools: number };
+const c10 = cost[10_000] as { searchMs: Summary; updateMs: Summary; heapMbPer1000Tools: number; updatedTools: number };
+const lines = [
+  `| row | value | target |`,
+  `| --- | --- | --- |`,
+  `| recall@1 (${tasks.length} tasks, ${tools.length} real tools from ${corpus.length} servers) | ${result.quality.recallAt1.toFixed(2)} | — |`,
+  `| recall@5 | ${result.quality.recallAt5.toFixed(2)} | ≥ 0.9 |`,
+  `| search, 1,000 tools (median / p99) | ${fmt(c1.searchMs)} | — |`,
+  `| search, 10,000 tools (median / p99) | ${fmt(c10.searchMs)} | ≤ 5 ms median |`,
+  `| re-index one server (${c10.updatedTools} tools) at 10,000 (median / p99) | ${fmt(c10.updateMs)} | ≤ 20 ms |`,
+  `| index heap per 1,000 tools | ${c10.heapMbPer1000Tools.toFixed(2)} MB | stated |`,
+  `| tools/list tokens, 100 × 20 tools: full / search mode | ${fullTokens} / ${searchTokens} (${(result.tokens.ratio * 100).toFixed(2)} %) | ≤ 1 % |`,
+];
+process.stdout.write(`${lines.join('\n')}\n`);
+for (const miss of misses) process.stdout.write(`miss: "${miss.query}" → ${miss.got.join(', ')} (wanted ${miss.expect.join(' | ')})\n`);
+mkdirSync(values.out!, { recursive: true });
+const file = join(values.out!, `search-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
+writeFileSync(file, `${JSON.stringify(result, null, 2)}\n`);
+process.stdout.write(`results: ${file}\n`);

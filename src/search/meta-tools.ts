@@ -1,0 +1,42 @@
+// The tools a client sees in search mode instead of the whole surface: one to
+// find live tools by what they do, one to call a tool found that way. Their
+// names use coffer's own namespace, which no upstream can take.
+import type { Tool } from '@modelcontextprotocol/sdk/types.js';
+
+export const SEARCH_TOOL = 'coffer__search_tools';
+export const CALL_TOOL = 'coffer__call_tool';
+
+/** The most hits one search returns, whatever the caller asks. */
+export const MAX_SEARCH_LIMIT = 50;
+export const DEFAULT_SEARCH_LIMIT = 8;
+
+export const META_TOOLS: Tool[] = [
+  {
+    name: SEARCH_TOOL,
+    title: 'Search tools',
+    description:
+      'Find tools by what you want to do. Describe the task in plain words; returns the best matching tools with their name, description and input schema. Call one with coffer__call_tool.',
+    inputSchema: {
+      type: 'object',
+      properties: {
+        query: { type: 'string', description: 'What you want to do, e.g. "take a screenshot of a web page"' },
+        limit: { type: 'integer', minimum: 1, maximum: MAX_SEARCH_LIMIT, description: `How many tools to return (default ${DEFAULT_SEARCH_LIMIT})` },
+      },
+      required: ['query'],
+    },
+    annotations: { readOnlyHint: true, openWorldHint: false },
+  },
+  {
+    name: CALL_TOOL,
+    title: 'Call a tool',
+    description: 'Call a tool found with coffer__search_tools, by its exact name, with arguments that match its input schema.',
+    inputSchema: {
+      type: 'object',
+      properties: {
+        name: { type: 'string', description: 'The tool name as coffer__search_tools returned it' },
+        arguments: { type: 'object', description: "The tool's arguments", additionalProperties: true },
+      },
+      required: ['name'],
+    },
+  },
+];

@@ -1,0 +1,67 @@
+// The tool search index: identifiers split into words, users' words matched
+// through stems and synonyms, one server's tools replaced as a whole, and a
+// caller's view applied at query time (a tool the caller cannot see is never
+// returned, however well it matches).
+import fc from 'fast-check';
+import t from 'tap';
+import { ToolIndex, type SearchableTool } from '../src/search/tool-index.js';
+import { synonymsOf, terms, words } from '../src/search/vocabulary.js';
+
+const tool = (server: string, name: string, description = '', inputSchema: unknown = { type: 'object' }): SearchableTool => ({ name: `${server}__${name}`, server, description, inputSchema });
+
+t.test('identifiers split at case changes, digits and punctuation; stop words dropped; words stemmed', async (t) => {
+  t.same(words('browser_take_screenshot'), ['browser', 'take', 'screenshot']);
+  t.same(words('createPullRequest'), ['create', 'pull', 'request']);
+  t.same(words('API-get-users v2'), ['api', 'get', 'users', 'v', '2']);
+  t.same(terms('the files in my folders'), ['file', 'folder']);
+  t.ok(synonymsOf(terms('delete')).includes('remove'), 'delete is also remove');
+  t.notOk(synonymsOf(terms('delete')).includes('delete'), 'a word is not its own synonym');
+});
+
+t.test('a user’s word finds a tool named with another word for it; the tool named with the user’s own word ranks first', async (t) => {
+  const index = new ToolIndex();
+  index.replaceServer('fs', [tool('fs', 'delete_file', 'Deletes a file'), tool('fs', 'read_file', 'Reads a file'), tool('fs', 'remove_tag', 'Removes a tag')]);
+  index.replaceServer('gh', [tool('gh', 'create_issue', 'Opens a new issue in a repository', { type: 'object', properties: { title: { type: 'string', description: 'Issue title' } } })]);
+  t.equal(index.find('erase the old log file', 3)[0]?.name, 'fs__delete_file');
+  t.equal(index.find('open a ticket', 3)[0]?.name, 'gh__create_issue');
+  t.equal(index.find('remove the tag', 3)[0]?.name, 'fs__remove_tag', 'the exact word beats its synonym');
+  t.same(index.find('the of and', 3), [], 'a query of stop words finds nothing');
+});
+
+t.test('one server’s tools are replaced as a whole; an empty list removes them', async (t) => {
+  const index = new ToolIndex();
+  index.replaceServer('a', [tool('a', 'screenshot'), tool('a', 'navigate')]);
+  index.replaceServer('b', [tool('b', 'screenshot')]);
+  t.equal(index.size, 3);
+  index.replaceServer('a', [tool('a', 'click')]);
+  t.equal(index.size, 2);
+  t.same(index.find('screenshot', 5).map((hit) => hit.name), ['b__screenshot'], 'the old tools are gone');
+  index.replaceServer('b', []);
+  t.same(index.find('screenshot', 5), []);
+  t.equal(index.size, 1);
+});
+
+t.test('property: a search never returns a tool its caller cannot see, nor more than the limit', async (t) => {
+  const verbs = ['read', 'write', 'delete', 'list', 'search', 'create', 'move', 'click'];
+  const nouns = ['file', 'issue', 'page', 'user', 'table', 'image'];
+  const name = fc.tuple(fc.constantFrom(...verbs), fc.constantFrom(...nouns)).map(([verb, noun]) => `${verb}_${noun}`);
+  t.doesNotThrow(() =>
+    fc.assert(
+    fc.property(
+      fc.uniqueArray(fc.tuple(fc.constantFrom('s1', 's2', 's3'), name), { minLength: 1, maxLength: 40, selector: ([server, tool]) => `${server}__${tool}` }),
+      fc.func(fc.boolean()),
+      fc.array(fc.constantFrom(...verbs, ...nouns, 'remove', 'ticket', 'picture'), { minLength: 1, maxLength: 4 }),
+      fc.integer({ min: 1, max: 10 }),
+      (entries, visibleOf, query, limit) => {
+        const index = new ToolIndex();
+        const byServer = new Map<string, SearchableTool[]>();
+        for (const [server, toolName] of entries) byServer.set(server, [...(byServer.get(server) ?? []), tool(server, toolName)]);
+        for (const [server, tools] of byServer) index.replaceServer(server, tools);
+        const visible = (name: string): boolean => visibleOf(name);
+        const hits = index.find(query.join(' '), limit, visible);
+        return hits.length <= limit && hits.every((hit) => visible(hit.name) && entries.some(([server, toolName]) => `${server}__${toolName}` === hit.name));
+      },
+    ),
+  ),
+  );
+});
