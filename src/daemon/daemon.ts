@@ -30,6 +30,7 @@ import { uiRoutes } from '../ui/routes.js';
 import { PreferenceGate } from '../router/preference-gate.js';
 import { createRouting } from '../router/routing.js';
 import { UpstreamPool } from '../upstreams/pool.js';
+import { Operations } from '../ops/operations.js';
 import { announce } from './announce.js';
 import { EventBus } from './event-bus.js';
 import { InvocationLog } from './invocation-log.js';
@@ -129,6 +130,7 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
     preferenceChanged: (server, change) => bus.publish({ type: 'preference', server, ...change, at: new Date().toISOString() }),
   });
   const tester = new ConnectionTester(upstreamLogDir(home));
+  const operations = new Operations({ writer, pool, router: routing.router, configs: () => registry?.all() ?? [] });
 
   let token = newToken();
   const mcpAuth = new McpAuth(options.mcpAuth ?? 'token', () => token);
@@ -161,6 +163,7 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
       ...daemonRoutes({
         status: async () =>
           daemonStatus({ phase, version: VERSION, startedAt, port: http?.port ?? 0, configs: registry!.all(), statuses: pool.statuses(), degraded: routing.router.degradedServers() }),
+        readiness: () => operations.readiness(true),
         requestShutdown: () => void stop(),
         rotateToken: async (actor) => {
           token = newToken();
@@ -203,6 +206,7 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
           return tester.test(config);
         },
       },
+      operations.endpoints(() => token),
     );
   } catch (error) {
     await invocationLog.close();

@@ -17,6 +17,8 @@ export interface RestartingWriterOptions extends DbWriterOptions {
 
 export interface RestartingWriter {
   readonly api: DbWriterCalls;
+  /** A writer is running now (false between a death and its replacement). */
+  readonly up: boolean;
   close(): Promise<void>;
 }
 
@@ -75,6 +77,9 @@ export async function openRestartingWriter(
     ok: true,
     value: {
       api,
+      get up() {
+        return current !== null && !closed;
+      },
       async close() {
         closed = true;
         await current?.close();
