@@ -31,6 +31,7 @@ import { PreferenceGate } from '../router/preference-gate.js';
 import { createRouting } from '../router/routing.js';
 import { UpstreamPool } from '../upstreams/pool.js';
 import { Operations } from '../ops/operations.js';
+import { opsSettings, type MetricsMode } from '../ops/ops-settings.js';
 import { announce } from './announce.js';
 import { EventBus } from './event-bus.js';
 import { InvocationLog } from './invocation-log.js';
@@ -56,6 +57,10 @@ export interface DaemonOptions {
   keepAliveMs?: number;
   /** 'token' (default): /mcp wants a client's or the daemon's token. 'none': anyone who reaches 127.0.0.1 may use it. */
   mcpAuth?: McpAuthMode;
+  /** /metrics: default from COFFER_METRICS / COFFER_METRICS_AUTH, else 'token' (src/ops/ops-settings.ts). */
+  metrics?: MetricsMode;
+  /** OTLP/HTTP traces URL; default from OTEL_EXPORTER_OTLP_(TRACES_)ENDPOINT, else none (no tracing). null: none. */
+  otlpEndpoint?: string | null;
 }
 
 export interface RunningDaemon {
@@ -82,6 +87,7 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
   for (const note of tightened) log.warn('COFFER_HOME tightened', { change: note });
   const startedAt = new Date().toISOString();
   let phase: DaemonStatus['status'] = 'starting';
+  const operations = new Operations(opsSettings({ metrics: options.metrics, otlpEndpoint: options.otlpEndpoint }));
 
   const bus = new EventBus();
   const opened = await openRestartingWriter(
@@ -92,6 +98,7 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
       onAudit: (entry) => bus.publish({ type: 'audit', entry }),
       onPrune: (pruned) => log.debug('pruned', pruned),
       onPruneError: (error) => log.warn('periodic prune failed', { error: error.message }),
+      onCall: operations.dbCall,
     },
   );
   if (!opened.ok) throw new Error(`cannot open the database in ${home}: ${opened.error.message}`);
@@ -107,9 +114,9 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
   const invocationLog = new InvocationLog(writer.api, {}, (error) => log.warn('invocation log', { error: error.message }));
   // The sessions are created below; nothing is announced before upstreams start.
   const announcer = announce(pool, invocationLog, { bus, log, sessions: { broadcast: (message) => sessions.broadcast(message) } });
-  const routing = createRouting(pool, gate, servers, { cacheTtlMs: tuning.cacheTtlMs, onInvocation: announcer.invocation, onError: (message, context) => log.warn(message, context) });
+  const routing = createRouting(pool, gate, servers, { cacheTtlMs: tuning.cacheTtlMs, onInvocation: (record) => (operations.invocation(record), announcer.invocation(record)), onError: (message, context) => log.warn(message, context) });
   announcer.follow(routing.router);
-  const dispatcher = new Dispatcher(routing, { version: VERSION, pageSize: options.pageSize }, log);
+  const dispatcher = new Dispatcher(routing, { version: VERSION, pageSize: options.pageSize, onAnswered: operations.requestAnswered }, log);
   const sessions = new SessionRegistry(
     dispatcher,
     { maxBodyBytes: 64 * 1024 * 1024, keepAliveMs: options.keepAliveMs ?? 5_000, idleTimeoutMs: 60 * 60_000, onSessionClosed: (session) => dispatcher.sessionClosed(session) },
@@ -130,7 +137,7 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
     preferenceChanged: (server, change) => bus.publish({ type: 'preference', server, ...change, at: new Date().toISOString() }),
   });
   const tester = new ConnectionTester(upstreamLogDir(home));
-  const operations = new Operations({ writer, pool, router: routing.router, configs: () => registry?.all() ?? [] });
+  operations.attach({ writer, pool, router: routing.router, sessions, configs: () => registry?.all() ?? [] });
 
   let token = newToken();
   const mcpAuth = new McpAuth(options.mcpAuth ?? 'token', () => token);

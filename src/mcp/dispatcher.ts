@@ -37,6 +37,8 @@ export interface DispatcherOptions {
   version: string;
   /** Items per page of every merged list; default: the kind's own page size. */
   pageSize?: number;
+  /** Every request once answered: its error, or null (for the metrics). */
+  onAnswered?(method: string, error: unknown): void;
 }
 
 const OWN_INSTRUCTIONS =
@@ -100,7 +102,9 @@ export class Dispatcher {
     try {
       const result = await this.handle(session, request);
       reply = { jsonrpc: '2.0', id: request.id, result };
+      this.options.onAnswered?.(request.method, null);
     } catch (error) {
+      this.options.onAnswered?.(request.method, error);
       const rpc = error instanceof RpcError ? error : new RpcError(JSONRPC.INTERNAL_ERROR, 'internal error in coffer; see the daemon log');
       if (!(error instanceof RpcError)) this.log.error('request failed', { method: request.method, error: String(error) });
       reply = { jsonrpc: '2.0', id: request.id, error: rpc.toBody() };

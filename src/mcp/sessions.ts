@@ -109,6 +109,11 @@ export class SessionRegistry {
     return this.sessions.size;
   }
 
+  /** The negotiated protocol version of each open session (for the metrics). */
+  *protocolVersions(): Iterable<string | null> {
+    for (const session of this.sessions.values()) yield session.protocolVersion;
+  }
+
   /**
    * Answers one /mcp request into `reply`. A POST's bytes come in `body`,
    * already read by the HTTP server, and are parsed exactly once here.
