@@ -88,6 +88,7 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
   const startedAt = new Date().toISOString();
   let phase: DaemonStatus['status'] = 'starting';
   const operations = new Operations(opsSettings({ metrics: options.metrics, otlpEndpoint: options.otlpEndpoint }));
+  await operations.startTracing(VERSION);
 
   const bus = new EventBus();
   const opened = await openRestartingWriter(
@@ -116,7 +117,7 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
   const announcer = announce(pool, invocationLog, { bus, log, sessions: { broadcast: (message) => sessions.broadcast(message) } });
   const routing = createRouting(pool, gate, servers, { cacheTtlMs: tuning.cacheTtlMs, onInvocation: (record) => (operations.invocation(record), announcer.invocation(record)), onError: (message, context) => log.warn(message, context) });
   announcer.follow(routing.router);
-  const dispatcher = new Dispatcher(routing, { version: VERSION, pageSize: options.pageSize, onAnswered: operations.requestAnswered }, log);
+  const dispatcher = new Dispatcher(routing, { version: VERSION, pageSize: options.pageSize, onAnswered: operations.requestAnswered, tracing: operations.tracing }, log);
   const sessions = new SessionRegistry(
     dispatcher,
     { maxBodyBytes: 64 * 1024 * 1024, keepAliveMs: options.keepAliveMs ?? 5_000, idleTimeoutMs: 60 * 60_000, onSessionClosed: (session) => dispatcher.sessionClosed(session) },
@@ -159,6 +160,7 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
       await tester.close();
       http?.close();
       await writer.close();
+      await operations.close();
       removeDaemonFile(home, process.pid);
       log.info('stopped');
       await log.close();

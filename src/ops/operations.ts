@@ -15,6 +15,7 @@ import { DegradedReasons } from './degraded-reasons.js';
 import { GatewayMetrics } from './metrics.js';
 import type { OpsSettings } from './ops-settings.js';
 import { readiness, type Readiness } from './readiness.js';
+import { startTracing, type Tracing } from './tracing.js';
 
 export interface OperationsParts {
   writer: RestartingWriter;
@@ -40,6 +41,8 @@ export class Operations {
   private parts: OperationsParts | null = null;
   /** Null when the operator turned metrics off: every hook is then a no-op. */
   readonly metrics: GatewayMetrics | null;
+  /** Undefined unless an OTLP endpoint is configured (startTracing). */
+  tracing: Tracing | undefined;
 
   constructor(readonly settings: OpsSettings) {
     this.metrics = settings.metrics === 'off' ? null : new GatewayMetrics();
@@ -55,6 +58,18 @@ export class Operations {
   get requestAnswered(): ((method: string, error: unknown) => void) | undefined {
     const metrics = this.metrics;
     return metrics ? (method, error) => metrics.request(method, error) : undefined;
+  }
+
+  /** Loads the tracing SDK when an endpoint is configured; nothing is loaded otherwise. */
+  async startTracing(version: string): Promise<void> {
+    if (this.settings.otlpEndpoint !== null) this.tracing = await startTracing(this.settings.otlpEndpoint, version);
+  }
+
+  /** Exports the spans still buffered, for at most `ms` (an unreachable collector must not hold up the stop). */
+  async close(ms = 5_000): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([this.tracing?.shutdown().catch(() => undefined), new Promise((resolve) => (timer = setTimeout(resolve, ms)))]);
+    clearTimeout(timer);
   }
 
   invocation(record: InvocationRecord): void {
