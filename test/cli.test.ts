@@ -118,13 +118,13 @@ t.test('daemon status --json makes no login code (scripts poll it); the human st
   const status = JSON.parse(json.stdout) as Record<string, unknown>;
   t.match(status, { status: 'ready', port, pid: process.pid });
   t.notOk('ui_login_url' in status, 'no login link in the JSON');
-  t.same(requests, ['GET /api/v1/daemon/status'], 'only the status is read: no login code was made');
+  t.same(requests, ['GET /api/v1/daemon/status', 'GET /api/v1/daemon/readiness'], 'only the status and readiness are read: no login code was made');
 
   requests.length = 0;
   const human = await runCli(home, 'daemon', 'status');
   t.equal(human.code, EXIT.OK, human.stderr);
   t.match(human.stdout, new RegExp(`^web ui: +http://127\\.0\\.0\\.1:${port}/#login=stand-in-code {2}\\(one-time login link\\)$`, 'm'));
-  t.same(requests, ['GET /api/v1/daemon/status', 'POST /api/v1/ui/login-codes'], 'the human status makes one');
+  t.same(requests, ['GET /api/v1/daemon/status', 'GET /api/v1/daemon/readiness', 'POST /api/v1/ui/login-codes'], 'the human status makes one');
 });
 
 t.test('daemon start, mcp add/list/show/remove, daemon stop', async (t) => {

@@ -30,6 +30,8 @@ import { uiRoutes } from '../ui/routes.js';
 import { PreferenceGate } from '../router/preference-gate.js';
 import { createRouting } from '../router/routing.js';
 import { UpstreamPool } from '../upstreams/pool.js';
+import { Operations } from '../ops/operations.js';
+import { opsSettings, type MetricsMode } from '../ops/ops-settings.js';
 import { announce } from './announce.js';
 import { EventBus } from './event-bus.js';
 import { InvocationLog } from './invocation-log.js';
@@ -55,6 +57,10 @@ export interface DaemonOptions {
   keepAliveMs?: number;
   /** 'token' (default): /mcp wants a client's or the daemon's token. 'none': anyone who reaches 127.0.0.1 may use it. */
   mcpAuth?: McpAuthMode;
+  /** /metrics: default from COFFER_METRICS / COFFER_METRICS_AUTH, else 'token' (src/ops/ops-settings.ts). */
+  metrics?: MetricsMode;
+  /** OTLP/HTTP traces URL; default from OTEL_EXPORTER_OTLP_(TRACES_)ENDPOINT, else none (no tracing). null: none. */
+  otlpEndpoint?: string | null;
 }
 
 export interface RunningDaemon {
@@ -81,6 +87,8 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
   for (const note of tightened) log.warn('COFFER_HOME tightened', { change: note });
   const startedAt = new Date().toISOString();
   let phase: DaemonStatus['status'] = 'starting';
+  const operations = new Operations(opsSettings({ metrics: options.metrics, otlpEndpoint: options.otlpEndpoint }));
+  await operations.startTracing(VERSION);
 
   const bus = new EventBus();
   const opened = await openRestartingWriter(
@@ -91,6 +99,7 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
       onAudit: (entry) => bus.publish({ type: 'audit', entry }),
       onPrune: (pruned) => log.debug('pruned', pruned),
       onPruneError: (error) => log.warn('periodic prune failed', { error: error.message }),
+      onCall: operations.dbCall,
     },
   );
   if (!opened.ok) throw new Error(`cannot open the database in ${home}: ${opened.error.message}`);
@@ -106,9 +115,9 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
   const invocationLog = new InvocationLog(writer.api, {}, (error) => log.warn('invocation log', { error: error.message }));
   // The sessions are created below; nothing is announced before upstreams start.
   const announcer = announce(pool, invocationLog, { bus, log, sessions: { broadcast: (message) => sessions.broadcast(message) } });
-  const routing = createRouting(pool, gate, servers, { cacheTtlMs: tuning.cacheTtlMs, onInvocation: announcer.invocation, onError: (message, context) => log.warn(message, context) });
+  const routing = createRouting(pool, gate, servers, { cacheTtlMs: tuning.cacheTtlMs, onInvocation: (record) => (operations.invocation(record), announcer.invocation(record)), onError: (message, context) => log.warn(message, context) });
   announcer.follow(routing.router);
-  const dispatcher = new Dispatcher(routing, { version: VERSION, pageSize: options.pageSize }, log);
+  const dispatcher = new Dispatcher(routing, { version: VERSION, pageSize: options.pageSize, onAnswered: operations.requestAnswered, tracing: operations.tracing }, log);
   const sessions = new SessionRegistry(
     dispatcher,
     { maxBodyBytes: 64 * 1024 * 1024, keepAliveMs: options.keepAliveMs ?? 5_000, idleTimeoutMs: 60 * 60_000, onSessionClosed: (session) => dispatcher.sessionClosed(session) },
@@ -129,6 +138,7 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
     preferenceChanged: (server, change) => bus.publish({ type: 'preference', server, ...change, at: new Date().toISOString() }),
   });
   const tester = new ConnectionTester(upstreamLogDir(home));
+  operations.attach({ writer, pool, router: routing.router, sessions, configs: () => registry?.all() ?? [] });
 
   let token = newToken();
   const mcpAuth = new McpAuth(options.mcpAuth ?? 'token', () => token);
@@ -150,6 +160,7 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
       await tester.close();
       http?.close();
       await writer.close();
+      await operations.close();
       removeDaemonFile(home, process.pid);
       log.info('stopped');
       await log.close();
@@ -161,6 +172,7 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
       ...daemonRoutes({
         status: async () =>
           daemonStatus({ phase, version: VERSION, startedAt, port: http?.port ?? 0, configs: registry!.all(), statuses: pool.statuses(), degraded: routing.router.degradedServers() }),
+        readiness: () => operations.readiness(true),
         requestShutdown: () => void stop(),
         rotateToken: async (actor) => {
           token = newToken();
@@ -203,6 +215,7 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
           return tester.test(config);
         },
       },
+      operations.endpoints(() => token),
     );
   } catch (error) {
     await invocationLog.close();

@@ -13,10 +13,14 @@ export interface RestartingWriterOptions extends DbWriterOptions {
   waitMs?: number;
   /** Told each time a replacement is up. */
   onRestart?: () => void;
+  /** Each call as it is made; the answer is called once it settled (for the metrics). */
+  onCall?: (method: string) => () => void;
 }
 
 export interface RestartingWriter {
   readonly api: DbWriterCalls;
+  /** A writer is running now (false between a death and its replacement). */
+  readonly up: boolean;
   close(): Promise<void>;
 }
 
@@ -26,7 +30,7 @@ export async function openRestartingWriter(
   options: RestartingWriterOptions = {},
   openWriter: (init: DbInit, options: DbWriterOptions) => Promise<Result<DbWriter>> = openDbWriter,
 ): Promise<Result<RestartingWriter>> {
-  const { restartDelayMs = 500, waitMs = 10_000, onRestart, onDeath, ...writerOptions } = options;
+  const { restartDelayMs = 500, waitMs = 10_000, onRestart, onDeath, onCall, ...writerOptions } = options;
   let closed = false;
   let current: DbWriter | null = null;
   let ready: Promise<DbWriter | null> = Promise.resolve(null);
@@ -65,8 +69,13 @@ export async function openRestartingWriter(
     WRITER_CALLS.map((method) => [
       method,
       async (...args: unknown[]) => {
-        const writer = await writerNow();
-        return (writer.api[method] as (...a: unknown[]) => Promise<unknown>)(...args);
+        const done = onCall?.(method);
+        try {
+          const writer = await writerNow();
+          return await (writer.api[method] as (...a: unknown[]) => Promise<unknown>)(...args);
+        } finally {
+          done?.();
+        }
       },
     ]),
   ) as unknown as DbWriterCalls;
@@ -75,6 +84,9 @@ export async function openRestartingWriter(
     ok: true,
     value: {
       api,
+      get up() {
+        return current !== null && !closed;
+      },
       async close() {
         closed = true;
         await current?.close();

@@ -11,6 +11,7 @@ import { BEARER_CHALLENGE } from './bearer.js';
 import { isAllowedHost, isAllowedOrigin } from './host-check.js';
 import { PortTakenError } from './port-taken.js';
 import type { McpAuth } from './mcp-auth.js';
+import { registerOpsRoutes, type OpsEndpoints } from './ops-routes.js';
 import { uws, type HttpResponse, type TemplatedApp, type us_listen_socket } from './uws.js';
 
 export const LOOPBACK = '127.0.0.1';
@@ -75,6 +76,7 @@ export async function startHttpServer(
   mcpAuth: McpAuth,
   log: Logger,
   admin: Omit<AdminDeps, 'port' | 'log'>,
+  ops: OpsEndpoints,
 ): Promise<HttpServer> {
   const app = uws.App();
   let port = 0;
@@ -135,6 +137,7 @@ export async function startHttpServer(
   });
 
   const adminWs = registerAdminWs(app, { ...admin, port: () => port, log });
+  registerOpsRoutes(app, ops, guard);
 
   const ui = UiAssets.load();
   app.any('/*', (res: HttpResponse, req) => {

@@ -22,6 +22,7 @@ import { abandonClientRequests, acceptClientAnswer } from './client-link.js';
 import { checkParamLengths } from './param-limits.js';
 import { RpcError } from './rpc-error.js';
 import type { McpSession } from './session.js';
+import type { RequestTrace, Tracing } from '../ops/tracing.js';
 
 /** What the dispatcher hands requests to. */
 export interface DispatcherParts {
@@ -37,7 +38,14 @@ export interface DispatcherOptions {
   version: string;
   /** Items per page of every merged list; default: the kind's own page size. */
   pageSize?: number;
+  /** Every request once answered: its error, or null (for the metrics). */
+  onAnswered?(method: string, error: unknown): void;
+  /** Present when traces are exported: each request gets its spans. */
+  tracing?: Tracing;
 }
+
+/** The HTTP headers a message came with (for its trace context). */
+type Headers = Record<string, string | string[] | undefined>;
 
 const OWN_INSTRUCTIONS =
   'coffer aggregates several MCP servers: tools and prompts are named <namespace>__<name>, resources coffer://<namespace>/<uri> (a server with an empty namespace keeps its own names).';
@@ -72,12 +80,12 @@ export class Dispatcher {
    * or by plainMessages, which accepts only what the SDK would): tell the
    * kinds apart by shape, not by running zod again on the hot path.
    */
-  onMessage(session: McpSession, message: JSONRPCMessage): void {
+  onMessage(session: McpSession, message: JSONRPCMessage, headers?: Headers): void {
     session.lastActiveAt = Date.now();
     if (!('method' in message)) {
       if (!acceptClientAnswer(session, message)) this.log.debug('answer to no request of coffer', { session: session.id });
     } else if ('id' in message) {
-      void this.answer(session, message);
+      void this.answer(session, message, headers);
     } else if (message.method === 'notifications/cancelled') {
       const requestId = (message.params as { requestId?: string | number } | undefined)?.requestId;
       if (requestId !== undefined) session.inflight.get(requestId)?.abort((message.params as { reason?: string }).reason ?? 'cancelled by client');
@@ -95,12 +103,18 @@ export class Dispatcher {
     if (session.id !== '') this.features.sessionClosed(session.id, AbortSignal.timeout(30_000));
   }
 
-  private async answer(session: McpSession, request: JSONRPCRequest): Promise<void> {
+  private async answer(session: McpSession, request: JSONRPCRequest, headers: Headers | undefined): Promise<void> {
+    const params = (request.params ?? {}) as Record<string, unknown>;
+    const trace = this.options.tracing?.request({ method: request.method, params, headers, session: session.id, id: request.id });
     let reply: JSONRPCMessage;
     try {
-      const result = await this.handle(session, request);
+      const result = await this.handle(session, request, trace);
       reply = { jsonrpc: '2.0', id: request.id, result };
+      this.options.onAnswered?.(request.method, null);
+      trace?.end(null);
     } catch (error) {
+      this.options.onAnswered?.(request.method, error);
+      trace?.end(error);
       const rpc = error instanceof RpcError ? error : new RpcError(JSONRPC.INTERNAL_ERROR, 'internal error in coffer; see the daemon log');
       if (!(error instanceof RpcError)) this.log.error('request failed', { method: request.method, error: String(error) });
       reply = { jsonrpc: '2.0', id: request.id, error: rpc.toBody() };
@@ -115,7 +129,7 @@ export class Dispatcher {
     }
   }
 
-  private async handle(session: McpSession, request: JSONRPCRequest): Promise<Record<string, unknown>> {
+  private async handle(session: McpSession, request: JSONRPCRequest, trace: RequestTrace | undefined): Promise<Record<string, unknown>> {
     const params = (request.params ?? {}) as Record<string, unknown>;
     if (typeof params !== 'object' || Array.isArray(params)) throw RpcError.invalidParams('params must be an object');
     checkParamLengths(request.method, params);
@@ -124,9 +138,9 @@ export class Dispatcher {
     const list = KIND_BY_LIST_METHOD.get(request.method);
     if (list) return this.list(list, params);
     const call = KIND_BY_CALL_METHOD.get(request.method);
-    if (call) return this.withContext(session, request, params, (ctx) => this.calls.forward(call, request.method, params, ctx));
+    if (call) return this.withContext(session, request, params, trace, (ctx) => this.calls.forward(call, request.method, params, ctx));
     const feature = FEATURE_METHODS[request.method];
-    if (feature) return this.withContext(session, request, params, (ctx) => this.features[feature](params, ctx));
+    if (feature) return this.withContext(session, request, params, trace, (ctx) => this.features[feature](params, ctx));
     throw new RpcError(JSONRPC.METHOD_NOT_FOUND, `method not found: ${request.method}`);
   }
 
@@ -168,6 +182,7 @@ export class Dispatcher {
     session: McpSession,
     request: JSONRPCRequest,
     params: Record<string, unknown>,
+    trace: RequestTrace | undefined,
     run: (ctx: ForwardContext) => Promise<Record<string, unknown>>,
   ): Promise<Record<string, unknown>> {
     const controller = new AbortController();
@@ -181,7 +196,7 @@ export class Dispatcher {
               .send({ jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken, ...progress } }, { relatedRequestId: request.id })
               .catch(() => undefined);
     try {
-      return await run({ sessionId: session.id, requestId: request.id, capabilities: session.clientCapabilities, signal: controller.signal, ...(onProgress ? { onProgress } : {}) });
+      return await run({ sessionId: session.id, requestId: request.id, capabilities: session.clientCapabilities, signal: controller.signal, ...(onProgress ? { onProgress } : {}), ...(trace ? { trace } : {}) });
     } finally {
       session.inflight.delete(request.id);
     }

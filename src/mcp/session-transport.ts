@@ -28,14 +28,16 @@ export class SessionTransport extends WebStandardStreamableHTTPServerTransport {
    * Hands the messages of a checked POST on this initialized session to
    * onmessage, as the SDK would; notifications and responses alone get 202.
    */
-  accept({ messages, requestIds }: PlainMessages, reply: HttpReply): void {
+  accept({ messages, requestIds }: PlainMessages, reply: HttpReply, headers: Record<string, string>): void {
     if (requestIds.length > 0) {
       const exchange = new PostExchange(requestIds, reply, this.sessionId, this.keepAliveMs, () => {
         for (const id of requestIds) if (this.exchanges.get(id) === exchange) this.exchanges.delete(id);
       });
       for (const id of requestIds) this.exchanges.set(id, exchange);
     }
-    for (const message of messages) this.onmessage?.(message);
+    // The headers as read, not copied: the dispatcher only looks up the trace context in them.
+    const extra = { requestInfo: { headers } };
+    for (const message of messages) this.onmessage?.(message, extra);
     if (requestIds.length === 0) reply.send(202, {}, '');
   }
 

@@ -109,6 +109,11 @@ export class SessionRegistry {
     return this.sessions.size;
   }
 
+  /** The negotiated protocol version of each open session (for the metrics). */
+  *protocolVersions(): Iterable<string | null> {
+    for (const session of this.sessions.values()) yield session.protocolVersion;
+  }
+
   /**
    * Answers one /mcp request into `reply`. A POST's bytes come in `body`,
    * already read by the HTTP server, and are parsed exactly once here.
@@ -153,7 +158,7 @@ export class SessionRegistry {
     }
     // Reserved now (no await in between), released by the dispatcher once answered.
     for (const id of ids) session.pending.add(id);
-    if (plain) return session.transport.accept(plain, reply);
+    if (plain) return session.transport.accept(plain, reply, head.headers);
     let response: Response;
     try {
       response = await session.transport.handleRequest(head.toRequest(), { parsedBody: parsed });
@@ -201,7 +206,7 @@ export class SessionRegistry {
       pending: new Set(),
       lastActiveAt: Date.now(),
     };
-    transport.onmessage = (message) => this.dispatcher.onMessage(session, message);
+    transport.onmessage = (message, extra) => this.dispatcher.onMessage(session, message, extra?.requestInfo?.headers);
     transport.onerror = (error) => this.log.debug('mcp transport', { session: session.id, error: error.message });
     void transport.start();
     return session;

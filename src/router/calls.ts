@@ -16,6 +16,8 @@ import type { Namespaces, ServerDirectory } from './namespaces.js';
 import { describe, disabledByName, disabledResource } from './refusals.js';
 import { resolveExposed, type ResolverDirectory } from './resolver.js';
 import { normaliseUri } from './uri-rule.js';
+import type { RequestTrace } from '../ops/tracing.js';
+import { withTraceMeta } from '../ops/trace-context.js';
 
 export interface ForwardContext {
   sessionId: string;
@@ -26,6 +28,8 @@ export interface ForwardContext {
   /** Present when the client asked for progress (its progressToken). */
   onProgress?: (progress: Progress) => void;
   signal: AbortSignal;
+  /** The request's spans, when tracing is on. */
+  trace?: RequestTrace;
 }
 
 function statusOf(error: unknown): { status: InvocationStatus; error_code: number | null } {
@@ -54,12 +58,23 @@ export class Calls {
   /** Routes tools/call, resources/read or prompts/get to its upstream with the original name / URI; URIs in the result come back exposed. */
   async forward(kind: CallKind, method: string, params: Record<string, unknown>, ctx: ForwardContext): Promise<Record<string, unknown>> {
     const field = IDENTITY_FIELD[kind];
-    const { upstream, target } = await this.resolve(kind, params[field]);
+    const route = ctx.trace?.step('coffer.route');
+    const { upstream, target } = await this.resolve(kind, params[field]).catch((error: unknown) => {
+      route?.end(error);
+      throw error;
+    });
     const started = Date.now();
     const record = (outcome: { status: InvocationStatus; error_code: number | null }) =>
       this.onInvocation({ at: new Date(started).toISOString(), server: upstream.name, kind: CAPABILITY_TYPE_OF[kind], key: target.original, duration_ms: Date.now() - started, session: ctx.sessionId, ...outcome });
     try {
-      this.assertEnabled(kind, upstream.name, target.original);
+      // The route step is name resolution and the switch: it ends before the upstream is asked.
+      try {
+        this.assertEnabled(kind, upstream.name, target.original);
+      } catch (error) {
+        route?.end(error);
+        throw error;
+      }
+      route?.end();
       const result = await this.send(upstream, method, { ...params, [field]: target.original }, ctx);
       record({ status: 'ok', error_code: null });
       return exposeResultUris(kind, result, this.namespaces.of(upstream.name));
@@ -75,12 +90,13 @@ export class Calls {
     const onAbort = () => upstream.cancel(id, String(ctx.signal.reason ?? 'cancelled by client'));
     ctx.signal.addEventListener('abort', onAbort, { once: true });
     this.inFlight.set(id, ctx);
-    let outcome: ForwardOutcome;
+    const span = ctx.trace?.upstream(upstream.name, method);
+    let outcome: ForwardOutcome | undefined;
     try {
       outcome = await upstream.forward({
         id,
         method,
-        params: stripProgressToken(params),
+        params: span ? withTraceMeta(stripProgressToken(params), span.traceparent, span.tracestate) : stripProgressToken(params),
         progress: ctx.onProgress !== undefined,
         // The capabilities only matter to a per_session connection (it declares them): no clone per call otherwise.
         client: { session: ctx.sessionId, capabilities: upstream.config.session_mode === 'per_session' ? ctx.capabilities : {} } satisfies ClientRef,
@@ -88,6 +104,7 @@ export class Calls {
     } finally {
       ctx.signal.removeEventListener('abort', onAbort);
       this.inFlight.delete(id);
+      span?.end(outcome === undefined ? 'no answer' : outcome.ok ? null : RpcError.from(outcome.error));
     }
     if (!outcome.ok) throw RpcError.from(outcome.error);
     return outcome.result;

@@ -21,6 +21,9 @@ export interface FanOutEvents {
   recovered(server: string, kind: ListKind): void;
   /** Sessions must list this kind again: a left-out upstream may have items now. */
   listAgain(kind: ListKind): void;
+  /** One upstream's part of a client's list: from a fresh copy (`seconds` null) or asked of its actor. */
+  listed?(server: string, kind: ListKind, seconds: number | null, cached: boolean): void;
+  deadlineMissed?(server: string, kind: ListKind): void;
 }
 
 const MISSED = Symbol('missed');
@@ -45,7 +48,9 @@ export class FanOut {
     const answers = await Promise.all(
       upstreams.map((upstream) => {
         const copy = this.lists.cached(upstream.name, kind, now);
-        return copy ? { server: upstream.name, items: copy.items, version: copy.version } : this.withDeadline(upstream, kind, started);
+        if (!copy) return this.withDeadline(upstream, kind, started);
+        this.events.listed?.(upstream.name, kind, null, true);
+        return { server: upstream.name, items: copy.items, version: copy.version };
       }),
     );
     return answers.filter((answer): answer is UpstreamAnswer => answer !== null);
@@ -61,10 +66,12 @@ export class FanOut {
     const deadline = new Promise<typeof MISSED>((resolve) => {
       timer = setTimeout(() => resolve(MISSED), Math.max(0, started + deadlineMs - performance.now()));
     });
+    const asked = performance.now();
     const pending = this.lists.fetch(upstream, kind, false);
     const fetched = await Promise.race([pending, deadline]);
     clearTimeout(timer);
     if (fetched === MISSED) {
+      this.events.deadlineMissed?.(upstream.name, kind);
       this.markMissed(upstream.name, kind, `no answer within ${deadlineMs} ms`);
       this.late.add(key);
       pending
@@ -74,6 +81,7 @@ export class FanOut {
       return null;
     }
     const { answer } = fetched;
+    this.events.listed?.(upstream.name, kind, (performance.now() - asked) / 1000, answer.ok && answer.cached === true);
     if (!answer.ok) {
       this.markMissed(upstream.name, kind, `${answer.error.code}: ${answer.error.message}`);
       return null;

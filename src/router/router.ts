@@ -23,6 +23,9 @@ export interface RouterEvents {
   degraded: [server: string, kind: ListKind, reason: string];
   /** A left-out upstream answered again. */
   recovered: [server: string, kind: ListKind];
+  /** One upstream's part of a client's list (FanOutEvents.listed). */
+  listed: [server: string, kind: ListKind, seconds: number | null, cached: boolean];
+  deadline_missed: [server: string, kind: ListKind];
   /** An unprefixed name another server already exposes: it is exposed prefixed instead. */
   collision: [collision: Collision];
   /** An unprefixed server lists a name in another registered server's prefix form: it is hidden. */
@@ -65,6 +68,8 @@ export class Router extends EventEmitter<RouterEvents> {
       degraded: (server, kind, reason) => this.emit('degraded', server, kind, reason),
       recovered: (server, kind) => this.emit('recovered', server, kind),
       listAgain: (kind) => this.emit('list_changed', kind),
+      listed: (server, kind, seconds, cached) => this.emit('listed', server, kind, seconds, cached),
+      deadlineMissed: (server, kind) => this.emit('deadline_missed', server, kind),
     });
   }
 

@@ -42,6 +42,7 @@ export function approximateChars(value: unknown, stopAbove: number): number {
 export class InFlightLedger {
   private total = 0;
   private readonly byUpstream = new Map<string, number>();
+  private readonly callsByUpstream = new Map<string, number>();
 
   constructor(
     private readonly perUpstream = MAX_IN_FLIGHT_PER_UPSTREAM,
@@ -54,6 +55,7 @@ export class InFlightLedger {
     if (mine + chars > this.perUpstream) return `${Math.round((mine + chars) / MB)} MB would be in flight to ${server} (at most ${this.perUpstream / MB} MB)`;
     if (this.total + chars > this.overall) return `${Math.round((this.total + chars) / MB)} MB would be in flight to the upstreams (at most ${this.overall / MB} MB)`;
     this.byUpstream.set(server, mine + chars);
+    this.callsByUpstream.set(server, (this.callsByUpstream.get(server) ?? 0) + 1);
     this.total += chars;
     return null;
   }
@@ -62,7 +64,15 @@ export class InFlightLedger {
     const left = (this.byUpstream.get(server) ?? 0) - chars;
     if (left > 0) this.byUpstream.set(server, left);
     else this.byUpstream.delete(server);
+    const calls = (this.callsByUpstream.get(server) ?? 0) - 1;
+    if (calls > 0) this.callsByUpstream.set(server, calls);
+    else this.callsByUpstream.delete(server);
     this.total -= chars;
+  }
+
+  /** Calls in flight to one upstream (each took its bytes once). */
+  calls(server: string): number {
+    return this.callsByUpstream.get(server) ?? 0;
   }
 
   /** Bytes in flight, for one upstream or in total. */

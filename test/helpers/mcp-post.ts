@@ -32,9 +32,9 @@ function messagesOf(contentType: string, text: string): any[] {
   return Array.isArray(parsed) ? parsed : [parsed];
 }
 
-/** An SDK client transport to `baseUrl`/mcp presenting `token`. */
-export function mcpTransport(baseUrl: string, token: string): StreamableHTTPClientTransport {
-  return new StreamableHTTPClientTransport(new URL(`${baseUrl}/mcp`), { requestInit: { headers: { authorization: `Bearer ${token}` } } });
+/** An SDK client transport to `baseUrl`/mcp presenting `token` (and `headers` on every request). */
+export function mcpTransport(baseUrl: string, token: string, headers: Record<string, string> = {}): StreamableHTTPClientTransport {
+  return new StreamableHTTPClientTransport(new URL(`${baseUrl}/mcp`), { requestInit: { headers: { ...headers, authorization: `Bearer ${token}` } } });
 }
 
 /** To the daemon that runs for `home`, with the token of its daemon.json (as `coffer shim` does). */

@@ -10,6 +10,7 @@ import { AnswerBudget, MAX_ANSWER_CHARS_IN_FLIGHT, MAX_MESSAGE_CHARS, MessageToo
 import { RpcError } from './jsonrpc-session.js';
 import { JSONRPC } from '../../src/protocol/errors.js';
 import { SseParser, type SseEvent } from './sse-parser.js';
+import { addTraceHeaders } from './trace-headers.js';
 
 type HttpModule = typeof import('node:http');
 
@@ -259,6 +260,7 @@ export class StreamableHttpTransport extends HttpTransportBase {
     const headers = this.commonHeaders();
     headers['content-type'] = 'application/json';
     headers.accept = 'application/json, text/event-stream';
+    addTraceHeaders(headers, message);
     const id = isRequest(message) ? (message.id as JsonRpcId) : undefined;
     let res: IncomingMessage;
     let request: ClientRequest | undefined;
@@ -446,6 +448,7 @@ export class LegacySseTransport extends HttpTransportBase {
     if (!this.endpoint) throw new Error('Not connected');
     const headers = this.commonHeaders();
     headers['content-type'] = 'application/json';
+    addTraceHeaders(headers, message);
     let res: IncomingMessage;
     try {
       res = await this.exchange('POST', this.endpoint, headers, JSON.stringify(message));

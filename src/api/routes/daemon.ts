@@ -1,4 +1,5 @@
-// /daemon routes: status (the only route without a token) and shutdown.
+// /daemon routes: status (the only route without a token), readiness and shutdown.
+import type { Readiness } from '../../ops/readiness.js';
 import type { AuditActor } from '../../protocol/db.js';
 import type { Route } from '../http-api.js';
 
@@ -14,6 +15,8 @@ export interface DaemonStatus {
 
 export interface DaemonControl {
   status(): Promise<DaemonStatus>;
+  /** What /readyz answers, with the upstreams' error text (the route wants the token). */
+  readiness(): Readiness;
   /** Starts a graceful stop after the answer is sent. */
   requestShutdown(): void;
   /** A new token; the old one stops working at once. */
@@ -23,6 +26,7 @@ export interface DaemonControl {
 export function daemonRoutes(control: DaemonControl): Route[] {
   return [
     { method: 'GET', pattern: '/daemon/status', public: true, handler: async () => ({ status: 200, body: await control.status() }) },
+    { method: 'GET', pattern: '/daemon/readiness', handler: () => ({ status: 200, body: control.readiness() }) },
     {
       method: 'POST',
       pattern: '/daemon/shutdown',

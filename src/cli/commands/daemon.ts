@@ -1,5 +1,7 @@
 // `coffer daemon start|stop|status|rotate-token`: the background daemon of one $COFFER_HOME.
 import { readDaemonFile, resolveHome } from '../../daemon/daemon-file.js';
+import type { Readiness } from '../../ops/readiness.js';
+import { messageOf } from '../../protocol/errors.js';
 import { ApiClient, daemonUnreachable, daemonUrl, type DaemonStatus } from '../api-client.js';
 import { expectPositionals, parseCommandArgs, parsePort } from '../args.js';
 import type { Command } from '../command.js';
@@ -14,9 +16,10 @@ const usage = `Usage: coffer daemon <start|stop|status|rotate-token> [--home DIR
   start [--port N]   start a background daemon (log: $COFFER_HOME/logs/daemon.log)
                      and wait until it is ready; does nothing if one already runs
   stop               ask the daemon to shut down and wait until its process is gone
-  status             show whether a daemon runs, its upstream counts and a one-time
-                     login link to the web UI (exit 3 if none); with --json no link
-                     is made (scripts poll it): \`coffer ui --json\` gives one
+  status             show whether a daemon runs, its upstream counts, its readiness
+                     (as GET /readyz: which upstream is not ready and why) and a
+                     one-time login link to the web UI (exit 3 if none); with --json
+                     no link is made (scripts poll it): \`coffer ui --json\` gives one
   rotate-token       give the daemon a new API token: the old one is rejected at once
                      and daemon.json (0600) holds the new one; the token is never printed
                      (clients that copied the old one must read daemon.json again)
@@ -48,14 +51,17 @@ const handlers: Record<string, Handler> = {
       if (values.json) printJson({ status: 'stopped' });
       throw daemonUnreachable(home, 'no coffer daemon is running');
     }
+    const api = ApiClient.forHome(home);
+    // A daemon of another version may not answer it: its status is still shown.
+    const readiness = await api.get<Readiness>('/daemon/readiness').catch((error: unknown) => messageOf(error));
     // Scripts poll --json: it reads, and leaves no login code behind (`coffer ui --json` makes one).
     if (values.json) {
-      printJson(running.status);
+      printJson({ ...running.status, readiness: typeof readiness === 'string' ? null : readiness });
       return EXIT.OK;
     }
     // A person reads this: a fresh one-time link each time; a daemon that cannot issue one is still reported.
-    const ui = await loginLink(ApiClient.forHome(home)).catch(() => null);
-    printStatus(running.status, home, ui?.url);
+    const ui = await loginLink(api).catch(() => null);
+    printStatus(running.status, readiness, home, ui?.url);
     return EXIT.OK;
   },
 
@@ -75,7 +81,17 @@ const handlers: Record<string, Handler> = {
   },
 };
 
-function printStatus(status: DaemonStatus, home: string, uiLink: string | undefined): void {
+/** One line per upstream that is not ready: what /readyz says, with the upstream's own words. */
+function readinessLines(readiness: Readiness | string): Array<[string, string]> {
+  if (typeof readiness === 'string') return [['readiness', `unknown (${readiness})`]];
+  const summary = readiness.status === 'ready' ? 'ready' : `not ready (db writer ${readiness.db_writer}, ${readiness.not_ready.length} upstream(s) not ready)`;
+  return [
+    ['readiness', summary],
+    ...readiness.not_ready.map((upstream): [string, string] => [`  ${upstream.server}`, `${upstream.reason}${upstream.detail ? `: ${upstream.detail}` : ''}`]),
+  ];
+}
+
+function printStatus(status: DaemonStatus, readiness: Readiness | string, home: string, uiLink: string | undefined): void {
   const { registered, enabled, healthy, degraded } = status.upstreams;
   printFields([
     ['status', status.status],
@@ -85,6 +101,7 @@ function printStatus(status: DaemonStatus, home: string, uiLink: string | undefi
     ['started', status.started_at],
     ['home', home],
     ['upstreams', `${registered} registered, ${enabled} enabled, ${healthy} healthy, ${degraded} degraded`],
+    ...readinessLines(readiness),
     ...(uiLink ? [['web ui', `${uiLink}  (one-time login link)`] as [string, string]] : []),
   ]);
 }

@@ -1,0 +1,121 @@
+// /metrics over real HTTP, scraped while a real client works through real
+// upstreams, parsed by a strict Prometheus text parser: the values move with
+// what happened, labels stay bounded, and the endpoint wants the API token
+// unless the operator opted out.
+import t from 'tap';
+import { opsSettings } from '../src/ops/ops-settings.js';
+import { protocolEra } from '../src/ops/metrics.js';
+import { startGateway, tempHome, waitFor } from './helpers/gateway.js';
+import { parsePrometheusText, sampleValue, type Family } from './helpers/prom-text.js';
+import { faultSwitch, stdioFixture } from './fixtures/fixture-servers.js';
+
+async function scrape(url: string, token?: string): Promise<Map<string, Family>> {
+  const response = await fetch(`${url}/metrics`, { headers: token ? { authorization: `Bearer ${token}` } : {} });
+  if (response.status !== 200) throw new Error(`GET /metrics: ${response.status} ${await response.text()}`);
+  if (!response.headers.get('content-type')?.startsWith('text/plain; version=0.0.4')) throw new Error(`content-type ${response.headers.get('content-type')}`);
+  return parsePrometheusText(await response.text());
+}
+
+/** Labels the metrics may carry: coffer's own and those of prom-client's process metrics. */
+const ALLOWED_LABELS = new Set(['server', 'outcome', 'state', 'result', 'method', 'era', 'call', 'le', 'version', 'major', 'minor', 'patch', 'space', 'kind', 'type']);
+
+t.test('/metrics: token, parse, values move with real traffic, bounded labels', async (t) => {
+  const gateway = await startGateway({ metrics: 'token' });
+  t.teardown(() => gateway.close());
+  await gateway.addServer(stdioFixture('alpha'));
+
+  const refused = await fetch(`${gateway.url}/metrics`);
+  t.equal(refused.status, 401, 'no token: refused');
+  t.match(await refused.json(), { error: { code: 'UNAUTHENTICATED', message: /COFFER_METRICS_AUTH=none/ } });
+  t.equal((await fetch(`${gateway.url}/metrics`, { headers: { authorization: 'Bearer wrong' } })).status, 401, 'wrong token: refused');
+
+  const before = await scrape(gateway.url, gateway.daemon.token);
+  const calls = (families: Map<string, Family>, outcome = 'ok') => sampleValue(families, 'coffer_upstream_calls_total', { server: 'alpha', outcome }) ?? 0;
+
+  const client = await gateway.client();
+  await client.listTools();
+  await client.listTools();
+  for (let i = 0; i < 5; i++) await client.callTool({ name: 'alpha__echo', arguments: { i } });
+  await client.callTool({ name: 'alpha__nope', arguments: {} }).catch(() => undefined);
+  await client.callTool({ name: 'nowhere__nope', arguments: {} }).catch(() => undefined);
+  const slow = client.callTool({ name: 'alpha__slow', arguments: { ms: 1_500 } });
+  await waitFor('a call in flight', async () => sampleValue(await scrape(gateway.url, gateway.daemon.token), 'coffer_upstream_in_flight_calls', { server: 'alpha' }) === 1);
+  await slow;
+
+  const after = await scrape(gateway.url, gateway.daemon.token);
+  t.equal(calls(after) - calls(before), 6, 'five echoes and the slow call counted as ok');
+  t.equal(calls(after, 'error') - calls(before, 'error'), 1, "the upstream's refusal of its unknown tool as an error");
+  t.equal(sampleValue(after, 'coffer_upstream_call_duration_seconds_count', { server: 'alpha' }), 7);
+  t.equal(sampleValue(after, 'coffer_upstream_call_duration_seconds_bucket', { server: 'alpha', le: '1' }), 6, 'the slow call is in a later bucket');
+  t.equal(sampleValue(after, 'coffer_mcp_requests_total', { method: 'tools/call', outcome: 'ok' }), 6);
+  t.equal(sampleValue(after, 'coffer_mcp_requests_total', { method: 'tools/call', outcome: 'invalid_params' }), 1, "the upstream's JSON-RPC error, by its kind");
+  t.equal(sampleValue(after, 'coffer_mcp_requests_total', { method: 'tools/call', outcome: 'RESOURCE_NOT_FOUND' }), 1, "coffer's refusal of an unknown server, by its stable code");
+  t.equal(sampleValue(after, 'coffer_mcp_requests_total', { method: 'initialize', outcome: 'ok' }), 1);
+  t.equal(sampleValue(after, 'coffer_upstream_in_flight_calls', { server: 'alpha' }), 0, 'nothing in flight after');
+  t.ok(sampleValue(after, 'coffer_upstream_list_cache_total', { server: 'alpha', result: 'miss' })! >= 1, 'the first list asked the upstream');
+  t.ok(sampleValue(after, 'coffer_upstream_list_cache_total', { server: 'alpha', result: 'hit' })! >= 1, 'the second came from the copy');
+  t.ok(sampleValue(after, 'coffer_upstream_list_duration_seconds_count', { server: 'alpha' })! >= 1);
+  t.equal(sampleValue(after, 'coffer_upstream_state', { server: 'alpha', state: 'ready' }), 1);
+  t.equal(sampleValue(after, 'coffer_upstream_state', { server: 'alpha', state: 'backoff' }), 0);
+  t.equal(sampleValue(after, 'coffer_mcp_sessions', { era: '2025-11-25' }), 1, 'the client session, in its era');
+  t.equal(sampleValue(after, 'coffer_mcp_sessions', { era: '2026-07-28' }), 0, 'the next era is labelled already');
+  t.ok(sampleValue(after, 'coffer_db_writer_call_duration_seconds_count', { call: 'recordInvocations' })! >= 1, 'the invocation log was written');
+  t.equal(sampleValue(after, 'coffer_db_writer_queue_depth'), 0);
+  t.equal(sampleValue(after, 'coffer_db_writer_up'), 1);
+  t.ok(sampleValue(after, 'coffer_upstream_process_resident_memory_bytes', { server: 'alpha' })! > 1024 * 1024, "the stdio child's RSS");
+  t.ok(sampleValue(after, 'nodejs_eventloop_lag_p99_seconds')! >= 0, 'main-thread event-loop delay');
+  t.ok(sampleValue(after, 'process_resident_memory_bytes')! > 0);
+  t.ok(sampleValue(after, 'nodejs_heap_size_used_bytes')! > 0);
+
+  const labels = new Set([...after.values()].flatMap((family) => family.samples.flatMap((sample) => Object.keys(sample.labels))));
+  t.same([...labels].filter((label) => !ALLOWED_LABELS.has(label)), [], 'no unexpected label (no tool names)');
+  const values = [...after.values()].flatMap((family) => family.samples.flatMap((sample) => Object.values(sample.labels)));
+  t.notOk(values.some((value) => /echo|slow|nope/.test(value)), 'no tool name in any label value');
+});
+
+t.test('/metrics: deadline misses, degradation and reconnects of a real upstream', async (t) => {
+  const gateway = await startGateway({ metrics: 'none', tuning: { backoffInitialMs: 50 } }, tempHome());
+  t.teardown(() => gateway.close());
+  const fault = faultSwitch(gateway.home);
+  await gateway.addServer(stdioFixture('flaky', fault.args, { list_deadline_ms: 300, request_ms: 1_000 }));
+  const client = await gateway.client();
+  const unauthenticated = () => scrape(gateway.url);
+
+  await fault.set({ fault: 'hang' });
+  await client.listTools();
+  let now = await unauthenticated();
+  t.equal(sampleValue(now, 'coffer_upstream_list_deadline_misses_total', { server: 'flaky' }), 1, 'the hung list missed its deadline');
+  t.equal(sampleValue(now, 'coffer_upstream_degraded', { server: 'flaky' }), 1);
+
+  await fault.set({});
+  await client.callTool({ name: 'flaky__crash', arguments: {} }).catch(() => undefined);
+  now = await waitFor('a reconnect counted', async () => {
+    const families = await unauthenticated();
+    return sampleValue(families, 'coffer_upstream_reconnects_total', { server: 'flaky' }) === 1 && families;
+  });
+  t.equal(sampleValue(now, 'coffer_upstream_state', { server: 'flaky', state: 'ready' }), 1, 'ready again');
+  t.ok(sampleValue(now, 'coffer_upstream_calls_total', { server: 'flaky', outcome: 'error' })! >= 1, 'the crashed call failed');
+});
+
+t.test('/metrics off: not collected, 404 with its reason', async (t) => {
+  const gateway = await startGateway({ metrics: 'off' });
+  t.teardown(() => gateway.close());
+  const response = await fetch(`${gateway.url}/metrics`, { headers: { authorization: `Bearer ${gateway.daemon.token}` } });
+  t.equal(response.status, 404);
+  t.match(await response.json(), { error: { code: 'RESOURCE_NOT_FOUND', message: 'metrics are off' } });
+});
+
+t.test('settings from the environment; eras', async (t) => {
+  t.same(opsSettings({}, {}), { metrics: 'token', otlpEndpoint: null });
+  t.same(opsSettings({}, { COFFER_METRICS_AUTH: 'none' }).metrics, 'none');
+  t.same(opsSettings({}, { COFFER_METRICS: 'off', COFFER_METRICS_AUTH: 'none' }).metrics, 'off');
+  t.throws(() => opsSettings({}, { COFFER_METRICS_AUTH: 'nobody' }), { code: 'CONFIG_INVALID', message: /'token' or 'none'/ });
+  t.throws(() => opsSettings({}, { COFFER_METRICS: 'yes' }), { code: 'CONFIG_INVALID' });
+  t.equal(opsSettings({}, { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:4318/' }).otlpEndpoint, 'http://127.0.0.1:4318/v1/traces');
+  t.equal(opsSettings({}, { OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://h:1/x', OTEL_EXPORTER_OTLP_ENDPOINT: 'http://o' }).otlpEndpoint, 'http://h:1/x');
+  t.throws(() => opsSettings({}, { OTEL_EXPORTER_OTLP_ENDPOINT: 'not a url' }), { code: 'CONFIG_INVALID' });
+  t.equal(protocolEra('2025-06-18'), '2025-11-25');
+  t.equal(protocolEra('2025-11-25'), '2025-11-25');
+  t.equal(protocolEra('2026-07-28'), '2026-07-28');
+  t.equal(protocolEra(null), '2025-11-25');
+});

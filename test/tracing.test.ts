@@ -1,0 +1,118 @@
+// One trace from client to upstream: the client's W3C context (in `_meta` or
+// the HTTP headers) is continued by coffer's spans, exported to a local
+// OTLP/HTTP receiver, and the upstream (a real fixture that reports what it
+// received) sees a child of coffer's span, in `_meta` and, over HTTP, in its
+// headers. Without an endpoint the client's own context passes through.
+import { randomBytes } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import t, { type Test } from 'tap';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { startGateway } from './helpers/gateway.js';
+import { mcpTransport } from './helpers/mcp-post.js';
+import { networkConfig, startNetworkFixture, stdioFixture } from './fixtures/fixture-servers.js';
+
+interface ExportedSpan {
+  traceId: string;
+  spanId: string;
+  parentSpanId?: string;
+  name: string;
+  kind: number;
+  attributes: Array<{ key: string; value: Record<string, unknown> }>;
+}
+/** OTLP SpanKind values. */
+const SERVER = 2;
+const CLIENT = 3;
+const INTERNAL = 1;
+
+/** A local OTLP/HTTP (JSON) traces receiver. */
+async function otlpReceiver(t: Test): Promise<{ url: string; spans: ExportedSpan[]; services: string[] }> {
+  const spans: ExportedSpan[] = [];
+  const services: string[] = [];
+  const server: Server = createServer((req, res) => {
+    let body = '';
+    req.on('data', (chunk) => (body += chunk));
+    req.on('end', () => {
+      const parsed = JSON.parse(body) as { resourceSpans: Array<{ resource: { attributes: ExportedSpan['attributes'] }; scopeSpans: Array<{ spans: ExportedSpan[] }> }> };
+      for (const resource of parsed.resourceSpans) {
+        services.push(String(resource.resource.attributes.find((a) => a.key === 'service.name')?.value.stringValue));
+        for (const scope of resource.scopeSpans) spans.push(...scope.spans);
+      }
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => server.close());
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1/traces`, spans, services };
+}
+
+const hex = (bytes: number): string => randomBytes(bytes).toString('hex');
+const TRACEPARENT = /^00-([0-9a-f]{32})-([0-9a-f]{16})-01$/;
+
+t.test('_meta.traceparent: client → coffer spans → HTTP upstream (in _meta and headers), one trace id', async (t) => {
+  const receiver = await otlpReceiver(t);
+  const fixture = await startNetworkFixture('http');
+  t.teardown(() => fixture.kill());
+  const gateway = await startGateway({ otlpEndpoint: receiver.url });
+  await gateway.addServer(networkConfig('up', 'http', fixture.url));
+  const client = await gateway.client();
+  const traceId = hex(16);
+  const clientSpan = hex(8);
+
+  const result = await client.callTool({ name: 'up__trace', arguments: {}, _meta: { traceparent: `00-${traceId}-${clientSpan}-01`, tracestate: 'vendor=abc' } });
+  const seen = result.structuredContent as { meta: { traceparent: string; tracestate: string }; headers: { traceparent: string; tracestate: string } };
+  const [, seenTrace, upstreamParent] = TRACEPARENT.exec(seen.meta.traceparent) ?? [];
+  t.equal(seenTrace, traceId, 'the upstream continues the client trace');
+  t.not(upstreamParent, clientSpan, "its parent is coffer's span, not the client's");
+  t.equal(seen.headers.traceparent, seen.meta.traceparent, 'the same context in the HTTP header');
+  t.equal(seen.meta.tracestate, 'vendor=abc', 'tracestate passed on');
+  t.equal(seen.headers.tracestate, 'vendor=abc');
+
+  await gateway.close(); // flushes the batch
+  const trace = receiver.spans.filter((span) => span.traceId === traceId);
+  const server = trace.find((span) => span.kind === SERVER && span.name === 'tools/call');
+  t.ok(server, 'the request span');
+  t.equal(server?.parentSpanId, clientSpan, "the request span's parent is the client's span");
+  const route = trace.find((span) => span.name === 'coffer.route');
+  t.equal(route?.kind, INTERNAL);
+  t.equal(route?.parentSpanId, server?.spanId, 'route (resolution and switch) under the request');
+  const upstream = trace.find((span) => span.kind === CLIENT);
+  t.equal(upstream?.spanId, upstreamParent, 'the span the upstream got as its parent was exported');
+  t.equal(upstream?.parentSpanId, server?.spanId, 'the upstream call under the request');
+  t.match(upstream?.attributes, [{ key: 'mcp.method.name', value: { stringValue: 'tools/call' } }, { key: 'coffer.upstream', value: { stringValue: 'up' } }]);
+  t.same([...new Set(receiver.services)], ['coffer'], 'exported as service coffer');
+});
+
+t.test('HTTP traceparent header: continued to a stdio upstream in _meta', async (t) => {
+  const receiver = await otlpReceiver(t);
+  const gateway = await startGateway({ otlpEndpoint: receiver.url });
+  await gateway.addServer(stdioFixture('local'));
+  const traceId = hex(16);
+  const clientSpan = hex(8);
+  const client = new Client({ name: 'traced', version: '1.0.0' });
+  await client.connect(mcpTransport(gateway.url, gateway.daemon.token, { traceparent: `00-${traceId}-${clientSpan}-01` }));
+  t.teardown(() => client.close());
+
+  const seen = (await client.callTool({ name: 'local__trace', arguments: {} })).structuredContent as { meta: { traceparent: string } };
+  const [, seenTrace, upstreamParent] = TRACEPARENT.exec(seen.meta.traceparent) ?? [];
+  t.equal(seenTrace, traceId);
+  await client.close();
+  await gateway.close();
+  const trace = receiver.spans.filter((span) => span.traceId === traceId);
+  const server = trace.find((span) => span.kind === SERVER && span.name === 'tools/call');
+  t.equal(server?.parentSpanId, clientSpan);
+  t.equal(trace.find((span) => span.kind === CLIENT)?.spanId, upstreamParent);
+});
+
+t.test('no endpoint: no spans, the client context reaches the upstream unchanged', async (t) => {
+  const fixture = await startNetworkFixture('http');
+  t.teardown(() => fixture.kill());
+  const gateway = await startGateway({ otlpEndpoint: null });
+  t.teardown(() => gateway.close());
+  await gateway.addServer(networkConfig('up', 'http', fixture.url));
+  const client = await gateway.client();
+  const traceparent = `00-${hex(16)}-${hex(8)}-01`;
+  const seen = (await client.callTool({ name: 'up__trace', arguments: {}, _meta: { traceparent } })).structuredContent as { meta: { traceparent: string }; headers: { traceparent: string } };
+  t.equal(seen.meta.traceparent, traceparent);
+  t.equal(seen.headers.traceparent, traceparent, 'and in the header of an HTTP upstream');
+});
