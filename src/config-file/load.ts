@@ -17,6 +17,8 @@ export interface LoadedConfig {
   servers: ServerConfig[];
   /** By server name: the secret fields written with references. */
   declared: Map<string, DeclaredSecrets>;
+  /** A problem found later (against the running registry), placed in the file. */
+  issueAt(path: readonly PropertyKey[], message: string): FileIssue;
 }
 
 /** "line 3, column 7: servers[0].name: must not be empty" */
@@ -61,7 +63,13 @@ export function parseConfigText(path: string, text: string, env: NodeJS.ProcessE
   const issues: PathIssue[] | { path: readonly PropertyKey[]; message: string }[] = [...expanded.issues, ...(parsed.success ? [] : schemaIssues(parsed.error.issues))];
   if (issues.length > 0 || !parsed.success) throw new ConfigFileError(path, located(source, issues).sort(byPosition));
   const servers = parsed.data.servers;
-  return { path, text, servers, declared: new Map(servers.map((server, index) => [server.name, expanded.declared[index]!])) };
+  return {
+    path,
+    text,
+    servers,
+    declared: new Map(servers.map((server, index) => [server.name, expanded.declared[index]!])),
+    issueAt: (at, message) => located(source, [{ path: at, message }])[0]!,
+  };
 }
 
 export function readConfigText(path: string): string {

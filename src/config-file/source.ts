@@ -2,6 +2,7 @@
 // plus a way back from a path in that value to the line and column it was
 // written at, so every refusal can point into the file. Pure.
 import { parseTree, printParseErrorCode, type Node as JsonNode, type ParseError as JsonParseError } from 'jsonc-parser';
+import type { ConfigFileIssue } from '../protocol/events.js';
 import { isMap, isScalar, isSeq, LineCounter, parseDocument, type Node as YamlNode } from 'yaml';
 
 export interface Position {
@@ -10,11 +11,7 @@ export interface Position {
 }
 
 /** One problem of a file: where (lines and columns from 1, as editors count), which field, what. */
-export interface FileIssue extends Position {
-  /** `servers[1].transport.env.TOKEN`; `(file)` for the file as a whole. */
-  field: string;
-  message: string;
-}
+export type FileIssue = ConfigFileIssue;
 
 export type FileFormat = 'yaml' | 'json';
 
