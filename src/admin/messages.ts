@@ -71,6 +71,8 @@ export function eventServer(event: CofferEvent): string | null {
       return event.entry.server;
     case 'invocation':
       return event.invocation.server;
+    case 'config_file':
+      return null;
     default:
       return event.server;
   }

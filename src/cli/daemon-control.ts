@@ -2,7 +2,7 @@
 // `coffer daemon start|stop` and by `coffer shim` (which starts one if none runs).
 import { spawn } from 'node:child_process';
 import { closeSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ensureHome, isProcessAlive, readDaemonFile, removeDaemonFile, type DaemonFile } from '../daemon/daemon-file.js';
 import { CLI_ENTRY } from '../paths.js';
@@ -36,7 +36,7 @@ export async function probeDaemon(home: string): Promise<RunningDaemonInfo | nul
  */
 export async function startDaemonProcess(
   home: string,
-  options: { port?: number; timeoutMs?: number } = {},
+  options: { port?: number; timeoutMs?: number; config?: string } = {},
 ): Promise<RunningDaemonInfo & { alreadyRunning: boolean }> {
   const deadline = Date.now() + (options.timeoutMs ?? START_TIMEOUT_MS);
   const running = await settlePrevious(home, deadline);
@@ -46,7 +46,15 @@ export async function startDaemonProcess(
   if (!release) return { ...(await waitUntilReady(home, deadline)), alreadyRunning: true };
   try {
     const log = openSync(daemonLogPath(home), 'a', 0o600);
-    const args = [CLI_ENTRY, 'serve', '--home', home, ...(options.port !== undefined ? ['--port', String(options.port)] : [])];
+    const args = [
+      CLI_ENTRY,
+      'serve',
+      '--home',
+      home,
+      ...(options.port !== undefined ? ['--port', String(options.port)] : []),
+      // Resolved here: the daemon runs in its home, not in the folder it was started from.
+      ...(options.config !== undefined ? ['--config', resolve(options.config)] : []),
+    ];
     // cwd: the home, so a long-lived daemon neither pins nor depends on wherever it happened to be started from.
     const child = spawn(process.execPath, args, { detached: true, cwd: home, stdio: ['ignore', log, log], env: process.env });
     closeSync(log);

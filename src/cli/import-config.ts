@@ -7,7 +7,8 @@
 // VS Code files may carry comments and trailing commas (JSONC). Nothing is ever
 // expanded: an entry using a variable (${input:...}, ${env:...}, ${VAR}) is skipped
 // with the reason, as is one with a field coffer cannot honour (envFile, ...).
-import { parseTree, printParseErrorCode, type Node as JsoncNode, type ParseError as JsoncParseError } from 'jsonc-parser';
+import { parseTree, type ParseError as JsoncParseError } from 'jsonc-parser';
+import { jsonProblem, jsonValueOf, positionAt } from '../config-file/source.js';
 import { isServerName } from '../protocol/server-config.js';
 import { parseServerConfig, type FieldError } from '../registry/server-config.js';
 
@@ -63,17 +64,10 @@ const TYPE_ALIASES: Record<string, 'stdio' | 'http' | 'sse'> = {
   sse: 'sse',
 };
 
-/** The value a parsed node holds; objects are built with own properties only (a "__proto__" key is a key, as with JSON.parse). */
-function valueOf(node: JsoncNode): unknown {
-  if (node.type === 'array') return (node.children ?? []).map(valueOf);
-  if (node.type !== 'object') return node.value;
-  return Object.fromEntries((node.children ?? []).map((property) => [property.children![0]!.value as string, valueOf(property.children![1]!)]));
-}
-
-/** `line 3, column 7` of an offset in `text` (both from 1, as editors count). */
+/** `line 3, column 7` of an offset in `text`. */
 function lineAndColumn(text: string, offset: number): string {
-  const before = text.slice(0, offset).split(/\r\n|\r|\n/);
-  return `line ${before.length}, column ${before.at(-1)!.length + 1}`;
+  const { line, column } = positionAt(text, offset);
+  return `line ${line}, column ${column}`;
 }
 
 /** JSON with comments and trailing commas (JSONC as VS Code writes it); the first error with its line and column. */
@@ -82,10 +76,9 @@ export function parseJsonc(text: string): unknown {
   const root = parseTree(text, errors, { allowTrailingComma: true, disallowComments: false });
   const first = errors[0];
   if (first !== undefined) {
-    const problem = printParseErrorCode(first.error).replace(/(?<=[a-z])(?=[A-Z])/g, ' ').toLowerCase();
-    throw new ImportFileError(`not valid JSON: ${problem} at ${lineAndColumn(text, first.offset)}`);
+    throw new ImportFileError(`not valid JSON: ${jsonProblem(first)} at ${lineAndColumn(text, first.offset)}`);
   }
-  return root === undefined ? undefined : valueOf(root);
+  return root === undefined ? undefined : jsonValueOf(root);
 }
 
 /** A valid coffer server name close to `name` (invalid characters become '-', `__` becomes '_'). */

@@ -5,6 +5,7 @@ import { isVerbose } from './args.js';
 import type { Command } from './command.js';
 import { auditCommand } from './commands/audit.js';
 import { clientCommand } from './commands/client.js';
+import { configCommand } from './commands/config.js';
 import { daemonCommand } from './commands/daemon.js';
 import { mcpCommand } from './commands/mcp.js';
 import { retentionCommand } from './commands/retention.js';
@@ -14,7 +15,7 @@ import { uiCommand } from './commands/ui.js';
 import { EXIT, EXIT_CODES_HELP, type ExitCode } from './exit-codes.js';
 import { CliError, formatError, printLine, usageError } from './output.js';
 
-const COMMANDS: Command[] = [serveCommand, daemonCommand, mcpCommand, clientCommand, auditCommand, retentionCommand, shimCommand, uiCommand];
+const COMMANDS: Command[] = [serveCommand, daemonCommand, mcpCommand, configCommand, clientCommand, auditCommand, retentionCommand, shimCommand, uiCommand];
 
 function mainUsage(): string {
   const width = Math.max(...COMMANDS.map((c) => c.name.length)) + 2;
@@ -25,8 +26,9 @@ function mainUsage(): string {
     ...COMMANDS.map((c) => `  ${c.name.padEnd(width)}${c.summary}`),
     '',
     'Synopsis:',
-    '  coffer serve [--port N] [--mcp-auth token|none]   run the daemon in the foreground (env COFFER_PORT)',
-    '  coffer daemon start [--port N] | stop | status | rotate-token',
+    '  coffer serve [--port N] [--mcp-auth token|none] [--config FILE]   run the daemon in the foreground (env COFFER_PORT)',
+    '  coffer daemon start [--port N] [--config FILE] | stop | status | rotate-token',
+    '  coffer config export [--format yaml|json] | status      servers as a file (secrets as ${VAR}); the watched file',
     '  coffer shim                             stdio MCP entry point for clients (starts a daemon if none runs)',
     '  coffer mcp add NAME (--stdio "CMD ARGS" | --http URL | --sse URL) [--env K=V]... [--header K=V]...',
     '                 [--no-auto-enable] [--description TEXT]',

@@ -10,6 +10,7 @@ import { invocationRoutes } from '../api/routes/invocations.js';
 import { retentionRoutes } from '../api/routes/retention.js';
 import { capabilityRoutes } from '../api/routes/capabilities.js';
 import { serverRoutes } from '../api/routes/servers.js';
+import { configRoutes } from '../api/routes/config.js';
 import { ConnectionTester } from '../jobs/connection-tester.js';
 import { CapabilityService } from '../registry/capabilities.js';
 import { openRestartingWriter } from '../db/restarting-writer.js';
@@ -32,6 +33,9 @@ import { createRouting } from '../router/routing.js';
 import { UpstreamPool } from '../upstreams/pool.js';
 import { Operations } from '../ops/operations.js';
 import { opsSettings, type MetricsMode } from '../ops/ops-settings.js';
+import { applyStartConfig, readStartConfig } from '../config-file/daemon-hook.js';
+import { fileGuardedServers } from '../config-file/guard.js';
+import type { ConfigFileSync } from '../config-file/sync.js';
 import { announce } from './announce.js';
 import { EventBus } from './event-bus.js';
 import { InvocationLog } from './invocation-log.js';
@@ -61,6 +65,8 @@ export interface DaemonOptions {
   metrics?: MetricsMode;
   /** OTLP/HTTP traces URL; default from OTEL_EXPORTER_OTLP_(TRACES_)ENDPOINT, else none (no tracing). null: none. */
   otlpEndpoint?: string | null;
+  /** A config file (YAML or JSON) declaring servers: applied at start, then watched. */
+  configFile?: string;
 }
 
 export interface RunningDaemon {
@@ -83,6 +89,8 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
   if (existing && existing.pid !== process.pid && isProcessAlive(existing.pid)) {
     throw new Error(`a coffer daemon (pid ${existing.pid}) already runs for ${home} on port ${existing.port}: stop it with 'coffer daemon stop'`);
   }
+  // Before anything opens: an invalid file stops the start with its line and column.
+  const startConfig = readStartConfig(options.configFile);
   const log = new Logger(options.logToStderr ? null : join(home, 'logs', 'daemon.log'), options.logLevel ?? 'info');
   for (const note of tightened) log.warn('COFFER_HOME tightened', { change: note });
   const startedAt = new Date().toISOString();
@@ -139,6 +147,9 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
   });
   const tester = new ConnectionTester(upstreamLogDir(home));
   operations.attach({ writer, pool, router: routing.router, sessions, configs: () => registry?.all() ?? [] });
+  let configSync: ConfigFileSync | null = null;
+  // The routes exist before the file is applied; they ask the sync once it runs.
+  const fileOwnership = { ownerOf: (name: string) => configSync?.ownerOf(name) ?? null, declared: (name: string) => configSync?.declared(name) };
 
   let token = newToken();
   const mcpAuth = new McpAuth(options.mcpAuth ?? 'token', () => token);
@@ -155,6 +166,7 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
       log.info('stopping');
       await sessions.drain(options.drainMs ?? 5_000);
       await sessions.closeAll();
+      await configSync?.close();
       await invocationLog.close();
       await pool.stopAll();
       await tester.close();
@@ -181,7 +193,8 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
           return token;
         },
       }),
-      ...serverRoutes(registry),
+      ...serverRoutes(startConfig ? fileGuardedServers(registry, fileOwnership) : registry),
+      ...configRoutes(registry, { status: () => configSync?.status() ?? null, declared: (name) => configSync?.declared(name) }),
       ...capabilityRoutes(capabilities, registry, tester),
       ...auditRoutes(writer.api),
       ...invocationRoutes(writer.api, () => invocationLog.flush()),
@@ -228,7 +241,15 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
     log.warn('default port taken: listening on another one; clients configured for the default reach whatever holds it', { default_port: DEFAULT_PORT, port: http.port });
   }
   // Upstreams start once clients can reach us; their actors connect in the background.
-  await registry.load();
+  configSync = await applyStartConfig(startConfig, registry, {
+    home,
+    log,
+    publish: (event) => bus.publish(event),
+    audit: (payload) => writer.api.audit('system', 'config_file_applied', null, payload),
+  }).catch(async (error: unknown) => {
+    await stop();
+    throw error;
+  });
   writeDaemonFile(home, { port: http.port, pid: process.pid, token, started_at: startedAt });
   phase = 'ready';
   log.info('ready', { port: http.port, upstreams: registry.all().length, native_http: nativeBindingLoaded() });

@@ -10,9 +10,13 @@ export const ERROR_HTTP_STATUS = {
   RESOURCE_NOT_FOUND: 404,
   METHOD_NOT_ALLOWED: 405,
   RESOURCE_ALREADY_EXISTS: 409,
+  /** The server is declared in the config file: it is changed there, not through the API. */
+  SERVER_MANAGED_BY_FILE: 409,
   PAYLOAD_TOO_LARGE: 413,
   NAME_TOO_LONG: 414,
   CONFIG_INVALID: 422,
+  /** The config file (coffer serve --config) cannot be applied: details.errors say where, by line and column. */
+  CONFIG_FILE_INVALID: 422,
   INTERNAL: 500,
   /** The upstream's answer breaks coffer's limits (nesting depth): that answer fails, the upstream stays up. */
   UPSTREAM_RESPONSE_INVALID: 502,

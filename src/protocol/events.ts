@@ -22,6 +22,15 @@ export interface InvocationRecord {
   error_code: number | null;
 }
 
+/** One problem of the config file, where it is written (lines and columns from 1). */
+export interface ConfigFileIssue {
+  line: number;
+  column: number;
+  /** `servers[1].transport.env.TOKEN`; `(file)` for the file as a whole. */
+  field: string;
+  message: string;
+}
+
 export type CofferEvent =
   | { type: 'health'; server: string; state: ActorState; last_error: string | null; at: string }
   | { type: 'list_changed'; server: string | null; kind: ListKind; at: string }
@@ -32,6 +41,18 @@ export type CofferEvent =
   | { type: 'audit'; entry: AuditEntry }
   | { type: 'invocation'; invocation: InvocationRecord }
   /** A server with an empty namespace lists a name another server already exposes: it is exposed as `exposed` instead. */
-  | { type: 'namespace_collision'; server: string; kind: ListKind; original: string; exposed: string; at: string };
+  | { type: 'namespace_collision'; server: string; kind: ListKind; original: string; exposed: string; at: string }
+  /** The config file changed on disk: applied (the servers it changed), refused (errors; nothing changed) or failed part-way (message). */
+  | {
+      type: 'config_file';
+      path: string;
+      status: 'applied' | 'refused' | 'failed';
+      added: string[];
+      updated: string[];
+      removed: string[];
+      errors: ConfigFileIssue[];
+      message: string | null;
+      at: string;
+    };
 
 export type CofferEventType = CofferEvent['type'];

@@ -59,7 +59,17 @@ export class Registry {
 
   /** Reads every server and starts the enabled ones. */
   async load(): Promise<void> {
+    await this.loadConfigs();
+    this.startEnabled();
+  }
+
+  /** Reads every server without starting any: changes made before startEnabled() start nothing twice. */
+  async loadConfigs(): Promise<void> {
     for (const record of await this.writer.listServers()) this.configs.set(record.config.name, record.config);
+  }
+
+  /** Starts every enabled server not running yet. */
+  startEnabled(): void {
     for (const config of this.configs.values()) if (config.enabled) this.pool.start(config);
   }
 

@@ -25,7 +25,7 @@ export function invalid(errors: FieldError[]): Result<never> {
 }
 
 /** `transport.args[1]`, `transport.env.A=B`; the config itself is "(root)". */
-function fieldOf(path: readonly PropertyKey[]): string {
+export function fieldOf(path: readonly PropertyKey[]): string {
   const field = path.map((key, index) => (typeof key === 'number' ? `[${key}]` : `${index === 0 ? '' : '.'}${String(key)}`)).join('');
   return field === '' ? '(root)' : field;
 }

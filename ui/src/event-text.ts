@@ -33,6 +33,14 @@ export function eventLine(event: CofferEvent): EventLine {
     }
     case 'namespace_collision':
       return { at: event.at, label: 'collision', server: event.server, text: `${event.kind}: '${event.original}' is exposed as '${event.exposed}'`, tone: 'busy' };
+    case 'config_file': {
+      const changes = [['added', event.added], ['updated', event.updated], ['removed', event.removed]].filter(([, names]) => names!.length > 0);
+      const applied = changes.map(([what, names]) => `${what} ${(names as string[]).join(', ')}`).join('; ') || 'no server changed';
+      const first = event.errors[0];
+      const text =
+        event.status === 'applied' ? `${event.path} applied: ${applied}` : event.status === 'refused' && first ? `${event.path} refused at line ${first.line}, column ${first.column}: ${first.field}: ${first.message}` : `${event.path}: ${event.message ?? event.status}`;
+      return { at: event.at, label: 'config', server: null, text, tone: event.status === 'applied' ? 'ok' : 'bad' };
+    }
     case 'invocation': {
       const { invocation } = event;
       return { at: invocation.at, label: 'call', server: invocation.server, text: `${invocation.kind} ${invocation.key}: ${invocation.status} in ${invocation.duration_ms} ms`, tone: invocation.status === 'ok' ? 'ok' : 'bad' };

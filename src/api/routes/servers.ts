@@ -1,5 +1,6 @@
 // /servers routes: register, list, show, update, enable/disable, remove.
-import type { Registry, ServerView } from '../../registry/registry.js';
+import type { ServersApi } from '../../config-file/guard.js';
+import type { ServerView } from '../../registry/registry.js';
 import { REDACTED } from '../../registry/secret-args.js';
 import type { Route } from '../http-api.js';
 
@@ -16,7 +17,7 @@ function withWarnings(view: ServerView): ServerView & { warnings?: string[] } {
   return { ...view, warnings: [warning] };
 }
 
-export function serverRoutes(registry: Registry): Route[] {
+export function serverRoutes(registry: ServersApi): Route[] {
   return [
     { method: 'GET', pattern: '/servers', handler: async () => ({ status: 200, body: { servers: await registry.list() } }) },
     { method: 'POST', pattern: '/servers', handler: async (request) => ({ status: 201, body: withWarnings(await registry.add(request.body, request.actor)) }) },

@@ -13,8 +13,10 @@ import { loginLink } from './ui.js';
 
 const usage = `Usage: coffer daemon <start|stop|status|rotate-token> [--home DIR] [--json]
 
-  start [--port N]   start a background daemon (log: $COFFER_HOME/logs/daemon.log)
-                     and wait until it is ready; does nothing if one already runs
+  start [--port N] [--config FILE]
+                     start a background daemon (log: $COFFER_HOME/logs/daemon.log)
+                     and wait until it is ready; does nothing if one already runs.
+                     --config: servers declared in a file, as \`coffer serve --config\`
   stop               ask the daemon to shut down and wait until its process is gone
   status             show whether a daemon runs, its upstream counts, its readiness
                      (as GET /readyz: which upstream is not ready and why) and a
@@ -25,14 +27,14 @@ const usage = `Usage: coffer daemon <start|stop|status|rotate-token> [--home DIR
                      (clients that copied the old one must read daemon.json again)
   --json             machine-readable output on stdout`;
 
-const options = { json: { type: 'boolean' }, port: { type: 'string' } } as const;
+const options = { json: { type: 'boolean' }, port: { type: 'string' }, config: { type: 'string' } } as const;
 
-type Handler = (home: string, values: { json?: boolean; port?: string }) => Promise<ExitCode>;
+type Handler = (home: string, values: { json?: boolean; port?: string; config?: string }) => Promise<ExitCode>;
 
 const handlers: Record<string, Handler> = {
   async start(home, values) {
     const port = parsePort(values.port, '--port');
-    const { file, status, alreadyRunning } = await startDaemonProcess(home, { port });
+    const { file, status, alreadyRunning } = await startDaemonProcess(home, { port, config: values.config });
     if (values.json) printJson({ status: status.status, url: daemonUrl(file.port), port: file.port, pid: file.pid, already_running: alreadyRunning });
     else printLine(`coffer daemon ${alreadyRunning ? 'already running' : 'started'} on ${daemonUrl(file.port)} (pid ${file.pid}, log ${daemonLogPath(home)})`);
     return EXIT.OK;
@@ -114,7 +116,7 @@ export const daemonCommand: Command = {
     const { values, positionals } = parseCommandArgs(argv, options);
     const [action] = expectPositionals(positionals, ['an action (start, stop, status or rotate-token)']);
     if (!Object.hasOwn(handlers, action!)) throw usageError(`unknown daemon action '${action}'`);
-    if (values.port !== undefined && action !== 'start') throw usageError('--port only applies to `coffer daemon start`');
+    if ((values.port !== undefined || values.config !== undefined) && action !== 'start') throw usageError('--port and --config only apply to `coffer daemon start`');
     return handlers[action!]!(resolveHome(values.home), values);
   },
 };

@@ -1,6 +1,7 @@
 // `coffer serve`: the daemon in the foreground of this process.
 import { ensureHome, resolveHome } from '../../daemon/daemon-file.js';
 import { HomeNotPrivateError } from '../../daemon/private-home.js';
+import { ConfigFileError, describeIssue } from '../../config-file/load.js';
 import { PortTakenError } from '../../http/port-taken.js';
 import type { McpAuthMode } from '../../http/mcp-auth.js';
 import type { LogLevel } from '../../log.js';
@@ -11,7 +12,7 @@ import { probeDaemon } from '../daemon-control.js';
 import { EXIT } from '../exit-codes.js';
 import { CliError, printLine, printMessage } from '../output.js';
 
-const usage = `Usage: coffer serve [--port N] [--mcp-auth token|none] [--home DIR]
+const usage = `Usage: coffer serve [--port N] [--mcp-auth token|none] [--config FILE] [--home DIR]
 
 Runs the coffer daemon in the foreground until SIGINT or SIGTERM.
   --port N          port to bind on 127.0.0.1 (env COFFER_PORT); when it is taken, exit 5.
@@ -19,6 +20,9 @@ Runs the coffer daemon in the foreground until SIGINT or SIGTERM.
   --mcp-auth MODE   token (default): /mcp wants 'Authorization: Bearer' with a client's token
                     ('coffer client add') or the daemon's; none: any local process of any
                     user may use /mcp, for a single-user machine only (env COFFER_MCP_AUTH)
+  --config FILE     servers declared in a YAML or JSON file (schema/coffer-config.schema.json):
+                    applied at start and whenever the file changes; an invalid file is
+                    refused (exit 6 at start) with its line and column, and nothing changes
   --home DIR        data directory (env COFFER_HOME; default ~/.coffer)
 
 Environment: COFFER_CACHE_TTL_MS (list cache lifetime, default 60000),
@@ -56,6 +60,10 @@ function homeNotes(home: string): string[] {
 function startFailure(error: unknown): unknown {
   if (error instanceof PortTakenError) return new CliError(EXIT.CONFLICT, 'PORT_IN_USE', error.message, { port: error.port });
   if (error instanceof HomeNotPrivateError) return new CliError(EXIT.INVALID_INPUT, 'HOME_NOT_PRIVATE', error.message);
+  if (error instanceof ConfigFileError) {
+    const lines = error.errors.map((issue) => `  ${describeIssue(issue)}`);
+    return new CliError(EXIT.INVALID_INPUT, error.code, [`config file ${error.path} refused; the daemon did not start:`, ...lines].join('\n'), error.details);
+  }
   return error;
 }
 
@@ -64,7 +72,7 @@ export const serveCommand: Command = {
   summary: 'run the daemon in the foreground',
   usage,
   async run(argv) {
-    const { values, positionals } = parseCommandArgs(argv, { port: { type: 'string' }, 'mcp-auth': { type: 'string' } });
+    const { values, positionals } = parseCommandArgs(argv, { port: { type: 'string' }, 'mcp-auth': { type: 'string' }, config: { type: 'string' } });
     expectPositionals(positionals, []);
     const port = parsePort(values.port, '--port') ?? parsePort(process.env.COFFER_PORT, 'COFFER_PORT');
     const home = resolveHome(values.home);
@@ -77,7 +85,7 @@ export const serveCommand: Command = {
     }
     // Loaded here, not at the top: every other command stays free of the daemon's heavy imports.
     const { startDaemon, DEFAULT_PORT } = await import('../../daemon/daemon.js');
-    const daemon = await startDaemon({ home, port, logLevel: logLevelFromEnv(), tuning: cacheTuningFromEnv(), mcpAuth }).catch((error: unknown) => {
+    const daemon = await startDaemon({ home, port, logLevel: logLevelFromEnv(), tuning: cacheTuningFromEnv(), mcpAuth, configFile: values.config }).catch((error: unknown) => {
       throw startFailure(error);
     });
     if (port === undefined && daemon.port !== DEFAULT_PORT) {

@@ -1,0 +1,85 @@
+// Reading a config file into server configs: parse (YAML or JSON), read the
+// ${VAR} references, validate with the API's schema. Every refusal is a
+// CONFIG_FILE_INVALID naming the file and, per problem, its line and column.
+import { readFileSync } from 'node:fs';
+import type { z } from 'zod';
+import { CofferError, messageOf } from '../protocol/errors.js';
+import type { ServerConfig } from '../protocol/server-config.js';
+import { fieldOf } from '../registry/server-config.js';
+import { configFileSchema } from './schema.js';
+import { FileSyntaxError, formatOf, parseSource, type FileIssue, type SourceDocument } from './source.js';
+import { expandVariables, type DeclaredSecrets, type PathIssue } from './variables.js';
+
+export interface LoadedConfig {
+  path: string;
+  /** The text it was read from: a rewrite with the same text is no change. */
+  text: string;
+  servers: ServerConfig[];
+  /** By server name: the secret fields written with references. */
+  declared: Map<string, DeclaredSecrets>;
+  /** A problem found later (against the running registry), placed in the file. */
+  issueAt(path: readonly PropertyKey[], message: string): FileIssue;
+}
+
+/** "line 3, column 7: servers[0].name: must not be empty" */
+export const describeIssue = (issue: FileIssue): string => `line ${issue.line}, column ${issue.column}: ${issue.field === '(file)' ? '' : `${issue.field}: `}${issue.message}`;
+
+export class ConfigFileError extends CofferError {
+  constructor(
+    readonly path: string,
+    readonly errors: FileIssue[],
+  ) {
+    const more = errors.length > 1 ? ` (and ${errors.length - 1} more)` : '';
+    super('CONFIG_FILE_INVALID', `config file ${path} refused: ${describeIssue(errors[0]!)}${more}; nothing was changed`, { path, errors });
+  }
+}
+
+function located(source: SourceDocument, issues: { path: readonly PropertyKey[]; message: string; key?: boolean }[]): FileIssue[] {
+  return issues.map(({ path, message, key }) => ({ ...source.locate(path, key), field: fieldOf(path), message }));
+}
+
+/** zod's issues in the file's terms: an unknown field points at its key. */
+function schemaIssues(issues: z.core.$ZodIssue[]): { path: readonly PropertyKey[]; message: string; key?: boolean }[] {
+  return issues.flatMap((issue) =>
+    issue.code === 'unrecognized_keys'
+      ? issue.keys.map((key) => ({ path: [...issue.path, key], message: 'is not a known field', key: true }))
+      : [{ path: issue.path, message: issue.message }],
+  );
+}
+
+const byPosition = (a: FileIssue, b: FileIssue): number => a.line - b.line || a.column - b.column;
+
+/** The file's text as server configs, or ConfigFileError. Pure but for `env`. */
+export function parseConfigText(path: string, text: string, env: NodeJS.ProcessEnv): LoadedConfig {
+  let source: SourceDocument;
+  try {
+    source = parseSource(text, formatOf(path));
+  } catch (error) {
+    if (error instanceof FileSyntaxError) throw new ConfigFileError(path, [error.issue]);
+    throw error;
+  }
+  const expanded = expandVariables(source.value, env);
+  const parsed = configFileSchema.safeParse(expanded.value);
+  const issues: PathIssue[] | { path: readonly PropertyKey[]; message: string }[] = [...expanded.issues, ...(parsed.success ? [] : schemaIssues(parsed.error.issues))];
+  if (issues.length > 0 || !parsed.success) throw new ConfigFileError(path, located(source, issues).sort(byPosition));
+  const servers = parsed.data.servers;
+  return {
+    path,
+    text,
+    servers,
+    declared: new Map(servers.map((server, index) => [server.name, expanded.declared[index]!])),
+    issueAt: (at, message) => located(source, [{ path: at, message }])[0]!,
+  };
+}
+
+export function readConfigText(path: string): string {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch (error) {
+    throw new ConfigFileError(path, [{ line: 1, column: 1, field: '(file)', message: `cannot be read: ${messageOf(error)}` }]);
+  }
+}
+
+export function loadConfigFile(path: string, env: NodeJS.ProcessEnv = process.env): LoadedConfig {
+  return parseConfigText(path, readConfigText(path), env);
+}

@@ -1,0 +1,182 @@
+// Keeps the registry in step with the config file: applies it at start, then
+// watches it and applies each change as a diff through the registry (the same
+// path as the REST API, so audit entries, events and the state-model rules
+// hold). A file that cannot be read, parsed or validated is refused whole:
+// nothing changes, the refusal goes to the log and the admin WebSocket.
+import { watch, type FSWatcher } from 'node:fs';
+import { basename, dirname } from 'node:path';
+import type { Logger } from '../log.js';
+import type { CofferEvent, ConfigFileIssue } from '../protocol/events.js';
+import { messageOf } from '../protocol/errors.js';
+import type { Registry } from '../registry/registry.js';
+import { ConfigFileError, describeIssue, parseConfigText, readConfigText, type LoadedConfig } from './load.js';
+import { readOwnership, writeOwnership } from './ownership.js';
+import { planChanges, prefixClashes } from './plan.js';
+import type { DeclaredSecrets } from './variables.js';
+
+export interface ConfigSyncDeps {
+  home: string;
+  registry: Pick<Registry, 'all' | 'add' | 'update' | 'remove'>;
+  log: Logger;
+  publish(event: CofferEvent): void;
+  /** One audit entry per applied change of the file (each server's own entries come from the registry). */
+  audit(payload: Record<string, unknown>): Promise<void>;
+  env?: NodeJS.ProcessEnv;
+  /** Quiet time after the last change event before the file is read (editors write in several steps). */
+  debounceMs?: number;
+}
+
+export interface ConfigFileStatus {
+  path: string;
+  servers: string[];
+  last: { status: 'applied' | 'refused' | 'failed'; at: string; errors: ConfigFileIssue[]; message: string | null };
+}
+
+type Outcome = Pick<Extract<CofferEvent, { type: 'config_file' }>, 'status' | 'added' | 'updated' | 'removed' | 'errors' | 'message'>;
+
+const DEFAULT_DEBOUNCE_MS = 150;
+
+export class ConfigFileSync {
+  private owned: Set<string>;
+  private loaded: LoadedConfig;
+  private lastText: string;
+  private watcher: FSWatcher | null = null;
+  private timer: NodeJS.Timeout | null = null;
+  /** One apply at a time, in the order the changes were seen. */
+  private queue: Promise<void> = Promise.resolve();
+  private last: ConfigFileStatus['last'];
+
+  /** `loaded`: the file as read at start (the daemon refuses to start when it is invalid). */
+  constructor(
+    loaded: LoadedConfig,
+    private readonly deps: ConfigSyncDeps,
+  ) {
+    this.loaded = loaded;
+    this.lastText = loaded.text;
+    this.owned = new Set(readOwnership(deps.home)?.servers ?? []);
+    this.last = { status: 'applied', at: new Date().toISOString(), errors: [], message: null };
+  }
+
+  get path(): string {
+    return this.loaded.path;
+  }
+
+  /** The file's path when it declares this server, else null. */
+  ownerOf(name: string): string | null {
+    return this.owned.has(name) ? this.loaded.path : null;
+  }
+
+  declared(name: string): DeclaredSecrets | undefined {
+    return this.owned.has(name) ? this.loaded.declared.get(name) : undefined;
+  }
+
+  status(): ConfigFileStatus {
+    return { path: this.loaded.path, servers: [...this.owned].sort(), last: this.last };
+  }
+
+  /** Applies the file read at start; throws ConfigFileError when it cannot be (the daemon does not start). */
+  async start(): Promise<void> {
+    const outcome = await this.apply(this.loaded);
+    if (outcome.status === 'refused') throw new ConfigFileError(this.loaded.path, outcome.errors);
+    if (outcome.status === 'failed') throw new Error(`config file ${this.loaded.path} could not be applied: ${outcome.message}`);
+  }
+
+  /**
+   * Watches the file's folder, not the file: editors and `kubectl`-style symlink swaps replace
+   * the file, which would end a watch on the old one.
+   */
+  watch(): void {
+    const name = basename(this.loaded.path);
+    this.watcher = watch(dirname(this.loaded.path), (_event, changed) => {
+      if (changed !== null && changed !== name && !changed.startsWith('..')) return;
+      if (this.timer) clearTimeout(this.timer);
+      this.timer = setTimeout(() => {
+        this.timer = null;
+        this.queue = this.queue.then(() => this.reload());
+      }, this.deps.debounceMs ?? DEFAULT_DEBOUNCE_MS);
+    });
+    this.watcher.on('error', (error) => this.deps.log.error('config file watch failed: changes to the file are no longer applied', { path: this.loaded.path, error: error.message }));
+  }
+
+  async close(): Promise<void> {
+    this.watcher?.close();
+    if (this.timer) clearTimeout(this.timer);
+    await this.queue;
+  }
+
+  private async reload(): Promise<void> {
+    let text: string;
+    let loaded: LoadedConfig;
+    try {
+      text = readConfigText(this.loaded.path);
+      if (text === this.lastText) return;
+      this.lastText = text;
+      loaded = parseConfigText(this.loaded.path, text, this.deps.env ?? process.env);
+    } catch (error) {
+      if (!(error instanceof ConfigFileError)) throw error;
+      this.report({ status: 'refused', added: [], updated: [], removed: [], errors: error.errors, message: error.message });
+      return;
+    }
+    const outcome = await this.apply(loaded);
+    if (outcome.status === 'applied') this.loaded = loaded;
+  }
+
+  private async apply(loaded: LoadedConfig): Promise<Outcome> {
+    const { registry } = this.deps;
+    const running = registry.all();
+    const clashes = prefixClashes(loaded.servers, running, this.owned);
+    if (clashes.length > 0) {
+      const errors = clashes.map(([index, message]) => loaded.issueAt(['servers', index, loaded.servers[index]!.namespace === '' ? 'name' : 'namespace'], message));
+      return this.report({ status: 'refused', added: [], updated: [], removed: [], errors, message: new ConfigFileError(loaded.path, errors).message });
+    }
+    const plan = planChanges(loaded.servers, running, this.owned);
+    const done: Outcome = { status: 'applied', added: [], updated: [], removed: [], errors: [], message: null };
+    try {
+      // Removals first: they free the names and prefixes that additions may take.
+      for (const name of plan.remove) {
+        await registry.remove(name, 'system');
+        this.owned.delete(name);
+        done.removed.push(name);
+      }
+      for (const config of plan.update) {
+        await registry.update(config.name, config, 'system');
+        this.owned.add(config.name);
+        done.updated.push(config.name);
+      }
+      for (const config of plan.add) {
+        await registry.add(config, 'system');
+        this.owned.add(config.name);
+        done.added.push(config.name);
+      }
+    } catch (error) {
+      done.status = 'failed';
+      done.message = `stopped part-way (${messageOf(error)}); applied so far: ${describeChanges(done)}`;
+    }
+    for (const name of plan.adopt) {
+      this.owned.add(name);
+      this.deps.log.warn('server registered through the API is now declared in the config file: the file owns it', { server: name, path: loaded.path });
+    }
+    if (done.status === 'applied') this.owned = new Set(loaded.servers.map((config) => config.name));
+    writeOwnership(this.deps.home, { path: loaded.path, servers: [...this.owned].sort(), applied_at: new Date().toISOString() });
+    if (done.added.length + done.updated.length + done.removed.length > 0) {
+      await this.deps.audit({ path: loaded.path, added: done.added, updated: done.updated, removed: done.removed });
+    }
+    return this.report(done);
+  }
+
+  private report(outcome: Outcome): Outcome {
+    const at = new Date().toISOString();
+    this.last = { status: outcome.status, at, errors: outcome.errors, message: outcome.message };
+    const fields = { path: this.loaded.path, added: outcome.added, updated: outcome.updated, removed: outcome.removed };
+    if (outcome.status === 'applied') this.deps.log.info('config file applied', fields);
+    else if (outcome.status === 'refused') this.deps.log.warn('config file refused; the running servers are unchanged', { path: this.loaded.path, errors: outcome.errors.map(describeIssue) });
+    else this.deps.log.error('config file applied only in part', { ...fields, error: outcome.message });
+    this.deps.publish({ type: 'config_file', path: this.loaded.path, ...outcome, at });
+    return outcome;
+  }
+}
+
+function describeChanges(outcome: Outcome): string {
+  const parts = [['added', outcome.added], ['updated', outcome.updated], ['removed', outcome.removed]] as const;
+  return parts.filter(([, names]) => names.length > 0).map(([what, names]) => `${what} ${names.join(', ')}`).join('; ') || 'nothing';
+}

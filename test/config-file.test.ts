@@ -1,0 +1,264 @@
+// Servers declared in a config file (coffer serve --config FILE): the published
+// JSON Schema, refusals with line and column, a real daemon applying changes of
+// the file as a diff, ownership, export and round trip, and no secret in clear.
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import t from 'tap';
+import { connectAdmin } from '../src/admin/client.js';
+import { EXIT } from '../src/cli/exit-codes.js';
+import type { ConfigFileStatus } from '../src/config-file/sync.js';
+import type { CofferEvent } from '../src/protocol/events.js';
+import { runCli } from './helpers/cli.js';
+import { FIXTURE } from './fixtures/fixture-servers.js';
+import { startGateway, tempHome, waitFor, type Gateway } from './helpers/gateway.js';
+import { waitReady } from './helpers/rest.js';
+import { ConfigFileError, parseConfigText } from '../src/config-file/load.js';
+import { CONFIG_SCHEMA_PATH, configFileJsonSchemaText } from '../src/config-file/schema.js';
+import { PROJECT_ROOT } from '../src/paths.js';
+
+function refusal(path: string, text: string, env: NodeJS.ProcessEnv = {}): ConfigFileError {
+  try {
+    parseConfigText(path, text, env);
+  } catch (error) {
+    if (error instanceof ConfigFileError) return error;
+    throw error;
+  }
+  throw new Error('the file was accepted');
+}
+
+t.test('the committed JSON Schema is the one generated from the zod schema the API validates with', async (t) => {
+  const committed = readFileSync(join(PROJECT_ROOT, CONFIG_SCHEMA_PATH), 'utf8');
+  t.equal(committed, configFileJsonSchemaText(), `${CONFIG_SCHEMA_PATH} is stale: run npm run build && npm run schema`);
+  const schema = JSON.parse(committed) as { required: string[]; properties: { servers: { items: { required: string[] } } } };
+  t.same(schema.required, ['version']);
+  t.same(schema.properties.servers.items.required, ['name', 'transport'], 'an entry is a POST /servers body');
+});
+
+t.test('a file is refused with the line and column of each problem, in both formats', async (t) => {
+  const yaml = refusal(
+    'coffer.yaml',
+    ['version: 1', 'servers:', '  - name: a', '    bogus: 2', '    transport:', '      type: stdio', '      command: ${CMD}', '      env:', '        TOKEN: ${NOT_SET}', 'toolsets: []', ''].join('\n'),
+  );
+  t.equal(yaml.code, 'CONFIG_FILE_INVALID');
+  t.same(
+    yaml.errors.map((issue) => [issue.line, issue.column, issue.field]),
+    [
+      [4, 5, 'servers[0].bogus'],
+      [7, 16, 'servers[0].transport.command'],
+      [9, 16, 'servers[0].transport.env.TOKEN'],
+      [10, 11, 'toolsets'],
+    ],
+  );
+  t.match(yaml.message, /^config file coffer\.yaml refused: line 4, column 5: servers\[0\]\.bogus: is not a known field \(and 3 more\); nothing was changed$/);
+  t.match(yaml.errors[2]!.message, '${NOT_SET} is not set');
+  t.match(yaml.errors[3]!.message, 'not supported yet');
+
+  const syntax = refusal('coffer.yaml', 'version: 1\nservers:\n  - name: [\n');
+  t.same([syntax.errors[0]!.line, syntax.errors[0]!.column], [4, 1]);
+  t.match(syntax.errors[0]!.message, /^not valid YAML: /);
+
+  const json = refusal('coffer.json', '{\n  "version": 1,\n  "servers": [\n    {"name": "x" "transport": {}}\n  ]\n}\n');
+  t.same([json.errors[0]!.line, json.errors[0]!.column], [4, 18]);
+  t.equal(json.errors[0]!.message, 'not valid JSON: comma expected');
+
+  const twice = refusal('coffer.json', '{"version": 1,\n "version": 1}');
+  t.match(twice.errors[0], { line: 2, column: 2, message: /"version" is written twice/ });
+});
+
+t.test('${VAR} is read from the environment in env, headers and args only; $${ is a literal', async (t) => {
+  const loaded = parseConfigText(
+    'c.yaml',
+    [
+      'version: 1',
+      'servers:',
+      '  - name: a',
+      '    transport: {type: stdio, command: node, args: ["--token=${TOKEN}", "plain"], env: {KEY: "${TOKEN}", LIT: "$${HOME}"}}',
+      '  - name: b',
+      '    transport: {type: http, url: "http://127.0.0.1:1/mcp", headers: {Authorization: "Bearer ${TOKEN}"}}',
+    ].join('\n'),
+    { TOKEN: 'tok-1' },
+  );
+  const [a, b] = loaded.servers;
+  t.match(a!.transport, { args: ['--token=tok-1', 'plain'], env: { KEY: 'tok-1', LIT: '${HOME}' } });
+  t.match(b!.transport, { headers: { Authorization: 'Bearer tok-1' } });
+  t.same(loaded.declared.get('a'), { env: { KEY: '${TOKEN}', LIT: '$${HOME}' }, headers: {}, args: ['--token=${TOKEN}', null] });
+  const url = refusal('c.yaml', 'version: 1\nservers:\n  - name: a\n    transport: {type: http, url: "http://h/?key=${KEY}"}\n', { KEY: 'k' });
+  t.match(url.errors[0], { line: 4, field: 'servers[0].transport.url', message: /only read in transport env, headers and args/ });
+});
+
+// ---- a real daemon with --config ----
+
+const SECRET = `sek-${randomBytes(12).toString('hex')}`;
+process.env.CF_TEST_TOKEN = SECRET;
+
+interface Entry {
+  name: string;
+  args?: string[];
+  extra?: string[];
+}
+
+/** A fixture upstream entry in YAML: env and an argument read the secret from the environment. */
+const entry = ({ name, args = [], extra = [] }: Entry): string[] => [
+  `  - name: ${name}`,
+  ...extra.map((line) => `    ${line}`),
+  '    transport:',
+  '      type: stdio',
+  `      command: ${JSON.stringify(process.execPath)}`,
+  `      args: ${JSON.stringify([FIXTURE, '--name', name, '--tools', 'whoami,getenv', ...args, '--instructions=${CF_TEST_TOKEN}'])}`,
+  '      env: {FIXTURE_TOKEN: "${CF_TEST_TOKEN}"}',
+];
+
+const yamlFile = (...entries: Entry[]): string => ['version: 1', 'servers:', ...entries.flatMap(entry), ''].join('\n');
+
+function configDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'coffer-config-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+async function pidOf(client: Client, server: string): Promise<number> {
+  const result = (await client.callTool({ name: `${server}__whoami`, arguments: {} })) as { content: { text: string }[] };
+  return (JSON.parse(result.content[0]!.text) as { pid: number }).pid;
+}
+
+async function lastChange(gateway: Gateway, after: string): Promise<ConfigFileStatus['last']> {
+  return waitFor('the config file change to be handled', async () => {
+    const { file } = (await gateway.api('GET', '/config')).body as { file: ConfigFileStatus };
+    return file.last.at > after ? file.last : null;
+  });
+}
+
+/** Rewrites the file and waits until the daemon has handled it. */
+async function rewrite(gateway: Gateway, path: string, text: string): Promise<ConfigFileStatus['last']> {
+  const before = ((await gateway.api('GET', '/config')).body as { file: ConfigFileStatus }).file.last.at;
+  writeFileSync(path, text);
+  return lastChange(gateway, before);
+}
+
+const names = async (gateway: Gateway): Promise<string[]> => ((await gateway.api('GET', '/servers')).body.servers as { name: string }[]).map((server) => server.name).sort();
+
+t.test('a change of the file is applied as a diff: only the changed server restarts, a removed one goes, an added one comes', async (t) => {
+  const dir = configDir();
+  const path = join(dir, 'coffer.yaml');
+  writeFileSync(path, yamlFile({ name: 'alpha' }, { name: 'beta' }, { name: 'gamma' }));
+  const gateway = await startGateway({ configFile: path });
+  t.teardown(() => gateway.close());
+  for (const name of ['alpha', 'beta', 'gamma']) await waitReady(gateway.api, name);
+  const admin = await connectAdmin({ port: gateway.daemon.port, token: gateway.daemon.token });
+  t.teardown(() => admin.close());
+  const events: CofferEvent[] = [];
+  admin.onEvent((event) => events.push(event));
+  await admin.request({ type: 'subscribe', types: ['config_file', 'server'] });
+  const client = await gateway.client();
+  const before = { alpha: await pidOf(client, 'alpha'), beta: await pidOf(client, 'beta') };
+
+  const last = await rewrite(
+    gateway,
+    path,
+    yamlFile({ name: 'alpha', extra: ['description: only the description changed'] }, { name: 'beta', args: ['--prompts'] }, { name: 'delta' }),
+  );
+  t.equal(last.status, 'applied');
+  await waitReady(gateway.api, 'beta');
+  await waitReady(gateway.api, 'delta');
+  t.same(await names(gateway), ['alpha', 'beta', 'delta'], 'gamma removed, delta added');
+  t.equal(await pidOf(client, 'alpha'), before.alpha, 'alpha (description only) kept its process');
+  t.not(await pidOf(client, 'beta'), before.beta, 'beta (arguments changed) restarted');
+  t.equal((await gateway.api('GET', '/servers/alpha')).body.description, 'only the description changed');
+  const applied = await waitFor('the applied event', () => events.find((event) => event.type === 'config_file'));
+  t.match(applied, { type: 'config_file', status: 'applied', added: ['delta'], updated: ['alpha', 'beta'], removed: ['gamma'], path });
+  t.ok(events.some((event) => event.type === 'server' && event.action === 'removed' && event.server === 'gamma'), 'the registry announced the removal as for the API');
+  const audit = (await gateway.api('GET', '/audit?event_type=config_file_applied')).body.entries as { actor: string; payload: unknown }[];
+  t.match(audit[0], { actor: 'system', payload: { path, added: ['delta'], updated: ['alpha', 'beta'], removed: ['gamma'] } });
+  const removal = (await gateway.api('GET', '/audit?server=gamma&event_type=server_removed')).body.entries as unknown[];
+  t.equal(removal.length, 1, 'each server change is audited by the registry');
+
+  t.test('an invalid file is refused with line and column, and nothing changes', async (t) => {
+    const pids = { alpha: await pidOf(client, 'alpha'), beta: await pidOf(client, 'beta') };
+    const valid = readFileSync(path, 'utf8');
+    events.length = 0;
+    const syntax = await rewrite(gateway, path, valid.replace('description: only the', 'description: only: the'));
+    t.equal(syntax.status, 'refused');
+    t.same(syntax.errors, [{ field: '(file)', line: 4, column: 18, message: 'not valid YAML: nested mappings are not allowed in compact mappings' }]);
+    const schema = await rewrite(gateway, path, valid.replace('    description: only', '    colour: blue\n    description: only'));
+    t.same(schema.errors, [{ line: 4, column: 5, field: 'servers[0].colour', message: 'is not a known field' }]);
+    const unset = await rewrite(gateway, path, valid.replace('${CF_TEST_TOKEN}"}', '${CF_NOT_SET}"}'));
+    t.match(unset.errors[0], { line: 9, field: 'servers[0].transport.env.FIXTURE_TOKEN', message: '${CF_NOT_SET} is not set' });
+    t.same(await names(gateway), ['alpha', 'beta', 'delta']);
+    t.same({ alpha: await pidOf(client, 'alpha'), beta: await pidOf(client, 'beta') }, pids, 'no server restarted');
+    const refused = events.filter((event) => event.type === 'config_file');
+    t.same(refused.map((event) => event.type === 'config_file' && [event.status, event.errors[0]?.line]), [['refused', 4], ['refused', 4], ['refused', 9]]);
+    t.notOk(events.some((event) => event.type === 'server'), 'no server event');
+    const log = await waitFor('the refusal in the daemon log', () => {
+      const text = readFileSync(join(gateway.home, 'logs', 'daemon.log'), 'utf8');
+      return text.includes('servers[0].colour') ? text : null;
+    });
+    t.match(log, /config file refused; the running servers are unchanged.*line 4, column 5: servers\[0\]\.colour: is not a known field/);
+    t.equal((await rewrite(gateway, path, valid)).status, 'applied', 'the file fixed again applies (nothing to change)');
+    t.same({ alpha: await pidOf(client, 'alpha'), beta: await pidOf(client, 'beta') }, pids);
+  });
+
+  t.test('servers the file declares are changed in the file only; the API keeps the rest and the capability switches', async (t) => {
+    for (const [method, route, body] of [
+      ['PATCH', '/servers/alpha', { description: 'x' }],
+      ['DELETE', '/servers/beta', undefined],
+      ['POST', '/servers/alpha/disable', undefined],
+      ['POST', '/servers', { name: 'delta', transport: { type: 'stdio', command: 'x' } }],
+    ] as const) {
+      const refused = await gateway.api(method, route, body);
+      t.equal(refused.status, 409, `${method} ${route}`);
+      t.equal(refused.body.error.code, 'SERVER_MANAGED_BY_FILE');
+      t.match(refused.body.error.message, path);
+    }
+    const cli = await runCli(gateway.home, 'mcp', 'remove', 'alpha');
+    t.equal(cli.code, EXIT.CONFLICT, 'the CLI exits 5');
+    t.match(cli.stderr, `declared in the config file ${path}`);
+    const view = (await gateway.api('GET', '/servers/alpha')).body;
+    t.equal(view.managed_by, path);
+    t.equal(view.transport.args.at(-1), '--instructions=${CF_TEST_TOKEN}', 'an argument read from the environment shows as written');
+    const off = await gateway.api('POST', '/servers/alpha/capabilities/tool/disable', { key: 'getenv' });
+    t.equal(off.status, 200, 'capability switches stay in the database (R1)');
+
+    await gateway.addServer({ name: 'api-made', transport: { type: 'stdio', command: process.execPath, args: [FIXTURE, '--name', 'api-made'] } });
+    t.equal((await gateway.api('PATCH', '/servers/api-made', { description: 'mine' })).status, 200, 'a server of the API stays the API\'s');
+    t.equal((await rewrite(gateway, path, yamlFile({ name: 'alpha' }, { name: 'beta', args: ['--prompts'] }))).status, 'applied');
+    t.same(await names(gateway), ['alpha', 'api-made', 'beta'], 'the file removes only what it declared');
+    t.same(
+      ((await gateway.api('GET', '/servers/alpha/capabilities')).body.tools.items as { key: string; enabled: boolean }[]).find((item) => item.key === 'getenv')?.enabled,
+      false,
+      'the switch survived the file change',
+    );
+  });
+});
+
+t.test('ownership survives a restart: a server taken out of the file while the daemon was stopped is removed at the next start', async (t) => {
+  const dir = configDir();
+  const path = join(dir, 'coffer.yaml');
+  writeFileSync(path, yamlFile({ name: 'one' }, { name: 'two' }));
+  const home = tempHome();
+  const first = await startGateway({ configFile: path }, home);
+  await first.addServer({ name: 'api-made', transport: { type: 'stdio', command: process.execPath, args: [FIXTURE, '--name', 'api-made'] } });
+  await first.daemon.stop();
+  writeFileSync(path, yamlFile({ name: 'one' }));
+  const second = await startGateway({ configFile: path }, home);
+  t.same(await names(second), ['api-made', 'one']);
+  await second.daemon.stop();
+  const third = await startGateway({}, home);
+  t.teardown(() => third.close());
+  t.equal((await third.api('PATCH', '/servers/one', { description: 'now the API\'s' })).status, 200, 'without --config the file owns nothing');
+});
+
+t.test('coffer serve --config refuses an invalid file with its line and column (exit 6) and starts nothing', async (t) => {
+  const dir = configDir();
+  const path = join(dir, 'coffer.json');
+  writeFileSync(path, '{\n  "version": 1,\n  "servers": [\n    {"name": "x", "transport": {"type": "carrier-pigeon"}}\n  ]\n}\n');
+  const home = tempHome();
+  t.teardown(() => rmSync(home, { recursive: true, force: true }));
+  const result = await runCli(home, 'serve', '--config', path);
+  t.equal(result.code, EXIT.INVALID_INPUT);
+  t.match(result.stderr, `config file ${path} refused; the daemon did not start`);
+  t.match(result.stderr, 'line 4, column 41: servers[0].transport.type: must be one of "stdio", "http", "sse"');
+  t.notOk(existsSync(join(home, 'coffer.db')), 'no database was opened');
+});
