@@ -2,7 +2,7 @@
 // JSON Schema, refusals with line and column, a real daemon applying changes of
 // the file as a diff, ownership, export and round trip, and no secret in clear.
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -261,4 +261,90 @@ t.test('coffer serve --config refuses an invalid file with its line and column (
   t.match(result.stderr, `config file ${path} refused; the daemon did not start`);
   t.match(result.stderr, 'line 4, column 41: servers[0].transport.type: must be one of "stdio", "http", "sse"');
   t.notOk(existsSync(join(home, 'coffer.db')), 'no database was opened');
+});
+
+/** Every file under `dir`, as text. */
+function filesUnder(dir: string): { path: string; text: string }[] {
+  return readdirSync(dir, { recursive: true, withFileTypes: true })
+    .filter((item) => item.isFile())
+    .map((item) => join(item.parentPath, item.name))
+    .map((path) => ({ path, text: readFileSync(path).toString('latin1') }));
+}
+
+t.test('config export writes secrets as ${VAR} references, never in clear; the exported file starts an equal registry', async (t) => {
+  const WEB_SECRET = `web-${randomBytes(12).toString('hex')}`;
+  const API_SECRET = `ghp_${randomBytes(18).toString('hex')}`;
+  process.env.CF_WEB_TOKEN = WEB_SECRET;
+  const dir = configDir();
+  const path = join(dir, 'coffer.yaml');
+  writeFileSync(
+    path,
+    yamlFile({ name: 'alpha' }) +
+      ['  - name: web', '    enabled: false', '    transport: {type: http, url: "http://127.0.0.1:9/mcp", headers: {Authorization: "Bearer ${CF_WEB_TOKEN}"}}', ''].join('\n'),
+  );
+  const a = await startGateway({ configFile: path });
+  t.teardown(() => a.close());
+  const admin = await connectAdmin({ port: a.daemon.port, token: a.daemon.token });
+  t.teardown(() => admin.close());
+  const events: CofferEvent[] = [];
+  admin.onEvent((event) => events.push(event));
+  await admin.request({ type: 'subscribe' });
+  await a.addServer({
+    name: 'api-made',
+    transport: { type: 'stdio', command: process.execPath, args: [FIXTURE, '--name', 'api-made', `--instructions=${API_SECRET}`], env: { API_KEY: API_SECRET } },
+  });
+  await waitReady(a.api, 'alpha');
+
+  const yaml = await runCli(a.home, 'config', 'export');
+  t.equal(yaml.code, EXIT.OK, yaml.stderr);
+  const json = await runCli(a.home, 'config', 'export', '--format', 'json');
+  const exported = JSON.parse(json.stdout) as { version: number; servers: { name: string; transport: Record<string, any> }[] };
+  t.same(exported.servers.map((server) => server.name), ['alpha', 'api-made', 'web']);
+  const [alpha, apiMade, web] = exported.servers.map((server) => server.transport);
+  t.same(alpha!.env, { FIXTURE_TOKEN: '${CF_TEST_TOKEN}' }, "the file's own references");
+  t.equal(alpha!.args.at(-1), '--instructions=${CF_TEST_TOKEN}');
+  t.same(web!.headers, { Authorization: 'Bearer ${CF_WEB_TOKEN}' });
+  t.same(apiMade!.env, { API_KEY: '${API_MADE_API_KEY}' }, 'a server of the API gets references named after it');
+  t.equal(apiMade!.args.at(-1), '--instructions=${API_MADE_ARG_4}', 'a secret-looking argument too');
+  t.match(yaml.stderr, 'reads these environment variables: API_MADE_API_KEY, API_MADE_ARG_4, CF_TEST_TOKEN, CF_WEB_TOKEN');
+
+  t.test('no secret in clear: database, logs, REST answers, audit, admin-WS events, exported file', async (t) => {
+    const rest = JSON.stringify([(await a.api('GET', '/servers')).body, (await a.api('GET', '/audit?limit=1000')).body, (await a.api('GET', '/config')).body]);
+    const places = [
+      ...filesUnder(a.home).filter((file) => !file.path.endsWith('secret.key')),
+      { path: 'REST answers', text: rest },
+      { path: 'admin-WS events', text: JSON.stringify(events) },
+      { path: 'export (yaml)', text: yaml.stdout + yaml.stderr },
+      { path: 'export (json)', text: json.stdout + json.stderr },
+    ];
+    t.ok(places.some((place) => place.path.endsWith('coffer.db')), 'the database is scanned');
+    t.ok(events.some((event) => event.type === 'audit'), 'events were seen');
+    for (const place of places) {
+      for (const [what, secret] of [['file env/arg', SECRET], ['file header', WEB_SECRET], ['API env/arg', API_SECRET]] as const) {
+        t.notOk(place.text.includes(secret), `${what} secret not in ${place.path}`);
+      }
+    }
+  });
+
+  t.test('export → serve --config → export: the same file, and the values reach the upstreams', async (t) => {
+    process.env.API_MADE_API_KEY = API_SECRET;
+    process.env.API_MADE_ARG_4 = API_SECRET;
+    const copy = join(configDir(), 'exported.yaml');
+    writeFileSync(copy, yaml.stdout);
+    const b = await startGateway({ configFile: copy });
+    t.teardown(() => b.close());
+    const again = await runCli(b.home, 'config', 'export');
+    t.equal(again.stdout, yaml.stdout, 'the round trip is exact');
+    await waitReady(b.api, 'alpha');
+    await waitReady(b.api, 'api-made');
+    const client = await b.client();
+    const getenv = async (tool: string, name: string) => {
+      const result = (await client.callTool({ name: tool, arguments: { name } })) as { content: { text: string }[] };
+      return (JSON.parse(result.content[0]!.text) as { value: string | null }).value;
+    };
+    t.equal(await getenv('alpha__getenv', 'FIXTURE_TOKEN'), SECRET);
+    t.equal(await getenv('api-made__getenv', 'API_KEY'), API_SECRET);
+    t.match(client.getInstructions(), API_SECRET, 'the argument read from ${API_MADE_ARG_4} reached the upstream');
+    t.same(((await b.api('GET', '/config')).body.file as ConfigFileStatus).servers, ['alpha', 'api-made', 'web']);
+  });
 });
