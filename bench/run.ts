@@ -11,20 +11,22 @@ import { callScenarios } from './scenarios/calls.js';
 import type { Context, Settings } from './scenarios/context.js';
 import { fanoutScenarios, footprintScenario, type ScalePoint } from './scenarios/fanout.js';
 import { hungScenarios } from './scenarios/hung.js';
+import { opsScenario } from './scenarios/ops.js';
 import { lineChart } from './svg.js';
 import { startHost } from './targets/host.js';
 import { BENCH_DIST, MCP_HUB_VERSION, SDK_VERSION } from './targets/paths.js';
 
 const USAGE = `usage: npm run bench [-- options]
   --quick              every row with fewer repetitions and smaller counts (< 2 min)
-  --only LIST          comma list of calls, fanout, hung, footprint (only the footprint rows, which fanout includes)
+  --only LIST          comma list of calls, fanout, hung, footprint (only the footprint rows, which fanout includes),
+                       ops (call cost of metrics and tracing: not in the default set)
   --footprint-at N     upstreams of the footprint rows (200 full, 10 quick)
   --cpu-prof DIR       profile the coffer daemon of the call scenarios
   --out DIR            where the JSON and SVG go (default bench/results)
   --help               this text
 exit codes: 0 ran (targets met or not), 1 a scenario failed, 2 usage error or watchdog`;
 
-const SCENARIOS = ['calls', 'fanout', 'hung', 'footprint'];
+const SCENARIOS = ['calls', 'fanout', 'hung', 'footprint', 'ops'];
 
 const values = parseOrExit(
   {
@@ -104,6 +106,7 @@ try {
     ],
     ['hung', async () => void rows.push(...(await hungScenarios(ctx)))],
     ['footprint', async () => void rows.push(...(await footprintScenario(ctx)))],
+    ['ops', async () => void rows.push(...(await opsScenario(ctx)))],
   ];
   for (const [name, scenario] of scenarios) {
     if (!only.has(name)) continue;
@@ -120,7 +123,7 @@ try {
 }
 
 const elapsedS = (Date.now() - started) / 1000;
-const order = ['call-overhead-http', 'call-overhead-stdio', 'warm-list', 'cold-list', 'hung-startup', 'hung-midsession', 'hung-calls', 'throughput', 'footprint-rss', 'footprint-start', 'scale'];
+const order = ['call-overhead-http', 'call-overhead-stdio', 'warm-list', 'cold-list', 'hung-startup', 'hung-midsession', 'hung-calls', 'throughput', 'footprint-rss', 'footprint-start', 'scale', 'ops-overhead'];
 rows.sort((a, b) => order.indexOf(a.id) - order.indexOf(b.id));
 const stamp = new Date().toISOString().replace(/[:.]/g, '-');
 mkdirSync(values.out, { recursive: true });

@@ -22,6 +22,8 @@ export interface CofferOptions {
   tuning?: Record<string, number>;
   /** Write a V8 CPU profile of the daemon process into this folder when it stops. */
   cpuProfDir?: string;
+  /** Set in the daemon's environment (COFFER_METRICS, OTEL_EXPORTER_OTLP_ENDPOINT, ...). */
+  env?: Record<string, string>;
 }
 
 function configOf(spec: UpstreamSpec): Record<string, unknown> {
@@ -49,7 +51,7 @@ export class Coffer {
 
   private static spawn(home: string, options: CofferOptions): Promise<Child> {
     const execArgv = options.cpuProfDir ? ['--cpu-prof', '--cpu-prof-dir', options.cpuProfDir] : [];
-    return startChild(process.execPath, [...execArgv, DAEMON_RUNNER, '--home', home, '--tuning', JSON.stringify(options.tuning ?? {})]);
+    return startChild(process.execPath, [...execArgv, DAEMON_RUNNER, '--home', home, '--tuning', JSON.stringify(options.tuning ?? {})], { env: { ...process.env, ...options.env } });
   }
 
   get pid(): number {

@@ -20,6 +20,8 @@ export interface UpstreamSpan {
 }
 
 export interface RequestTrace {
+  /** For the log records about this request. */
+  readonly traceId: string;
   step(name: string): StepSpan;
   upstream(server: string, method: string): UpstreamSpan;
   end(error: unknown): void;
@@ -52,6 +54,7 @@ function finish(api: Api, span: Span, error: unknown): void {
 
 class SpanTree implements RequestTrace {
   private readonly context: Context;
+  readonly traceId: string;
 
   constructor(
     private readonly api: Api,
@@ -60,6 +63,7 @@ class SpanTree implements RequestTrace {
     parent: Context,
   ) {
     this.context = api.trace.setSpan(parent, span);
+    this.traceId = span.spanContext().traceId;
   }
 
   step(name: string): StepSpan {
