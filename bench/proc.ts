@@ -88,4 +88,9 @@ export function rssMb(pid: number): number {
   return match ? Number(match[1]) / 1024 : NaN;
 }
 
+/** CPU time of a process's main thread so far, in ns (Linux schedstat: precise, unlike the 10 ms ticks of /proc/PID/stat). */
+export function mainThreadCpuNs(pid: number): number {
+  return Number(readFileSync(`/proc/${pid}/task/${pid}/schedstat`, 'utf8').split(' ')[0]);
+}
+
 export { sleep, waitFor } from '../test/helpers/wait.js';

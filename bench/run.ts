@@ -12,20 +12,22 @@ import type { Context, Settings } from './scenarios/context.js';
 import { fanoutScenarios, footprintScenario, type ScalePoint } from './scenarios/fanout.js';
 import { hungScenarios } from './scenarios/hung.js';
 import { spreadScenarios } from './scenarios/spread.js';
+import { opsScenario } from './scenarios/ops.js';
 import { lineChart } from './svg.js';
 import { startHost } from './targets/host.js';
 import { BENCH_DIST, MCP_HUB_VERSION, SDK_VERSION } from './targets/paths.js';
 
 const USAGE = `usage: npm run bench [-- options]
   --quick              every row with fewer repetitions and smaller counts (a few minutes)
-  --only LIST          comma list of calls, fanout, hung, spread, footprint (only the footprint rows, which fanout includes)
+  --only LIST          comma list of calls, fanout, hung, spread, footprint (only the footprint rows, which fanout includes),
+                       ops (call cost of metrics and tracing: not in the default set)
   --footprint-at N     upstreams of the footprint rows (200 full, 10 quick)
   --cpu-prof DIR       profile the coffer daemon of the call scenarios
   --out DIR            where the JSON and SVG go (default bench/results)
   --help               this text
 exit codes: 0 ran (targets met or not), 1 a scenario failed, 2 usage error or watchdog`;
 
-const SCENARIOS = ['calls', 'fanout', 'hung', 'footprint', 'spread'];
+const SCENARIOS = ['calls', 'fanout', 'hung', 'footprint', 'spread', 'ops'];
 
 const values = parseOrExit(
   {
@@ -108,6 +110,7 @@ try {
     ['hung', async () => void rows.push(...(await hungScenarios(ctx)))],
     ['spread', async () => void rows.push(...(await spreadScenarios(ctx)))],
     ['footprint', async () => void rows.push(...(await footprintScenario(ctx)))],
+    ['ops', async () => void rows.push(...(await opsScenario(ctx)))],
   ];
   for (const [name, scenario] of scenarios) {
     if (!only.has(name)) continue;
@@ -125,7 +128,7 @@ try {
 
 const elapsedS = (Date.now() - started) / 1000;
 // Spread rows (one per upstream count) keep their measured order after the throughput row.
-const order = ['call-overhead-http', 'call-overhead-stdio', 'warm-list', 'cold-list', 'hung-startup', 'hung-midsession', 'hung-calls', 'throughput', 'spread', 'footprint-rss', 'footprint-start', 'scale'];
+const order = ['call-overhead-http', 'call-overhead-stdio', 'warm-list', 'cold-list', 'hung-startup', 'hung-midsession', 'hung-calls', 'throughput', 'spread', 'footprint-rss', 'footprint-start', 'scale', 'ops-overhead'];
 const rank = (id: string): number => order.indexOf(id.startsWith('spread-') ? 'spread' : id);
 rows.sort((a, b) => rank(a.id) - rank(b.id));
 const stamp = new Date().toISOString().replace(/[:.]/g, '-');

@@ -41,10 +41,17 @@ export class Logger {
 
   private write(level: LogLevel, message: string, fields: Record<string, unknown>): void {
     if (RANK[level] < RANK[this.level]) return;
-    // Callers name the upstream a record is about `server`.
-    const { server, ...rest } = fields;
-    const upstream = typeof server === 'string' ? server : undefined;
-    const line = formatRecord({ level, component: 'daemon', msg: message, upstream, fields: upstream === undefined ? fields : rest });
+    // Callers name the upstream a record is about `server`; `request_id` and `trace_id` go in the frame too.
+    const { server, request_id: requestId, trace_id: traceId, ...rest } = fields;
+    const line = formatRecord({
+      level,
+      component: 'daemon',
+      msg: message,
+      ...(typeof server === 'string' && { upstream: server }),
+      ...(typeof requestId === 'string' && { requestId }),
+      ...(typeof traceId === 'string' && { traceId }),
+      fields: rest,
+    });
     if (this.stream === null) process.stderr.write(line);
     else if (!this.stream.writableEnded) this.stream.write(line);
   }

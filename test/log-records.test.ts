@@ -85,3 +85,30 @@ t.test('a chunk of many stderr lines: every record written, no listener piles up
   t.ok(lines.every((record, i) => (record.msg as string).startsWith(`line ${i} `)), 'in order');
   t.same(warnings, [], 'no MaxListenersExceededWarning');
 });
+
+t.test('request and trace ids are part of the frame, from the daemon and never forged by a field', async (t) => {
+  const path = join(tempDir('coffer-log-'), 'daemon.log');
+  const log = new Logger(path, 'info');
+  log.error('request failed', { server: 'alpha', request_id: '7', trace_id: '4bf92f3577b34da6a3ce929d0e0e4736', method: 'tools/call', session: 's1' });
+  log.info('plain', { port: 1 });
+  await log.close();
+  const [failed, plain] = records(path);
+  t.same(Object.keys(failed!), ['time', 'level', 'component', 'upstream', 'request_id', 'trace_id', 'msg', 'method', 'session']);
+  t.match(failed, { level: 'error', upstream: 'alpha', request_id: '7', trace_id: '4bf92f3577b34da6a3ce929d0e0e4736', msg: 'request failed' });
+  t.same(Object.keys(plain!), ['time', 'level', 'component', 'msg', 'port'], 'absent ids take no place');
+
+  const forged = JSON.parse(formatRecord({ level: 'info', component: 'actor', msg: 'm', fields: { request_id: 'x', trace_id: 'y' } })) as Record<string, unknown>;
+  t.notOk('request_id' in forged || 'trace_id' in forged, 'a field cannot pass for the frame');
+});
+
+t.test('an actor note says what went wrong as warn', async (t) => {
+  const path = join(tempDir('coffer-log-'), 'up.log');
+  const log = openLog(path, 'files');
+  log.note('session lost: exit 1', 'warn');
+  log.note('connected');
+  await log.close();
+  t.match(records(path), [
+    { level: 'warn', component: 'actor', upstream: 'files', msg: 'session lost: exit 1' },
+    { level: 'info', component: 'actor', upstream: 'files', msg: 'connected' },
+  ]);
+});

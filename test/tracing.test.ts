@@ -18,6 +18,8 @@ interface ExportedSpan {
   parentSpanId?: string;
   name: string;
   kind: number;
+  startTimeUnixNano: string;
+  endTimeUnixNano: string;
   attributes: Array<{ key: string; value: Record<string, unknown> }>;
 }
 /** OTLP SpanKind values. */
@@ -76,9 +78,15 @@ t.test('_meta.traceparent: client → coffer spans → HTTP upstream (in _meta a
   const route = trace.find((span) => span.name === 'coffer.route');
   t.equal(route?.kind, INTERNAL);
   t.equal(route?.parentSpanId, server?.spanId, 'route (resolution and switch) under the request');
+  const hop = trace.find((span) => span.name === 'coffer.actor');
+  t.equal(hop?.kind, INTERNAL);
+  t.equal(hop?.parentSpanId, server?.spanId, 'the actor hop under the request');
   const upstream = trace.find((span) => span.kind === CLIENT);
   t.equal(upstream?.spanId, upstreamParent, 'the span the upstream got as its parent was exported');
-  t.equal(upstream?.parentSpanId, server?.spanId, 'the upstream call under the request');
+  t.equal(upstream?.parentSpanId, hop?.spanId, 'the upstream request under the actor hop');
+  // The actor's clock is the same wall clock; a few µs of rounding either side are allowed.
+  const ns = (text: string | undefined): number => Number(BigInt(text ?? '0') / 1000n) / 1000;
+  t.ok(ns(upstream?.startTimeUnixNano) >= ns(hop?.startTimeUnixNano) - 0.05 && ns(upstream?.endTimeUnixNano) <= ns(hop?.endTimeUnixNano) + 0.05, 'timed by the actor, within the hop');
   t.match(upstream?.attributes, [{ key: 'mcp.method.name', value: { stringValue: 'tools/call' } }, { key: 'coffer.upstream', value: { stringValue: 'up' } }]);
   t.same([...new Set(receiver.services)], ['coffer'], 'exported as service coffer');
 });

@@ -24,6 +24,8 @@ export interface CofferOptions {
   cpuProfDir?: string;
   /** Node and V8 options of the daemon process (V8's apply to every actor isolate too), for A/B runs of engine settings. */
   nodeArgs?: string[];
+  /** Set in the daemon's environment (COFFER_METRICS, OTEL_EXPORTER_OTLP_ENDPOINT, ...). */
+  env?: Record<string, string>;
 }
 
 function configOf(spec: UpstreamSpec): Record<string, unknown> {
@@ -51,7 +53,7 @@ export class Coffer {
 
   private static spawn(home: string, options: CofferOptions): Promise<Child> {
     const execArgv = [...(options.nodeArgs ?? []), ...(options.cpuProfDir ? ['--cpu-prof', '--cpu-prof-dir', options.cpuProfDir] : [])];
-    return startChild(process.execPath, [...execArgv, DAEMON_RUNNER, '--home', home, '--tuning', JSON.stringify(options.tuning ?? {})]);
+    return startChild(process.execPath, [...execArgv, DAEMON_RUNNER, '--home', home, '--tuning', JSON.stringify(options.tuning ?? {})], { env: { ...process.env, ...options.env } });
   }
 
   get pid(): number {

@@ -23,6 +23,7 @@ import { checkParamLengths } from './param-limits.js';
 import { RpcError } from './rpc-error.js';
 import type { McpSession } from './session.js';
 import type { RequestTrace, Tracing } from '../ops/tracing.js';
+import { incomingTrace } from '../ops/trace-context.js';
 
 /** What the dispatcher hands requests to. */
 export interface DispatcherParts {
@@ -57,6 +58,12 @@ const FEATURE_METHODS: Record<string, FeatureMethod> = {
   'completion/complete': 'complete',
   'logging/setLevel': 'setLogLevel',
 };
+
+/** What ties a log record to its request: the session, the JSON-RPC id and the trace (coffer's, else the client's own). */
+function requestIds(session: McpSession, request: JSONRPCRequest, trace: RequestTrace | undefined, headers: Headers | undefined): Record<string, string> {
+  const traceId = trace?.traceId ?? incomingTrace((request.params ?? {}) as Record<string, unknown>, headers)?.traceId;
+  return { session: session.id, request_id: String(request.id), ...(traceId ? { trace_id: traceId } : {}) };
+}
 
 /** Client notifications an upstream connection of that client needs to see. */
 const RELAYED_CLIENT_NOTIFICATIONS = new Set(['notifications/roots/list_changed']);
@@ -116,14 +123,14 @@ export class Dispatcher {
       this.options.onAnswered?.(request.method, error);
       trace?.end(error);
       const rpc = error instanceof RpcError ? error : new RpcError(JSONRPC.INTERNAL_ERROR, 'internal error in coffer; see the daemon log');
-      if (!(error instanceof RpcError)) this.log.error('request failed', { method: request.method, error: String(error) });
+      if (!(error instanceof RpcError)) this.log.error('request failed', { method: request.method, error: String(error), ...requestIds(session, request, trace, headers) });
       reply = { jsonrpc: '2.0', id: request.id, error: rpc.toBody() };
     }
     try {
       await session.transport.send(reply);
     } catch (error) {
       // The client went away before its answer: nothing left to tell it.
-      this.log.debug('answer not delivered', { session: session.id, method: request.method, error: String(error) });
+      this.log.debug('answer not delivered', { method: request.method, error: String(error), ...requestIds(session, request, trace, headers) });
     } finally {
       session.pending.delete(request.id);
     }

@@ -4,10 +4,11 @@
 // bytes in flight, child memory) is read only when scraped. Labels are
 // bounded: server names (registered by the operator), fixed outcome and method
 // sets, never tool names.
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { ActorState, ActorStatus } from '../protocol/actor.js';
 import type { InvocationRecord } from '../protocol/events.js';
 import { requestMethodLabel, requestOutcomeLabel } from './metric-labels.js';
+import { registerProcessMetrics } from './process-metrics.js';
 
 /** What the scrape reads; each is called once per scrape. */
 export interface MetricSources {
@@ -66,7 +67,7 @@ export class GatewayMetrics {
   private readonly dbSeconds = new Histogram({ name: 'coffer_db_writer_call_duration_seconds', help: 'DB writer calls (writes and reads), from the call to its answer', labelNames: ['call'], buckets: DB_BUCKETS, registers: [this.registry] });
 
   constructor() {
-    collectDefaultMetrics({ register: this.registry });
+    registerProcessMetrics(this.registry);
     const registers = [this.registry];
     const read = (): MetricSources | null => this.sources;
     new Gauge({

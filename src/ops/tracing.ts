@@ -3,7 +3,9 @@
 // no tracer and each request pays one `undefined` check. A request continues
 // the client's trace (`_meta` or HTTP headers, trace-context.ts); the request
 // span's children are the routing step (name resolution and the switch) and
-// the forwarded call, whose context the upstream receives.
+// the actor hop, whose child is the upstream request as the actor timed it.
+// That span is made once its times are known, with the id the upstream already
+// received as its parent (HandOverIds).
 import type { Context, Span, Tracer } from '@opentelemetry/api';
 import { requestOutcomeLabel } from './metric-labels.js';
 import { formatTraceparent, incomingTrace } from './trace-context.js';
@@ -16,10 +18,14 @@ export interface UpstreamSpan {
   /** For the upstream: in `_meta` and, over HTTP, as headers. */
   traceparent: string;
   tracestate?: string;
+  /** When the actor sent the request and had its answer (epoch ms); before end(). */
+  upstreamTimes(sentAt: number, answeredAt: number): void;
   end(error: unknown): void;
 }
 
 export interface RequestTrace {
+  /** For the log records about this request. */
+  readonly traceId: string;
   step(name: string): StepSpan;
   upstream(server: string, method: string): UpstreamSpan;
   end(error: unknown): void;
@@ -42,24 +48,50 @@ export interface Tracing {
 type Api = typeof import('@opentelemetry/api');
 
 /** Ends a span with its outcome: an error sets the status and the same bounded kind the metrics use. */
-function finish(api: Api, span: Span, error: unknown): void {
+function finish(api: Api, span: Span, error: unknown, endTime?: number): void {
   if (error !== null && error !== undefined) {
     span.setAttribute('error.type', requestOutcomeLabel(error));
     span.setStatus({ code: api.SpanStatusCode.ERROR, message: error instanceof Error ? error.message : String(error) });
   }
-  span.end();
+  span.end(endTime);
+}
+
+const epochMs = (): number => performance.timeOrigin + performance.now();
+
+/**
+ * Random ids, except for the one span whose id was handed to the upstream
+ * before the span could exist: `next` is used by the very next span started
+ * (the caller sets it right before, synchronously).
+ */
+class HandOverIds {
+  next: string | undefined;
+
+  constructor(private readonly random: { generateTraceId(): string; generateSpanId(): string }) {}
+
+  generateTraceId(): string {
+    return this.random.generateTraceId();
+  }
+
+  generateSpanId(): string {
+    const id = this.next ?? this.random.generateSpanId();
+    this.next = undefined;
+    return id;
+  }
 }
 
 class SpanTree implements RequestTrace {
   private readonly context: Context;
+  readonly traceId: string;
 
   constructor(
     private readonly api: Api,
     private readonly tracer: Tracer,
+    private readonly ids: HandOverIds,
     private readonly span: Span,
     parent: Context,
   ) {
     this.context = api.trace.setSpan(parent, span);
+    this.traceId = span.spanContext().traceId;
   }
 
   step(name: string): StepSpan {
@@ -68,13 +100,28 @@ class SpanTree implements RequestTrace {
   }
 
   upstream(server: string, method: string): UpstreamSpan {
-    const span = this.tracer.startSpan(method, { kind: this.api.SpanKind.CLIENT, attributes: { 'mcp.method.name': method, 'coffer.upstream': server } }, this.context);
-    const { traceId, spanId, traceFlags, traceState } = span.spanContext();
+    const { api, tracer, ids } = this;
+    const attributes = { 'mcp.method.name': method, 'coffer.upstream': server };
+    const hopStart = epochMs();
+    const hop = tracer.startSpan('coffer.actor', { kind: api.SpanKind.INTERNAL, attributes, startTime: hopStart }, this.context);
+    const hopContext = api.trace.setSpan(this.context, hop);
+    const { traceId, traceFlags, traceState } = hop.spanContext();
+    const upstreamSpanId = ids.generateSpanId();
     const tracestate = traceState?.serialize();
+    let times: [number, number] | undefined;
     return {
-      traceparent: formatTraceparent(traceId, spanId, (traceFlags & this.api.TraceFlags.SAMPLED) === this.api.TraceFlags.SAMPLED),
+      traceparent: formatTraceparent(traceId, upstreamSpanId, (traceFlags & api.TraceFlags.SAMPLED) === api.TraceFlags.SAMPLED),
       ...(tracestate ? { tracestate } : {}),
-      end: (error) => finish(this.api, span, error),
+      upstreamTimes: (sentAt, answeredAt) => (times = [sentAt, answeredAt]),
+      end: (error) => {
+        // Without the actor's times (it died, or its answer was lost) the request spans the hop.
+        const [sentAt, answeredAt] = times ?? [hopStart, epochMs()];
+        ids.next = upstreamSpanId;
+        const request = tracer.startSpan(method, { kind: api.SpanKind.CLIENT, attributes, startTime: sentAt }, hopContext);
+        ids.next = undefined;
+        finish(api, request, error, answeredAt);
+        finish(api, hop, error);
+      },
     };
   }
 
@@ -87,7 +134,9 @@ class SpanTree implements RequestTrace {
 export async function startTracing(endpoint: string, version: string): Promise<Tracing> {
   const [api, sdk, otlp] = await Promise.all([import('@opentelemetry/api'), import('@opentelemetry/sdk-trace'), import('@opentelemetry/exporter-trace-otlp-http')]);
   const { resourceFromAttributes } = await import('@opentelemetry/resources');
+  const ids = new HandOverIds(new sdk.RandomIdGenerator());
   const provider = new sdk.TracerProvider({
+    idGenerator: ids,
     resource: resourceFromAttributes({ 'service.name': 'coffer', 'service.version': version }),
     spanProcessors: [new sdk.BatchSpanProcessor({ exporter: new otlp.OTLPTraceExporter({ url: endpoint }) })],
   });
@@ -106,7 +155,7 @@ export async function startTracing(endpoint: string, version: string): Promise<T
         : api.ROOT_CONTEXT;
       const attributes = { 'mcp.method.name': method, 'mcp.session.id': session, 'jsonrpc.request.id': String(id) };
       const span = tracer.startSpan(method, { kind: api.SpanKind.SERVER, attributes }, parent);
-      return new SpanTree(api, tracer, span, parent);
+      return new SpanTree(api, tracer, ids, span, parent);
     },
     shutdown: () => provider.shutdown(),
   };

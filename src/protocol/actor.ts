@@ -68,6 +68,8 @@ export interface ForwardRequest {
   timeoutMs?: number;
   /** The downstream session: picks its connection in per_session mode, and tells whom the upstream's requests during this call are for. */
   client?: ClientRef;
+  /** The call is traced: the answer says when the actor sent it upstream and had the answer. */
+  timed?: boolean;
 }
 
 /** A downstream session as the actor sees it. */
@@ -112,7 +114,8 @@ export interface Progress {
  */
 export type CallReply = { seq: number; progress: Progress } | CallAnswer;
 export type CallAnswer =
-  | { seq: number; outcome: ForwardOutcome }
+  /** `upstreamAt`: [sent, answered] in epoch ms, for a `timed` forward. */
+  | { seq: number; outcome: ForwardOutcome; upstreamAt?: [number, number] }
   | { seq: number; list: ListOutcome }
   | { seq: number; done: true }
   | { seq: number; failure: string };

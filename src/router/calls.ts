@@ -100,7 +100,8 @@ export class Calls {
         progress: ctx.onProgress !== undefined,
         // The capabilities only matter to a per_session connection (it declares them): no clone per call otherwise.
         client: { session: ctx.sessionId, capabilities: upstream.config.session_mode === 'per_session' ? ctx.capabilities : {} } satisfies ClientRef,
-      }, { onProgress: ctx.onProgress });
+        ...(span ? { timed: true } : {}),
+      }, { onProgress: ctx.onProgress, ...(span ? { onUpstreamTimes: span.upstreamTimes } : {}) });
     } finally {
       ctx.signal.removeEventListener('abort', onAbort);
       this.inFlight.delete(id);

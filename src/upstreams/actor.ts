@@ -231,7 +231,11 @@ export class UpstreamActor implements Upstream {
     }, boundMs);
     timer.unref();
     const gone = (reason: string) => unavailableForward(this.name, reason);
-    const read = (answer: CallAnswer) => ('outcome' in answer ? answer.outcome : gone(failureOf(answer)));
+    const read = (answer: CallAnswer): ForwardOutcome => {
+      if (!('outcome' in answer)) return gone(failureOf(answer));
+      if (answer.upstreamAt) hooks.onUpstreamTimes?.(...answer.upstreamAt);
+      return answer.outcome;
+    };
     return this.ask(seq, { type: 'forward', seq, req }, read, gone, hooks.onProgress).then((outcome) => {
       clearTimeout(timer);
       inFlight.give(this.name, chars);

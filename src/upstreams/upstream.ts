@@ -15,6 +15,8 @@ export type ListAnswer =
 export interface ForwardHooks {
   /** The upstream's progress, when the request asked for it; never after the outcome. */
   onProgress?: (progress: Progress) => void;
+  /** A `timed` request: when the actor sent it upstream and had the answer (epoch ms), before the outcome. */
+  onUpstreamTimes?: (sentAt: number, answeredAt: number) => void;
 }
 
 export interface Upstream {

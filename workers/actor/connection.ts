@@ -234,7 +234,7 @@ export class Connection {
       return;
     }
     const suppressed = this.suppressedErrors > 0 ? ` (${this.suppressedErrors} more since the last note)` : '';
-    this.log.note(`transport error: ${message}${suppressed}`);
+    this.log.note(`transport error: ${message}${suppressed}`, 'warn');
     this.lastErrorNoteAt = now;
     this.suppressedErrors = 0;
   }

@@ -149,7 +149,7 @@ export class Lister {
   }
 
   private failure(kind: ListKind, code: ErrorCode, message: string): { error: ErrorBody } {
-    this.log.note(`${kind}: ${message}`);
+    this.log.note(`${kind}: ${message}`, 'warn');
     return { error: { code, message, details: { server: this.config.name } } };
   }
 }

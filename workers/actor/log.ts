@@ -3,7 +3,7 @@
 // record naming the upstream, appended to a file rotated by size. A child's line
 // becomes the text of a record, so it can never pass for one of coffer's notes.
 import { Writable } from 'node:stream';
-import { formatRecord } from '../../src/log-record.js';
+import { formatRecord, type LogLevel } from '../../src/log-record.js';
 import { MAX_ERROR_TEXT_CHARS } from '../../src/protocol/untrusted-text.js';
 import { RotatingFile } from '../../src/rotating-file.js';
 
@@ -13,7 +13,8 @@ const UNENDED_LINE_MS = 200;
 export interface ActorLog {
   /** A sink for one child's stderr text (see StdioTransport): each child gets its own, so their lines do not mix. */
   childStderr(): Writable;
-  note(message: string): void;
+  /** coffer's own words about the upstream: `warn` for what went wrong, `info` (default) for the rest. */
+  note(message: string, level?: LogLevel): void;
   close(): Promise<void>;
 }
 
@@ -90,8 +91,8 @@ export function openLog(path: string, upstream: string): ActorLog {
   file.on('error', () => {});
   return {
     childStderr: () => new StderrLines(file, upstream),
-    note(message) {
-      if (!file.writableEnded) file.write(formatRecord({ level: 'info', component: 'actor', upstream, msg: message }));
+    note(message, level = 'info') {
+      if (!file.writableEnded) file.write(formatRecord({ level, component: 'actor', upstream, msg: message }));
     },
     close: () => new Promise((resolve) => file.end(resolve)),
   };

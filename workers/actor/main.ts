@@ -44,6 +44,9 @@ const lister = new Lister(init.config, supervisor, cache, log, emit);
 const forwarder = new Forwarder(init.config, supervisor, sessions);
 const relay = new ClientRelay({ server: init.config.name, timeoutMs: init.config.timeouts.request_ms, sessionOf: (id) => forwarder.sessionOf(id), emit, note: (text) => log.note(text) });
 
+/** Sub-millisecond wall time, comparable across threads (each has its own performance.timeOrigin). */
+const epochMs = (): number => performance.timeOrigin + performance.now();
+
 /** An answer that cannot be sent (not cloneable) is still answered, as a failure. */
 function answer(reply: CallAnswer, transfer: ArrayBuffer[] = []): void {
   try {
@@ -89,9 +92,10 @@ init.calls.on('message', (message: CallMessage) => {
   switch (message.type) {
     case 'forward': {
       const { seq } = message;
+      const sentAt = message.req.timed ? epochMs() : 0;
       // Progress goes on this port too, so it always arrives before its call's answer.
       forwarder.forward(message.req, (progress) => init.calls.postMessage({ seq, progress })).then(
-        (outcome) => answer({ seq, outcome }),
+        (outcome) => answer(message.req.timed ? { seq, outcome, upstreamAt: [sentAt, epochMs()] } : { seq, outcome }),
         (error: unknown) => answer({ seq, failure: messageOf(error) }),
       );
       break;

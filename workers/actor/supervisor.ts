@@ -160,7 +160,7 @@ export class Supervisor {
   private lost(connection: Connection, reason: string): void {
     if (connection !== this.current || this.stopped) return;
     this.current = null;
-    this.log.note(`session lost: ${reason}`);
+    this.log.note(`session lost: ${reason}`, 'warn');
     this.hooks.onSessionEnd();
     // A session that lived long enough was healthy: reconnect at once and start counting afresh.
     if (Date.now() - this.readyAt >= this.tuning.crashWindowMs) {
@@ -176,7 +176,7 @@ export class Supervisor {
     this.failures += 1;
     this.lastError = sanitiseText(reason);
     const plan = retryPlan(this.failures, this.tuning);
-    this.log.note(`${reason}; attempt ${this.failures}, retrying in ${plan.delayMs} ms`);
+    this.log.note(`${reason}; attempt ${this.failures}, retrying in ${plan.delayMs} ms`, 'warn');
     this.setState(plan.state);
     this.retryTimer = setTimeout(() => this.connect(), plan.delayMs);
   }
