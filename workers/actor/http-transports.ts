@@ -10,6 +10,7 @@ import { AnswerBudget, MAX_ANSWER_CHARS_IN_FLIGHT, MAX_MESSAGE_CHARS, MessageToo
 import { RpcError } from './jsonrpc-session.js';
 import { JSONRPC } from '../../src/protocol/errors.js';
 import { SseParser, type SseEvent } from './sse-parser.js';
+import { UpstreamAuthError, type HttpAuth } from './http-auth.js';
 
 type HttpModule = typeof import('node:http');
 
@@ -165,6 +166,7 @@ abstract class HttpTransportBase implements MessageTransport {
     private readonly http: HttpModule,
     private readonly agent: Agent,
     private readonly headers: Record<string, string>,
+    private readonly auth: HttpAuth | null = null,
   ) {}
 
   abstract start(): Promise<void>;
@@ -180,8 +182,30 @@ abstract class HttpTransportBase implements MessageTransport {
     return headers;
   }
 
-  /** One HTTP exchange; resolves with the response once its headers are in. */
-  protected exchange(method: string, url: URL, headers: OutgoingHttpHeaders, body?: string, onRequest?: (req: ClientRequest) => void): Promise<IncomingMessage> {
+  /**
+   * One HTTP exchange; resolves with the response once its headers are in. With
+   * an auth hook, a 401/403 is shown to it first: retried once if it says so,
+   * an UpstreamAuthError if a person must sign in.
+   */
+  protected async exchange(method: string, url: URL, headers: OutgoingHttpHeaders, body?: string, onRequest?: (req: ClientRequest) => void, retried = false): Promise<IncomingMessage> {
+    if (!this.auth) return this.exchangeOnce(method, url, headers, body, onRequest);
+    Object.assign(headers, await this.auth.headers());
+    const res = await this.exchangeOnce(method, url, headers, body, onRequest);
+    const status = res.statusCode ?? 0;
+    if (status !== 401 && status !== 403) return res;
+    const sent = typeof headers.authorization === 'string' ? headers.authorization : undefined;
+    if ((await this.auth.refused(status, res.headers['www-authenticate'], sent, retried)) && !retried) {
+      res.resume();
+      delete headers.authorization;
+      return this.exchange(method, url, headers, body, onRequest, true);
+    }
+    const needed = this.auth.signInNeeded();
+    if (needed === null) return res;
+    res.resume();
+    throw new UpstreamAuthError(needed);
+  }
+
+  private exchangeOnce(method: string, url: URL, headers: OutgoingHttpHeaders, body?: string, onRequest?: (req: ClientRequest) => void): Promise<IncomingMessage> {
     if (this.closed) return Promise.reject(new Error('Not connected'));
     return new Promise((resolve, reject) => {
       if (body !== undefined) headers['content-length'] = Buffer.byteLength(body);
@@ -273,7 +297,7 @@ export class StreamableHttpTransport extends HttpTransportBase {
     } catch (error) {
       // A request we cut off ourselves (abandon) is not a transport problem.
       if (cutOff()) throw error;
-      const failure = new Error(`Streamable HTTP error: ${asError(error).message}`);
+      const failure = error instanceof UpstreamAuthError ? error : new Error(`Streamable HTTP error: ${asError(error).message}`);
       this.report(failure);
       throw failure;
     }
@@ -450,7 +474,7 @@ export class LegacySseTransport extends HttpTransportBase {
     try {
       res = await this.exchange('POST', this.endpoint, headers, JSON.stringify(message));
     } catch (error) {
-      const failure = new Error(`SSE error: ${asError(error).message}`);
+      const failure = error instanceof UpstreamAuthError ? error : new Error(`SSE error: ${asError(error).message}`);
       this.report(failure);
       throw failure;
     }
@@ -471,10 +495,10 @@ async function parts(url: string): Promise<[URL, HttpModule, Agent]> {
   return [parsed, http, new http.Agent({ keepAlive: true })];
 }
 
-export async function createStreamableHttp(url: string, headers: Record<string, string>): Promise<StreamableHttpTransport> {
-  return new StreamableHttpTransport(...(await parts(url)), headers);
+export async function createStreamableHttp(url: string, headers: Record<string, string>, auth: HttpAuth | null = null): Promise<StreamableHttpTransport> {
+  return new StreamableHttpTransport(...(await parts(url)), headers, auth);
 }
 
-export async function createLegacySse(url: string, headers: Record<string, string>): Promise<LegacySseTransport> {
-  return new LegacySseTransport(...(await parts(url)), headers);
+export async function createLegacySse(url: string, headers: Record<string, string>, auth: HttpAuth | null = null): Promise<LegacySseTransport> {
+  return new LegacySseTransport(...(await parts(url)), headers, auth);
 }

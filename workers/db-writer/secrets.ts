@@ -37,6 +37,15 @@ function seal(key: Buffer, context: Buffer, plain: string): string {
   return SEALED_PREFIX + Buffer.concat([iv, cipher.getAuthTag(), body]).toString('base64');
 }
 
+/** One value sealed for its place (`field` of `server`, under `name`). */
+export function sealValue(key: Buffer, server: string, field: string, name: string, plain: string): string {
+  return seal(key, aad(server, field, name), plain);
+}
+
+export function openValue(key: Buffer, server: string, field: string, name: string, sealed: string): string {
+  return open(key, aad(server, field, name), sealed);
+}
+
 function open(key: Buffer, context: Buffer, sealed: string): string {
   if (!sealed.startsWith(SEALED_PREFIX)) throw new Error('not a sealed value');
   const raw = Buffer.from(sealed.slice(SEALED_PREFIX.length), 'base64');
