@@ -4,10 +4,13 @@
 // before expiry while clients call, step-up on insufficient_scope, a revoked
 // refresh token back to needs_auth and out again, issuer mix-ups refused, a
 // URL change that drops the token, and no secret on disk or in answers.
+import { spawn } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { CLI_ENTRY } from '../src/paths.js';
+import { runCli } from './helpers/cli.js';
 import { startGateway, waitFor, type Gateway } from './helpers/gateway.js';
 import { READ_SCOPE, startOAuthFixture, WRITE_SCOPE, type OAuthFixture } from './fixtures/oauth-servers.js';
 
@@ -169,13 +172,36 @@ t.test('OAuth sign-in to a remote upstream', async (t) => {
     t.match(started.body.error.message, 'RFC 8414');
   });
 
+  const moved = await fixture.resourceServer();
   await t.test('a URL change drops the token: the new host never sees it', async (t) => {
-    const moved = await fixture.resourceServer();
     const patched = await api('PATCH', `/servers/${NAME}`, { transport: { type: 'http', url: moved.url, headers: {} } });
     t.equal(patched.status, 200);
     await waitState(gateway, 'needs_auth');
     t.ok(moved.seen.length > 0);
     t.ok(moved.seen.every((header) => header === undefined), 'no Authorization header reached the new host');
+  });
+
+  await t.test('coffer mcp auth NAME prints the link and waits for the sign-in; --logout forgets the tokens', async (t) => {
+    const child = spawn(process.execPath, [CLI_ENTRY, 'mcp', 'auth', NAME, '--no-browser'], { env: { ...process.env, COFFER_HOME: gateway.home } });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
+    const link = await waitFor('the link on stdout', () => /http:\/\/\S+\/authorize\S*/.exec(stdout)?.[0], 15_000);
+    t.match(stderr, 'waiting for the sign-in');
+    const authorize = await fetch(link, { redirect: 'manual' });
+    t.equal((await fetch(authorize.headers.get('location')!)).status, 200);
+    t.equal(await exited, 0, stderr);
+    t.match(stderr, `signed in to '${NAME}'`);
+    await waitState(gateway, 'ready');
+    t.equal(text(await client.callTool({ name: `${NAME}__whoami` })), `scopes: ${READ_SCOPE}`, 'a new resource: the scope its challenge asks for');
+    t.ok(moved.seen.at(-1)?.startsWith('Bearer '), 'the new host gets its own token');
+
+    const logout = await runCli(gateway.home, 'mcp', 'auth', NAME, '--logout');
+    t.equal(logout.code, 0, logout.stderr);
+    await waitState(gateway, 'needs_auth');
+    t.equal((await callError(client, `${NAME}__whoami`)).code, 'UPSTREAM_AUTH_REQUIRED');
   });
 
   await t.test('no token or client secret in the database, WAL, logs, audit or REST answers', async (t) => {

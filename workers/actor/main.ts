@@ -36,6 +36,10 @@ function serverMessages(session: string | null): Pick<ConnectionHooks, 'onNotifi
 const auth = upstreamAuth(init, log, {
   save: (record) => emit({ type: 'oauth_saved', server: init.config.name, record }),
   signedIn: () => supervisor.signedIn(),
+  signedOut: () => {
+    supervisor.signedOut();
+    void sessions?.closeAll(false);
+  },
 });
 const supervisor: Supervisor = new Supervisor(init.config, init.tuning, log, {
   onState: (status) => emit({ type: 'state', server: init.config.name, status }),

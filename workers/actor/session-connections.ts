@@ -100,9 +100,9 @@ export class SessionConnections {
     }
   }
 
-  /** Closes every session's connection; nothing opens after this. */
-  async closeAll(): Promise<void> {
-    this.stopped = true;
+  /** Closes every session's connection; with `stop`, nothing opens after this. */
+  async closeAll(stop = true): Promise<void> {
+    if (stop) this.stopped = true;
     await Promise.all([...this.entries.keys()].map((session) => this.close(session)));
   }
 

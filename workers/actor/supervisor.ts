@@ -84,6 +84,11 @@ export class Supervisor {
     this.connect();
   }
 
+  /** Signed out: the connection ends, and the next one finds out it needs a sign-in. */
+  signedOut(): void {
+    if (this.current) void this.replace(this.current, 'signed out');
+  }
+
   /** Why there is no connection, for error messages. */
   unavailableReason(): string {
     const detail = this.lastError ? `: ${this.lastError}` : '';

@@ -41,6 +41,8 @@ export interface UpstreamAuthHooks {
   save(record: OAuthRecord | null): void;
   /** Signed in: a connection waiting for it may connect now. */
   signedIn(): void;
+  /** Signed out: the connections holding the old token end. */
+  signedOut(): void;
 }
 
 export class UpstreamAuth implements HttpAuth {
@@ -183,6 +185,7 @@ export class UpstreamAuth implements HttpAuth {
     this.attempts.clear();
     this.need = `upstream ${this.server} was signed out: run '${signInCommand(this.server)}'`;
     this.hooks.save(null);
+    this.hooks.signedOut();
   }
 
   private refreshAt(record: OAuthRecord): number {
