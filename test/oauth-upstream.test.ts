@@ -204,6 +204,23 @@ t.test('OAuth sign-in to a remote upstream', async (t) => {
     t.equal((await callError(client, `${NAME}__whoami`)).code, 'UPSTREAM_AUTH_REQUIRED');
   });
 
+  await t.test('client credentials: a machine client signs in without a person, its secret sealed and redacted', async (t) => {
+    const secret = `machine-secret-${Date.now()}`;
+    fixture.provider.preRegister('machine-client', secret);
+    const machine = await fixture.resourceServer();
+    const oauth = { grant_type: 'client_credentials', client_id: 'machine-client', client_secret: secret, scope: READ_SCOPE };
+    await gateway.addServer({ name: 'machine', transport: { type: 'http', url: machine.url, oauth } });
+    t.equal(text(await client.callTool({ name: 'machine__whoami' })), `scopes: ${READ_SCOPE}`);
+    t.ok(machine.seen.at(-1)?.startsWith('Bearer at-'));
+    t.equal(fixture.provider.resources.at(-1), machine.url, 'with its resource indicator');
+    const view = await api('GET', '/servers/machine');
+    t.same(view.body.transport.oauth, { grant_type: '[redacted]', client_id: '[redacted]', client_secret: '[redacted]', scope: '[redacted]' });
+    const kept = await api('PATCH', '/servers/machine', { description: 'kept', transport: { oauth: view.body.transport.oauth } });
+    t.equal(kept.status, 200, 'the redacted values sent back keep the stored ones');
+    await waitFor('machine ready again', async () => (await gateway.api('GET', '/servers/machine')).body.health.state === 'ready');
+    t.equal(text(await client.callTool({ name: 'machine__whoami' })), `scopes: ${READ_SCOPE}`);
+  });
+
   await t.test('no token or client secret in the database, WAL, logs, audit or REST answers', async (t) => {
     t.ok(fixture.provider.secrets.size >= 6);
     const audit = JSON.stringify((await api('GET', '/audit?limit=1000')).body);

@@ -18,6 +18,14 @@ export function sameIssuer(a: string, b: string): boolean {
   return norm(a) === norm(b);
 }
 
+/** The server config's `oauth` values (see server-config-schema.ts). */
+export interface OAuthClientConfig {
+  client_id?: string;
+  client_secret?: string;
+  scope?: string;
+  grant_type?: string;
+}
+
 export class RecordProvider implements OAuthClientProvider {
   /** The daemon's callback; set by a sign-in (none: refresh only). */
   redirect: string | undefined;
@@ -32,10 +40,16 @@ export class RecordProvider implements OAuthClientProvider {
   constructor(
     public record: OAuthRecord,
     private readonly persist: () => void,
+    private readonly configured: OAuthClientConfig,
   ) {}
 
+  /** client_credentials: no person, no redirect; auth() then asks the token endpoint directly. */
+  get machine(): boolean {
+    return this.configured.grant_type === 'client_credentials';
+  }
+
   get redirectUrl(): string | undefined {
-    return this.redirect;
+    return this.machine ? undefined : this.redirect;
   }
 
   get clientMetadata(): OAuthClientMetadata {
@@ -43,18 +57,28 @@ export class RecordProvider implements OAuthClientProvider {
       client_name: 'coffer',
       software_id: 'coffer',
       software_version: VERSION,
-      redirect_uris: this.redirect ? [this.redirect] : [],
-      grant_types: ['authorization_code', 'refresh_token'],
-      response_types: ['code'],
+      redirect_uris: this.redirect && !this.machine ? [this.redirect] : [],
+      grant_types: this.machine ? ['client_credentials'] : ['authorization_code', 'refresh_token'],
+      response_types: this.machine ? [] : ['code'],
+      ...(this.configured.scope ? { scope: this.configured.scope } : {}),
     };
+  }
+
+  prepareTokenRequest(scope?: string): URLSearchParams | undefined {
+    if (!this.machine) return undefined;
+    return new URLSearchParams({ grant_type: 'client_credentials', ...(scope ? { scope } : {}) });
   }
 
   state(): string {
     return this.nextState ?? '';
   }
 
+  /** A pre-registered client (the config's) comes first; the SDK stamps it with its issuer once used. */
   clientInformation(): OAuthClientInformationMixed | undefined {
-    return this.record.client as OAuthClientInformationMixed | undefined;
+    const { client_id, client_secret } = this.configured;
+    const stored = this.record.client as OAuthClientInformationMixed | undefined;
+    if (client_id === undefined || stored?.client_id === client_id) return stored;
+    return { client_id, ...(client_secret ? { client_secret } : {}) };
   }
 
   saveClientInformation(info: OAuthClientInformationMixed): void {

@@ -12,7 +12,7 @@ export function upstreamAuth(init: ActorInit, log: ActorLog, hooks: UpstreamAuth
   const transport = init.config.transport;
   if (transport.type === 'stdio') return null;
   if (Object.keys(transport.headers).some((name) => name.toLowerCase() === 'authorization')) return null;
-  return new UpstreamAuth(init.config.name, transport.url, init.oauth ?? null, log, hooks);
+  return new UpstreamAuth(init.config.name, transport.url, transport.oauth ?? {}, init.oauth ?? null, log, hooks);
 }
 
 export function noOAuth(server: string): OAuthOutcome {

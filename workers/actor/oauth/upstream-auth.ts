@@ -13,7 +13,7 @@ import { messageOf } from '../../../src/protocol/errors.js';
 import { signInCommand, type OAuthAction, type OAuthOutcome, type OAuthRecord } from '../../../src/protocol/oauth.js';
 import type { HttpAuth } from '../http-auth.js';
 import type { ActorLog } from '../log.js';
-import { RecordProvider, sameIssuer } from './provider.js';
+import { RecordProvider, sameIssuer, type OAuthClientConfig } from './provider.js';
 
 /** How long a sign-in link (its state and PKCE verifier) stays usable. */
 export const SIGN_IN_TTL_MS = 10 * 60_000;
@@ -58,6 +58,7 @@ export class UpstreamAuth implements HttpAuth {
   constructor(
     private readonly server: string,
     private readonly url: string,
+    configured: OAuthClientConfig,
     stored: OAuthRecord | null,
     private readonly log: ActorLog,
     private readonly hooks: UpstreamAuthHooks,
@@ -65,7 +66,7 @@ export class UpstreamAuth implements HttpAuth {
     // A record for another URL is dropped: a token is never sent to a host it was not issued for.
     const kept = stored?.resource === url ? stored : null;
     if (stored && !kept) hooks.save(null);
-    this.provider = new RecordProvider(kept ?? { resource: url }, () => this.hooks.save(this.provider.record));
+    this.provider = new RecordProvider(kept ?? { resource: url }, () => this.hooks.save(this.provider.record), configured);
     this.scheduleRefresh();
   }
 
@@ -75,7 +76,8 @@ export class UpstreamAuth implements HttpAuth {
 
   async headers(): Promise<Record<string, string>> {
     const record = this.provider.record;
-    if (record.tokens && record.expiresAt !== undefined && Date.now() >= this.refreshAt(record)) await this.refresh();
+    const due = record.tokens ? record.expiresAt !== undefined && Date.now() >= this.refreshAt(record) : this.provider.machine && this.need === null;
+    if (due) await this.refresh();
     const token = this.provider.record.tokens?.access_token;
     return token ? { authorization: `Bearer ${token}` } : {};
   }
@@ -97,7 +99,7 @@ export class UpstreamAuth implements HttpAuth {
       const current = this.bearer();
       // Another request already got a new token since this one was sent: just retry with it.
       if (current !== null && sent !== current) return true;
-      if (this.provider.record.tokens?.refresh_token && (await this.refresh())) return true;
+      if (this.renewable() && (await this.refresh())) return true;
     }
     this.need = `upstream ${this.server} needs a sign-in: run '${signInCommand(this.server)}'`;
     return false;
@@ -131,6 +133,10 @@ export class UpstreamAuth implements HttpAuth {
 
   private async begin(redirect: string): Promise<OAuthOutcome> {
     const provider = this.provider;
+    if (provider.machine) {
+      if (!(await this.refresh())) throw new Error(`the token endpoint gave no token for the client credentials (see the server's log)`);
+      return this.authorized();
+    }
     const client = provider.record.client;
     // A registration for another callback (the daemon moved ports) cannot receive this sign-in: register again.
     if (client && Array.isArray(client.redirect_uris) && !client.redirect_uris.includes(redirect)) provider.invalidateCredentials('client');
@@ -197,26 +203,31 @@ export class UpstreamAuth implements HttpAuth {
   private scheduleRefresh(): void {
     clearTimeout(this.refreshTimer);
     const record = this.provider.record;
-    if (!record.tokens?.refresh_token || record.expiresAt === undefined) return;
+    if (!this.renewable() || record.expiresAt === undefined) return;
     this.refreshTimer = setTimeout(() => void this.refresh(), Math.max(0, this.refreshAt(record) - Date.now()));
     this.refreshTimer.unref();
   }
 
-  /** One refresh at a time; true when a new access token came. */
+  /** A refresh token, or client credentials: a new token needs no person. */
+  private renewable(): boolean {
+    return this.provider.machine || this.provider.record.tokens?.refresh_token !== undefined;
+  }
+
+  /** One refresh (or machine grant) at a time; true when a new access token came. */
   private refresh(): Promise<boolean> {
     this.refreshing ??= this.runRefresh().finally(() => (this.refreshing = null));
     return this.refreshing;
   }
 
   private async runRefresh(): Promise<boolean> {
-    if (!this.provider.record.tokens?.refresh_token) return false;
-    const before = this.provider.record.tokens.access_token;
+    if (!this.renewable()) return false;
+    const before = this.provider.record.tokens?.access_token;
     // auth() reads a missing redirect URL as a machine grant: keep the registered one (a sign-in it may
     // start when the refresh token is refused goes nowhere; the next 401 asks a person).
     const registered = this.provider.record.client?.redirect_uris;
     this.provider.redirect ??= Array.isArray(registered) && typeof registered[0] === 'string' ? registered[0] : 'http://127.0.0.1/oauth/callback';
     try {
-      const result = await auth(this.provider, { serverUrl: this.url, resourceMetadataUrl: this.resourceMetadataUrl });
+      const result = await auth(this.provider, { serverUrl: this.url, scope: this.scope, resourceMetadataUrl: this.resourceMetadataUrl });
       const renewed = result === 'AUTHORIZED' && this.provider.record.tokens?.access_token !== undefined && this.provider.record.tokens.access_token !== before;
       if (renewed) this.log.note('access token refreshed');
       return renewed;
