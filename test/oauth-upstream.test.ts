@@ -25,8 +25,8 @@ function waitState(gateway: Gateway, state: string): Promise<unknown> {
 }
 
 /** Starts a sign-in and plays the person: opens the link and follows the authorization server back to coffer. */
-async function signIn(gateway: Gateway): Promise<{ link: URL; callback: string; page: Response }> {
-  const started = await gateway.api('POST', `/servers/${NAME}/oauth`);
+async function signIn(gateway: Gateway, server = NAME): Promise<{ link: URL; callback: string; page: Response }> {
+  const started = await gateway.api('POST', `/servers/${server}/oauth`);
   if (started.body?.status !== 'pending') throw new Error(`no sign-in link: ${JSON.stringify(started.body)}`);
   const link = new URL(started.body.url);
   const authorize = await fetch(link, { redirect: 'manual' });
@@ -219,6 +219,21 @@ t.test('OAuth sign-in to a remote upstream', async (t) => {
     t.equal(kept.status, 200, 'the redacted values sent back keep the stored ones');
     await waitFor('machine ready again', async () => (await gateway.api('GET', '/servers/machine')).body.health.state === 'ready');
     t.equal(text(await client.callTool({ name: 'machine__whoami' })), `scopes: ${READ_SCOPE}`);
+  });
+
+  await t.test('a pre-registered client from the config is used instead of registering one', async (t) => {
+    const secret = `pre-secret-${Date.now()}`;
+    fixture.provider.preRegister('pre-client', secret, [`${gateway.url}/oauth/callback`]);
+    const registered = fixture.provider.clients.size;
+    const protectedServer = await fixture.resourceServer();
+    t.equal((await api('POST', '/servers', { name: 'prereg', transport: { type: 'http', url: protectedServer.url, oauth: { client_id: 'pre-client', client_secret: secret } } })).status, 201);
+    await waitFor('prereg needs_auth', async () => (await gateway.api('GET', '/servers/prereg')).body.health.state === 'needs_auth');
+    const { link, page } = await signIn(gateway, 'prereg');
+    t.equal(link.searchParams.get('client_id'), 'pre-client');
+    t.equal(page.status, 200);
+    t.equal(fixture.provider.clients.size, registered, 'no dynamic registration');
+    await waitFor('prereg ready', async () => (await gateway.api('GET', '/servers/prereg')).body.health.state === 'ready');
+    t.equal(text(await client.callTool({ name: 'prereg__whoami' })), `scopes: ${READ_SCOPE}`);
   });
 
   await t.test('no token or client secret in the database, WAL, logs, audit or REST answers', async (t) => {
