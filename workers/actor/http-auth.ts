@@ -8,12 +8,15 @@ export interface HttpAuth {
   /**
    * The upstream answered 401 or 403 with `challenge` (its WWW-Authenticate) to
    * a request that carried `sent` (its Authorization, if any), `retried` if it
-   * was already the retry. true: retry the request, with fresh headers.
+   * was already the retry (which is never answered 'retry').
    */
-  refused(status: number, challenge: string | undefined, sent: string | undefined, retried: boolean): Promise<boolean>;
-  /** Why the upstream refused, when a person must sign in (null: not an OAuth refusal). */
+  refused(status: number, challenge: string | undefined, sent: string | undefined, retried: boolean): Promise<Refusal>;
+  /** Why the upstream cannot be connected until a person signs in (null: nothing in the way). */
   signInNeeded(): string | null;
 }
+
+/** retry: send the request again, with fresh headers · signIn: fail it, a person must sign in (or widen the scope) · null: not an OAuth refusal. */
+export type Refusal = 'retry' | { signIn: string } | null;
 
 /** A request the upstream refused for want of a sign-in (or of a scope). */
 export class UpstreamAuthError extends Error {

@@ -194,15 +194,12 @@ abstract class HttpTransportBase implements MessageTransport {
     const status = res.statusCode ?? 0;
     if (status !== 401 && status !== 403) return res;
     const sent = typeof headers.authorization === 'string' ? headers.authorization : undefined;
-    if ((await this.auth.refused(status, res.headers['www-authenticate'], sent, retried)) && !retried) {
-      res.resume();
-      delete headers.authorization;
-      return this.exchange(method, url, headers, body, onRequest, true);
-    }
-    const needed = this.auth.signInNeeded();
-    if (needed === null) return res;
+    const refusal = await this.auth.refused(status, res.headers['www-authenticate'], sent, retried);
+    if (refusal === null) return res;
     res.resume();
-    throw new UpstreamAuthError(needed);
+    if (refusal !== 'retry') throw new UpstreamAuthError(refusal.signIn);
+    delete headers.authorization;
+    return this.exchange(method, url, headers, body, onRequest, true);
   }
 
   private exchangeOnce(method: string, url: URL, headers: OutgoingHttpHeaders, body?: string, onRequest?: (req: ClientRequest) => void): Promise<IncomingMessage> {

@@ -11,7 +11,7 @@ import { randomBytes } from 'node:crypto';
 import { auth, extractWWWAuthenticateParams } from '@modelcontextprotocol/sdk/client/auth.js';
 import { messageOf } from '../../../src/protocol/errors.js';
 import { signInCommand, type OAuthAction, type OAuthOutcome, type OAuthRecord } from '../../../src/protocol/oauth.js';
-import type { HttpAuth } from '../http-auth.js';
+import type { HttpAuth, Refusal } from '../http-auth.js';
 import type { ActorLog } from '../log.js';
 import { RecordProvider, sameIssuer, type OAuthClientConfig } from './provider.js';
 
@@ -82,27 +82,27 @@ export class UpstreamAuth implements HttpAuth {
     return token ? { authorization: `Bearer ${token}` } : {};
   }
 
-  async refused(status: number, challenge: string | undefined, sent: string | undefined, retried: boolean): Promise<boolean> {
+  async refused(status: number, challenge: string | undefined, sent: string | undefined, retried: boolean): Promise<Refusal> {
     // Only a Bearer challenge (RFC 6750, RFC 9728) starts OAuth; any other 401/403 stays a plain HTTP error.
-    if (!challenge || !/^\s*bearer\b/i.test(challenge)) return false;
+    if (!challenge || !/^\s*bearer\b/i.test(challenge)) return null;
     const params = extractWWWAuthenticateParams(new Response(null, { headers: { 'www-authenticate': challenge } }));
     if (params.resourceMetadataUrl) this.resourceMetadataUrl = params.resourceMetadataUrl;
     if (status === 403) {
-      if (params.error !== 'insufficient_scope') return false;
+      if (params.error !== 'insufficient_scope') return null;
       this.scope = unionScope(this.scope, params.scope);
-      this.need = `upstream ${this.server} needs a wider permission${params.scope ? ` (scope "${params.scope}")` : ''}: sign in again with '${signInCommand(this.server)}'`;
-      return false;
+      // This call fails; the connection, and the calls the token allows, go on.
+      return { signIn: `upstream ${this.server} needs a wider permission${params.scope ? ` (scope "${params.scope}")` : ''}: sign in again with '${signInCommand(this.server)}'` };
     }
     this.scope = unionScope(this.scope, params.scope);
     // A request is retried once: refused again, a person must sign in.
     if (!retried) {
       const current = this.bearer();
       // Another request already got a new token since this one was sent: just retry with it.
-      if (current !== null && sent !== current) return true;
-      if (this.renewable() && (await this.refresh())) return true;
+      if (current !== null && sent !== current) return 'retry';
+      if (this.renewable() && (await this.refresh())) return 'retry';
     }
     this.need = `upstream ${this.server} needs a sign-in: run '${signInCommand(this.server)}'`;
-    return false;
+    return { signIn: this.need };
   }
 
   /** One sign-in step asked for by the main thread. */
