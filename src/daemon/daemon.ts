@@ -15,7 +15,11 @@ import { ConnectionTester } from '../jobs/connection-tester.js';
 import { CapabilityService } from '../registry/capabilities.js';
 import { openRestartingWriter } from '../db/restarting-writer.js';
 import { McpAuth, type McpAuthMode } from '../http/mcp-auth.js';
-import { startHttpServer, type HttpServer } from '../http/server.js';
+import { LOOPBACK, startHttpServer, type HttpServer } from '../http/server.js';
+import { OAUTH_CALLBACK_PATH } from '../oauth/callback-page.js';
+import { oauthRecords } from '../oauth/records.js';
+import { SignIns } from '../oauth/sign-ins.js';
+import { oauthRoutes } from '../api/routes/oauth.js';
 import { nativeBindingLoaded } from '../http/uws.js';
 import { Logger, type LogLevel } from '../log.js';
 import { SessionClientLink } from '../mcp/client-link.js';
@@ -114,7 +118,7 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
   const writer = opened.value;
 
   const tuning: ActorTuning = { ...DEFAULT_ACTOR_TUNING, ...options.tuning };
-  const pool = new UpstreamPool(tuning, upstreamLogDir(home), log);
+  const pool = new UpstreamPool(tuning, upstreamLogDir(home), log, undefined, oauthRecords(writer.api, log));
   // The registry is created below; the gate and the router only ask it once lists flow.
   let registry: Registry | null = null;
   const servers = { config: (server: string) => registry?.config(server), all: () => registry?.all() ?? [] };
@@ -150,6 +154,10 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
   let configSync: ConfigFileSync | null = null;
   // The routes exist before the file is applied; they ask the sync once it runs.
   const fileOwnership = { ownerOf: (name: string) => configSync?.ownerOf(name) ?? null, declared: (name: string) => configSync?.declared(name) };
+
+  const signIns = new SignIns(pool, () => `http://${LOOPBACK}:${http!.port}${OAUTH_CALLBACK_PATH}`, (actor, event, server) => {
+    writer.api.audit(actor, event, server, {}).catch((error: Error) => log.warn('audit failed', { event, error: error.message }));
+  });
 
   let token = newToken();
   const mcpAuth = new McpAuth(options.mcpAuth ?? 'token', () => token);
@@ -207,6 +215,7 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
         },
       }),
       ...uiRoutes(new LoginCodes(), () => token),
+      ...oauthRoutes(signIns),
     ],
     () => token,
   );
@@ -229,6 +238,7 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
         },
       },
       operations.endpoints(() => token),
+      (query) => signIns.callback(query),
     );
   } catch (error) {
     await invocationLog.close();

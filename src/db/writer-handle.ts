@@ -51,6 +51,8 @@ const METHODS: Record<keyof DbWriterApi, true> = {
   listClients: true,
   addClient: true,
   revokeClient: true,
+  getOAuth: true,
+  saveOAuth: true,
   close: true,
 };
 

@@ -10,6 +10,8 @@ import { BodyTooLargeError, readBody, readRequest, ResponseState, sendBuffered, 
 import { BEARER_CHALLENGE } from './bearer.js';
 import { isAllowedHost, isAllowedOrigin } from './host-check.js';
 import { PortTakenError } from './port-taken.js';
+import { callbackHtml, OAUTH_CALLBACK_PATH } from '../oauth/callback-page.js';
+import type { CallbackPage } from '../oauth/sign-ins.js';
 import type { McpAuth } from './mcp-auth.js';
 import { registerOpsRoutes, type OpsEndpoints } from './ops-routes.js';
 import { uws, type HttpResponse, type TemplatedApp, type us_listen_socket } from './uws.js';
@@ -32,6 +34,7 @@ export interface HttpServer {
 }
 
 const JSON_HEADERS = { 'content-type': 'application/json' };
+const HTML_HEADERS = { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store', 'referrer-policy': 'no-referrer' };
 
 function sendJson(state: ResponseState, response: ApiResponse): void {
   if (response.body === undefined) sendBuffered(state, response.status, {}, '');
@@ -77,6 +80,7 @@ export async function startHttpServer(
   log: Logger,
   admin: Omit<AdminDeps, 'port' | 'log'>,
   ops: OpsEndpoints,
+  oauthCallback: ((query: URLSearchParams) => Promise<CallbackPage>) | null = null,
 ): Promise<HttpServer> {
   const app = uws.App();
   let port = 0;
@@ -134,6 +138,19 @@ export async function startHttpServer(
       if (!state.aborted) log.error('api request failed', { path: incoming.path, error: String(error) });
       sendJson(state, envelope(500, 'INTERNAL', 'internal error in coffer; see the daemon log'));
     });
+  });
+
+  // The browser's return from an upstream's authorization server: no credential (the state parameter is the proof).
+  app.get(OAUTH_CALLBACK_PATH, (res: HttpResponse, req) => {
+    const state = new ResponseState(res);
+    const incoming = readRequest(req);
+    if (!guard(state, incoming) || !oauthCallback) return;
+    oauthCallback(new URLSearchParams(incoming.query))
+      .then((page) => sendBuffered(state, page.status, HTML_HEADERS, callbackHtml(page)))
+      .catch((error: unknown) => {
+        log.error('oauth callback failed', { error: String(error) });
+        sendBuffered(state, 500, HTML_HEADERS, callbackHtml({ status: 500, ok: false, message: 'internal error in coffer; see the daemon log' }));
+      });
   });
 
   const adminWs = registerAdminWs(app, { ...admin, port: () => port, log });

@@ -5,11 +5,13 @@
 // port. Both ports are handed over in ActorInit.
 import type { MessagePort } from 'node:worker_threads';
 import type { ListKind } from './capabilities.js';
+import type { OAuthAction, OAuthOutcome, OAuthRecord } from './oauth.js';
 import type { ErrorBody, JsonRpcErrorBody } from './errors.js';
 import type { EncodedList } from './list-codec.js';
 import type { ServerConfig } from './server-config.js';
 
-export type ActorState = 'connecting' | 'ready' | 'backoff' | 'failed' | 'stopped';
+/** needs_auth: the upstream wants an OAuth sign-in by a person (`coffer mcp auth NAME`); no retries until then. */
+export type ActorState = 'connecting' | 'ready' | 'backoff' | 'failed' | 'needs_auth' | 'stopped';
 
 export interface ActorTuning {
   /** R2: list cache lifetime. */
@@ -40,6 +42,8 @@ export interface ActorInit {
   events: MessagePort;
   /** CallMessages in, CallReplies out. */
   calls: MessagePort;
+  /** HTTP/SSE upstreams: the stored OAuth state, if any. */
+  oauth?: OAuthRecord | null;
 }
 
 /**
@@ -97,6 +101,8 @@ export type CallMessage =
   | { type: 'shutdown'; seq: number }
   /** Aborts a forwarded request; the upstream gets notifications/cancelled. */
   | { type: 'cancel'; id: string; reason: string }
+  /** OAuth sign-in steps of an HTTP/SSE upstream. */
+  | { type: 'oauth'; seq: number; action: OAuthAction }
   | { type: 'command'; command: ActorCommand };
 
 /** The upstream's progress on a forwarded request: only the fields the spec gives it. */
@@ -118,6 +124,7 @@ export type CallAnswer =
   | { seq: number; outcome: ForwardOutcome; upstreamAt?: [number, number] }
   | { seq: number; list: ListOutcome }
   | { seq: number; done: true }
+  | { seq: number; oauth: OAuthOutcome }
   | { seq: number; failure: string };
 
 export interface ActorStatus {
@@ -166,4 +173,6 @@ export type ActorEvent =
   /** The upstream cancelled (or timed out) a client_request. */
   | { type: 'client_request_cancelled'; server: string; ticket: number; reason: string }
   /** Any other upstream notification for clients (notifications/message, notifications/resources/updated, ...). */
-  | { type: 'notification'; server: string; target: ClientTarget; method: string; params: Record<string, unknown> };
+  | { type: 'notification'; server: string; target: ClientTarget; method: string; params: Record<string, unknown> }
+  /** The upstream's OAuth state changed (null: forgotten): to be sealed and stored, never published. */
+  | { type: 'oauth_saved'; server: string; record: OAuthRecord | null };

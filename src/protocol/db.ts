@@ -2,6 +2,7 @@
 import type { CapabilityType } from './capabilities.js';
 import type { Result } from './errors.js';
 import type { InvocationRecord, InvocationStatus } from './events.js';
+import type { OAuthRecord } from './oauth.js';
 import type { ServerConfig } from './server-config.js';
 
 /** Who caused an audited change. */
@@ -91,6 +92,11 @@ export interface DbWriterApi {
   addClient(name: string, tokenHash: string, actor: AuditActor): Promise<Result<ClientCredential>>;
   /** RESOURCE_NOT_FOUND if missing. Audited as client_revoked. */
   revokeClient(name: string, actor: AuditActor): Promise<Result<null>>;
+
+  /** An HTTP/SSE upstream's OAuth state, opened (null: none). Never audited, never published. */
+  getOAuth(server: string): Promise<OAuthRecord | null>;
+  /** Sealed at rest; null forgets it. */
+  saveOAuth(server: string, record: OAuthRecord | null): Promise<void>;
 
   /** Checkpoints WAL and closes the handle. */
   close(): Promise<void>;

@@ -23,6 +23,8 @@ export const ERROR_HTTP_STATUS = {
   UPSTREAM_UNAVAILABLE: 503,
   /** Too many bytes already in flight to that upstream (or to all of them): retry later. */
   UPSTREAM_BUSY: 503,
+  /** The upstream wants a sign-in (OAuth) first: `coffer mcp auth NAME`. */
+  UPSTREAM_AUTH_REQUIRED: 503,
   DAEMON_NOT_READY: 503,
   UPSTREAM_TIMEOUT: 504,
 } as const;
@@ -51,6 +53,8 @@ export const JSONRPC = {
   UPSTREAM_BUSY: -32012,
   /** /mcp without a valid credential (HTTP 401). */
   UNAUTHENTICATED: -32013,
+  /** The upstream wants a sign-in (OAuth) before it answers. */
+  UPSTREAM_AUTH_REQUIRED: -32014,
 } as const;
 
 export interface JsonRpcErrorBody {

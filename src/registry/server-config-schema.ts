@@ -47,7 +47,21 @@ const flag = (fallback: boolean) => z.boolean({ error: 'must be true or false' }
  * Checked entry by entry on the object as given, so every key is kept as its own property
  * (a record schema would drop "__proto__") and each entry's problems are listed together.
  */
-function secretMap(rules: { key: RegExp; keyRule: string; forbidden: RegExp; forbiddenRule: string; caseInsensitive: boolean }) {
+interface SecretMapRules {
+  key: RegExp;
+  keyRule: string;
+  forbidden: RegExp;
+  forbiddenRule: string;
+  caseInsensitive: boolean;
+}
+
+function secretMap(rules: SecretMapRules) {
+  return checkedSecretMap(rules).default(() => ({})).meta(secretMapMeta(rules));
+}
+
+const secretMapMeta = (rules: SecretMapRules) => ({ type: 'object', maxProperties: MAX_ITEMS, propertyNames: { pattern: rules.key.source }, additionalProperties: { type: 'string', maxLength: MAX_SECRET } });
+
+function checkedSecretMap(rules: SecretMapRules) {
   const value = z
     .string({ error: 'must be a string' })
     .max(MAX_SECRET, { error: `must be at most ${MAX_SECRET} characters`, abort: true })
@@ -67,9 +81,7 @@ function secretMap(rules: { key: RegExp; keyRule: string; forbidden: RegExp; for
         for (const issue of value.safeParse(item).error?.issues ?? []) ctx.addIssue({ code: 'custom', path: [key], message: issue.message });
       }
     })
-    .transform((map) => map as Record<string, string>)
-    .default(() => ({}))
-    .meta({ type: 'object', maxProperties: MAX_ITEMS, propertyNames: { pattern: rules.key.source }, additionalProperties: { type: 'string', maxLength: MAX_SECRET } });
+    .transform((map) => map as Record<string, string>);
 }
 
 const env = secretMap({
@@ -89,6 +101,31 @@ const headers = secretMap({
   // Two spellings of one header name would race for it.
   caseInsensitive: true,
 });
+
+const OAUTH_GRANTS = ['authorization_code', 'client_credentials'];
+
+/**
+ * An http/sse server's OAuth client (every value sealed like a header value): a
+ * pre-registered client (client_id, client_secret), the scope to ask for when
+ * the server names none, and the grant: authorization_code (a person signs
+ * in; the default) or client_credentials (no person; needs both client values).
+ */
+const oauthRules: SecretMapRules = {
+  key: /^(client_id|client_secret|scope|grant_type)$/,
+  keyRule: 'one of client_id, client_secret, scope, grant_type',
+  forbidden: /[\0\r\n]/,
+  forbiddenRule: 'NUL or line breaks',
+  caseInsensitive: false,
+};
+const oauth = checkedSecretMap(oauthRules)
+  .superRefine((map, ctx) => {
+    const grant = map.grant_type;
+    if (grant !== undefined && !OAUTH_GRANTS.includes(grant)) ctx.addIssue({ code: 'custom', path: ['grant_type'], message: `must be one of ${OAUTH_GRANTS.join(', ')}` });
+    if (grant === 'client_credentials' && (!map.client_id || !map.client_secret)) ctx.addIssue('client_credentials needs client_id and client_secret');
+    if (map.client_secret !== undefined && !map.client_id) ctx.addIssue({ code: 'custom', path: ['client_secret'], message: 'needs client_id' });
+  })
+  .optional()
+  .meta(secretMapMeta(oauthRules));
 
 const arg = text({ allowEmpty: true }).refine((value) => !value.includes(REDACTED), {
   error: `holds the placeholder "${REDACTED}" but matches no stored argument: give the value`,
@@ -123,7 +160,7 @@ const stdioTransport = z.strictObject({
     .transform((cwd) => cwd ?? null),
 });
 
-const httpFields = { url, headers };
+const httpFields = { url, headers, oauth };
 const transport = z.discriminatedUnion(
   'type',
   [

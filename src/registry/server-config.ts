@@ -53,14 +53,16 @@ export function parseServerConfig(input: unknown): Result<ServerConfig> {
 }
 
 /**
- * The config as API answers show it: every env and header value replaced by "[redacted]"
+ * The config as API answers show it: every env, header and OAuth client value replaced by "[redacted]"
  * (keys kept), and the secret part of every argument that looks like one.
  * `allArgs`: every argument replaced (audit entries, kept in the database file, hold none in clear).
  */
 export function redactConfig(config: ServerConfig, options: { allArgs?: boolean } = {}): ServerConfig {
   const redact = (map: Record<string, string>) => Object.fromEntries(Object.keys(map).map((key) => [key, REDACTED]));
   const transport = config.transport;
-  if (transport.type !== 'stdio') return { ...config, transport: { ...transport, headers: redact(transport.headers) } };
+  if (transport.type !== 'stdio') {
+    return { ...config, transport: { ...transport, headers: redact(transport.headers), ...(transport.oauth ? { oauth: redact(transport.oauth) } : {}) } };
+  }
   const args = options.allArgs ? transport.args.map(() => REDACTED) : maskArgs(transport.args);
   return { ...config, transport: { ...transport, args, env: redact(transport.env) } };
 }

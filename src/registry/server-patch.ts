@@ -53,6 +53,7 @@ function patchTransport(stored: TransportConfig, patch: Json, errors: FieldError
   if ('args' in patch && stored.type === 'stdio') merged.args = restoreMaskedArgs(patch.args, stored.args);
   const sameOrigin = stored.type !== 'stdio' && originMove(stored.url, merged.url) === null;
   if ('headers' in patch) merged.headers = keepStoredSecrets(patch.headers, stored.type !== 'stdio' && sameOrigin ? stored.headers : undefined);
+  if ('oauth' in patch) merged.oauth = keepStoredSecrets(patch.oauth, stored.type !== 'stdio' ? stored.oauth : undefined);
   headersAcrossOrigins(stored, merged, patch, errors);
   return merged;
 }

@@ -9,6 +9,7 @@ import type { ActorCommand, ActorEvent, ActorInit, ActorStatus, ActorTuning, Cal
 import type { ListKind } from '../protocol/capabilities.js';
 import { JSONRPC, messageOf, type ErrorBody } from '../protocol/errors.js';
 import { decodeList } from '../protocol/list-codec.js';
+import type { OAuthAction, OAuthOutcome, OAuthRecord } from '../protocol/oauth.js';
 import type { ServerConfig } from '../protocol/server-config.js';
 import { actorEntry } from '../paths.js';
 import { approximateChars, busyForward, inFlight, MAX_IN_FLIGHT_PER_UPSTREAM } from './in-flight.js';
@@ -25,6 +26,8 @@ export interface ActorOptions {
   bootSlot?: () => Promise<() => void>;
   /** A worker that died without stop() is replaced this long after its death. Absent: it is not. */
   respawnDelayMs?: number;
+  /** The stored OAuth state of an HTTP/SSE upstream, read before each boot. */
+  oauthRecord?: () => Promise<OAuthRecord | null>;
 }
 
 export interface ActorCallbacks {
@@ -113,26 +116,26 @@ export class UpstreamActor implements Upstream {
     return this.options.config;
   }
 
-  private boot(): Promise<boolean> {
-    const { bootSlot } = this.options;
+  private async boot(): Promise<boolean> {
+    const { bootSlot, oauthRecord } = this.options;
+    const oauth = oauthRecord && this.config.transport.type !== 'stdio' ? await oauthRecord().catch(() => null) : null;
     if (!bootSlot) {
-      this.spawn(() => undefined);
-      return Promise.resolve(true);
-    }
-    return bootSlot().then((release) => {
-      if (this.stopping) {
-        release();
-        return false;
-      }
-      this.spawn(release);
+      this.spawn(() => undefined, oauth);
       return true;
-    });
+    }
+    const release = await bootSlot();
+    if (this.stopping) {
+      release();
+      return false;
+    }
+    this.spawn(release, oauth);
+    return true;
   }
 
-  private spawn(release: () => void): void {
+  private spawn(release: () => void, oauth: OAuthRecord | null): void {
     const events = new MessageChannel();
     const calls = new MessageChannel();
-    const init: ActorInit = { config: this.config, logFile: this.options.logFile, tuning: this.options.tuning, events: events.port2, calls: calls.port2 };
+    const init: ActorInit = { config: this.config, logFile: this.options.logFile, tuning: this.options.tuning, events: events.port2, calls: calls.port2, oauth };
     const worker = new Worker(actorEntry(), {
       workerData: init,
       transferList: [events.port2, calls.port2],
@@ -296,6 +299,15 @@ export class UpstreamActor implements Upstream {
     }
     await this.exited;
     if (!this.cleanShutdown) this.killOrphanedChild();
+  }
+
+  /** One OAuth sign-in step (see UpstreamAuth in the actor). */
+  oauth(action: OAuthAction): Promise<OAuthOutcome> {
+    const gone = (reason: string): OAuthOutcome => ({ ok: false, error: { code: 'UPSTREAM_UNAVAILABLE', message: `${this.name}: ${reason}` } });
+    return this.use(() => {
+      const seq = this.nextSeq++;
+      return this.ask(seq, { type: 'oauth', seq, action }, (answer) => ('oauth' in answer ? answer.oauth : gone(failureOf(answer))), gone);
+    }, gone);
   }
 
   private askShutdown(): Promise<boolean> {

@@ -6,6 +6,7 @@ import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import type { ActorEvent, ActorStatus, ActorTuning } from '../protocol/actor.js';
 import type { ListKind } from '../protocol/capabilities.js';
+import type { OAuthAction, OAuthOutcome, OAuthRecord } from '../protocol/oauth.js';
 import type { ServerConfig } from '../protocol/server-config.js';
 import type { Logger } from '../log.js';
 import { UpstreamActor } from './actor.js';
@@ -17,6 +18,12 @@ export interface PoolEvents {
   list_changed: [server: string, kind: ListKind];
   /** The upstream's requests and notifications for clients. */
   client: [event: Extract<ActorEvent, { type: 'client_request' | 'client_request_cancelled' | 'notification' }>];
+}
+
+/** Where the pool keeps upstreams' OAuth state (sealed, by the DB writer). */
+export interface OAuthRecords {
+  load(server: string): Promise<OAuthRecord | null>;
+  save(server: string, record: OAuthRecord | null): void;
 }
 
 const RESPAWN_DELAY_MS = 1_000;
@@ -32,6 +39,7 @@ export class UpstreamPool extends EventEmitter<PoolEvents> implements UpstreamDi
     private readonly logDir: string,
     private readonly log: Logger,
     concurrentBoots = DEFAULT_CONCURRENT_BOOTS,
+    private readonly oauthRecords: OAuthRecords | null = null,
   ) {
     super();
     this.boots = new BootSlots(concurrentBoots);
@@ -42,7 +50,8 @@ export class UpstreamPool extends EventEmitter<PoolEvents> implements UpstreamDi
     const name = config.name;
     if (this.entries.has(name)) return;
     const actor = new UpstreamActor(
-      { config, logFile: join(this.logDir, `${name}.log`), tuning: this.tuning, bootSlot: () => this.boots.acquire(), respawnDelayMs: RESPAWN_DELAY_MS },
+      { config, logFile: join(this.logDir, `${name}.log`), tuning: this.tuning, bootSlot: () => this.boots.acquire(), respawnDelayMs: RESPAWN_DELAY_MS,
+        ...(this.oauthRecords ? { oauthRecord: () => this.oauthRecords!.load(name) } : {}) },
       {
         onEvent: (event) => this.onEvent(name, event),
         onExit: (reason) => this.log.error('actor worker died; replacing it', { server: name, reason }),
@@ -59,6 +68,10 @@ export class UpstreamPool extends EventEmitter<PoolEvents> implements UpstreamDi
         break;
       case 'list_changed':
         this.emit('list_changed', server, event.kind);
+        break;
+      // Secrets: stored, never emitted.
+      case 'oauth_saved':
+        this.oauthRecords?.save(server, event.record);
         break;
       default:
         this.emit('client', event);
@@ -84,7 +97,13 @@ export class UpstreamPool extends EventEmitter<PoolEvents> implements UpstreamDi
     return this.entries.get(name);
   }
 
+  /** One OAuth sign-in step for a running actor (null: none by that name). */
+  oauth(name: string, action: OAuthAction): Promise<OAuthOutcome> | null {
+    return this.entries.get(name)?.oauth(action) ?? null;
+  }
+
   status(name: string): ActorStatus | null {
+
     return this.entries.get(name)?.lastStatus ?? null;
   }
 

@@ -10,6 +10,7 @@ import { LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS } from '../../src/
 import type { ServerConfig } from '../../src/protocol/server-config.js';
 import { VERSION } from '../../src/version.js';
 import { isObject, JsonRpcSession, ProtocolNoise, RpcError, type ServerRequestAnswer } from './jsonrpc-session.js';
+import { UpstreamAuthError, type HttpAuth } from './http-auth.js';
 import type { ActorLog } from './log.js';
 import { createTransport, type UpstreamTransport } from './transports.js';
 
@@ -23,9 +24,10 @@ const ERROR_NOTE_INTERVAL_MS = 1_000;
 
 /**
  * timeout: our deadline passed (never retried) · cancelled: the caller aborted ·
- * unavailable: the session is gone or unreachable · upstream: the upstream answered a JSON-RPC error.
+ * unavailable: the session is gone or unreachable · upstream: the upstream answered a JSON-RPC error ·
+ * auth: the upstream wants a sign-in (or a wider scope) first.
  */
-export type FailureKind = 'timeout' | 'cancelled' | 'unavailable' | 'upstream';
+export type FailureKind = 'timeout' | 'cancelled' | 'unavailable' | 'upstream' | 'auth';
 
 export class RequestFailure extends Error {
   constructor(
@@ -112,8 +114,8 @@ export class Connection {
   }
 
   /** Builds the transport and session; nothing is started until connect(). */
-  static async create(config: ServerConfig, log: ActorLog, hooks: ConnectionHooks, clientCapabilities: Record<string, unknown>): Promise<Connection> {
-    const upstream = await createTransport(config.transport, log);
+  static async create(config: ServerConfig, log: ActorLog, hooks: ConnectionHooks, clientCapabilities: Record<string, unknown>, auth: HttpAuth | null = null): Promise<Connection> {
+    const upstream = await createTransport(config.transport, log, auth);
     return new Connection(upstream, config, log, hooks, clientCapabilities);
   }
 
@@ -222,6 +224,7 @@ export class Connection {
     if (cause === 'cancelled') return new RequestFailure('cancelled', `${method} was cancelled`);
     if (this.ended) return new RequestFailure('unavailable', `connection lost during ${method}`);
     if (error instanceof RpcError) return new RequestFailure('upstream', error.message, rpcErrorBody(error));
+    if (error instanceof UpstreamAuthError) return new RequestFailure('auth', error.message);
     // A transport that failed to send (refused, reset, unknown session): check whether the session is still there.
     this.probe();
     return new RequestFailure('unavailable', `${method} failed: ${messageOf(error)}`);

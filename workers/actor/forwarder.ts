@@ -50,7 +50,7 @@ export class Forwarder {
     let lease: Lease | string | undefined;
     try {
       lease = await this.connectionFor(req);
-      if (typeof lease === 'string') return this.error(JSONRPC.UPSTREAM_UNAVAILABLE, 'UPSTREAM_UNAVAILABLE', lease);
+      if (typeof lease === 'string') return this.unavailable(lease);
       // A call cancelled while its connection opened fails in request() as cancelled, without being sent.
       // The router already took the client's progressToken off; the session sets its own when progress is wanted.
       const result = await lease.connection.request(req.method, req.params, {
@@ -107,7 +107,15 @@ export class Forwarder {
         return this.error(JSONRPC.UPSTREAM_UNAVAILABLE, 'UPSTREAM_UNAVAILABLE', `${this.config.name}: ${failure.message}`);
       case 'cancelled':
         return { ok: false, error: { code: REQUEST_CANCELLED, message: failure.message } };
+      case 'auth':
+        return this.error(JSONRPC.UPSTREAM_AUTH_REQUIRED, 'UPSTREAM_AUTH_REQUIRED', `${this.config.name}: ${failure.message}`);
     }
+  }
+
+  /** No connection: the supervisor tells whether a sign-in is what is missing. */
+  private unavailable(reason: string): ForwardOutcome {
+    const code = this.supervisor.unavailableCode();
+    return this.error(JSONRPC[code], code, reason);
   }
 
   /** An answer that breaks the nesting policy fails this call only. */
@@ -116,7 +124,7 @@ export class Forwarder {
     return this.error(JSONRPC.UPSTREAM_RESPONSE_INVALID, 'UPSTREAM_RESPONSE_INVALID', message);
   }
 
-  private error(code: number, dataCode: 'UPSTREAM_TIMEOUT' | 'UPSTREAM_UNAVAILABLE' | 'UPSTREAM_RESPONSE_INVALID', message: string): ForwardOutcome {
+  private error(code: number, dataCode: 'UPSTREAM_TIMEOUT' | 'UPSTREAM_UNAVAILABLE' | 'UPSTREAM_RESPONSE_INVALID' | 'UPSTREAM_AUTH_REQUIRED', message: string): ForwardOutcome {
     const error: JsonRpcErrorBody = { code, message, data: { code: dataCode, server: this.config.name } };
     return { ok: false, error };
   }

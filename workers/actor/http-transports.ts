@@ -11,6 +11,7 @@ import { RpcError } from './jsonrpc-session.js';
 import { JSONRPC } from '../../src/protocol/errors.js';
 import { SseParser, type SseEvent } from './sse-parser.js';
 import { addTraceHeaders } from './trace-headers.js';
+import { UpstreamAuthError, type HttpAuth } from './http-auth.js';
 
 type HttpModule = typeof import('node:http');
 
@@ -166,6 +167,7 @@ abstract class HttpTransportBase implements MessageTransport {
     private readonly http: HttpModule,
     private readonly agent: Agent,
     private readonly headers: Record<string, string>,
+    private readonly auth: HttpAuth | null = null,
   ) {}
 
   abstract start(): Promise<void>;
@@ -181,8 +183,27 @@ abstract class HttpTransportBase implements MessageTransport {
     return headers;
   }
 
-  /** One HTTP exchange; resolves with the response once its headers are in. */
-  protected exchange(method: string, url: URL, headers: OutgoingHttpHeaders, body?: string, onRequest?: (req: ClientRequest) => void): Promise<IncomingMessage> {
+  /**
+   * One HTTP exchange; resolves with the response once its headers are in. With
+   * an auth hook, a 401/403 is shown to it first: retried once if it says so,
+   * an UpstreamAuthError if a person must sign in.
+   */
+  protected async exchange(method: string, url: URL, headers: OutgoingHttpHeaders, body?: string, onRequest?: (req: ClientRequest) => void, retried = false): Promise<IncomingMessage> {
+    if (!this.auth) return this.exchangeOnce(method, url, headers, body, onRequest);
+    Object.assign(headers, await this.auth.headers());
+    const res = await this.exchangeOnce(method, url, headers, body, onRequest);
+    const status = res.statusCode ?? 0;
+    if (status !== 401 && status !== 403) return res;
+    const sent = typeof headers.authorization === 'string' ? headers.authorization : undefined;
+    const refusal = await this.auth.refused(status, res.headers['www-authenticate'], sent, retried);
+    if (refusal === null) return res;
+    res.resume();
+    if (refusal !== 'retry') throw new UpstreamAuthError(refusal.signIn);
+    delete headers.authorization;
+    return this.exchange(method, url, headers, body, onRequest, true);
+  }
+
+  private exchangeOnce(method: string, url: URL, headers: OutgoingHttpHeaders, body?: string, onRequest?: (req: ClientRequest) => void): Promise<IncomingMessage> {
     if (this.closed) return Promise.reject(new Error('Not connected'));
     return new Promise((resolve, reject) => {
       if (body !== undefined) headers['content-length'] = Buffer.byteLength(body);
@@ -275,7 +296,7 @@ export class StreamableHttpTransport extends HttpTransportBase {
     } catch (error) {
       // A request we cut off ourselves (abandon) is not a transport problem.
       if (cutOff()) throw error;
-      const failure = new Error(`Streamable HTTP error: ${asError(error).message}`);
+      const failure = error instanceof UpstreamAuthError ? error : new Error(`Streamable HTTP error: ${asError(error).message}`);
       this.report(failure);
       throw failure;
     }
@@ -453,7 +474,7 @@ export class LegacySseTransport extends HttpTransportBase {
     try {
       res = await this.exchange('POST', this.endpoint, headers, JSON.stringify(message));
     } catch (error) {
-      const failure = new Error(`SSE error: ${asError(error).message}`);
+      const failure = error instanceof UpstreamAuthError ? error : new Error(`SSE error: ${asError(error).message}`);
       this.report(failure);
       throw failure;
     }
@@ -474,10 +495,10 @@ async function parts(url: string): Promise<[URL, HttpModule, Agent]> {
   return [parsed, http, new http.Agent({ keepAlive: true })];
 }
 
-export async function createStreamableHttp(url: string, headers: Record<string, string>): Promise<StreamableHttpTransport> {
-  return new StreamableHttpTransport(...(await parts(url)), headers);
+export async function createStreamableHttp(url: string, headers: Record<string, string>, auth: HttpAuth | null = null): Promise<StreamableHttpTransport> {
+  return new StreamableHttpTransport(...(await parts(url)), headers, auth);
 }
 
-export async function createLegacySse(url: string, headers: Record<string, string>): Promise<LegacySseTransport> {
-  return new LegacySseTransport(...(await parts(url)), headers);
+export async function createLegacySse(url: string, headers: Record<string, string>, auth: HttpAuth | null = null): Promise<LegacySseTransport> {
+  return new LegacySseTransport(...(await parts(url)), headers, auth);
 }

@@ -74,17 +74,17 @@ export class Lister {
   private async fetch(kind: ListKind): Promise<CachedList | { error: ErrorBody }> {
     const reused = this.supervisor.isReady;
     let connection = await this.supervisor.usable();
-    if (!connection) return this.failure(kind, 'UPSTREAM_UNAVAILABLE', this.supervisor.unavailableReason());
+    if (!connection) return this.failure(kind, this.supervisor.unavailableCode(), this.supervisor.unavailableReason());
     let generation = this.cache.generation(kind);
     let fetched = await this.fetchFrom(connection, kind);
     if (fetched instanceof RequestFailure && fetched.kind !== 'timeout' && !refusedAnswer(fetched) && reused) {
       connection = await this.supervisor.replace(connection, `${LIST_METHOD[kind]} failed: ${fetched.message}`);
-      if (!connection) return this.failure(kind, 'UPSTREAM_UNAVAILABLE', this.supervisor.unavailableReason());
+      if (!connection) return this.failure(kind, this.supervisor.unavailableCode(), this.supervisor.unavailableReason());
       generation = this.cache.generation(kind);
       fetched = await this.fetchFrom(connection, kind);
     }
     if (fetched instanceof RequestFailure) {
-      const code = fetched.kind === 'timeout' ? 'UPSTREAM_TIMEOUT' : refusedAnswer(fetched) ? 'UPSTREAM_RESPONSE_INVALID' : 'UPSTREAM_UNAVAILABLE';
+      const code = fetched.kind === 'timeout' ? 'UPSTREAM_TIMEOUT' : refusedAnswer(fetched) ? 'UPSTREAM_RESPONSE_INVALID' : fetched.kind === 'auth' ? 'UPSTREAM_AUTH_REQUIRED' : 'UPSTREAM_UNAVAILABLE';
       return this.failure(kind, code, `${LIST_METHOD[kind]} on ${this.config.name}: ${fetched.message}`);
     }
     return this.cache.store(kind, fetched, generation);

@@ -14,6 +14,7 @@ import { Lister } from './lister.js';
 import { openLog } from './log.js';
 import { SessionConnections } from './session-connections.js';
 import { Supervisor } from './supervisor.js';
+import { noOAuth, upstreamAuth } from './oauth/setup.js';
 
 if (isMainThread) throw new Error('workers/actor/main.js runs as a worker thread');
 
@@ -32,13 +33,21 @@ function serverMessages(session: string | null): Pick<ConnectionHooks, 'onNotifi
   };
 }
 
+const auth = upstreamAuth(init, log, {
+  save: (record) => emit({ type: 'oauth_saved', server: init.config.name, record }),
+  signedIn: () => supervisor.signedIn(),
+  signedOut: () => {
+    supervisor.signedOut();
+    void sessions?.closeAll(false);
+  },
+});
 const supervisor: Supervisor = new Supervisor(init.config, init.tuning, log, {
   onState: (status) => emit({ type: 'state', server: init.config.name, status }),
   onSessionStart: () => lister.sessionStarted(),
   onSessionEnd: () => lister.sessionEnded(),
   connection: serverMessages(null),
-});
-const sessions = init.config.session_mode === 'per_session' ? new SessionConnections(init.config, log, serverMessages) : null;
+}, auth);
+const sessions = init.config.session_mode === 'per_session' ? new SessionConnections(init.config, log, serverMessages, auth) : null;
 const cache = new ListCache(init.tuning.cacheTtlMs);
 const lister = new Lister(init.config, supervisor, cache, log, emit);
 const forwarder = new Forwarder(init.config, supervisor, sessions);
@@ -65,6 +74,7 @@ function answerList(seq: number, list: ListOutcome): void {
 async function shutdown(): Promise<void> {
   forwarder.cancelAll('actor shutting down');
   relay.abandonAll();
+  auth?.close();
   await Promise.all([supervisor.shutdown(), sessions?.closeAll()]);
   await log.close();
   init.events.close();
@@ -119,6 +129,12 @@ init.calls.on('message', (message: CallMessage) => {
     case 'cancel':
       forwarder.cancel(message.id, message.reason);
       break;
+    case 'oauth': {
+      const { seq } = message;
+      const outcome = auth ? auth.act(message.action) : Promise.resolve(noOAuth(init.config.name));
+      outcome.then((oauth) => answer({ seq, oauth }), (error: unknown) => answer({ seq, failure: messageOf(error) }));
+      break;
+    }
     case 'command':
       command(message.command);
       break;

@@ -6,6 +6,7 @@
 import type { ClientRef } from '../../src/protocol/actor.js';
 import type { ServerConfig } from '../../src/protocol/server-config.js';
 import { Connection, type ConnectionHooks } from './connection.js';
+import type { HttpAuth } from './http-auth.js';
 import type { ActorLog } from './log.js';
 
 /** A session's connection with no call in flight for this long is closed (reopened on its next call). */
@@ -41,6 +42,7 @@ export class SessionConnections {
     private readonly config: ServerConfig,
     private readonly log: ActorLog,
     private readonly hooks: SessionConnectionHooks,
+    private readonly auth: HttpAuth | null = null,
   ) {}
 
   /**
@@ -98,9 +100,9 @@ export class SessionConnections {
     }
   }
 
-  /** Closes every session's connection; nothing opens after this. */
-  async closeAll(): Promise<void> {
-    this.stopped = true;
+  /** Closes every session's connection; with `stop`, nothing opens after this. */
+  async closeAll(stop = true): Promise<void> {
+    if (stop) this.stopped = true;
     await Promise.all([...this.entries.keys()].map((session) => this.close(session)));
   }
 
@@ -125,6 +127,7 @@ export class SessionConnections {
         onRequest: hooks.onRequest,
       },
       declared,
+      this.auth,
     );
     await connection.connect();
     const level = this.logLevels.get(client.session);

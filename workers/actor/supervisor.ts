@@ -8,6 +8,7 @@ import { sanitiseText } from '../../src/protocol/untrusted-text.js';
 import type { ServerConfig } from '../../src/protocol/server-config.js';
 import { retryPlan } from './backoff.js';
 import { Connection, type ConnectionHooks } from './connection.js';
+import type { HttpAuth } from './http-auth.js';
 import type { ActorLog } from './log.js';
 
 /**
@@ -45,6 +46,8 @@ export class Supervisor {
     private readonly tuning: ActorTuning,
     private readonly log: ActorLog,
     private readonly hooks: SupervisorHooks,
+    /** An HTTP/SSE upstream's OAuth hook: a connect it refuses means `needs_auth`, not a retry. */
+    private readonly auth: HttpAuth | null = null,
   ) {}
 
   start(): void {
@@ -67,6 +70,23 @@ export class Supervisor {
 
   get isReady(): boolean {
     return this.current !== null;
+  }
+
+  /** The error code of unavailableReason(). */
+  unavailableCode(): 'UPSTREAM_AUTH_REQUIRED' | 'UPSTREAM_UNAVAILABLE' {
+    return this.state === 'needs_auth' ? 'UPSTREAM_AUTH_REQUIRED' : 'UPSTREAM_UNAVAILABLE';
+  }
+
+  /** Signed in while waiting for it: connect now. */
+  signedIn(): void {
+    if (this.state !== 'needs_auth' || this.stopped) return;
+    this.failures = 0;
+    this.connect();
+  }
+
+  /** Signed out: the connection ends, and the next one finds out it needs a sign-in. */
+  signedOut(): void {
+    if (this.current) void this.replace(this.current, 'signed out');
   }
 
   /** Why there is no connection, for error messages. */
@@ -132,6 +152,7 @@ export class Supervisor {
         this.log,
         { ...this.hooks.connection, onLost: (reason) => connection && this.lost(connection, reason) },
         SHARED_CLIENT_CAPABILITIES,
+        this.auth,
       );
       if (this.stopped) return;
       this.opening = connection;
@@ -173,6 +194,15 @@ export class Supervisor {
   }
 
   private fail(reason: string): void {
+    const signIn = this.auth?.signInNeeded() ?? null;
+    if (signIn !== null) {
+      // Retrying cannot help: a person must sign in first (signedIn() connects again).
+      this.failures = 0;
+      this.lastError = sanitiseText(signIn);
+      this.log.note(`needs sign-in: ${signIn}`);
+      this.setState('needs_auth');
+      return;
+    }
     this.failures += 1;
     this.lastError = sanitiseText(reason);
     const plan = retryPlan(this.failures, this.tuning);

@@ -3,6 +3,7 @@
 // network ones are imported only when needed.
 import type { TransportConfig } from '../../src/protocol/server-config.js';
 import { childEnv } from './child-env.js';
+import type { HttpAuth } from './http-auth.js';
 import type { MessageTransport } from './jsonrpc-session.js';
 import type { ActorLog } from './log.js';
 
@@ -14,7 +15,8 @@ export interface UpstreamTransport {
   endSession?(): Promise<void>;
 }
 
-export async function createTransport(config: TransportConfig, log: ActorLog): Promise<UpstreamTransport> {
+/** `auth`: the OAuth hook of an HTTP/SSE upstream (null: static headers only). */
+export async function createTransport(config: TransportConfig, log: ActorLog, auth: HttpAuth | null = null): Promise<UpstreamTransport> {
   switch (config.type) {
     case 'stdio': {
       const { StdioTransport } = await import('./stdio-transport.js');
@@ -29,12 +31,12 @@ export async function createTransport(config: TransportConfig, log: ActorLog): P
     }
     case 'http': {
       const { createStreamableHttp } = await import('./http-transports.js');
-      const transport = await createStreamableHttp(config.url, config.headers);
+      const transport = await createStreamableHttp(config.url, config.headers, auth);
       return { transport, pid: () => null, endSession: () => transport.endSession() };
     }
     case 'sse': {
       const { createLegacySse } = await import('./http-transports.js');
-      const transport = await createLegacySse(config.url, config.headers);
+      const transport = await createLegacySse(config.url, config.headers, auth);
       return { transport, pid: () => null };
     }
   }

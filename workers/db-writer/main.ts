@@ -15,6 +15,7 @@ import { applyMigrations, checkNotNewer, readMigrations } from './migrate.js';
 import { PreferenceStore } from './preferences.js';
 import { RetentionStore, yieldToEventLoop } from './retention.js';
 import { loadOrCreateKey } from './secrets.js';
+import { OAuthStore } from './oauth-tokens.js';
 import { serverNotFound, ServerStore } from './servers.js';
 import type { WriterEvent } from './events.js';
 
@@ -31,6 +32,7 @@ interface Stores {
   invocations: InvocationLog;
   retention: RetentionStore;
   clients: ClientStore;
+  oauth: OAuthStore;
 }
 
 /** What writer-handle passes: the DbInit and, when someone listens, the port for events. */
@@ -72,6 +74,7 @@ function open(): Result<{ version: number }> {
       invocations: new InvocationLog(db),
       retention: new RetentionStore(db, audit),
       clients: new ClientStore(db, audit),
+      oauth: new OAuthStore(db, key),
     };
     stores.servers.sealClearArgs();
     schedulePrune(true);
@@ -192,6 +195,13 @@ const api: DbWriterApi = {
   },
   async revokeClient(name, actor) {
     return ready().clients.revoke(name, actor);
+  },
+
+  async getOAuth(server) {
+    return ready().oauth.get(server);
+  },
+  async saveOAuth(server, record) {
+    ready().oauth.save(server, record);
   },
 
   async close() {

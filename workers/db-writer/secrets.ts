@@ -1,4 +1,4 @@
-// Secret config values (stdio env, http/sse headers) are sealed one by one with
+// Secret config values (stdio env, http/sse headers and OAuth client) are sealed one by one with
 // AES-256-GCM before they reach the database, so the file never holds them in clear;
 // a stdio command's arguments (`--token=…`) are sealed too, as one value.
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
@@ -37,6 +37,15 @@ function seal(key: Buffer, context: Buffer, plain: string): string {
   return SEALED_PREFIX + Buffer.concat([iv, cipher.getAuthTag(), body]).toString('base64');
 }
 
+/** One value sealed for its place (`field` of `server`, under `name`). */
+export function sealValue(key: Buffer, server: string, field: string, name: string, plain: string): string {
+  return seal(key, aad(server, field, name), plain);
+}
+
+export function openValue(key: Buffer, server: string, field: string, name: string, sealed: string): string {
+  return open(key, aad(server, field, name), sealed);
+}
+
 function open(key: Buffer, context: Buffer, sealed: string): string {
   if (!sealed.startsWith(SEALED_PREFIX)) throw new Error('not a sealed value');
   const raw = Buffer.from(sealed.slice(SEALED_PREFIX.length), 'base64');
@@ -53,7 +62,9 @@ function mapSecrets(server: string, transport: TransportConfig, fn: (context: Bu
   if (transport.type === 'stdio') {
     return { ...transport, env: mapValues(transport.env, (name, value) => fn(aad(server, 'env', name), value)) };
   }
-  return { ...transport, headers: mapValues(transport.headers, (name, value) => fn(aad(server, 'headers', name), value)) };
+  const headers = mapValues(transport.headers, (name, value) => fn(aad(server, 'headers', name), value));
+  if (!transport.oauth) return { ...transport, headers };
+  return { ...transport, headers, oauth: mapValues(transport.oauth, (name, value) => fn(aad(server, 'oauth-client', name), value)) };
 }
 
 /** As stored: a stdio transport's args are one sealed string (an array: written before they were sealed). */

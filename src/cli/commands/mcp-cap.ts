@@ -35,7 +35,7 @@ interface TestResult {
 /** Per kind: its field in the view, its heading, its REF prefix. */
 const SECTIONS = LIST_KINDS.map((kind) => [KINDS[kind].viewField, `${KINDS[kind].label}s`, KINDS[kind].preferenceType] as const);
 
-const UPSTREAM_DOWN = ['UPSTREAM_UNAVAILABLE', 'UPSTREAM_TIMEOUT'];
+const UPSTREAM_DOWN = ['UPSTREAM_UNAVAILABLE', 'UPSTREAM_TIMEOUT', 'UPSTREAM_AUTH_REQUIRED'];
 
 /** An error field of the API: a string or {code, message}. */
 function describeError(error: unknown): string {

@@ -8,6 +8,7 @@ import { actionGroup, defineAction, type Command } from '../command.js';
 import { EXIT } from '../exit-codes.js';
 import { CliError, printFields, printJson, printLine, printMessage, printTable, usageError } from '../output.js';
 import { splitCommandLine } from '../split.js';
+import { authAction } from './mcp-auth.js';
 import { capActions } from './mcp-cap.js';
 import { clientConfigAction } from './mcp-client-config.js';
 import { importAction } from './mcp-import.js';
@@ -268,7 +269,7 @@ function printServer(server: Server): void {
   ]);
 }
 
-const actions = [add, list, show, update, remove, switchAction('enable'), switchAction('disable'), ...capActions, invocationsAction, importAction, clientConfigAction];
+const actions = [add, list, show, update, remove, switchAction('enable'), switchAction('disable'), ...capActions, authAction, invocationsAction, importAction, clientConfigAction];
 const group = actionGroup('coffer mcp', actions);
 
 export const mcpCommand: Command = {

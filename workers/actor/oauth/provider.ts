@@ -1,0 +1,143 @@
+// The SDK's OAuthClientProvider over one upstream's OAuthRecord: what the SDK's
+// auth() reads and saves (client registration, tokens, PKCE verifier,
+// discovery) lands in the record, and every change is handed to `persist`.
+import type { OAuthClientProvider, OAuthDiscoveryState } from '@modelcontextprotocol/sdk/client/auth.js';
+import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
+import type { OAuthRecord } from '../../../src/protocol/oauth.js';
+import { VERSION } from '../../../src/version.js';
+
+/** Compares two issuer identifiers as parsed URLs, tolerating one trailing slash (as the SDK does). */
+export function sameIssuer(a: string, b: string): boolean {
+  const norm = (value: string): string => {
+    try {
+      return new URL(value).href.replace(/\/$/, '');
+    } catch {
+      return value.replace(/\/$/, '');
+    }
+  };
+  return norm(a) === norm(b);
+}
+
+/** The server config's `oauth` values (see server-config-schema.ts). */
+export interface OAuthClientConfig {
+  client_id?: string;
+  client_secret?: string;
+  scope?: string;
+  grant_type?: string;
+}
+
+export class RecordProvider implements OAuthClientProvider {
+  /** The daemon's callback; set by a sign-in (none: refresh only). */
+  redirect: string | undefined;
+  /** The state parameter of the sign-in being started. */
+  nextState: string | undefined;
+  /** Hides stored tokens, so that a sign-in asks a person instead of refreshing. */
+  hideTokens = false;
+  /** Filled by a sign-in the SDK started: where the person goes, and the verifier bound to it. */
+  authorizationUrl: URL | undefined;
+  verifier: string | undefined;
+
+  constructor(
+    public record: OAuthRecord,
+    private readonly persist: () => void,
+    private readonly configured: OAuthClientConfig,
+  ) {}
+
+  /** client_credentials: no person, no redirect; auth() then asks the token endpoint directly. */
+  get machine(): boolean {
+    return this.configured.grant_type === 'client_credentials';
+  }
+
+  get redirectUrl(): string | undefined {
+    return this.machine ? undefined : this.redirect;
+  }
+
+  get clientMetadata(): OAuthClientMetadata {
+    return {
+      client_name: 'coffer',
+      software_id: 'coffer',
+      software_version: VERSION,
+      redirect_uris: this.redirect && !this.machine ? [this.redirect] : [],
+      grant_types: this.machine ? ['client_credentials'] : ['authorization_code', 'refresh_token'],
+      response_types: this.machine ? [] : ['code'],
+      ...(this.configured.scope ? { scope: this.configured.scope } : {}),
+    };
+  }
+
+  prepareTokenRequest(scope?: string): URLSearchParams | undefined {
+    if (!this.machine) return undefined;
+    return new URLSearchParams({ grant_type: 'client_credentials', ...(scope ? { scope } : {}) });
+  }
+
+  state(): string {
+    return this.nextState ?? '';
+  }
+
+  /** A pre-registered client (the config's) comes first; the SDK stamps it with its issuer once used. */
+  clientInformation(): OAuthClientInformationMixed | undefined {
+    const { client_id, client_secret } = this.configured;
+    const stored = this.record.client as OAuthClientInformationMixed | undefined;
+    if (client_id === undefined || stored?.client_id === client_id) return stored;
+    return { client_id, ...(client_secret ? { client_secret } : {}) };
+  }
+
+  saveClientInformation(info: OAuthClientInformationMixed): void {
+    this.record.client = info as OAuthRecord['client'];
+    this.persist();
+  }
+
+  tokens(): OAuthTokens | undefined {
+    return this.hideTokens ? undefined : (this.record.tokens as OAuthTokens | undefined);
+  }
+
+  saveTokens(tokens: OAuthTokens): void {
+    const now = Date.now();
+    // A refresh answer may leave out the refresh token: the old one stays valid then (RFC 6749 §6).
+    const refresh = tokens.refresh_token ?? this.record.tokens?.refresh_token;
+    this.record.tokens = { ...tokens, ...(refresh ? { refresh_token: refresh } : {}) };
+    this.record.obtainedAt = now;
+    this.record.expiresAt = typeof tokens.expires_in === 'number' ? now + tokens.expires_in * 1000 : undefined;
+    this.persist();
+  }
+
+  redirectToAuthorization(url: URL): void {
+    this.authorizationUrl = url;
+  }
+
+  saveCodeVerifier(verifier: string): void {
+    this.verifier = verifier;
+  }
+
+  codeVerifier(): string {
+    if (!this.verifier) throw new Error('no sign-in is under way');
+    return this.verifier;
+  }
+
+  invalidateCredentials(scope: 'all' | 'client' | 'tokens' | 'verifier' | 'discovery'): void {
+    if (scope === 'all' || scope === 'client') delete this.record.client;
+    if (scope === 'all' || scope === 'tokens') {
+      delete this.record.tokens;
+      delete this.record.expiresAt;
+    }
+    if (scope === 'all' || scope === 'discovery') delete this.record.discovery;
+    if (scope === 'all' || scope === 'verifier') this.verifier = undefined;
+    this.persist();
+  }
+
+  /**
+   * RFC 8414 §3.3: the metadata must name the authorization server it was
+   * fetched for; one that names another is refused before anything is sent to it.
+   */
+  saveDiscoveryState(state: OAuthDiscoveryState): void {
+    const issuer = state.authorizationServerMetadata?.issuer;
+    if (issuer !== undefined && !sameIssuer(issuer, state.authorizationServerUrl)) {
+      throw new Error(`the authorization server's metadata names issuer ${issuer}, not ${state.authorizationServerUrl}: refused (RFC 8414)`);
+    }
+    this.record.discovery = state as unknown as Record<string, unknown>;
+    this.persist();
+  }
+
+  discoveryState(): OAuthDiscoveryState | undefined {
+    return this.record.discovery as OAuthDiscoveryState | undefined;
+  }
+}

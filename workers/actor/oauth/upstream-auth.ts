@@ -1,0 +1,241 @@
+// OAuth for one HTTP/SSE upstream, in the actor that owns its connections: the
+// HttpAuth hook of its transports (a bearer token on each request, refreshed
+// before it expires and once on a 401), and the sign-in steps the main thread
+// asks for (begin: the link for a person; complete: the code the daemon's
+// callback received; logout). The protocol itself — discovery (RFC 9728, RFC
+// 8414 and OpenID with the spec's fallbacks), registration, PKCE, resource
+// indicators, scope selection, token requests and their client authentication —
+// is the official SDK's auth(); this module decides when to run it and keeps
+// its results bound to one upstream URL.
+import { randomBytes } from 'node:crypto';
+import { auth, extractWWWAuthenticateParams } from '@modelcontextprotocol/sdk/client/auth.js';
+import { messageOf } from '../../../src/protocol/errors.js';
+import { signInCommand, type OAuthAction, type OAuthOutcome, type OAuthRecord } from '../../../src/protocol/oauth.js';
+import type { HttpAuth, Refusal } from '../http-auth.js';
+import type { ActorLog } from '../log.js';
+import { RecordProvider, sameIssuer, type OAuthClientConfig } from './provider.js';
+
+/** How long a sign-in link (its state and PKCE verifier) stays usable. */
+export const SIGN_IN_TTL_MS = 10 * 60_000;
+/** A token is refreshed when this share of its lifetime is left (at most REFRESH_EARLY_MAX_MS before it expires). */
+const REFRESH_AT_LIFETIME_LEFT = 1 / 3;
+const REFRESH_EARLY_MAX_MS = 60_000;
+
+/** Scopes asked for so far, and the ones just challenged: a sign-in again never loses what a step-up added. */
+function unionScope(held: string | undefined, asked: string | undefined): string | undefined {
+  const scopes = new Set([...(held?.split(' ') ?? []), ...(asked?.split(' ') ?? [])].filter(Boolean));
+  return scopes.size > 0 ? [...scopes].join(' ') : undefined;
+}
+
+interface Attempt {
+  verifier: string;
+  redirect: string;
+  expiresAt: number;
+  /** The authorization server's issuer, and whether it promised `iss` in its answer (RFC 9207). */
+  issuer: string | undefined;
+  issRequired: boolean;
+}
+
+export interface UpstreamAuthHooks {
+  /** The record changed (null: forgotten): store it sealed. */
+  save(record: OAuthRecord | null): void;
+  /** Signed in: a connection waiting for it may connect now. */
+  signedIn(): void;
+  /** Signed out: the connections holding the old token end. */
+  signedOut(): void;
+}
+
+export class UpstreamAuth implements HttpAuth {
+  private readonly provider: RecordProvider;
+  private need: string | null = null;
+  /** The scopes the upstream's challenges asked for (step-up adds to them). */
+  private scope: string | undefined;
+  private resourceMetadataUrl: URL | undefined;
+  private refreshing: Promise<boolean> | null = null;
+  private refreshTimer: NodeJS.Timeout | undefined;
+  private readonly attempts = new Map<string, Attempt>();
+
+  constructor(
+    private readonly server: string,
+    private readonly url: string,
+    configured: OAuthClientConfig,
+    stored: OAuthRecord | null,
+    private readonly log: ActorLog,
+    private readonly hooks: UpstreamAuthHooks,
+  ) {
+    // A record for another URL is dropped: a token is never sent to a host it was not issued for.
+    const kept = stored?.resource === url ? stored : null;
+    if (stored && !kept) hooks.save(null);
+    this.provider = new RecordProvider(kept ?? { resource: url }, () => this.hooks.save(this.provider.record), configured);
+    this.scheduleRefresh();
+  }
+
+  signInNeeded(): string | null {
+    return this.need;
+  }
+
+  async headers(): Promise<Record<string, string>> {
+    const record = this.provider.record;
+    const due = record.tokens ? record.expiresAt !== undefined && Date.now() >= this.refreshAt(record) : this.provider.machine && this.need === null;
+    if (due) await this.refresh();
+    const token = this.provider.record.tokens?.access_token;
+    return token ? { authorization: `Bearer ${token}` } : {};
+  }
+
+  async refused(status: number, challenge: string | undefined, sent: string | undefined, retried: boolean): Promise<Refusal> {
+    // Only a Bearer challenge (RFC 6750, RFC 9728) starts OAuth; any other 401/403 stays a plain HTTP error.
+    if (!challenge || !/^\s*bearer\b/i.test(challenge)) return null;
+    const params = extractWWWAuthenticateParams(new Response(null, { headers: { 'www-authenticate': challenge } }));
+    if (params.resourceMetadataUrl) this.resourceMetadataUrl = params.resourceMetadataUrl;
+    if (status === 403) {
+      if (params.error !== 'insufficient_scope') return null;
+      this.scope = unionScope(this.scope, params.scope);
+      // This call fails; the connection, and the calls the token allows, go on.
+      return { signIn: `upstream ${this.server} needs a wider permission${params.scope ? ` (scope "${params.scope}")` : ''}: sign in again with '${signInCommand(this.server)}'` };
+    }
+    this.scope = unionScope(this.scope, params.scope);
+    // A request is retried once: refused again, a person must sign in.
+    if (!retried) {
+      const current = this.bearer();
+      // Another request already got a new token since this one was sent: just retry with it.
+      if (current !== null && sent !== current) return 'retry';
+      if (this.renewable() && (await this.refresh())) return 'retry';
+    }
+    this.need = `upstream ${this.server} needs a sign-in: run '${signInCommand(this.server)}'`;
+    return { signIn: this.need };
+  }
+
+  /** One sign-in step asked for by the main thread. */
+  async act(action: OAuthAction): Promise<OAuthOutcome> {
+    try {
+      switch (action.type) {
+        case 'begin':
+          return await this.begin(action.redirectUrl);
+        case 'complete':
+          return await this.complete(action.state, action.code, action.iss);
+        case 'logout':
+          this.logout();
+          return { ok: true, authorized: true };
+      }
+    } catch (error) {
+      return { ok: false, error: { code: 'UPSTREAM_AUTH_REQUIRED', message: `sign-in to ${this.server} failed: ${messageOf(error)}` } };
+    }
+  }
+
+  close(): void {
+    clearTimeout(this.refreshTimer);
+  }
+
+  private bearer(): string | null {
+    const token = this.provider.record.tokens?.access_token;
+    return token ? `Bearer ${token}` : null;
+  }
+
+  private async begin(redirect: string): Promise<OAuthOutcome> {
+    const provider = this.provider;
+    if (provider.machine) {
+      if (!(await this.refresh())) throw new Error(`the token endpoint gave no token for the client credentials (see the server's log)`);
+      return this.authorized();
+    }
+    const client = provider.record.client;
+    // A registration for another callback (the daemon moved ports) cannot receive this sign-in: register again.
+    if (client && Array.isArray(client.redirect_uris) && !client.redirect_uris.includes(redirect)) provider.invalidateCredentials('client');
+    // A fresh discovery: the upstream may have moved to another authorization server.
+    provider.invalidateCredentials('discovery');
+    const state = randomBytes(24).toString('base64url');
+    Object.assign(provider, { redirect, nextState: state, hideTokens: true, authorizationUrl: undefined, verifier: undefined });
+    let result: 'AUTHORIZED' | 'REDIRECT';
+    try {
+      result = await auth(provider, { serverUrl: this.url, scope: this.scope, resourceMetadataUrl: this.resourceMetadataUrl });
+    } finally {
+      provider.hideTokens = false;
+    }
+    if (result === 'AUTHORIZED') return this.authorized();
+    if (!provider.authorizationUrl || !provider.verifier) throw new Error('the SDK asked for a redirect without a link');
+    const metadata = (provider.record.discovery?.authorizationServerMetadata ?? {}) as { issuer?: string; authorization_response_iss_parameter_supported?: boolean };
+    const expiresAt = Date.now() + SIGN_IN_TTL_MS;
+    this.attempts.set(state, { verifier: provider.verifier, redirect, expiresAt, issuer: metadata.issuer, issRequired: metadata.authorization_response_iss_parameter_supported === true });
+    provider.verifier = undefined;
+    return { ok: true, authorized: false, url: provider.authorizationUrl.href, state, expiresAt };
+  }
+
+  private async complete(state: string, code: string, iss: string | null): Promise<OAuthOutcome> {
+    const attempt = this.attempts.get(state);
+    // Single use: whatever happens next, this link is spent.
+    this.attempts.delete(state);
+    if (!attempt || attempt.expiresAt < Date.now()) throw new Error(`this sign-in link is unknown, spent or expired: run '${signInCommand(this.server)}' again`);
+    // RFC 9207: an answer that names another authorization server (or none, when it promised to) is a mix-up.
+    if (iss !== null ? attempt.issuer === undefined || !sameIssuer(iss, attempt.issuer) : attempt.issRequired) {
+      throw new Error(`the authorization answer came from issuer ${iss ?? '(none)'}, expected ${attempt.issuer ?? '(unknown)'}: refused (RFC 9207)`);
+    }
+    Object.assign(this.provider, { redirect: attempt.redirect, verifier: attempt.verifier });
+    try {
+      await auth(this.provider, { serverUrl: this.url, authorizationCode: code, scope: this.scope, resourceMetadataUrl: this.resourceMetadataUrl });
+    } finally {
+      this.provider.verifier = undefined;
+    }
+    return this.authorized();
+  }
+
+  private authorized(): OAuthOutcome {
+    this.need = null;
+    this.log.note('signed in');
+    this.scheduleRefresh();
+    this.hooks.signedIn();
+    return { ok: true, authorized: true };
+  }
+
+  private logout(): void {
+    clearTimeout(this.refreshTimer);
+    this.provider.record = { resource: this.url };
+    this.attempts.clear();
+    this.need = `upstream ${this.server} was signed out: run '${signInCommand(this.server)}'`;
+    this.hooks.save(null);
+    this.hooks.signedOut();
+  }
+
+  private refreshAt(record: OAuthRecord): number {
+    const lifetime = record.expiresAt! - (record.obtainedAt ?? record.expiresAt!);
+    return record.expiresAt! - Math.min(REFRESH_EARLY_MAX_MS, lifetime * REFRESH_AT_LIFETIME_LEFT);
+  }
+
+  /** Refreshes before the token expires, without a person; a failure leaves it to the next 401. */
+  private scheduleRefresh(): void {
+    clearTimeout(this.refreshTimer);
+    const record = this.provider.record;
+    if (!this.renewable() || record.expiresAt === undefined) return;
+    this.refreshTimer = setTimeout(() => void this.refresh(), Math.max(0, this.refreshAt(record) - Date.now()));
+    this.refreshTimer.unref();
+  }
+
+  /** A refresh token, or client credentials: a new token needs no person. */
+  private renewable(): boolean {
+    return this.provider.machine || this.provider.record.tokens?.refresh_token !== undefined;
+  }
+
+  /** One refresh (or machine grant) at a time; true when a new access token came. */
+  private refresh(): Promise<boolean> {
+    this.refreshing ??= this.runRefresh().finally(() => (this.refreshing = null));
+    return this.refreshing;
+  }
+
+  private async runRefresh(): Promise<boolean> {
+    if (!this.renewable()) return false;
+    const before = this.provider.record.tokens?.access_token;
+    // auth() reads a missing redirect URL as a machine grant: keep the registered one (a sign-in it may
+    // start when the refresh token is refused goes nowhere; the next 401 asks a person).
+    const registered = this.provider.record.client?.redirect_uris;
+    this.provider.redirect ??= Array.isArray(registered) && typeof registered[0] === 'string' ? registered[0] : 'http://127.0.0.1/oauth/callback';
+    try {
+      const result = await auth(this.provider, { serverUrl: this.url, scope: this.scope, resourceMetadataUrl: this.resourceMetadataUrl });
+      const renewed = result === 'AUTHORIZED' && this.provider.record.tokens?.access_token !== undefined && this.provider.record.tokens.access_token !== before;
+      if (renewed) this.log.note('access token refreshed');
+      return renewed;
+    } catch (error) {
+      this.log.note(`token refresh failed: ${messageOf(error)}`);
+      return false;
+    } finally {
+      this.scheduleRefresh();
+    }
+  }
+}
