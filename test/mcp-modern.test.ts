@@ -154,6 +154,9 @@ t.test('the modern wire\'s refusals', async (t) => {
   t.match(await modernPost(gateway, 'tools/list', {}, { 'mcp-method': null }), { status: 400, messages: [{ id: 1, error: { code: -32020 } }] }, 'Mcp-Method missing');
   t.match(await modernPost(gateway, 'tools/list', {}, { 'mcp-protocol-version': null }), { status: 400, messages: [{ error: { code: -32020 } }] }, 'MCP-Protocol-Version missing');
   t.match(await modernPost(gateway, 'tools/call', { name: `${NS}__test_simple_text`, arguments: {} }, { 'mcp-name': 'other' }), { status: 400, messages: [{ error: { code: -32020 } }] }, 'Mcp-Name disagrees');
+  const sentinel = `=?base64?${Buffer.from(`${NS}__test_simple_text`).toString('base64')}?=`;
+  t.match(await modernPost(gateway, 'tools/call', { name: `${NS}__test_simple_text`, arguments: {} }, { 'mcp-name': sentinel }), { status: 200, messages: [{ result: { isError: undefined } }] }, 'Mcp-Name in its Base64 form');
+  t.match(await modernPost(gateway, 'tools/call', { name: `${NS}__test_simple_text`, arguments: {} }, { 'mcp-name': '=?base64?%%%?=' }), { status: 400, messages: [{ error: { code: -32020 } }] }, 'a malformed Base64 Mcp-Name');
   const future = await modernPost(gateway, 'tools/list', { _meta: { 'io.modelcontextprotocol/protocolVersion': '2099-01-01' } }, { 'mcp-protocol-version': '2099-01-01' });
   t.match(future, { status: 400, messages: [{ id: 1, error: { code: -32022, data: { supported: [MODERN], requested: '2099-01-01' } } }] }, 'an unsupported version names the supported ones');
   for (const removed of ['initialize', 'ping', 'logging/setLevel', 'resources/subscribe', 'no/such']) {
@@ -173,4 +176,15 @@ t.test('an upstream request for a modern caller (sampling during a call) is refu
   const last = answer.messages.at(-1);
   const text = JSON.stringify(last);
   t.match(text, /2026-07-28/, 'the message says why');
+});
+
+t.test('a daemon that stops ends an open listen gracefully (its result, not a dropped stream)', async (t) => {
+  const own = await startGateway();
+  const client = await modernClient(own, 'pin');
+  const subscription = await client.listen({ toolsListChanged: true });
+  const closing = own.close();
+  // Bounded: a listen the daemon forgets keeps its stream (and the stop) open.
+  const outcome = await Promise.race([subscription.closed, sleep(10_000).then(() => 'still open after 10 s')]);
+  t.equal(outcome, 'graceful', 'the server ended it with the listen result');
+  await Promise.race([closing, sleep(10_000)]);
 });
