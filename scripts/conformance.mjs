@@ -1,36 +1,55 @@
 // `npm run conformance`: the official MCP conformance suite (server mode) against
 // coffer's /mcp, with coffer fronting test/fixtures/conformance-upstream.ts over
 // stdio under the empty namespace, so the suite sees the fixture's own names.
+// One daemon serves both requirement sets: 2025-11-25 (the legacy era, session
+// and initialize) and 2026-07-28 (the modern era, per-request _meta).
 //
-//   node scripts/conformance.mjs [--scenario NAME] [--out FILE] [--keep]
+//   node scripts/conformance.mjs [--requirements 2025-11-25|2026-07-28] [--scenario NAME] [--out FILE] [--keep]
 //
-// Needs a built dist/ (npx tsc -p tsconfig.json); builds nothing itself. Starts a
-// daemon in a temporary COFFER_HOME on a free port, runs every active scenario
-// (and, for information, the pending ones), prints a table, writes
-// bench/results/conformance-<ts>.json (or --out FILE), exits 1 when an active scenario fails.
-// The daemon and the temporary folders are always removed (--keep leaves the
-// home, with the daemon's log, for a post-mortem).
+// The suite needs Node >= 22 while coffer stays on its own runtime: it runs as
+// `npx -y -p node@22 -p @modelcontextprotocol/conformance@<SUITE_VERSION> conformance ...`
+// (never a devDependency: node@22's bin would shadow node in every npm script).
+// Needs a built dist/; builds nothing itself. Prints one table per requirement
+// set, compares the failures with conformance/baseline-<requirements>.yml (the
+// suite's expected-failures format: `server: [scenario, ...]`), writes
+// bench/results/conformance-<ts>.json (or --out FILE) and exits 1 when a
+// scenario fails that the baseline does not expect, or the baseline expects a
+// failure of a scenario that now passes (a stale entry: remove it).
 import { execFile } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
+import { parse as parseYaml } from 'yaml';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const FIXTURE = join(ROOT, 'dist', 'test', 'fixtures', 'conformance-upstream.js');
-const SUITE = join(ROOT, 'node_modules', '@modelcontextprotocol', 'conformance', 'dist', 'index.js');
 const RESULTS = join(ROOT, 'bench', 'results');
+const BASELINES = join(ROOT, 'conformance');
+const SUITE_VERSION = '0.2.0-alpha.12';
+const SUITE = ['-y', '-p', 'node@22', '-p', `@modelcontextprotocol/conformance@${SUITE_VERSION}`, 'conformance'];
+const REQUIREMENTS = ['2025-11-25', '2026-07-28'];
 const SERVER = 'conformance';
 const READY_TIMEOUT_MS = 30_000;
-/** A scenario waits at most 60 s per request; the whole active suite normally takes seconds. */
-const SUITE_TIMEOUT_MS = 10 * 60_000;
+/** Per scenario; the suite's default is 30 s, and a scenario waiting on something coffer never sends would hold a run that long. */
+const SCENARIO_TIMEOUT_MS = 15_000;
+const SUITE_TIMEOUT_MS = 15 * 60_000;
 
-const { values: opts } = parseArgs({ options: { scenario: { type: 'string' }, out: { type: 'string' }, keep: { type: 'boolean', default: false } } });
+const { values: opts } = parseArgs({
+  options: { requirements: { type: 'string' }, scenario: { type: 'string' }, out: { type: 'string' }, keep: { type: 'boolean', default: false } },
+});
+const selected = opts.requirements ? [opts.requirements] : REQUIREMENTS;
+for (const requirements of selected) {
+  if (!REQUIREMENTS.includes(requirements)) {
+    console.error(`conformance: --requirements must be one of ${REQUIREMENTS.join(', ')}`);
+    process.exit(2);
+  }
+}
 
-for (const [what, path] of [['coffer', join(ROOT, 'dist', 'src', 'cli', 'main.js')], ['the fixture', FIXTURE], ['@modelcontextprotocol/conformance', SUITE]]) {
+for (const [what, path] of [['coffer', join(ROOT, 'dist', 'src', 'cli', 'main.js')], ['the fixture', FIXTURE]]) {
   if (!existsSync(path)) {
-    console.error(`conformance: ${what} is missing (${path}); run \`npx tsc -p tsconfig.json\` (and npm install) first`);
+    console.error(`conformance: ${what} is missing (${path}); run \`npm run build\` first`);
     process.exit(2);
   }
 }
@@ -58,11 +77,12 @@ function stopIfInterrupted() {
   if (interrupted) throw new Error(`interrupted by ${interrupted}`);
 }
 
-function run(args, timeoutMs) {
+/** Runs the suite's CLI with these arguments. */
+function suite(args, timeoutMs) {
   stopIfInterrupted();
   let child;
   const done = new Promise((resolvePromise) => {
-    child = execFile(process.execPath, args, { cwd: ROOT, timeout: timeoutMs, maxBuffer: 64 * 1024 * 1024 }, (error, stdout, stderr) => {
+    child = execFile('npx', [...SUITE, ...args], { cwd: ROOT, timeout: timeoutMs, maxBuffer: 64 * 1024 * 1024 }, (error, stdout, stderr) => {
       running.delete(child);
       resolvePromise({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr, timedOut: Boolean(error?.killed) });
     });
@@ -110,10 +130,25 @@ async function startCoffer() {
   return { port: file.port, version: (await api.get('/daemon/status')).version };
 }
 
+/**
+ * The server scenarios a requirement set scores, and those it runs and
+ * reports without scoring (extensions, pending, added after the release).
+ */
+async function scenarios(requirements) {
+  const listed = await suite(['list', '--server', '--requirements', requirements], 120_000);
+  if (listed.code !== 0) throw new Error(`the suite could not list ${requirements}: ${listed.stderr.trim()}`);
+  const [required, reported = ''] = listed.stdout.split(/^Run and reported/m);
+  const serverPart = required.split(/^Client scenarios/m)[0];
+  return {
+    scored: [...serverPart.matchAll(/^\s+- (\S+)$/gm)].map((match) => match[1]),
+    unscored: [...reported.matchAll(/^\s+- (\S+) \[server\]$/gm)].map((match) => match[1]),
+  };
+}
+
 /** Runs the suite with -o; each scenario leaves <dir>/server-<scenario>-<timestamp>/checks.json. */
 async function runSuite(url, selection) {
   const dir = mkdtempSync(join(outputs, 'run-'));
-  const result = await run([SUITE, 'server', '--url', url, ...selection, '-o', dir], SUITE_TIMEOUT_MS);
+  const result = await suite(['server', '--url', url, ...selection, '--timeout', String(SCENARIO_TIMEOUT_MS), '-o', dir], SUITE_TIMEOUT_MS);
   const checks = new Map();
   for (const entry of readdirSync(dir)) {
     const scenario = entry.replace(/^server-/, '').replace(/-\d{4}-\d\d-\d\dT[\d-]+Z$/, '');
@@ -125,62 +160,97 @@ async function runSuite(url, selection) {
 }
 
 /** One scenario's verdict: failed when any check failed, or when it left no result at all. */
-function verdict(name, checks) {
-  if (checks === undefined) return { name, passed: false, counts: {}, failures: [{ id: name, errorMessage: 'no result: the suite crashed or timed out before this scenario finished' }] };
+function verdict(name, checks, scored) {
+  if (checks === undefined) return { name, scored, passed: false, counts: {}, failures: [{ id: name, errorMessage: 'no result: the suite crashed or timed out before this scenario finished' }] };
   const counts = {};
   for (const check of checks) counts[check.status] = (counts[check.status] ?? 0) + 1;
   const failures = checks.filter((check) => check.status === 'FAILURE').map(({ id, errorMessage, details }) => ({ id, errorMessage, details }));
   const warnings = checks.filter((check) => check.status === 'WARNING').map(({ id, errorMessage }) => ({ id, errorMessage }));
-  return { name, passed: failures.length === 0, counts, failures, warnings };
+  return { name, scored, passed: failures.length === 0, counts, failures, warnings };
 }
 
-function printTable(active, pending) {
-  const rows = [...active.map((row) => ({ ...row, suite: 'active' })), ...pending.map((row) => ({ ...row, suite: 'pending' }))];
-  const width = Math.max(...rows.map((row) => row.name.length));
-  console.log(`\n${'scenario'.padEnd(width)}  suite    result  ok/fail/warn  first failure`);
+/** The scenarios the committed baseline expects to fail (absent file: none). */
+function baseline(requirements) {
+  const file = join(BASELINES, `baseline-${requirements}.yml`);
+  if (!existsSync(file)) return new Set();
+  return new Set(parseYaml(readFileSync(file, 'utf8'))?.server ?? []);
+}
+
+/** Failures the baseline does not expect, and expected failures that now pass. */
+function compare(rows, expected) {
+  const ran = new Set(rows.map((row) => row.name));
+  return {
+    unexpected: rows.filter((row) => !row.passed && !expected.has(row.name)).map((row) => row.name),
+    stale: rows.filter((row) => row.passed && expected.has(row.name)).map((row) => row.name),
+    // A baselined scenario the suite no longer runs is stale too, unless only one scenario was asked for.
+    gone: opts.scenario ? [] : [...expected].filter((name) => !ran.has(name)),
+  };
+}
+
+function printTable(requirements, rows, expected) {
+  const width = Math.max('scenario'.length, ...rows.map((row) => row.name.length));
+  console.log(`\n--requirements ${requirements}\n${'scenario'.padEnd(width)}  scored  result  baseline  ok/fail/warn  first failure`);
   for (const row of rows) {
     const { SUCCESS = 0, FAILURE = 0, WARNING = 0 } = row.counts;
     const first = row.failures[0];
-    const reason = first ? `${first.id}: ${first.errorMessage ?? ''}`.replace(/\s+/g, ' ').slice(0, 160) : '';
-    console.log(`${row.name.padEnd(width)}  ${row.suite.padEnd(7)}  ${row.passed ? 'PASS' : 'FAIL'}    ${`${SUCCESS}/${FAILURE}/${WARNING}`.padEnd(12)}  ${reason}`);
+    const reason = first ? `${first.id}: ${first.errorMessage ?? ''}`.replace(/\s+/g, ' ').slice(0, 140) : '';
+    const base = expected.has(row.name) ? 'fail' : '';
+    console.log(`${row.name.padEnd(width)}  ${(row.scored ? 'yes' : 'no').padEnd(6)}  ${row.passed ? 'PASS' : 'FAIL'}    ${base.padEnd(8)}  ${`${SUCCESS}/${FAILURE}/${WARNING}`.padEnd(12)}  ${reason}`);
   }
+}
+
+/** Checks passed of all checks run, over some rows. */
+function checkCount(rows) {
+  let ok = 0;
+  let all = 0;
+  for (const row of rows) for (const [status, n] of Object.entries(row.counts)) if (status !== 'INFO' && status !== 'SKIPPED') ((all += n), status === 'SUCCESS' && (ok += n));
+  return { ok, all };
+}
+
+async function runRequirements(url, requirements) {
+  const { scored, unscored } = await scenarios(requirements);
+  const names = opts.scenario ? [opts.scenario] : [...scored, ...unscored];
+  const selection = opts.scenario ? ['--scenario', opts.scenario] : ['--requirements', requirements];
+  const run = await runSuite(url, selection);
+  if (run.timedOut) console.error(`conformance: the ${requirements} run was stopped after ${SUITE_TIMEOUT_MS} ms`);
+  const rows = names.map((name) => verdict(name, run.checks.get(name), !unscored.includes(name)));
+  const expected = baseline(requirements);
+  printTable(requirements, rows, expected);
+  const comparison = compare(rows, expected);
+  const scoredRows = rows.filter((row) => row.scored);
+  const checks = checkCount(scoredRows);
+  const summary = {
+    scenarios: rows.length,
+    passed: rows.filter((row) => row.passed).length,
+    scored: scoredRows.length,
+    scoredPassed: scoredRows.filter((row) => row.passed).length,
+    scoredChecks: checks,
+    checks: checkCount(rows),
+  };
+  console.log(
+    `\n${requirements}: ${summary.passed}/${summary.scenarios} scenarios passed (scored: ${summary.scoredPassed}/${summary.scored}, ${checks.ok}/${checks.all} checks; all: ${summary.checks.ok}/${summary.checks.all} checks)` +
+      (comparison.unexpected.length ? `; UNEXPECTED failures: ${comparison.unexpected.join(', ')}` : '') +
+      (comparison.stale.length ? `; STALE baseline entries (now passing, remove them): ${comparison.stale.join(', ')}` : '') +
+      (comparison.gone.length ? `; baseline entries the suite no longer runs: ${comparison.gone.join(', ')}` : '') +
+      (comparison.unexpected.length + comparison.stale.length + comparison.gone.length === 0 ? '; matches the baseline' : ''),
+  );
+  return { requirements, rows, summary, baseline: comparison };
 }
 
 let exitCode = 1;
 try {
   const { port, version } = await startCoffer();
   const url = `http://127.0.0.1:${port}/mcp`;
-  console.log(`conformance: coffer ${version} on ${url}, fronting the fixture over stdio with namespace ""`);
+  console.log(`conformance: coffer ${version} on ${url}, fronting the fixture over stdio with namespace ""; suite @modelcontextprotocol/conformance@${SUITE_VERSION}`);
+  const runs = [];
+  for (const requirements of selected) runs.push(await runRequirements(url, requirements));
 
-  let activeNames;
-  let pending = [];
-  let suiteRun;
-  if (opts.scenario) {
-    activeNames = [opts.scenario];
-    suiteRun = await runSuite(url, ['--scenario', opts.scenario]);
-  } else {
-    // The full server list minus the pending suite is the active suite: a scenario that leaves no result still counts.
-    const listed = await run([SUITE, 'list', '--server'], 60_000);
-    const all = [...listed.stdout.matchAll(/^\s+- (\S+)$/gm)].map((match) => match[1]);
-    const pendingRun = await runSuite(url, ['--suite', 'pending']);
-    pending = [...pendingRun.checks].map(([name, checks]) => verdict(name, checks));
-    activeNames = all.filter((name) => !pendingRun.checks.has(name));
-    suiteRun = await runSuite(url, ['--suite', 'active']);
-  }
-  if (suiteRun.timedOut) console.error(`conformance: the suite was stopped after ${SUITE_TIMEOUT_MS} ms`);
-  const active = activeNames.map((name) => verdict(name, suiteRun.checks.get(name)));
-  printTable(active, pending);
-
-  const failed = active.filter((row) => !row.passed);
   const file = opts.out ? resolve(opts.out) : join(RESULTS, `conformance-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
   mkdirSync(dirname(file), { recursive: true });
-  const suiteVersion = JSON.parse(readFileSync(join(dirname(SUITE), '..', 'package.json'), 'utf8')).version;
-  writeFileSync(
-    file,
-    JSON.stringify({ date: new Date().toISOString(), coffer: version, suite: `@modelcontextprotocol/conformance@${suiteVersion}`, node: process.version, url, active, pending }, null, 2) + '\n',
-  );
-  console.log(`\nconformance: ${active.length - failed.length}/${active.length} active scenarios passed${failed.length ? ` (failed: ${failed.map((row) => row.name).join(', ')})` : ''}; ${pending.filter((row) => row.passed).length}/${pending.length} pending passed; ${file}`);
-  exitCode = failed.length === 0 && active.length > 0 ? 0 : 1;
+  writeFileSync(file, JSON.stringify({ date: new Date().toISOString(), coffer: version, suite: `@modelcontextprotocol/conformance@${SUITE_VERSION}`, node: process.version, url, runs }, null, 2) + '\n');
+  console.log(`\nconformance: results in ${file}`);
+  const clean = (run) => run.baseline.unexpected.length + run.baseline.stale.length + run.baseline.gone.length === 0 && run.rows.length > 0;
+  exitCode = runs.every(clean) ? 0 : 1;
 } catch (error) {
   // A refused registration (CliError from the REST client) carries the daemon's details: which field, why.
   console.error(`conformance: ${error instanceof Error ? error.message : String(error)}${error?.details ? ` ${JSON.stringify(error.details)}` : ''}`);

@@ -25,6 +25,9 @@ import { Logger, type LogLevel } from '../log.js';
 import { SessionClientLink } from '../mcp/client-link.js';
 import { Dispatcher } from '../mcp/dispatcher.js';
 import { SessionRegistry } from '../mcp/sessions.js';
+import { ModernEndpoint } from '../mcp/modern/endpoint.js';
+import { EraClientLink } from '../mcp/modern/link.js';
+import { ModernMethods } from '../mcp/modern/methods.js';
 import { MIGRATIONS_DIR, upstreamLogDir } from '../paths.js';
 import { VERSION } from '../version.js';
 import { DEFAULT_ACTOR_TUNING, type ActorTuning } from '../protocol/actor.js';
@@ -130,12 +133,14 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
   const routing = createRouting(pool, gate, servers, { cacheTtlMs: tuning.cacheTtlMs, onInvocation: (record) => (operations.invocation(record), announcer.invocation(record)), onError: (message, context) => log.warn(message, context) });
   announcer.follow(routing.router);
   const dispatcher = new Dispatcher(routing, { version: VERSION, pageSize: options.pageSize, onAnswered: operations.requestAnswered, tracing: operations.tracing }, log);
+  const keepAliveMs = options.keepAliveMs ?? 5_000;
+  const modern = new ModernEndpoint(new ModernMethods({ ...routing, version: VERSION, pageSize: options.pageSize }), routing.features, { keepAliveMs, version: VERSION }, log);
   const sessions = new SessionRegistry(
     dispatcher,
-    { maxBodyBytes: 64 * 1024 * 1024, keepAliveMs: options.keepAliveMs ?? 5_000, idleTimeoutMs: 60 * 60_000, onSessionClosed: (session) => dispatcher.sessionClosed(session) },
+    { maxBodyBytes: 64 * 1024 * 1024, keepAliveMs, idleTimeoutMs: 60 * 60_000, onSessionClosed: (session) => dispatcher.sessionClosed(session), modern },
     log,
   );
-  routing.clientMessages.connect(new SessionClientLink((id) => sessions.session(id), log));
+  routing.clientMessages.connect(new EraClientLink(new SessionClientLink((id) => sessions.session(id), log), (id) => modern.target(id)));
 
   registry = new Registry(writer.api, pool, {
     isDegraded: (server) => routing.router.degradedServers().includes(server),

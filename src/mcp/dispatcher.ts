@@ -9,10 +9,9 @@ import {
   type JSONRPCMessage,
   type JSONRPCRequest,
 } from '@modelcontextprotocol/sdk/types.js';
-import { KIND_BY_CALL_METHOD, KIND_BY_LIST_METHOD, KINDS, type ListKind } from '../protocol/capabilities.js';
+import { KIND_BY_CALL_METHOD, KIND_BY_LIST_METHOD } from '../protocol/capabilities.js';
 import { JSONRPC } from '../protocol/errors.js';
 import { aggregateInstructions } from '../protocol/instructions.js';
-import { decodeCursor, paginate } from '../router/pagination.js';
 import type { Calls, ForwardContext } from '../router/calls.js';
 import type { ClientMessages } from '../router/client-messages.js';
 import type { Router } from '../router/router.js';
@@ -24,6 +23,7 @@ import { RpcError } from './rpc-error.js';
 import type { McpSession } from './session.js';
 import type { RequestTrace, Tracing } from '../ops/tracing.js';
 import { incomingTrace } from '../ops/trace-context.js';
+import { listPage, OWN_INSTRUCTIONS, SERVER_CAPABILITIES } from './surface.js';
 
 /** What the dispatcher hands requests to. */
 export interface DispatcherParts {
@@ -47,9 +47,6 @@ export interface DispatcherOptions {
 
 /** The HTTP headers a message came with (for its trace context). */
 type Headers = Record<string, string | string[] | undefined>;
-
-const OWN_INSTRUCTIONS =
-  'coffer aggregates several MCP servers: tools and prompts are named <namespace>__<name>, resources coffer://<namespace>/<uri> (a server with an empty namespace keeps its own names).';
 
 type FeatureMethod = 'subscribe' | 'unsubscribe' | 'complete' | 'setLogLevel';
 const FEATURE_METHODS: Record<string, FeatureMethod> = {
@@ -143,7 +140,7 @@ export class Dispatcher {
     if (request.method === 'initialize') return this.initialize(session, params);
     if (request.method === 'ping') return {};
     const list = KIND_BY_LIST_METHOD.get(request.method);
-    if (list) return this.list(list, params);
+    if (list) return listPage(this.router, list, params, this.options.pageSize);
     const call = KIND_BY_CALL_METHOD.get(request.method);
     if (call) return this.withContext(session, request, params, trace, (ctx) => this.calls.forward(call, request.method, params, ctx));
     const feature = FEATURE_METHODS[request.method];
@@ -159,29 +156,11 @@ export class Dispatcher {
     session.clientCapabilities = (params.capabilities as Record<string, unknown>) ?? {};
     return {
       protocolVersion,
-      capabilities: {
-        tools: { listChanged: true },
-        resources: { listChanged: true, subscribe: true },
-        prompts: { listChanged: true },
-        logging: {},
-        completions: {},
-      },
+      capabilities: SERVER_CAPABILITIES,
       serverInfo: { name: 'coffer', version: this.options.version },
       // The servers enabled and connected now; MCP has no notification for changed instructions, so a session keeps what it got here.
       instructions: aggregateInstructions(OWN_INSTRUCTIONS, this.router.upstreamInstructions()),
     };
-  }
-
-  private async list(kind: ListKind, params: Record<string, unknown>): Promise<Record<string, unknown>> {
-    let offset = 0;
-    if (params.cursor !== undefined) {
-      const decoded = typeof params.cursor === 'string' ? decodeCursor(kind, params.cursor) : null;
-      if (decoded === null) throw RpcError.invalidParams('invalid cursor: pass the nextCursor of a previous answer unchanged');
-      offset = decoded;
-    }
-    const page = paginate(kind, await this.router.list(kind), offset, this.options.pageSize ?? KINDS[kind].pageSize);
-    const field = KINDS[kind].resultField;
-    return page.nextCursor === undefined ? { [field]: page.items } : { [field]: page.items, nextCursor: page.nextCursor };
   }
 
   /** Runs a routed request with its context: cancellable by the client, progress relayed if asked for. */

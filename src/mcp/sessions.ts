@@ -12,6 +12,8 @@ import type { McpCredential } from '../http/mcp-auth.js';
 import type { HttpReply } from '../http/reply.js';
 import type { Logger } from '../log.js';
 import type { Dispatcher } from './dispatcher.js';
+import { classifyEra, SHAPE_ONLY_CELLS } from './era.js';
+import { echoableId, sendRejection, type ModernEndpoint } from './modern/endpoint.js';
 import { plainMessages } from './plain-messages.js';
 import type { McpSession } from './session.js';
 import { SessionTransport } from './session-transport.js';
@@ -41,6 +43,8 @@ export interface SessionOptions {
   maxSessions?: number;
   /** Told once a session is gone (DELETE, idle, evicted, shutdown), after its open calls were aborted. */
   onSessionClosed?: (session: McpSession) => void;
+  /** Serves the requests of the 2026-07-28 era (per-request envelope, no session); without it every request is legacy. */
+  modern?: ModernEndpoint;
 }
 
 export const DEFAULT_MAX_SESSIONS = 10_000;
@@ -119,13 +123,25 @@ export class SessionRegistry {
    * already read by the HTTP server, and are parsed exactly once here.
    */
   async serve(head: McpRequestHead, body: Buffer | null, reply: HttpReply): Promise<void> {
+    // Parsed once; a body that is not JSON (or not declared so) stays with the SDK transport, which answers it as before.
+    const parsed = body !== null && isJsonContentType(head.headers['content-type'] ?? null) ? parseBody(body) : { ok: false as const };
+    // The era comes first: a modern request has no session, whatever Mcp-Session-Id it carries.
+    if (parsed.ok && this.options.modern) {
+      const headers = head.headers;
+      const verdict = classifyEra({ httpMethod: head.method, versionHeader: headers['mcp-protocol-version'], methodHeader: headers['mcp-method'], body: parsed.value });
+      if (verdict.kind === 'modern') {
+        if (this.closing) return sendRpcError(reply, 503, -32000, 'coffer is shutting down');
+        return this.options.modern.serve(verdict.message, verdict.revision, headers, reply);
+      }
+      if (verdict.kind === 'reject' && !SHAPE_ONLY_CELLS.has(verdict.cell)) return sendRejection(reply, verdict, echoableId(parsed.value));
+    }
     const sessionId = head.headers['mcp-session-id'];
     if (sessionId !== undefined) {
       const session = this.sessions.get(sessionId);
       // Another credential's session is answered as an unknown one: a 403 would confirm that a leaked or guessed id is live.
       if (!session || session.credential !== head.credential.id) return sendRpcError(reply, 404, -32001, 'Session not found: initialize a new session');
       session.lastActiveAt = Date.now();
-      return body === null ? reply.fetch(await session.transport.handleRequest(head.toRequest())) : this.post(session, head, body, reply);
+      return body === null ? reply.fetch(await session.transport.handleRequest(head.toRequest())) : this.post(session, head, body, parsed, reply);
     }
     if (head.method !== 'POST' || body === null) return sendRpcError(reply, 400, -32000, 'Bad Request: Mcp-Session-Id header is required');
     if (this.closing) return sendRpcError(reply, 503, -32000, 'coffer is shutting down');
@@ -133,7 +149,6 @@ export class SessionRegistry {
       return sendRpcError(reply, 503, -32000, 'too many open MCP sessions, all of them busy: try again later');
     }
     const transport = this.open(head.credential).transport;
-    const parsed = parseBody(body);
     const request = head.toRequest();
     return reply.fetch(await (parsed.ok ? transport.handleRequest(request, { parsedBody: parsed.value }) : transport.handleRequest(withBody(request, body))));
   }
@@ -144,8 +159,7 @@ export class SessionRegistry {
    * the first stream (never answered, kept open by keep-alives). Such a POST,
    * and an empty batch, is refused with -32600 before the transport sees it.
    */
-  private async post(session: McpSession, head: McpRequestHead, body: Buffer, reply: HttpReply): Promise<void> {
-    const result = parseBody(body);
+  private async post(session: McpSession, head: McpRequestHead, body: Buffer, result: ReturnType<typeof parseBody>, reply: HttpReply): Promise<void> {
     if (!result.ok) return reply.fetch(await session.transport.handleRequest(withBody(head.toRequest(), body)));
     const parsed = result.value;
     if (Array.isArray(parsed) && parsed.length === 0) return sendRpcError(reply, 400, -32600, 'Invalid Request: an empty batch');
@@ -214,6 +228,7 @@ export class SessionRegistry {
 
   /** Sends a notification to every initialized session (on its standalone GET stream). */
   broadcast(notification: JSONRPCNotification): void {
+    this.options.modern?.broadcast(notification as { method: string; params?: Record<string, unknown> });
     for (const session of this.sessions.values()) {
       session.transport.send(notification).catch((error: unknown) => this.log.debug('notification not delivered', { session: session.id, error: String(error) }));
     }
@@ -252,6 +267,7 @@ export class SessionRegistry {
   /** Refuses new sessions; closes every open one (their open calls are cancelled upstream). */
   async closeAll(): Promise<void> {
     this.closing = true;
+    this.options.modern?.closeAll();
     clearInterval(this.sweeper);
     await Promise.all([...this.sessions.keys()].map((id) => this.close(id)));
   }

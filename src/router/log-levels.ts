@@ -12,6 +12,11 @@ export function isLogLevel(value: unknown): value is LogLevel {
 
 const rank = (level: LogLevel): number => LOG_LEVELS.indexOf(level);
 
+/** Whether a message of `level` is at or above `wanted` (a message without a known level always is). */
+export function admitsLevel(wanted: LogLevel, level: unknown): boolean {
+  return !isLogLevel(level) || rank(level) >= rank(wanted);
+}
+
 export class LogLevels {
   private levels = new Map<string, LogLevel>();
 
@@ -34,7 +39,7 @@ export class LogLevels {
   admits(session: string, level: unknown, related: boolean): boolean {
     const wanted = this.levels.get(session);
     if (wanted === undefined) return related;
-    return !isLogLevel(level) || rank(level) >= rank(wanted);
+    return admitsLevel(wanted, level);
   }
 
   /** Sessions that asked for messages unrelated to their calls. */

@@ -115,6 +115,11 @@ export class SessionFeatures implements SessionInterest {
       const ctx: ForwardContext = { sessionId, requestId: 'unsubscribe', capabilities: {}, signal };
       this.calls.send(upstream, 'resources/unsubscribe', { uri: source.original }, ctx).catch((error: unknown) => this.onError('unsubscribe after session end failed', { server: source.server, error: String(error) }));
     }
+    this.closeSessionConnections(sessionId);
+  }
+
+  /** The session's per_session connections close (a modern caller's end with its request). */
+  closeSessionConnections(sessionId: string): void {
     for (const upstream of this.upstreams.active()) if (perSession(upstream)) upstream.command({ type: 'close_session', session: sessionId });
   }
 }

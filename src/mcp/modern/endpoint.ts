@@ -1,0 +1,127 @@
+// The modern era (2026-07-28) on /mcp: one request per POST, no session. The
+// era classifier hands over each request that claimed the per-request
+// envelope; this checks the revision and the standard headers, then answers
+// it: a notification with 202, subscriptions/listen with its stream, a method
+// the revision does not have with 404 -32601, and everything else through
+// ModernMethods on a PostExchange (one JSON body, or SSE once progress or a
+// log message comes first). Closing the HTTP request cancels the call.
+import type { HttpReply } from '../../http/reply.js';
+import type { Logger } from '../../log.js';
+import { JSONRPC } from '../../protocol/errors.js';
+import { admitsLevel, isLogLevel } from '../../router/log-levels.js';
+import type { SessionFeatures } from '../../router/session-features.js';
+import type { EraRejection, ModernMessage } from '../era.js';
+import { PostExchange } from '../post-exchange.js';
+import { RpcError } from '../rpc-error.js';
+import { MODERN_CALLER_PREFIX, type ModernTarget } from './link.js';
+import { ListenRegistry } from './listen.js';
+import type { ModernMethods } from './methods.js';
+import { checkRevision, checkStandardHeaders } from './validate.js';
+import { CLIENT_CAPABILITIES_META_KEY, isPlainObject, LOG_LEVEL_META_KEY, metaOf } from './wire.js';
+
+export interface ModernOptions {
+  /** SSE keep-alive comments; shorter than the HTTP server's idle timeout. */
+  keepAliveMs: number;
+  version: string;
+}
+
+function sendError(reply: HttpReply, status: number, id: string | number | null, error: { code: number; message: string; data?: unknown }): void {
+  reply.send(status, { 'content-type': 'application/json' }, JSON.stringify({ jsonrpc: '2.0', id, error }));
+}
+
+export function sendRejection(reply: HttpReply, rejection: EraRejection, id: string | number | null): void {
+  const { code, message, data } = rejection;
+  sendError(reply, rejection.status, id, data === undefined ? { code, message } : { code, message, data });
+}
+
+/** The id of a body an error can echo, else null. */
+export function echoableId(body: unknown): string | number | null {
+  const id = isPlainObject(body) ? body.id : undefined;
+  return typeof id === 'string' || (typeof id === 'number' && Number.isSafeInteger(id)) ? id : null;
+}
+
+export class ModernEndpoint {
+  /** The exchanges in flight, by caller id: where the router's messages for them go. */
+  private readonly exchanges = new Map<string, ModernTarget>();
+  private readonly listens: ListenRegistry;
+  private next = 0;
+
+  constructor(
+    private readonly methods: ModernMethods,
+    private readonly features: SessionFeatures,
+    private readonly options: ModernOptions,
+    private readonly log: Logger,
+  ) {
+    this.listens = new ListenRegistry(features, options.keepAliveMs, { name: 'coffer', version: options.version }, log);
+  }
+
+  /** Where the router's messages for a modern caller id go, while it is open. */
+  target(id: string): ModernTarget | undefined {
+    return this.exchanges.get(id) ?? this.listens.target(id);
+  }
+
+  async serve(message: ModernMessage, revision: string | undefined, headers: Record<string, string>, reply: HttpReply): Promise<void> {
+    const isRequest = message.id !== undefined;
+    const rejection =
+      checkRevision(revision) ??
+      checkStandardHeaders(message.method, message.params, isRequest, { versionHeader: headers['mcp-protocol-version'], methodHeader: headers['mcp-method'], nameHeader: headers['mcp-name'] });
+    if (rejection) return sendRejection(reply, rejection, message.id ?? null);
+    // No client notification means anything over HTTP in this era (cancelling is closing the stream).
+    if (!isRequest) return reply.send(202, {}, '');
+    const id = message.id!;
+    const params = message.params ?? {};
+    const capabilities = (metaOf(params)?.[CLIENT_CAPABILITIES_META_KEY] as Record<string, unknown> | undefined) ?? {};
+    if (message.method === 'subscriptions/listen') return this.listens.serve(id, params, capabilities, reply);
+    if (!this.methods.serves(message.method)) {
+      return sendError(reply, 404, id, { code: JSONRPC.METHOD_NOT_FOUND, message: `Method not found: ${message.method} is not a method of MCP ${revision} (coffer serves it to 2025-11-25 sessions only, if at all)` });
+    }
+    return this.exchange(id, message.method, params, capabilities, reply);
+  }
+
+  private async exchange(requestId: string | number, method: string, params: Record<string, unknown>, capabilities: Record<string, unknown>, reply: HttpReply): Promise<void> {
+    const caller = `${MODERN_CALLER_PREFIX}${++this.next}`;
+    const controller = new AbortController();
+    const exchange = new PostExchange([requestId], reply, undefined, this.options.keepAliveMs, () => undefined);
+    reply.onAbort(() => controller.abort('the client closed the request'));
+    const deliver = (message: Parameters<PostExchange['deliver']>[0]) => {
+      try {
+        exchange.deliver(message);
+      } catch (error) {
+        this.log.debug('modern answer not delivered', { method, error: String(error) });
+      }
+    };
+    const meta = metaOf(params);
+    const logLevel = meta?.[LOG_LEVEL_META_KEY];
+    // Log messages go only to a request that asked for them, at or above its level.
+    this.exchanges.set(caller, {
+      notify: (note, noteParams) => {
+        if (note === 'notifications/message' && !(isLogLevel(logLevel) && admitsLevel(logLevel, noteParams.level))) return;
+        deliver({ jsonrpc: '2.0', method: note, params: noteParams });
+      },
+    });
+    const progressToken = meta?.progressToken as string | number | undefined;
+    const onProgress =
+      progressToken === undefined ? undefined : (progress: object) => deliver({ jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken, ...progress } });
+    try {
+      const result = await this.methods.handle(method, params, { sessionId: caller, requestId, capabilities, signal: controller.signal, ...(onProgress ? { onProgress } : {}) });
+      deliver({ jsonrpc: '2.0', id: requestId, result });
+    } catch (error) {
+      const rpc = error instanceof RpcError ? error : new RpcError(JSONRPC.INTERNAL_ERROR, 'internal error in coffer; see the daemon log');
+      if (!(error instanceof RpcError)) this.log.error('modern request failed', { method, error: String(error) });
+      deliver({ jsonrpc: '2.0', id: requestId, error: rpc.toBody() });
+    } finally {
+      this.exchanges.delete(caller);
+      // A per_session upstream may have opened a connection for this caller: it ends with the request.
+      this.features.closeSessionConnections(caller);
+    }
+  }
+
+  /** A list_changed every legacy session gets: to the listens that asked for it. */
+  broadcast(notification: { method: string; params?: Record<string, unknown> }): void {
+    this.listens.broadcast(notification);
+  }
+
+  closeAll(): void {
+    this.listens.closeAll();
+  }
+}

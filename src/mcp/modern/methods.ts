@@ -1,0 +1,119 @@
+// The methods of the modern era (2026-07-28) on coffer's /mcp, each answered
+// per request through the same router, switches (R10) and upstreams as the
+// legacy era: server/discover, the four lists with their cache hints, the
+// routed calls (tools/call, resources/read, prompts/get) and completion.
+// Results carry resultType and coffer's serverInfo; what the 2026 revision
+// removed (initialize, ping, logging/setLevel, resources/subscribe, ...) is
+// unknown here and answered 404 by the endpoint.
+import { KIND_BY_CALL_METHOD, KIND_BY_LIST_METHOD } from '../../protocol/capabilities.js';
+import { JSONRPC } from '../../protocol/errors.js';
+import { aggregateInstructions } from '../../protocol/instructions.js';
+import type { Calls, ForwardContext } from '../../router/calls.js';
+import type { Router } from '../../router/router.js';
+import type { SessionFeatures } from '../../router/session-features.js';
+import { checkParamLengths } from '../param-limits.js';
+import { RpcError } from '../rpc-error.js';
+import { listPage, OWN_INSTRUCTIONS, SERVER_CAPABILITIES } from '../surface.js';
+import {
+  CLIENT_CAPABILITIES_META_KEY,
+  CLIENT_INFO_META_KEY,
+  LOG_LEVEL_META_KEY,
+  metaOf,
+  MODERN_VERSIONS,
+  PROTOCOL_VERSION_META_KEY,
+  SERVER_INFO_META_KEY,
+} from './wire.js';
+
+/**
+ * coffer's lists change at once when a switch flips or an upstream announces
+ * a change, so a merged list is never promised fresh for any time (clients
+ * learn of changes on subscriptions/listen). Lists can differ by caller
+ * (per-session upstreams): never shared across callers.
+ */
+const CACHE_HINTS = { ttlMs: 0, cacheScope: 'private' } as const;
+
+/** Parameters of the multi-round-trip retry, which coffer does not bridge yet: never forwarded to a legacy upstream. */
+const RETRY_PARAMS = ['inputResponses', 'requestState'];
+/** The envelope is coffer's business with its caller; an upstream gets coffer's own (legacy: none). */
+const ENVELOPE_KEYS = [PROTOCOL_VERSION_META_KEY, CLIENT_CAPABILITIES_META_KEY, CLIENT_INFO_META_KEY, LOG_LEVEL_META_KEY];
+
+export interface ModernParts {
+  router: Router;
+  calls: Calls;
+  features: SessionFeatures;
+  version: string;
+  pageSize?: number;
+}
+
+export class ModernMethods {
+  private readonly serverInfo: { name: string; version: string };
+
+  constructor(private readonly parts: ModernParts) {
+    this.serverInfo = { name: 'coffer', version: parts.version };
+  }
+
+  /** Whether the endpoint serves this method in the modern era (else 404 -32601). */
+  serves(method: string): boolean {
+    return method === 'server/discover' || method === 'completion/complete' || KIND_BY_LIST_METHOD.has(method) || KIND_BY_CALL_METHOD.has(method);
+  }
+
+  /** Answers one request; an RpcError becomes an in-band error. */
+  async handle(method: string, params: Record<string, unknown>, ctx: ForwardContext): Promise<Record<string, unknown>> {
+    checkParamLengths(method, params);
+    const forwarded = forwardable(params);
+    if (method === 'server/discover') return this.stamp(this.discover());
+    const list = KIND_BY_LIST_METHOD.get(method);
+    if (list) return this.stamp({ ...(await listPage(this.parts.router, list, forwarded, this.parts.pageSize)), ...CACHE_HINTS });
+    const call = KIND_BY_CALL_METHOD.get(method);
+    if (call === 'resources') return this.stamp({ ...(await this.read(method, forwarded, ctx)), ...CACHE_HINTS });
+    if (call) return this.stamp(await this.parts.calls.forward(call, method, forwarded, ctx));
+    if (method === 'completion/complete') return this.stamp(await this.parts.features.complete(forwarded, ctx));
+    throw new RpcError(JSONRPC.METHOD_NOT_FOUND, `method not found: ${method}`);
+  }
+
+  /** resources/read; an unknown resource is -32602 with data.uri (the 2026 shape; -32002 is gone). */
+  private async read(method: string, params: Record<string, unknown>, ctx: ForwardContext): Promise<Record<string, unknown>> {
+    try {
+      return await this.parts.calls.forward('resources', method, params, ctx);
+    } catch (error) {
+      if (!(error instanceof RpcError) || !isNotFound(error)) throw error;
+      const data = typeof error.data === 'object' && error.data !== null ? error.data : {};
+      throw new RpcError(JSONRPC.INVALID_PARAMS, error.message, { code: 'RESOURCE_NOT_FOUND', ...data, uri: params.uri });
+    }
+  }
+
+  private discover(): Record<string, unknown> {
+    return {
+      supportedVersions: [...MODERN_VERSIONS],
+      capabilities: SERVER_CAPABILITIES,
+      instructions: aggregateInstructions(OWN_INSTRUCTIONS, this.parts.router.upstreamInstructions()),
+      // The instructions follow the enabled, connected servers.
+      ...CACHE_HINTS,
+    };
+  }
+
+  /** resultType (a legacy upstream's result has none: it is complete) and coffer's identity. */
+  stamp(result: Record<string, unknown>): Record<string, unknown> {
+    const meta = typeof result._meta === 'object' && result._meta !== null ? (result._meta as Record<string, unknown>) : {};
+    return { ...result, resultType: typeof result.resultType === 'string' ? result.resultType : 'complete', _meta: { ...meta, [SERVER_INFO_META_KEY]: this.serverInfo } };
+  }
+}
+
+/** The 2025 era's -32002, or invalid params (the URI is the only parameter a read has): the resource is not there. */
+function isNotFound(error: RpcError): boolean {
+  return error.code === -32002 || error.code === JSONRPC.INVALID_PARAMS;
+}
+
+/** The params an upstream gets: without the retry parameters and the envelope (other _meta keys, e.g. progressToken and trace context, stay). */
+function forwardable(params: Record<string, unknown>): Record<string, unknown> {
+  const copy = { ...params };
+  for (const key of RETRY_PARAMS) delete copy[key];
+  const meta = metaOf(params);
+  if (meta !== undefined) {
+    const rest = { ...meta };
+    for (const key of ENVELOPE_KEYS) delete rest[key];
+    if (Object.keys(rest).length === 0) delete copy._meta;
+    else copy._meta = rest;
+  }
+  return copy;
+}

@@ -1,0 +1,190 @@
+// coffer's /mcp in the MCP 2026-07-28 era ("modern": no session, metadata per
+// request) beside the 2025-11-25 era on the same endpoint, with real clients
+// over real HTTP: the SDK v2 client pinned to 2026-07-28 and in auto mode,
+// the v1 client at the same time, raw modern POSTs for the wire's refusals,
+// and a legacy upstream (the conformance fixture over stdio) behind coffer.
+import { setTimeout as sleep } from 'node:timers/promises';
+import t from 'tap';
+import { CONFORMANCE_FIXTURE } from './fixtures/fixture-servers.js';
+import { startGateway, waitFor, type Gateway } from './helpers/gateway.js';
+import { mcpPost, MCP_HEADERS } from './helpers/mcp-post.js';
+import { envelope, MODERN, modernClient, modernPost } from './helpers/modern.js';
+
+const NS = 'c';
+let gateway: Gateway;
+
+t.before(async () => {
+  gateway = await startGateway();
+  await gateway.addServer({ name: NS, namespace: NS, transport: { type: 'stdio', command: process.execPath, args: [CONFORMANCE_FIXTURE, '--transport', 'stdio'], env: {}, cwd: null } });
+});
+t.teardown(() => gateway.close());
+
+async function setTool(key: string, enabled: boolean): Promise<void> {
+  const answer = await gateway.api('POST', `/servers/${NS}/capabilities/tool/${enabled ? 'enable' : 'disable'}`, { key });
+  if (answer.status !== 200) throw new Error(`switch failed: ${JSON.stringify(answer.body)}`);
+}
+
+const textOf = (result: object) => (((result as { content?: unknown }).content as Array<{ text?: string }> | undefined) ?? []).map((part) => part.text).join('');
+
+t.test('a v2 client pinned to 2026-07-28 connects, lists, calls, reads, gets prompts, completes', async (t) => {
+  const client = await modernClient(gateway, 'pin');
+  t.teardown(() => client.close());
+  t.equal(client.getProtocolEra(), 'modern', 'the era is modern');
+  t.equal(client.getNegotiatedProtocolVersion(), MODERN);
+  t.match(client.getServerVersion(), { name: 'coffer' }, 'server/discover names coffer');
+  t.match(client.getServerCapabilities(), { tools: { listChanged: true }, resources: { subscribe: true }, prompts: {} });
+  const tools = (await client.listTools()).tools.map((tool) => tool.name);
+  t.ok(tools.includes(`${NS}__test_simple_text`), 'the upstream tool, namespaced');
+  t.equal(textOf(await client.callTool({ name: `${NS}__test_simple_text`, arguments: {} })), 'This is a simple text response for testing.');
+  const read = await client.readResource({ uri: `coffer://${NS}/test://static-text` });
+  t.match(read.contents[0], { uri: `coffer://${NS}/test://static-text`, text: /static/i }, 'resource URIs come back exposed');
+  const prompt = await client.getPrompt({ name: `${NS}__test_prompt_with_arguments`, arguments: { arg1: 'a', arg2: 'b' } });
+  t.ok(prompt.messages.length > 0, 'the prompt');
+  const completion = await client.complete({ ref: { type: 'ref/prompt', name: `${NS}__test_prompt_with_arguments` }, argument: { name: 'arg1', value: 'par' } });
+  t.ok(completion.completion.values.includes('paris'), 'completion through the router');
+});
+
+t.test('a v2 client in auto mode chooses the modern era; a v1 client on the same endpoint at the same time stays legacy', async (t) => {
+  const modern = await modernClient(gateway, 'auto');
+  const legacy = await gateway.client('v1');
+  t.teardown(() => modern.close());
+  t.equal(modern.getProtocolEra(), 'modern');
+  const [a, b] = await Promise.all([
+    modern.callTool({ name: `${NS}__test_simple_text`, arguments: {} }),
+    legacy.callTool({ name: `${NS}__test_simple_text`, arguments: {} }),
+  ]);
+  t.equal(textOf(a), textOf(b), 'both eras get the same answer');
+  t.equal(legacy.getServerVersion()?.name, 'coffer');
+  await legacy.ping();
+  t.pass('the legacy session still has ping');
+});
+
+t.test('a switch turned off: gone from the modern list, a call refused with the same stable code as for legacy', async (t) => {
+  const modern = await modernClient(gateway, 'pin');
+  const legacy = await gateway.client('v1-switch');
+  t.teardown(async () => {
+    await setTool('test_error_handling', true);
+    await modern.close();
+  });
+  const name = `${NS}__test_error_handling`;
+  t.ok((await modern.listTools()).tools.some((tool) => tool.name === name), 'listed while on');
+  await setTool('test_error_handling', false);
+  t.notOk((await modern.listTools()).tools.some((tool) => tool.name === name), 'not listed once off');
+  const modernError = await modern.callTool({ name, arguments: {} }).then(
+    () => null,
+    (error: { code?: number; data?: unknown }) => error,
+  );
+  const legacyError = await legacy.callTool({ name, arguments: {} }).then(
+    () => null,
+    (error: { code?: number; data?: unknown }) => error,
+  );
+  t.match(modernError, { code: -32000, data: { code: 'TOOL_DISABLED' } }, 'modern: refused as disabled');
+  t.match(legacyError, { code: -32000, data: { code: 'TOOL_DISABLED' } }, 'legacy: the same code');
+});
+
+t.test('subscriptions/listen: acknowledged, list_changed after a switch flip and after an upstream change, filter honoured', async (t) => {
+  const client = await modernClient(gateway, 'pin');
+  t.teardown(async () => {
+    await setTool('test_simple_text', true);
+    await client.close();
+  });
+  const seen: string[] = [];
+  client.setNotificationHandler('notifications/tools/list_changed', () => void seen.push('tools'));
+  client.setNotificationHandler('notifications/prompts/list_changed', () => void seen.push('prompts'));
+  const subscription = await client.listen({ toolsListChanged: true });
+  t.same(subscription.honoredFilter, { toolsListChanged: true }, 'the ack says what is honoured');
+  await setTool('test_simple_text', false);
+  await waitFor('list_changed after the switch flip', () => seen.includes('tools'), 5_000);
+  seen.length = 0;
+  // An upstream change (R3): the fixture adds a prompt and a tool; only the tool kind was asked for.
+  await client.callTool({ name: `${NS}__test_trigger_prompt_change`, arguments: {} });
+  await client.callTool({ name: `${NS}__test_trigger_tool_change`, arguments: {} });
+  await waitFor('list_changed after the upstream changed its tools', () => seen.includes('tools'), 5_000);
+  await sleep(300);
+  t.notOk(seen.includes('prompts'), 'no prompts list_changed: not asked for');
+  await subscription.close();
+  t.equal(await subscription.closed, 'local');
+});
+
+t.test('subscriptions/listen on the wire: first frame the ack, tagged with the subscription id; resource updates with the exposed URI', async (t) => {
+  const controller = new AbortController();
+  t.teardown(() => controller.abort());
+  const uri = `coffer://${NS}/test://watched-resource`;
+  const response = await fetch(`${gateway.url}/mcp`, {
+    method: 'POST',
+    headers: { ...MCP_HEADERS, authorization: `Bearer ${gateway.daemon.token}`, 'mcp-protocol-version': MODERN, 'mcp-method': 'subscriptions/listen' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 'sub-1', method: 'subscriptions/listen', params: { _meta: envelope(), notifications: { resourceSubscriptions: [uri, `coffer://${NS}/test://no-such`] } } }),
+    signal: controller.signal,
+  });
+  t.equal(response.status, 200);
+  t.match(response.headers.get('content-type'), /text\/event-stream/);
+  const reader = response.body!.getReader();
+  const frames: any[] = [];
+  let buffer = '';
+  while (frames.length < 2) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    buffer += new TextDecoder().decode(value);
+    const lines = buffer.split('\n');
+    buffer = lines.pop()!;
+    for (const line of lines) if (line.startsWith('data: ')) frames.push(JSON.parse(line.slice(6)));
+  }
+  t.match(frames[0], { method: 'notifications/subscriptions/acknowledged', params: { notifications: { resourceSubscriptions: [uri] }, _meta: { 'io.modelcontextprotocol/subscriptionId': 'sub-1' } } }, 'the ack, with only the resource coffer can subscribe');
+  t.match(frames[1], { method: 'notifications/resources/updated', params: { uri, _meta: { 'io.modelcontextprotocol/subscriptionId': 'sub-1' } } }, 'an update, with the exposed URI');
+});
+
+t.test('progress and request-scoped logging travel on the exchange\'s own SSE stream', async (t) => {
+  const progress = await modernPost(gateway, 'tools/call', { name: `${NS}__test_tool_with_progress`, arguments: {}, _meta: { progressToken: 'p1' } });
+  t.match(progress.contentType, /text\/event-stream/);
+  t.ok(progress.messages.filter((message) => message.method === 'notifications/progress' && message.params.progressToken === 'p1').length >= 2, 'progress notifications with the caller\'s token');
+  t.match(progress.messages.at(-1), { id: 1, result: { resultType: 'complete', _meta: { 'io.modelcontextprotocol/serverInfo': { name: 'coffer' } } } });
+  const quiet = await modernPost(gateway, 'tools/call', { name: `${NS}__test_tool_with_logging`, arguments: {} });
+  t.equal(quiet.messages.filter((message) => message.method === 'notifications/message').length, 0, 'no logLevel: no log messages');
+  const loud = await modernPost(gateway, 'tools/call', { name: `${NS}__test_tool_with_logging`, arguments: {}, _meta: { 'io.modelcontextprotocol/logLevel': 'info' } });
+  t.ok(loud.messages.filter((message) => message.method === 'notifications/message').length >= 1, 'logLevel info: the messages');
+  const above = await modernPost(gateway, 'tools/call', { name: `${NS}__test_tool_with_logging`, arguments: {}, _meta: { 'io.modelcontextprotocol/logLevel': 'error' } });
+  t.equal(above.messages.filter((message) => message.method === 'notifications/message').length, 0, 'logLevel error: info messages held back');
+});
+
+t.test('the modern wire\'s refusals', async (t) => {
+  const list = await modernPost(gateway, 'tools/list');
+  t.match(list, { status: 200, messages: [{ result: { resultType: 'complete', ttlMs: 0, cacheScope: 'private' } }] }, 'a list with its cache hints');
+  const discover = await modernPost(gateway, 'server/discover');
+  t.match(discover.messages[0].result, { supportedVersions: [MODERN], capabilities: { tools: {} }, resultType: 'complete', _meta: { 'io.modelcontextprotocol/serverInfo': { name: 'coffer' } } });
+  t.match(await modernPost(gateway, 'tools/list', {}, { 'mcp-method': null }), { status: 400, messages: [{ id: 1, error: { code: -32020 } }] }, 'Mcp-Method missing');
+  t.match(await modernPost(gateway, 'tools/list', {}, { 'mcp-protocol-version': null }), { status: 400, messages: [{ error: { code: -32020 } }] }, 'MCP-Protocol-Version missing');
+  t.match(await modernPost(gateway, 'tools/call', { name: `${NS}__test_simple_text`, arguments: {} }, { 'mcp-name': 'other' }), { status: 400, messages: [{ error: { code: -32020 } }] }, 'Mcp-Name disagrees');
+  const sentinel = `=?base64?${Buffer.from(`${NS}__test_simple_text`).toString('base64')}?=`;
+  t.match(await modernPost(gateway, 'tools/call', { name: `${NS}__test_simple_text`, arguments: {} }, { 'mcp-name': sentinel }), { status: 200, messages: [{ result: { isError: undefined } }] }, 'Mcp-Name in its Base64 form');
+  t.match(await modernPost(gateway, 'tools/call', { name: `${NS}__test_simple_text`, arguments: {} }, { 'mcp-name': '=?base64?%%%?=' }), { status: 400, messages: [{ error: { code: -32020 } }] }, 'a malformed Base64 Mcp-Name');
+  const future = await modernPost(gateway, 'tools/list', { _meta: { 'io.modelcontextprotocol/protocolVersion': '2099-01-01' } }, { 'mcp-protocol-version': '2099-01-01' });
+  t.match(future, { status: 400, messages: [{ id: 1, error: { code: -32022, data: { supported: [MODERN], requested: '2099-01-01' } } }] }, 'an unsupported version names the supported ones');
+  for (const removed of ['initialize', 'ping', 'logging/setLevel', 'resources/subscribe', 'no/such']) {
+    t.match(await modernPost(gateway, removed, {}, {}, 7), { status: 404, messages: [{ id: 7, error: { code: -32601 } }] }, `${removed}: 404`);
+  }
+  const missing = await mcpPost(gateway, { jsonrpc: '2.0', id: 3, method: 'tools/list', params: { _meta: { 'io.modelcontextprotocol/protocolVersion': MODERN } } }, { 'mcp-protocol-version': MODERN, 'mcp-method': 'tools/list' });
+  t.match(missing, { status: 400, messages: [{ id: 3, error: { code: -32602 } }] }, 'an envelope without clientCapabilities');
+  const notFound = await modernPost(gateway, 'resources/read', { uri: `coffer://${NS}/test://nothing-here` });
+  t.match(notFound.messages[0].error, { code: -32602, data: { uri: `coffer://${NS}/test://nothing-here` } }, 'resource not found: -32602 with data.uri');
+  t.match(await modernPost(gateway, 'tools/list', {}, { authorization: 'Bearer wrong' }), { status: 401 }, 'authenticated like every /mcp request');
+  const notification = await mcpPost(gateway, { jsonrpc: '2.0', method: 'notifications/initialized', params: { _meta: envelope() } }, { 'mcp-protocol-version': MODERN, 'mcp-method': 'notifications/initialized' });
+  t.equal(notification.status, 202, 'a modern notification: 202');
+});
+
+t.test('an upstream request for a modern caller (sampling during a call) is refused with a clear message, the call does not hang', async (t) => {
+  const answer = await modernPost(gateway, 'tools/call', { name: `${NS}__test_sampling`, arguments: { prompt: 'hi' } }, {}, 1, 20_000);
+  const last = answer.messages.at(-1);
+  const text = JSON.stringify(last);
+  t.match(text, /2026-07-28/, 'the message says why');
+});
+
+t.test('a daemon that stops ends an open listen gracefully (its result, not a dropped stream)', async (t) => {
+  const own = await startGateway();
+  const client = await modernClient(own, 'pin');
+  const subscription = await client.listen({ toolsListChanged: true });
+  const closing = own.close();
+  // Bounded: a listen the daemon forgets keeps its stream (and the stop) open.
+  const outcome = await Promise.race([subscription.closed, sleep(10_000).then(() => 'still open after 10 s')]);
+  t.equal(outcome, 'graceful', 'the server ended it with the listen result');
+  await Promise.race([closing, sleep(10_000)]);
+});
