@@ -5,10 +5,13 @@ import type { ListKind } from '../protocol/capabilities.js';
 import type { ErrorBody } from '../protocol/errors.js';
 import type { ServerConfig } from '../protocol/server-config.js';
 
-/** `fetchedAt`: when the actor's cached list was fetched from the upstream (its TTL runs from there). */
+/**
+ * `fetchedAt`: when the actor's cached list was fetched from the upstream (its TTL runs from there);
+ * `expiresAt`: when the actor's entry goes stale, if sooner than that TTL (the upstream's own ttlMs).
+ */
 export type ListAnswer =
-  | { ok: true; state: 'live'; items: Record<string, unknown>[]; version: number; fetchedAt: number }
-  | { ok: true; state: 'unsupported'; version: number; fetchedAt: number }
+  | { ok: true; state: 'live'; items: Record<string, unknown>[]; version: number; fetchedAt: number; expiresAt?: number }
+  | { ok: true; state: 'unsupported'; version: number; fetchedAt: number; expiresAt?: number }
   | { ok: false; error: ErrorBody };
 
 /** What travels back with one forwarded call besides its outcome. */

@@ -4,12 +4,14 @@
 // RequestFailure with a kind the actor can act on, and reports a session that
 // ends on its own.
 import type { Progress, ServerCapabilities } from '@modelcontextprotocol/sdk/types.js';
-import { messageOf, type JsonRpcErrorBody } from '../../src/protocol/errors.js';
+import { JSONRPC, messageOf, type JsonRpcErrorBody } from '../../src/protocol/errors.js';
 import { cleanInstructions } from '../../src/protocol/instructions.js';
 import { LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS } from '../../src/protocol/mcp-versions.js';
 import type { ServerConfig } from '../../src/protocol/server-config.js';
 import { VERSION } from '../../src/version.js';
 import { isObject, JsonRpcSession, ProtocolNoise, RpcError, type ServerRequestAnswer } from './jsonrpc-session.js';
+import { MODERN_PROTOCOL_VERSION, UNSUPPORTED_VERSION, UPSTREAM_VERSION_MISMATCH, type Era } from './era-negotiation.js';
+import { InputRequiredError, ModernSession, ProbeExitedError, SERVER_INFO_META } from './modern-session.js';
 import type { ActorLog } from './log.js';
 import { createTransport, type UpstreamTransport } from './transports.js';
 
@@ -85,6 +87,8 @@ export class Connection {
   private serverCapabilities: ServerCapabilities | null = null;
   private server: { name: string; version: string } | null = null;
   private serverInstructions: string | null = null;
+  /** Set once server/discover found a 2026-07-28-era upstream. */
+  private modern: ModernSession | null = null;
   private lastErrorNoteAt = 0;
   private suppressedErrors = 0;
   private readonly session: JsonRpcSession;
@@ -98,10 +102,15 @@ export class Connection {
     private readonly hooks: ConnectionHooks,
     /** Declared at initialize: what coffer can relay to a client on this connection. */
     private readonly clientCapabilities: Record<string, unknown>,
+    /** The era an earlier connection found (a verdict holds for the actor's lifetime): legacy skips the probe. */
+    private readonly knownEra: Era | null,
   ) {
     this.closed = new Promise((resolve) => (this.markClosed = resolve));
     this.session = new JsonRpcSession(upstream.transport, {
-      onNotification: (method, params, contexts) => this.hooks.onNotification(method, params, contexts),
+      onNotification: (method, params, contexts) => {
+        const seen = this.modern ? this.modern.notification(method, params) : { consumed: false as const, params };
+        if (!seen.consumed) this.hooks.onNotification(method, seen.params, contexts);
+      },
       ...(hooks.onRequest ? { onRequest: (method, params, contexts, signal) => hooks.onRequest!(method, params, contexts, signal, (m, p) => this.notify(m, p)) } : {}),
       onclose: () => this.handleClose(),
       onerror: (error) => {
@@ -112,9 +121,9 @@ export class Connection {
   }
 
   /** Builds the transport and session; nothing is started until connect(). */
-  static async create(config: ServerConfig, log: ActorLog, hooks: ConnectionHooks, clientCapabilities: Record<string, unknown>): Promise<Connection> {
+  static async create(config: ServerConfig, log: ActorLog, hooks: ConnectionHooks, clientCapabilities: Record<string, unknown>, knownEra: Era | null = null): Promise<Connection> {
     const upstream = await createTransport(config.transport, log);
-    return new Connection(upstream, config, log, hooks, clientCapabilities);
+    return new Connection(upstream, config, log, hooks, clientCapabilities, knownEra);
   }
 
   /** Connects and initializes within connect_ms, or throws (and closes). */
@@ -125,9 +134,10 @@ export class Connection {
       timer = setTimeout(() => reject(new Error(`connect + initialize took longer than ${limitMs} ms`)), limitMs);
     });
     try {
-      await Promise.race([this.initialize(), deadline]);
+      await Promise.race([this.handshake(), deadline]);
     } catch (error) {
       void this.close();
+      if (error instanceof ProbeExitedError) throw error;
       throw new Error(`connect failed: ${messageOf(error)}`);
     } finally {
       clearTimeout(timer);
@@ -135,13 +145,51 @@ export class Connection {
     this.ready = true;
   }
 
-  private async initialize(): Promise<void> {
+  /** The era: server/discover first (unless pinned to or known as the 2025 era), else initialize. */
+  private async handshake(): Promise<void> {
     await this.session.start();
-    const result = await this.session.request('initialize', {
-      protocolVersion: LATEST_PROTOCOL_VERSION,
-      capabilities: this.clientCapabilities,
-      clientInfo: CLIENT_INFO,
+    if (this.config.protocol !== LATEST_PROTOCOL_VERSION && this.knownEra !== 'legacy') {
+      const modern = new ModernSession(this.session, this.upstream, CLIENT_INFO, this.log);
+      const verdict = await modern.negotiate(this.config.protocol, this.config.timeouts.connect_ms, this.config.transport.type === 'stdio');
+      if (verdict.era === 'none') throw new Error(verdict.message);
+      if (verdict.era === 'modern') return this.startModern(modern, verdict.discover);
+      if (this.ended) throw new ProbeExitedError();
+      this.log.note(`speaking the 2025 era: ${verdict.reason}`);
+    }
+    await this.initialize();
+  }
+
+  private startModern(modern: ModernSession, discover: Record<string, unknown>): void {
+    this.modern = modern;
+    this.protocol = MODERN_PROTOCOL_VERSION;
+    this.serverCapabilities = (isObject(discover.capabilities) ? discover.capabilities : {}) as ServerCapabilities;
+    const info = isObject(discover._meta) ? discover._meta[SERVER_INFO_META] : undefined;
+    if (isObject(info)) this.server = { name: String(info.name), version: String(info.version) };
+    this.serverInstructions = cleanInstructions(discover.instructions);
+    this.upstream.transport.setProtocolVersion?.(MODERN_PROTOCOL_VERSION);
+  }
+
+  /** 2026-07-28 era: opens the listen stream for list changes and subscribed resources (the shared connection's job). */
+  startListening(): void {
+    this.modern?.listen(this.capabilities as Record<string, unknown>, () => {
+      // The stream was down: whatever changed meanwhile was not announced.
+      for (const method of ['notifications/tools/list_changed', 'notifications/prompts/list_changed', 'notifications/resources/list_changed']) this.hooks.onNotification(method, undefined, []);
     });
+  }
+
+  get era(): Era | null {
+    return this.protocol === null ? null : this.modern ? 'modern' : 'legacy';
+  }
+
+  private async initialize(): Promise<void> {
+    const result = await this.session
+      .request('initialize', { protocolVersion: LATEST_PROTOCOL_VERSION, capabilities: this.clientCapabilities, clientInfo: CLIENT_INFO })
+      .catch((error: unknown) => {
+        // A 2026-07-28-only server refuses initialize with -32022 (over HTTP inside a 400 body).
+        const refused = (error instanceof RpcError && error.code === UNSUPPORTED_VERSION) || messageOf(error).includes(`"code":${UNSUPPORTED_VERSION}`);
+        if (!refused) throw error;
+        throw new Error(`${UPSTREAM_VERSION_MISMATCH}: the upstream refused initialize (the 2025 era) and speaks only ${MODERN_PROTOCOL_VERSION}: set "protocol" to "auto" or "${MODERN_PROTOCOL_VERSION}"`);
+      });
     const version = result.protocolVersion;
     if (typeof version !== 'string' || !SUPPORTED_PROTOCOL_VERSIONS.includes(version)) {
       throw new Error(`Server's protocol version is not supported: ${String(version)}`);
@@ -185,6 +233,22 @@ export class Connection {
 
   async request(method: string, params: Record<string, unknown> | undefined, options: RequestOptions): Promise<UpstreamResult> {
     if (this.ended) throw new RequestFailure('unavailable', 'not connected');
+    if (this.modern) {
+      const local = this.modern.answerLocally(method, params);
+      if (local) return local;
+      params = this.modern.envelope(params);
+    }
+    const result = await this.send(method, params, options);
+    if (!this.modern) return result;
+    try {
+      return this.modern.checkResult(method, result);
+    } catch (error) {
+      if (!(error instanceof InputRequiredError)) throw error;
+      throw new RequestFailure('upstream', error.message, { code: JSONRPC.INTERNAL_ERROR, message: error.message, data: { code: 'UPSTREAM_INPUT_REQUIRED' } });
+    }
+  }
+
+  private async send(method: string, params: Record<string, unknown> | undefined, options: RequestOptions): Promise<UpstreamResult> {
     const abort = new AbortController();
     let cause: 'timeout' | 'cancelled' | null = null;
     const timer = setTimeout(() => {
@@ -251,8 +315,7 @@ export class Connection {
     const limitMs = Math.min(PROBE_TIMEOUT_MS, this.config.timeouts.connect_ms);
     const abort = new AbortController();
     const timer = setTimeout(() => abort.abort(new Error(`Request timed out after ${limitMs} ms`)), limitMs);
-    this.session
-      .ping({ signal: abort.signal })
+    (this.modern ? this.modern.discover(abort.signal) : this.session.ping({ signal: abort.signal }))
       .catch((error: unknown) => {
         if (this.ended) return;
         this.lostReason = `upstream unreachable: ${messageOf(error)}`;
@@ -275,6 +338,7 @@ export class Connection {
   async close(): Promise<void> {
     if (!this.closingOnPurpose && !this.ended) {
       this.closingOnPurpose = true;
+      this.modern?.close();
       if (this.ready && this.upstream.endSession) await withinMs(this.upstream.endSession(), END_SESSION_WAIT_MS);
       void this.session.close().catch(() => {});
     }
