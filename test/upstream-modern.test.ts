@@ -4,7 +4,7 @@
 // speaking the 2025 era to everything else. Real daemon, real v2 fixture
 // upstreams (test/fixtures/modern-upstream.ts), real v1 SDK clients on /mcp.
 import t, { type Test } from 'tap';
-import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import { ResourceUpdatedNotificationSchema, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { spawnHello, stdioFixture, type HelloChild } from './fixtures/fixture-servers.js';
 import { startGateway, waitFor, type Gateway } from './helpers/gateway.js';
 import { dirname, join } from 'node:path';
@@ -17,6 +17,7 @@ interface Logged {
   method: string;
   headers: Record<string, string>;
   meta: Record<string, unknown> | null;
+  params: Record<string, any> | undefined;
 }
 
 type Modern = HelloChild<{ url: string; control: string }> & { log(): Promise<Logged[]>; control(path: string, body: unknown): Promise<void> };
@@ -94,6 +95,34 @@ t.test('a tool added on a modern upstream reaches a v1 client as list_changed (u
   await upstream.control('tool', { name: 'late' });
   await waitFor('list_changed at the client', () => changed > 0);
   t.ok((await toolNames(client)).includes('live__late'), 'the new list has the added tool');
+});
+
+t.test('resource updates of a modern upstream reach the subscribed client; a broken listen stream is reopened', async (t) => {
+  const upstream = await modernUpstream(t, '--legacy', 'reject');
+  const gateway = await gatewayFor(t);
+  await gateway.addServer(httpServer('res', upstream.hello.url));
+  const client = await gateway.client();
+  const updated: string[] = [];
+  let changed = 0;
+  client.setNotificationHandler(ResourceUpdatedNotificationSchema, (notification) => void updated.push(notification.params.uri));
+  client.setNotificationHandler(ToolListChangedNotificationSchema, () => void changed++);
+  await client.listTools();
+  await client.subscribeResource({ uri: 'coffer://res/modern://readme' });
+  const listens = async () => (await upstream.log()).filter((entry) => entry.method === 'subscriptions/listen');
+  await waitFor('a listen naming the resource', async () => (await listens()).some((entry) => entry.params?.notifications?.resourceSubscriptions?.includes('modern://readme')));
+  await upstream.control('updated', { uri: 'modern://readme' });
+  await waitFor('resources/updated at the client', () => updated.length > 0);
+  t.same(updated, ['coffer://res/modern://readme'], 'with the exposed URI');
+
+  const opened = (await listens()).length;
+  await upstream.control('drop-listens', {});
+  await waitFor('the listen stream reopened', async () => (await listens()).length > opened);
+  await waitFor('list_changed after the reopen (changes meanwhile were missed)', () => changed > 0);
+  const reopened = (await listens()).at(-1)!;
+  t.same(reopened.params?.notifications?.resourceSubscriptions, ['modern://readme'], 'the reopened stream keeps the subscription');
+  await upstream.control('tool', { name: 'after' });
+  await waitFor('the added tool listed', async () => (await toolNames(client)).includes('res__after'));
+  t.pass('notifications flow again on the reopened stream');
 });
 
 t.test('a dual-era upstream (legacy: stateless): modern under auto, 2025 when pinned', async (t) => {
