@@ -7,10 +7,14 @@ import t, { type Test } from 'tap';
 import { ResourceUpdatedNotificationSchema, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { spawnHello, stdioFixture, type HelloChild } from './fixtures/fixture-servers.js';
 import { startGateway, waitFor, type Gateway } from './helpers/gateway.js';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-const MODERN_FIXTURE = join(dirname(fileURLToPath(import.meta.url)), 'fixtures', 'modern-upstream.js');
+const FIXTURES = join(dirname(fileURLToPath(import.meta.url)), 'fixtures');
+const MODERN_FIXTURE = join(FIXTURES, 'modern-upstream.js');
+const STRICT_FIXTURE = join(FIXTURES, 'strict-legacy-upstream.js');
 const MODERN = '2026-07-28';
 
 interface Logged {
@@ -50,6 +54,8 @@ t.test('a modern-only upstream (legacy: reject) registers, lists and serves thro
   const state = await health(gateway, 'm');
   t.equal(state.era, 'modern', 'health reports the era');
   t.equal(state.protocol_version, MODERN, 'and the version');
+  const tested = await gateway.api('POST', '/servers/m/test');
+  t.match(tested.body, { ok: true, protocol_version: MODERN, server_info: { name: 'coffer-modern-upstream' }, capabilities: { tools: 5, resources: 1, prompts: 1 } }, 'the test connection (R9) speaks the modern era too');
 
   const client = await gateway.client();
   t.same(await toolNames(client), ['m__add', 'm__ask', 'm__echo', 'm__regional'], 'the tool with an invalid x-mcp-header is left out');
@@ -158,6 +164,28 @@ t.test('a legacy stdio upstream still connects under auto, and fast', async (t) 
   t.ok(autoMs < pinnedMs + 1_000, `the probe adds little (${autoMs - pinnedMs} ms)`);
   const client = await gateway.client();
   t.ok((await toolNames(client)).includes('auto__echo'));
+});
+
+t.test('stdio 2025-era servers that exit on, or ignore, anything before initialize still connect under auto', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'coffer-strict-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const gateway = await gatewayFor(t);
+  const strict = (name: string, mode: string) => ({
+    name,
+    transport: { type: 'stdio', command: process.execPath, args: [STRICT_FIXTURE, '--before-init', mode, '--spawn-log', join(dir, `${name}.log`)] },
+  });
+  const started = Date.now();
+  await gateway.addServer(strict('dies', 'exit'));
+  const diesMs = Date.now() - started;
+  await gateway.addServer(strict('mute', 'silent'));
+  const muteMs = Date.now() - started - diesMs;
+  t.comment(`ready: exits on the probe ${diesMs} ms (one respawn), ignores the probe ${muteMs} ms (the probe window)`);
+  for (const name of ['dies', 'mute']) t.equal((await health(gateway, name)).era, 'legacy', `${name}: 2025 era`);
+  t.equal(readFileSync(join(dir, 'dies.log'), 'utf8').trim().split('\n').length, 2, 'the one that exited was started once more, for initialize');
+  t.equal((await health(gateway, 'dies')).attempts, 0, 'and that counted as no failure');
+  const client = await gateway.client();
+  t.equal(firstText(await client.callTool({ name: 'dies__hello', arguments: {} })), 'hello from hello');
+  t.equal(firstText(await client.callTool({ name: 'mute__hello', arguments: {} })), 'hello from hello');
 });
 
 t.test('negotiation failures reach the user as a stable code and what to do', async (t) => {

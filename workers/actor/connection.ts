@@ -5,13 +5,12 @@
 // ends on its own.
 import type { Progress, ServerCapabilities } from '@modelcontextprotocol/sdk/types.js';
 import { JSONRPC, messageOf, type JsonRpcErrorBody } from '../../src/protocol/errors.js';
-import { cleanInstructions } from '../../src/protocol/instructions.js';
-import { LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS } from '../../src/protocol/mcp-versions.js';
 import type { ServerConfig } from '../../src/protocol/server-config.js';
 import { VERSION } from '../../src/version.js';
-import { isObject, JsonRpcSession, ProtocolNoise, RpcError, type ServerRequestAnswer } from './jsonrpc-session.js';
-import { MODERN_PROTOCOL_VERSION, UNSUPPORTED_VERSION, UPSTREAM_VERSION_MISMATCH, type Era } from './era-negotiation.js';
-import { InputRequiredError, ModernSession, ProbeExitedError, SERVER_INFO_META } from './modern-session.js';
+import { JsonRpcSession, ProtocolNoise, RpcError, type ServerRequestAnswer } from './jsonrpc-session.js';
+import type { Era } from './era-negotiation.js';
+import { handshake } from './handshake.js';
+import { InputRequiredError, ProbeExitedError, type ModernSession } from './modern-session.js';
 import type { ActorLog } from './log.js';
 import { createTransport, type UpstreamTransport } from './transports.js';
 
@@ -145,28 +144,23 @@ export class Connection {
     this.ready = true;
   }
 
-  /** The era: server/discover first (unless pinned to or known as the 2025 era), else initialize. */
   private async handshake(): Promise<void> {
     await this.session.start();
-    if (this.config.protocol !== LATEST_PROTOCOL_VERSION && this.knownEra !== 'legacy') {
-      const modern = new ModernSession(this.session, this.upstream, CLIENT_INFO, this.log);
-      const verdict = await modern.negotiate(this.config.protocol, this.config.timeouts.connect_ms, this.config.transport.type === 'stdio');
-      if (verdict.era === 'none') throw new Error(verdict.message);
-      if (verdict.era === 'modern') return this.startModern(modern, verdict.discover);
-      if (this.ended) throw new ProbeExitedError();
-      this.log.note(`speaking the 2025 era: ${verdict.reason}`);
-    }
-    await this.initialize();
-  }
-
-  private startModern(modern: ModernSession, discover: Record<string, unknown>): void {
-    this.modern = modern;
-    this.protocol = MODERN_PROTOCOL_VERSION;
-    this.serverCapabilities = (isObject(discover.capabilities) ? discover.capabilities : {}) as ServerCapabilities;
-    const info = isObject(discover._meta) ? discover._meta[SERVER_INFO_META] : undefined;
-    if (isObject(info)) this.server = { name: String(info.name), version: String(info.version) };
-    this.serverInstructions = cleanInstructions(discover.instructions);
-    this.upstream.transport.setProtocolVersion?.(MODERN_PROTOCOL_VERSION);
+    const agreed = await handshake({
+      session: this.session,
+      upstream: this.upstream,
+      config: this.config,
+      log: this.log,
+      clientInfo: CLIENT_INFO,
+      clientCapabilities: this.clientCapabilities,
+      knownEra: this.knownEra,
+      ended: () => this.ended,
+    });
+    this.modern = agreed.modern;
+    this.protocol = agreed.protocol;
+    this.serverCapabilities = agreed.capabilities;
+    this.server = agreed.serverInfo;
+    this.serverInstructions = agreed.instructions;
   }
 
   /** 2026-07-28 era: opens the listen stream for list changes and subscribed resources (the shared connection's job). */
@@ -179,28 +173,6 @@ export class Connection {
 
   get era(): Era | null {
     return this.protocol === null ? null : this.modern ? 'modern' : 'legacy';
-  }
-
-  private async initialize(): Promise<void> {
-    const result = await this.session
-      .request('initialize', { protocolVersion: LATEST_PROTOCOL_VERSION, capabilities: this.clientCapabilities, clientInfo: CLIENT_INFO })
-      .catch((error: unknown) => {
-        // A 2026-07-28-only server refuses initialize with -32022 (over HTTP inside a 400 body).
-        const refused = (error instanceof RpcError && error.code === UNSUPPORTED_VERSION) || messageOf(error).includes(`"code":${UNSUPPORTED_VERSION}`);
-        if (!refused) throw error;
-        throw new Error(`${UPSTREAM_VERSION_MISMATCH}: the upstream refused initialize (the 2025 era) and speaks only ${MODERN_PROTOCOL_VERSION}: set "protocol" to "auto" or "${MODERN_PROTOCOL_VERSION}"`);
-      });
-    const version = result.protocolVersion;
-    if (typeof version !== 'string' || !SUPPORTED_PROTOCOL_VERSIONS.includes(version)) {
-      throw new Error(`Server's protocol version is not supported: ${String(version)}`);
-    }
-    this.protocol = version;
-    this.serverCapabilities = (isObject(result.capabilities) ? result.capabilities : {}) as ServerCapabilities;
-    const info = result.serverInfo;
-    if (isObject(info)) this.server = { name: String(info.name), version: String(info.version) };
-    this.serverInstructions = cleanInstructions(result.instructions);
-    this.upstream.transport.setProtocolVersion?.(version);
-    await this.session.notify('notifications/initialized');
   }
 
   get capabilities(): ServerCapabilities {
