@@ -150,7 +150,8 @@ export class Supervisor {
         // Not a failure: that server only speaks the 2025 era, and a fresh process is needed to say initialize.
         this.knownEra = 'legacy';
         this.log.note(`${error.message}: starting it again for the 2025 era`);
-        this.connect();
+        // Still the same connecting state: a server that dies at any start fails the next attempt as before.
+        void this.attempt();
         return;
       }
       if (!this.stopped) this.fail(messageOf(error));
