@@ -29,6 +29,7 @@ t.test('defaults', async (t) => {
     timeouts: DEFAULT_TIMEOUTS,
     namespace: 'files',
     session_mode: 'shared',
+    protocol: 'auto',
   });
   t.equal(valid({ name: 'solo', namespace: '', transport: STDIO }).namespace, '', 'the empty namespace: names pass through unprefixed');
   t.equal(valid({ name: 'filesystem', namespace: 'fs', transport: STDIO }).namespace, 'fs');
@@ -47,6 +48,7 @@ t.test('defaults', async (t) => {
     timeouts: { connect_ms: 1, request_ms: 2, list_deadline_ms: 3 },
     namespace: 'abc',
     session_mode: 'per_session',
+    protocol: '2026-07-28',
   };
   t.same(valid(full), full, 'a complete config comes back unchanged');
   t.same(valid(valid(full)), valid(full), 'parsing is idempotent');
@@ -68,6 +70,7 @@ const invalidCases: [string, unknown, string[]][] = [
   ['namespace ending in _', { ...base, namespace: 'a_' }, ['namespace']],
   ['namespace null', { ...base, namespace: null }, ['namespace']],
   ['session_mode unknown', { ...base, session_mode: 'sticky' }, ['session_mode']],
+  ['protocol unknown', { ...base, protocol: 'modern' }, ['protocol']],
   ['description not a string', { ...base, description: 3 }, ['description']],
   ['enabled as a string', { ...base, enabled: 'yes' }, ['enabled']],
   ['auto_enable null', { ...base, auto_enable_new_capabilities: null }, ['auto_enable_new_capabilities']],

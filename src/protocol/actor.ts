@@ -53,10 +53,11 @@ export interface ActorInit {
  * `version` changes whenever the actor's cached list for this kind changes,
  * so the router can cache what it derives from it.
  */
+/** `expiresAt`: when the actor's entry goes stale (its TTL, shortened by the upstream's own ttlMs). */
 export type ListOutcome =
-  | { ok: true; state: 'live'; kind: ListKind; list: EncodedList; version: number; fetchedAt: number; cached: boolean }
+  | { ok: true; state: 'live'; kind: ListKind; list: EncodedList; version: number; fetchedAt: number; expiresAt?: number; cached: boolean }
   /** The upstream answered -32601 or did not advertise the capability: it has none (R7, R8). */
-  | { ok: true; state: 'unsupported'; kind: ListKind; version: number; fetchedAt: number; cached: boolean }
+  | { ok: true; state: 'unsupported'; kind: ListKind; version: number; fetchedAt: number; expiresAt?: number; cached: boolean }
   /** UPSTREAM_UNAVAILABLE after the one retry on a fresh connection, or UPSTREAM_TIMEOUT (not retried). */
   | { ok: false; kind: ListKind; error: ErrorBody };
 
@@ -138,6 +139,8 @@ export interface ActorStatus {
   /** The connected upstream's `instructions`, cleaned and bounded (src/protocol/instructions.ts); absent if it sent none. */
   instructions?: string;
   protocolVersion: string | null;
+  /** legacy: initialize (2025-11-25 and before); modern: per-request envelope (2026-07-28). Null while not connected. */
+  era: 'legacy' | 'modern' | null;
   /** Child pid for stdio upstreams while connected. */
   pid: number | null;
 }

@@ -4,6 +4,7 @@
 // The types are inferred from the zod schema, which also documents each field.
 export type {
   HttpTransportConfig,
+  ProtocolSetting,
   ServerConfig,
   SessionMode,
   SseTransportConfig,
@@ -19,8 +20,8 @@ export function prefixOf(config: Pick<ServerConfig, 'name' | 'namespace'>): stri
 }
 
 /** Configs stored before a field existed read with its default. */
-export function withConfigDefaults(config: Omit<ServerConfig, 'namespace' | 'session_mode'> & Partial<ServerConfig>): ServerConfig {
-  return { ...config, namespace: config.namespace ?? config.name, session_mode: config.session_mode ?? 'shared' };
+export function withConfigDefaults(config: Omit<ServerConfig, 'namespace' | 'session_mode' | 'protocol'> & Partial<ServerConfig>): ServerConfig {
+  return { ...config, namespace: config.namespace ?? config.name, session_mode: config.session_mode ?? 'shared', protocol: config.protocol ?? 'auto' };
 }
 
 export const DEFAULT_TIMEOUTS = {

@@ -15,6 +15,9 @@ export interface ServerHealth {
   attempts: number;
   last_error: string | null;
   degraded: boolean;
+  /** The protocol version negotiated with the upstream and its era (null while not connected). */
+  protocol_version: string | null;
+  era: 'legacy' | 'modern' | null;
 }
 
 export type ServerView = ServerConfig & { created_at: string; updated_at: string; health: ServerHealth };
@@ -32,7 +35,7 @@ export function unwrap<T>(result: Result<T>): T {
 
 /** A change to these restarts the actor; description, policy and namespace (the router's business) do not. */
 function needsRestart(before: ServerConfig, after: ServerConfig): boolean {
-  const actorPart = (config: ServerConfig) => JSON.stringify([config.transport, config.timeouts, config.session_mode]);
+  const actorPart = (config: ServerConfig) => JSON.stringify([config.transport, config.timeouts, config.session_mode, config.protocol]);
   return actorPart(before) !== actorPart(after);
 }
 
@@ -145,6 +148,8 @@ export class Registry {
         attempts: status?.attempts ?? 0,
         last_error: status?.lastError ?? null,
         degraded: this.hooks.isDegraded(record.config.name),
+        protocol_version: status?.protocolVersion ?? null,
+        era: status?.era ?? null,
       },
     };
   }

@@ -194,6 +194,7 @@ const timeouts = z
   .default(() => ({ ...DEFAULT_TIMEOUTS }));
 
 const SESSION_MODES = ['shared', 'per_session'] as const;
+const PROTOCOLS = ['auto', '2025-11-25', '2026-07-28'] as const;
 
 export const serverConfigSchema = z
   .strictObject(
@@ -214,10 +215,17 @@ export const serverConfigSchema = z
           'shared: one upstream connection serves every client session. per_session: one connection per client session ' +
             '(lazily; closed with the session or when idle), so stateful features (subscriptions, log level, roots, sampling) know their client.',
         ),
+      protocol: z
+        .enum(PROTOCOLS, { error: `must be one of ${PROTOCOLS.map((era) => `"${era}"`).join(', ')}` })
+        .default('auto')
+        .describe(
+          'the MCP era spoken to this upstream. auto: probe with server/discover (2026-07-28) and fall back to initialize (2025-11-25); ' +
+            'a version: speak only that era (2026-07-28 fails the connection when the upstream does not offer it).',
+        ),
     },
     { error: 'must be a JSON object' },
   )
-  .transform(({ namespace, session_mode, ...config }) => ({ ...config, namespace: namespace ?? config.name, session_mode }));
+  .transform(({ namespace, session_mode, protocol, ...config }) => ({ ...config, namespace: namespace ?? config.name, session_mode, protocol }));
 
 export type ServerConfig = z.output<typeof serverConfigSchema>;
 export type TransportConfig = ServerConfig['transport'];
@@ -226,6 +234,7 @@ export type HttpTransportConfig = Extract<TransportConfig, { type: 'http' }>;
 export type SseTransportConfig = Extract<TransportConfig, { type: 'sse' }>;
 export type TimeoutsConfig = ServerConfig['timeouts'];
 export type SessionMode = ServerConfig['session_mode'];
+export type ProtocolSetting = ServerConfig['protocol'];
 
 /** The config file format (what a user writes: defaults optional), as JSON Schema. */
 export function serverConfigJsonSchema(): Record<string, unknown> {

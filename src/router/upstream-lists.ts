@@ -58,7 +58,8 @@ export class UpstreamLists {
     if (!answer.ok) return { answer, reconciled: NOTHING_TO_RECONCILE };
     const items = answer.state === 'live' ? answer.items : [];
     const reconciled = answer.state === 'live' ? this.gate.observe(upstream, kind, items, answer.version) : NOTHING_TO_RECONCILE;
-    if ((this.generations.get(key) ?? 0) === generation) this.copies.set(key, { version: answer.version, items, expiresAt: answer.fetchedAt + this.ttlMs });
+    const expiresAt = Math.min(answer.fetchedAt + this.ttlMs, answer.expiresAt ?? Infinity);
+    if ((this.generations.get(key) ?? 0) === generation) this.copies.set(key, { version: answer.version, items, expiresAt });
     return { answer, reconciled };
   }
 

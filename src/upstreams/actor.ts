@@ -40,8 +40,8 @@ export interface ActorCallbacks {
 
 /** A ListOutcome with its items decoded. */
 export type ActorListAnswer =
-  | { ok: true; state: 'live'; kind: ListKind; items: Record<string, unknown>[]; version: number; fetchedAt: number; cached: boolean }
-  | { ok: true; state: 'unsupported'; kind: ListKind; version: number; fetchedAt: number; cached: boolean }
+  | { ok: true; state: 'live'; kind: ListKind; items: Record<string, unknown>[]; version: number; fetchedAt: number; expiresAt?: number; cached: boolean }
+  | { ok: true; state: 'unsupported'; kind: ListKind; version: number; fetchedAt: number; expiresAt?: number; cached: boolean }
   | { ok: false; kind: ListKind; error: ErrorBody };
 
 const DEFAULT_SHUTDOWN_DEADLINE_MS = 6_000;
@@ -67,7 +67,7 @@ function failureOf(answer: CallAnswer): string {
 }
 
 function initialStatus(server: string): ActorStatus {
-  return { server, state: 'connecting', since: Date.now(), attempts: 0, lastError: null, serverInfo: null, protocolVersion: null, pid: null };
+  return { server, state: 'connecting', since: Date.now(), attempts: 0, lastError: null, serverInfo: null, protocolVersion: null, era: null, pid: null };
 }
 
 /** The answer of an actor that is not running (dead, stopped, or stopped before it booted). */

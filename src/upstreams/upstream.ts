@@ -5,10 +5,14 @@ import type { ListKind } from '../protocol/capabilities.js';
 import type { ErrorBody } from '../protocol/errors.js';
 import type { ServerConfig } from '../protocol/server-config.js';
 
-/** `fetchedAt`: when the actor's cached list was fetched from the upstream (its TTL runs from there); `cached`: the actor answered from that cache. */
+/**
+ * `fetchedAt`: when the actor's cached list was fetched from the upstream (its TTL runs from there);
+ * `expiresAt`: when the actor's entry goes stale, if sooner than that TTL (the upstream's own ttlMs);
+ * `cached`: the actor answered from that cache.
+ */
 export type ListAnswer =
-  | { ok: true; state: 'live'; items: Record<string, unknown>[]; version: number; fetchedAt: number; cached?: boolean }
-  | { ok: true; state: 'unsupported'; version: number; fetchedAt: number; cached?: boolean }
+  | { ok: true; state: 'live'; items: Record<string, unknown>[]; version: number; fetchedAt: number; expiresAt?: number; cached?: boolean }
+  | { ok: true; state: 'unsupported'; version: number; fetchedAt: number; expiresAt?: number; cached?: boolean }
   | { ok: false; error: ErrorBody };
 
 /** What travels back with one forwarded call besides its outcome. */

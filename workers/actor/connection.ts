@@ -4,13 +4,14 @@
 // RequestFailure with a kind the actor can act on, and reports a session that
 // ends on its own.
 import type { Progress, ServerCapabilities } from '@modelcontextprotocol/sdk/types.js';
-import { messageOf, type JsonRpcErrorBody } from '../../src/protocol/errors.js';
-import { cleanInstructions } from '../../src/protocol/instructions.js';
-import { LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS } from '../../src/protocol/mcp-versions.js';
+import { JSONRPC, messageOf, type JsonRpcErrorBody } from '../../src/protocol/errors.js';
 import type { ServerConfig } from '../../src/protocol/server-config.js';
 import { VERSION } from '../../src/version.js';
-import { isObject, JsonRpcSession, ProtocolNoise, RpcError, type ServerRequestAnswer } from './jsonrpc-session.js';
+import { JsonRpcSession, ProtocolNoise, RpcError, type ServerRequestAnswer } from './jsonrpc-session.js';
 import { UpstreamAuthError, type HttpAuth } from './http-auth.js';
+import type { Era } from './era-negotiation.js';
+import { handshake } from './handshake.js';
+import { InputRequiredError, ProbeExitedError, type ModernSession } from './modern-session.js';
 import type { ActorLog } from './log.js';
 import { createTransport, type UpstreamTransport } from './transports.js';
 
@@ -87,6 +88,8 @@ export class Connection {
   private serverCapabilities: ServerCapabilities | null = null;
   private server: { name: string; version: string } | null = null;
   private serverInstructions: string | null = null;
+  /** Set once server/discover found a 2026-07-28-era upstream. */
+  private modern: ModernSession | null = null;
   private lastErrorNoteAt = 0;
   private suppressedErrors = 0;
   private readonly session: JsonRpcSession;
@@ -100,10 +103,15 @@ export class Connection {
     private readonly hooks: ConnectionHooks,
     /** Declared at initialize: what coffer can relay to a client on this connection. */
     private readonly clientCapabilities: Record<string, unknown>,
+    /** The era an earlier connection found (a verdict holds for the actor's lifetime): legacy skips the probe. */
+    private readonly knownEra: Era | null,
   ) {
     this.closed = new Promise((resolve) => (this.markClosed = resolve));
     this.session = new JsonRpcSession(upstream.transport, {
-      onNotification: (method, params, contexts) => this.hooks.onNotification(method, params, contexts),
+      onNotification: (method, params, contexts) => {
+        const seen = this.modern ? this.modern.notification(method, params) : { consumed: false as const, params };
+        if (!seen.consumed) this.hooks.onNotification(method, seen.params, contexts);
+      },
       ...(hooks.onRequest ? { onRequest: (method, params, contexts, signal) => hooks.onRequest!(method, params, contexts, signal, (m, p) => this.notify(m, p)) } : {}),
       onclose: () => this.handleClose(),
       onerror: (error) => {
@@ -114,9 +122,9 @@ export class Connection {
   }
 
   /** Builds the transport and session; nothing is started until connect(). */
-  static async create(config: ServerConfig, log: ActorLog, hooks: ConnectionHooks, clientCapabilities: Record<string, unknown>, auth: HttpAuth | null = null): Promise<Connection> {
+  static async create(config: ServerConfig, log: ActorLog, hooks: ConnectionHooks, clientCapabilities: Record<string, unknown>, auth: HttpAuth | null = null, knownEra: Era | null = null): Promise<Connection> {
     const upstream = await createTransport(config.transport, log, auth);
-    return new Connection(upstream, config, log, hooks, clientCapabilities);
+    return new Connection(upstream, config, log, hooks, clientCapabilities, knownEra);
   }
 
   /** Connects and initializes within connect_ms, or throws (and closes). */
@@ -127,9 +135,10 @@ export class Connection {
       timer = setTimeout(() => reject(new Error(`connect + initialize took longer than ${limitMs} ms`)), limitMs);
     });
     try {
-      await Promise.race([this.initialize(), deadline]);
+      await Promise.race([this.handshake(), deadline]);
     } catch (error) {
       void this.close();
+      if (error instanceof ProbeExitedError) throw error;
       throw new Error(`connect failed: ${messageOf(error)}`);
     } finally {
       clearTimeout(timer);
@@ -137,24 +146,35 @@ export class Connection {
     this.ready = true;
   }
 
-  private async initialize(): Promise<void> {
+  private async handshake(): Promise<void> {
     await this.session.start();
-    const result = await this.session.request('initialize', {
-      protocolVersion: LATEST_PROTOCOL_VERSION,
-      capabilities: this.clientCapabilities,
+    const agreed = await handshake({
+      session: this.session,
+      upstream: this.upstream,
+      config: this.config,
+      log: this.log,
       clientInfo: CLIENT_INFO,
+      clientCapabilities: this.clientCapabilities,
+      knownEra: this.knownEra,
+      ended: () => this.ended,
     });
-    const version = result.protocolVersion;
-    if (typeof version !== 'string' || !SUPPORTED_PROTOCOL_VERSIONS.includes(version)) {
-      throw new Error(`Server's protocol version is not supported: ${String(version)}`);
-    }
-    this.protocol = version;
-    this.serverCapabilities = (isObject(result.capabilities) ? result.capabilities : {}) as ServerCapabilities;
-    const info = result.serverInfo;
-    if (isObject(info)) this.server = { name: String(info.name), version: String(info.version) };
-    this.serverInstructions = cleanInstructions(result.instructions);
-    this.upstream.transport.setProtocolVersion?.(version);
-    await this.session.notify('notifications/initialized');
+    this.modern = agreed.modern;
+    this.protocol = agreed.protocol;
+    this.serverCapabilities = agreed.capabilities;
+    this.server = agreed.serverInfo;
+    this.serverInstructions = agreed.instructions;
+  }
+
+  /** 2026-07-28 era: opens the listen stream for list changes and subscribed resources (the shared connection's job). */
+  startListening(): void {
+    this.modern?.listen(this.capabilities as Record<string, unknown>, () => {
+      // The stream was down: whatever changed meanwhile was not announced.
+      for (const method of ['notifications/tools/list_changed', 'notifications/prompts/list_changed', 'notifications/resources/list_changed']) this.hooks.onNotification(method, undefined, []);
+    });
+  }
+
+  get era(): Era | null {
+    return this.protocol === null ? null : this.modern ? 'modern' : 'legacy';
   }
 
   get capabilities(): ServerCapabilities {
@@ -187,6 +207,22 @@ export class Connection {
 
   async request(method: string, params: Record<string, unknown> | undefined, options: RequestOptions): Promise<UpstreamResult> {
     if (this.ended) throw new RequestFailure('unavailable', 'not connected');
+    if (this.modern) {
+      const local = this.modern.answerLocally(method, params);
+      if (local) return local;
+      params = this.modern.envelope(params);
+    }
+    const result = await this.send(method, params, options);
+    if (!this.modern) return result;
+    try {
+      return this.modern.checkResult(method, result);
+    } catch (error) {
+      if (!(error instanceof InputRequiredError)) throw error;
+      throw new RequestFailure('upstream', error.message, { code: JSONRPC.INTERNAL_ERROR, message: error.message, data: { code: 'UPSTREAM_INPUT_REQUIRED' } });
+    }
+  }
+
+  private async send(method: string, params: Record<string, unknown> | undefined, options: RequestOptions): Promise<UpstreamResult> {
     const abort = new AbortController();
     let cause: 'timeout' | 'cancelled' | null = null;
     const timer = setTimeout(() => {
@@ -254,8 +290,7 @@ export class Connection {
     const limitMs = Math.min(PROBE_TIMEOUT_MS, this.config.timeouts.connect_ms);
     const abort = new AbortController();
     const timer = setTimeout(() => abort.abort(new Error(`Request timed out after ${limitMs} ms`)), limitMs);
-    this.session
-      .ping({ signal: abort.signal })
+    (this.modern ? this.modern.discover(abort.signal) : this.session.ping({ signal: abort.signal }))
       .catch((error: unknown) => {
         if (this.ended) return;
         this.lostReason = `upstream unreachable: ${messageOf(error)}`;
@@ -278,6 +313,7 @@ export class Connection {
   async close(): Promise<void> {
     if (!this.closingOnPurpose && !this.ended) {
       this.closingOnPurpose = true;
+      this.modern?.close();
       if (this.ready && this.upstream.endSession) await withinMs(this.upstream.endSession(), END_SESSION_WAIT_MS);
       void this.session.close().catch(() => {});
     }

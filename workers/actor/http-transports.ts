@@ -12,6 +12,7 @@ import { JSONRPC } from '../../src/protocol/errors.js';
 import { SseParser, type SseEvent } from './sse-parser.js';
 import { addTraceHeaders } from './trace-headers.js';
 import { UpstreamAuthError, type HttpAuth } from './http-auth.js';
+import { HttpStatusError } from './http-status-error.js';
 
 type HttpModule = typeof import('node:http');
 
@@ -144,6 +145,17 @@ function readSse(res: IncomingMessage, onEvent: (event: SseEvent) => void, onDro
   });
 }
 
+/** The JSON-RPC error a 2026-07-28-era server answers with a 4xx (e.g. -32022, -32020), if the body is one for `id`. */
+function rpcErrorFor(text: string, id: JsonRpcId | undefined): JsonRpcMessage | undefined {
+  try {
+    const message = JSON.parse(text) as JsonRpcMessage;
+    const matches = id !== undefined && (message.id === id || message.id === null);
+    return matches && typeof message.error === 'object' && message.error !== null ? { ...message, id } : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 function parseMessages(text: string): JsonRpcMessage[] {
   const data = parseInbound(text);
   return (Array.isArray(data) ? data : [data]) as JsonRpcMessage[];
@@ -232,8 +244,8 @@ abstract class HttpTransportBase implements MessageTransport {
     if (!this.closed) this.onmessage?.(message, related);
   }
 
-  /** `related`: the request whose POST stream carried the text. */
-  protected deliverText(text: string, related?: JsonRpcId): void {
+  /** `related`: the request whose POST stream carried the text; `keep`: which of its messages go on. */
+  protected deliverText(text: string, related?: JsonRpcId, keep: (message: JsonRpcMessage) => boolean = () => true): void {
     let messages: JsonRpcMessage[];
     try {
       messages = parseMessages(text);
@@ -241,7 +253,7 @@ abstract class HttpTransportBase implements MessageTransport {
       this.report(error instanceof TooDeepError ? error : new Error(`an upstream message is not JSON: ${asError(error).message}`));
       return;
     }
-    for (const message of messages) this.deliver(message, related);
+    for (const message of messages) if (keep(message)) this.deliver(message, related);
   }
 
   protected report(error: Error): void {
@@ -267,8 +279,13 @@ export class StreamableHttpTransport extends HttpTransportBase {
   private readonly answering = new Map<JsonRpcId, ClientRequest>();
   /** Requests abandon() destroyed: their failure is not reported (weak: nothing to clean up however they end). */
   private readonly cutOff = new WeakSet<ClientRequest>();
+  private headersOf: ((message: JsonRpcMessage) => Record<string, string | number>) | undefined;
 
   async start(): Promise<void> {}
+
+  setMessageHeaders(headersOf: ((message: JsonRpcMessage) => Record<string, string | number>) | undefined): void {
+    this.headersOf = headersOf;
+  }
 
   protected override commonHeaders(): OutgoingHttpHeaders {
     const headers = super.commonHeaders();
@@ -278,10 +295,7 @@ export class StreamableHttpTransport extends HttpTransportBase {
 
   async send(message: JsonRpcMessage): Promise<void> {
     if (message.method === 'notifications/cancelled') this.abandon((message.params as { requestId?: JsonRpcId } | undefined)?.requestId);
-    const headers = this.commonHeaders();
-    headers['content-type'] = 'application/json';
-    headers.accept = 'application/json, text/event-stream';
-    addTraceHeaders(headers, message);
+    const headers = this.postHeaders(message);
     const id = isRequest(message) ? (message.id as JsonRpcId) : undefined;
     let res: IncomingMessage;
     let request: ClientRequest | undefined;
@@ -305,7 +319,9 @@ export class StreamableHttpTransport extends HttpTransportBase {
     const status = res.statusCode ?? 0;
     if (status < 200 || status >= 300) {
       const text = await errorText(res);
-      const failure = new Error(`Streamable HTTP error: Error POSTing to endpoint (HTTP ${status}): ${text}`);
+      const rpcError = this.headersOf ? rpcErrorFor(text, id) : undefined;
+      if (rpcError) return this.deliver(rpcError, id);
+      const failure = new HttpStatusError(status, `Streamable HTTP error: Error POSTing to endpoint (HTTP ${status}): ${text}`);
       this.report(failure);
       throw failure;
     }
@@ -343,6 +359,39 @@ export class StreamableHttpTransport extends HttpTransportBase {
     const failure = new Error(`Streamable HTTP error: Unexpected content type: ${type}`);
     this.report(failure);
     throw failure;
+  }
+
+  private postHeaders(message: JsonRpcMessage): OutgoingHttpHeaders {
+    const headers = { ...this.commonHeaders(), ...this.headersOf?.(message) };
+    headers['content-type'] = 'application/json';
+    headers.accept = 'application/json, text/event-stream';
+    addTraceHeaders(headers, message);
+    return headers;
+  }
+
+  /**
+   * A 2026-07-28 `subscriptions/listen` request: its SSE answer stays open and
+   * carries the server's notifications (delivered like the GET stream's).
+   * Resolves when the stream ends, rejects when it cannot be opened or breaks;
+   * `signal` closes it (the spec's way to end a listen over HTTP).
+   */
+  async listen(message: JsonRpcMessage, signal: AbortSignal): Promise<void> {
+    let request: ClientRequest | undefined;
+    const close = (): void => void request?.destroy();
+    signal.addEventListener('abort', close, { once: true });
+    try {
+      const res = await this.exchange('POST', this.url, this.postHeaders(message), JSON.stringify(message), (req) => (request = req));
+      const status = res.statusCode ?? 0;
+      if (status < 200 || status >= 300 || !String(res.headers['content-type'] ?? '').includes('text/event-stream')) {
+        throw new HttpStatusError(status, `subscriptions/listen was refused (HTTP ${status}): ${await errorText(res)}`);
+      }
+      await readSse(res, (event) => {
+        // The graceful end's result answers a request the session never sent: only notifications go on.
+        if (event.event === 'message') this.deliverText(event.data, undefined, (item) => typeof item.method === 'string');
+      }, (error) => this.report(error));
+    } finally {
+      signal.removeEventListener('abort', close);
+    }
   }
 
   /**

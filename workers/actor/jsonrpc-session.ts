@@ -22,6 +22,8 @@ export interface MessageTransport {
   close(): Promise<void>;
   /** Called once initialize has negotiated the version (Streamable HTTP sends it as a header). */
   setProtocolVersion?(version: string): void;
+  /** 2026-07-28 era (Streamable HTTP): headers derived from each message; its error answers then carry JSON-RPC errors. */
+  setMessageHeaders?(headersOf: ((message: JsonRpcMessage) => Record<string, string | number>) | undefined): void;
 }
 
 export interface ProgressParams {

@@ -4,7 +4,16 @@
 import { LIST_KINDS, type ListKind } from '../../src/protocol/capabilities.js';
 import { sameList, type EncodedList } from '../../src/protocol/list-codec.js';
 
-export type FetchedList = { state: 'live'; list: EncodedList } | { state: 'unsupported' };
+/** `ttlMs`: the upstream's own cache lifetime for the list (2026-07-28 era), if it gave one. */
+export type FetchedList = ({ state: 'live'; list: EncodedList } | { state: 'unsupported' }) & { ttlMs?: number };
+
+/**
+ * An upstream's `ttlMs` can shorten a list's life in the cache, never below
+ * this: an upstream answering `ttlMs: 0` (the v2 SDK's default) would otherwise
+ * turn every client's list into an upstream request. Concurrent lists share
+ * one fetch anyway (shared()).
+ */
+export const MIN_REFETCH_MS = 1_000;
 
 export type CachedList = FetchedList & { version: number; fetchedAt: number };
 
@@ -31,11 +40,16 @@ export class ListCache {
   get(kind: ListKind): CachedList | undefined {
     const entry = this.latest.get(kind);
     if (!entry || !this.valid.has(kind)) return undefined;
-    if (this.now() - entry.fetchedAt >= this.ttlMs) {
+    if (this.now() >= this.expiresAt(entry)) {
       this.valid.delete(kind);
       return undefined;
     }
     return entry;
+  }
+
+  /** When an entry goes stale: coffer's TTL, or the upstream's ttlMs when shorter (but not below MIN_REFETCH_MS). */
+  expiresAt(entry: CachedList): number {
+    return entry.fetchedAt + Math.min(this.ttlMs, Math.max(MIN_REFETCH_MS, entry.ttlMs ?? Infinity));
   }
 
   generation(kind: ListKind): number {

@@ -14,6 +14,7 @@ import { MAX_DEPTH } from './limits.js';
 import type { ActorLog } from './log.js';
 import { nestsDeeperThan } from './nesting.js';
 import { normaliseItems } from './normalise-schema.js';
+import { toolHeaderParams } from './mcp-param-headers.js';
 import type { Supervisor } from './supervisor.js';
 
 /**
@@ -93,16 +94,19 @@ export class Lister {
   /** The list from one connection; -32601 and an unadvertised capability mean the upstream has none. */
   private async fetchFrom(connection: Connection, kind: ListKind): Promise<FetchedList | RequestFailure> {
     if (!connection.capabilities[CAPABILITY[kind]]) return { state: 'unsupported' };
-    let raw: unknown[];
+    let pages: { items: unknown[]; ttlMs?: number };
     try {
-      raw = await this.fetchAllPages(connection, kind);
+      pages = await this.fetchAllPages(connection, kind);
     } catch (error) {
       if (!(error instanceof RequestFailure)) throw error;
       return error.rpc?.code === JSONRPC.METHOD_NOT_FOUND ? { state: 'unsupported' } : error;
     }
-    const { items, notes } = normaliseItems(kind, this.withinDepth(kind, raw));
+    let raw = this.withinDepth(kind, pages.items);
+    // A modern upstream's tool with an invalid x-mcp-header could never be called with the headers it demands.
+    if (kind === 'tools' && connection.era === 'modern') raw = toolHeaderParams.admit(raw, (text) => this.log.note(text));
+    const { items, notes } = normaliseItems(kind, raw);
     for (const note of notes) this.log.note(note);
-    return { state: 'live', list: encodeList(items) };
+    return { state: 'live', list: encodeList(items), ...(pages.ttlMs === undefined ? {} : { ttlMs: pages.ttlMs }) };
   }
 
   /** The items that keep to the nesting policy: one too deep is dropped (and noted), not the whole list. */
@@ -116,8 +120,8 @@ export class Lister {
     return kept;
   }
 
-  /** Follows nextCursor; request_ms bounds the whole list, not each page. */
-  private async fetchAllPages(connection: Connection, kind: ListKind): Promise<unknown[]> {
+  /** Follows nextCursor; request_ms bounds the whole list, not each page. `ttlMs`: the shortest a page gave. */
+  private async fetchAllPages(connection: Connection, kind: ListKind): Promise<{ items: unknown[]; ttlMs?: number }> {
     const method = LIST_METHOD[kind];
     const field = LIST_RESULT_FIELD[kind];
     const limitMs = this.config.timeouts.request_ms;
@@ -125,6 +129,7 @@ export class Lister {
     const items: unknown[] = [];
     const cursors = new Set<string>();
     let cursor: string | undefined;
+    let ttlMs: number | undefined;
     do {
       const remainingMs = deadline - Date.now();
       if (remainingMs <= 0) throw new RequestFailure('timeout', `${method} got no full answer within ${limitMs} ms`);
@@ -132,20 +137,22 @@ export class Lister {
       const page = result[field];
       if (!Array.isArray(page)) throw new RequestFailure('upstream', `${method} result has no ${field} array`);
       for (const item of page) items.push(item);
+      if (typeof result.ttlMs === 'number' && Number.isFinite(result.ttlMs)) ttlMs = Math.min(ttlMs ?? Infinity, Math.max(0, result.ttlMs));
       cursor = typeof result.nextCursor === 'string' && result.nextCursor !== '' ? result.nextCursor : undefined;
       if (cursor !== undefined) {
         if (cursors.has(cursor) || cursors.size >= MAX_PAGES) throw new RequestFailure('upstream', `${method} pagination does not end`);
         cursors.add(cursor);
       }
     } while (cursor !== undefined);
-    return items;
+    return ttlMs === undefined ? { items } : { items, ttlMs };
   }
 
   /** Each answer gets its own copy of the encoded list: the caller transfers (detaches) it. */
   private answer(kind: ListKind, entry: CachedList, cached: boolean): ListOutcome {
     const { version, fetchedAt } = entry;
-    if (entry.state === 'unsupported') return { ok: true, state: 'unsupported', kind, version, fetchedAt, cached };
-    return { ok: true, state: 'live', kind, list: { ...entry.list, bytes: entry.list.bytes.slice() }, version, fetchedAt, cached };
+    const expiresAt = this.cache.expiresAt(entry);
+    if (entry.state === 'unsupported') return { ok: true, state: 'unsupported', kind, version, fetchedAt, expiresAt, cached };
+    return { ok: true, state: 'live', kind, list: { ...entry.list, bytes: entry.list.bytes.slice() }, version, fetchedAt, expiresAt, cached };
   }
 
   private failure(kind: ListKind, code: ErrorCode, message: string): { error: ErrorBody } {

@@ -9,6 +9,8 @@ import type { ServerConfig } from '../../src/protocol/server-config.js';
 import { retryPlan } from './backoff.js';
 import { Connection, type ConnectionHooks } from './connection.js';
 import type { HttpAuth } from './http-auth.js';
+import type { Era } from './era-negotiation.js';
+import { ProbeExitedError } from './modern-session.js';
 import type { ActorLog } from './log.js';
 
 /**
@@ -38,6 +40,8 @@ export class Supervisor {
   private readyAt = 0;
   private retryTimer: NodeJS.Timeout | undefined;
   private stopped = false;
+  /** The era the first connection found: it holds for this actor's lifetime (reconnects skip a legacy probe). */
+  private knownEra: Era | null = null;
   private readonly stateWaiters = new Set<() => void>();
   private readonly closing = new Set<Promise<void>>();
 
@@ -64,6 +68,7 @@ export class Supervisor {
       serverInfo: this.current?.serverInfo ?? null,
       ...(this.current?.instructions ? { instructions: this.current.instructions } : {}),
       protocolVersion: this.current?.protocolVersion ?? null,
+      era: this.current?.era ?? null,
       pid: this.current?.pid ?? null,
     };
   }
@@ -153,6 +158,7 @@ export class Supervisor {
         { ...this.hooks.connection, onLost: (reason) => connection && this.lost(connection, reason) },
         SHARED_CLIENT_CAPABILITIES,
         this.auth,
+        this.knownEra,
       );
       if (this.stopped) return;
       this.opening = connection;
@@ -161,6 +167,14 @@ export class Supervisor {
       if (!connection.isOpen) throw new Error('connection closed right after initialize');
     } catch (error) {
       if (connection) this.track(connection.close());
+      if (error instanceof ProbeExitedError && !this.stopped) {
+        // Not a failure: that server only speaks the 2025 era, and a fresh process is needed to say initialize.
+        this.knownEra = 'legacy';
+        this.log.note(`${error.message}: starting it again for the 2025 era`);
+        // Still the same connecting state: a server that dies at any start fails the next attempt as before.
+        void this.attempt();
+        return;
+      }
       if (!this.stopped) this.fail(messageOf(error));
       return;
     } finally {
@@ -172,8 +186,10 @@ export class Supervisor {
     }
     this.current = connection;
     this.readyAt = Date.now();
+    this.knownEra = connection.era;
+    connection.startListening();
     const info = connection.serverInfo;
-    this.log.note(`connected to ${info ? `${info.name} ${info.version}` : 'upstream'} (protocol ${connection.protocolVersion})`);
+    this.log.note(`connected to ${info ? `${info.name} ${info.version}` : 'upstream'} (protocol ${connection.protocolVersion}, ${connection.era} era)`);
     this.setState('ready');
     this.hooks.onSessionStart();
   }

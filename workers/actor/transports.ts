@@ -4,7 +4,7 @@
 import type { TransportConfig } from '../../src/protocol/server-config.js';
 import { childEnv } from './child-env.js';
 import type { HttpAuth } from './http-auth.js';
-import type { MessageTransport } from './jsonrpc-session.js';
+import type { JsonRpcMessage, MessageTransport } from './jsonrpc-session.js';
 import type { ActorLog } from './log.js';
 
 export interface UpstreamTransport {
@@ -13,6 +13,8 @@ export interface UpstreamTransport {
   pid(): number | null;
   /** Streamable HTTP: tells the upstream to drop the session (DELETE), so it does not keep it until it times out. */
   endSession?(): Promise<void>;
+  /** Streamable HTTP, 2026-07-28 era: a subscriptions/listen request on its own long-lived stream. */
+  listen?(message: JsonRpcMessage, signal: AbortSignal): Promise<void>;
 }
 
 /** `auth`: the OAuth hook of an HTTP/SSE upstream (null: static headers only). */
@@ -32,7 +34,7 @@ export async function createTransport(config: TransportConfig, log: ActorLog, au
     case 'http': {
       const { createStreamableHttp } = await import('./http-transports.js');
       const transport = await createStreamableHttp(config.url, config.headers, auth);
-      return { transport, pid: () => null, endSession: () => transport.endSession() };
+      return { transport, pid: () => null, endSession: () => transport.endSession(), listen: (message, signal) => transport.listen(message, signal) };
     }
     case 'sse': {
       const { createLegacySse } = await import('./http-transports.js');

@@ -5,6 +5,8 @@ import { joinCommandLine } from '../split.js';
 export interface Health {
   state: string;
   last_error?: string | null;
+  protocol_version?: string | null;
+  era?: string | null;
 }
 
 /** GET /servers/{name}: the config (secret values "[redacted]") and health. */

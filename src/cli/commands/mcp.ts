@@ -24,25 +24,29 @@ const transportOptions = {
 } as const;
 
 /** How the server appears downstream: its prefix and whether each client gets its own connection. */
-const surfaceOptions = { namespace: { type: 'string' }, 'session-mode': { type: 'string' } } as const;
+const surfaceOptions = { namespace: { type: 'string' }, 'session-mode': { type: 'string' }, protocol: { type: 'string' } } as const;
 
-function surfacePatch(values: { namespace?: string; 'session-mode'?: string }): Record<string, unknown> {
+function surfacePatch(values: { namespace?: string; 'session-mode'?: string; protocol?: string }): Record<string, unknown> {
   const patch: Record<string, unknown> = {};
   if (values.namespace !== undefined) patch.namespace = values.namespace;
-  // The server validates the value and names the allowed ones.
+  // The server validates the values and names the allowed ones.
   if (values['session-mode'] !== undefined) patch.session_mode = values['session-mode'];
+  if (values.protocol !== undefined) patch.protocol = values.protocol;
   return patch;
 }
 
 const add = defineAction(
   'add',
   `add NAME (--stdio "CMD ARGS" | --http URL | --sse URL) [--env K=V]... [--header K=V]...
-           [--no-auto-enable] [--description TEXT] [--namespace NS] [--session-mode shared|per_session] [--json]
+           [--no-auto-enable] [--description TEXT] [--namespace NS] [--session-mode shared|per_session]
+           [--protocol auto|2025-11-25|2026-07-28] [--json]
       Register an upstream server. --stdio is split like a shell line (quotes
       respected, nothing expanded); --env only with --stdio, --header only with
       --http (Streamable HTTP) or --sse. New capabilities are enabled as they
       appear unless --no-auto-enable. --namespace prefixes its names (default:
-      NAME; "" keeps them unprefixed). Exit 5 if the name is taken, 6 if invalid.`,
+      NAME; "" keeps them unprefixed). --protocol: the MCP era to speak (auto, the
+      default, probes with server/discover and falls back to initialize).
+      Exit 5 if the name is taken, 6 if invalid.`,
   { ...transportOptions, ...surfaceOptions, json: { type: 'boolean' }, 'no-auto-enable': { type: 'boolean' }, description: { type: 'string' } },
   async (positionals, values, { api }) => {
     const [name] = expectPositionals(positionals, ['NAME']);
@@ -102,7 +106,8 @@ const update = defineAction(
   'update',
   `update NAME [--stdio "CMD ARGS" | --http URL | --sse URL] [--env K=V]... [--header K=V]...
            [--unset-env KEY]... [--unset-header KEY]... [--auto-enable | --no-auto-enable]
-           [--description TEXT] [--enabled true|false] [--namespace NS] [--session-mode MODE] [--json]
+           [--description TEXT] [--enabled true|false] [--namespace NS] [--session-mode MODE]
+           [--protocol auto|2025-11-25|2026-07-28] [--json]
       Change a registered server; what is not given stays. --env/--header set
       those keys and keep the others (--unset-env/--unset-header remove one).
       A new transport of another type replaces the old one, env or headers
@@ -264,6 +269,7 @@ function printServer(server: Server): void {
     ['auto-enable', server.auto_enable_new_capabilities ? 'yes' : 'no'],
     ['namespace', server.namespace === '' ? '"" (unprefixed)' : server.namespace],
     ['session mode', server.session_mode],
+    ['protocol', `${server.protocol}${server.health.protocol_version ? ` (speaking ${server.health.protocol_version}, ${server.health.era} era)` : ''}`],
     ['timeouts', `connect ${server.timeouts.connect_ms} ms, request ${server.timeouts.request_ms} ms, list deadline ${server.timeouts.list_deadline_ms} ms`],
     ['health', health],
   ]);

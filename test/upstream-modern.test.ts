@@ -1,0 +1,224 @@
+// Upstreams of the 2026-07-28 era behind coffer: each actor negotiates its era
+// (server/discover, falling back to initialize), sends the per-request envelope
+// and headers to modern upstreams, listens for their list changes, and keeps
+// speaking the 2025 era to everything else. Real daemon, real v2 fixture
+// upstreams (test/fixtures/modern-upstream.ts), real v1 SDK clients on /mcp.
+import t, { type Test } from 'tap';
+import { ResourceUpdatedNotificationSchema, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import { spawnHello, stdioFixture, type HelloChild } from './fixtures/fixture-servers.js';
+import { startGateway, waitFor, type Gateway } from './helpers/gateway.js';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const FIXTURES = join(dirname(fileURLToPath(import.meta.url)), 'fixtures');
+const MODERN_FIXTURE = join(FIXTURES, 'modern-upstream.js');
+const STRICT_FIXTURE = join(FIXTURES, 'strict-legacy-upstream.js');
+const MODERN = '2026-07-28';
+
+interface Logged {
+  method: string;
+  headers: Record<string, string>;
+  meta: Record<string, unknown> | null;
+  params: Record<string, any> | undefined;
+}
+
+type Modern = HelloChild<{ url: string; control: string }> & { log(): Promise<Logged[]>; control(path: string, body: unknown): Promise<void> };
+
+async function modernUpstream(t: Test, ...args: string[]): Promise<Modern> {
+  const child = await spawnHello<{ url: string; control: string }>(MODERN_FIXTURE, args);
+  t.teardown(() => child.kill());
+  return {
+    ...child,
+    log: async () => (await (await fetch(`${child.hello.control}/log`)).json()) as Logged[],
+    control: async (path, body) => void (await fetch(`${child.hello.control}/${path}`, { method: 'POST', body: JSON.stringify(body) })),
+  };
+}
+
+async function gatewayFor(t: Test): Promise<Gateway> {
+  const gateway = await startGateway();
+  t.teardown(() => gateway.close());
+  return gateway;
+}
+
+const httpServer = (name: string, url: string, extra: Record<string, unknown> = {}) => ({ name, transport: { type: 'http', url }, ...extra });
+const health = async (gateway: Gateway, name: string) => (await gateway.api('GET', `/servers/${name}`)).body.health;
+const toolNames = async (client: Awaited<ReturnType<Gateway['client']>>) => (await client.listTools()).tools.map((tool) => tool.name).sort();
+const firstText = (result: any): string => result.content[0].text;
+
+t.test('a modern-only upstream (legacy: reject) registers, lists and serves through coffer to a v1 client', async (t) => {
+  const upstream = await modernUpstream(t, '--legacy', 'reject');
+  const gateway = await gatewayFor(t);
+  await gateway.addServer(httpServer('m', upstream.hello.url));
+  const state = await health(gateway, 'm');
+  t.equal(state.era, 'modern', 'health reports the era');
+  t.equal(state.protocol_version, MODERN, 'and the version');
+  const tested = await gateway.api('POST', '/servers/m/test');
+  t.match(tested.body, { ok: true, protocol_version: MODERN, server_info: { name: 'coffer-modern-upstream' }, capabilities: { tools: 5, resources: 1, prompts: 1 } }, 'the test connection (R9) speaks the modern era too');
+
+  const client = await gateway.client();
+  t.same(await toolNames(client), ['m__add', 'm__ask', 'm__echo', 'm__regional'], 'the tool with an invalid x-mcp-header is left out');
+  t.equal(firstText(await client.callTool({ name: 'm__echo', arguments: { text: 'hi' } })), 'hi');
+  t.equal(firstText(await client.callTool({ name: 'm__regional', arguments: { region: 'eu-west', q: 'x' } })), 'region=eu-west');
+  t.equal(((await client.readResource({ uri: 'coffer://m/modern://readme' })).contents[0] as { text: string }).text, 'modern era');
+  t.match((await client.getPrompt({ name: 'm__greet', arguments: { who: 'Ada' } })).messages[0]!.content, { text: 'Hello Ada' });
+
+  const log = await upstream.log();
+  t.notOk(log.some((entry) => entry.method === 'initialize' || entry.method === 'ping'), 'no initialize, no ping');
+  for (const entry of log) {
+    t.equal(entry.headers['mcp-protocol-version'], MODERN, `${entry.method}: MCP-Protocol-Version`);
+    t.equal(entry.headers['mcp-method'], entry.method, `${entry.method}: Mcp-Method`);
+    t.equal(entry.meta?.['io.modelcontextprotocol/protocolVersion'], MODERN, `${entry.method}: _meta protocolVersion`);
+    t.same(entry.meta?.['io.modelcontextprotocol/clientCapabilities'], {}, `${entry.method}: _meta clientCapabilities`);
+    t.match(entry.meta?.['io.modelcontextprotocol/clientInfo'], { name: 'coffer' }, `${entry.method}: _meta clientInfo`);
+  }
+  const regional = log.find((entry) => entry.method === 'tools/call' && entry.headers['mcp-name'] === 'regional');
+  t.equal(regional?.headers['mcp-param-region'], 'eu-west', 'the x-mcp-header argument is mirrored into Mcp-Param-Region');
+  t.equal(log.find((entry) => entry.method === 'resources/read')?.headers['mcp-name'], 'modern://readme', 'Mcp-Name carries the URI');
+
+  // The switches apply to a modern upstream's tools as to any other.
+  t.equal((await gateway.api('POST', '/servers/m/capabilities/tool/disable', { key: 'echo' })).status, 200);
+  t.notOk((await toolNames(client)).includes('m__echo'), 'a disabled tool is not listed');
+  const refused = await client.callTool({ name: 'm__echo', arguments: { text: 'x' } }).then(() => null, (error: any) => error);
+  t.equal(refused?.data?.code, 'TOOL_DISABLED', 'and not called');
+
+  // Asking the client for input (input_required) is not bridged yet: coffer declares no client capability, so the upstream refuses clearly.
+  const asked = await client.callTool({ name: 'm__ask', arguments: {} }).then(() => null, (error: any) => error);
+  t.equal(asked?.code, -32021, 'missing client capability reaches the client as the upstream said it');
+  t.match(asked?.message, /client capabilities do not declare/);
+});
+
+t.test('a tool added on a modern upstream reaches a v1 client as list_changed (upstream listen)', async (t) => {
+  const upstream = await modernUpstream(t, '--legacy', 'reject');
+  const gateway = await gatewayFor(t);
+  await gateway.addServer(httpServer('live', upstream.hello.url));
+  const client = await gateway.client();
+  let changed = 0;
+  client.setNotificationHandler(ToolListChangedNotificationSchema, () => void changed++);
+  t.notOk((await toolNames(client)).includes('live__late'));
+  await waitFor('the listen stream', async () => (await upstream.log()).some((entry) => entry.method === 'subscriptions/listen'));
+  await upstream.control('tool', { name: 'late' });
+  await waitFor('list_changed at the client', () => changed > 0);
+  t.ok((await toolNames(client)).includes('live__late'), 'the new list has the added tool');
+});
+
+t.test('resource updates of a modern upstream reach the subscribed client; a broken listen stream is reopened', async (t) => {
+  const upstream = await modernUpstream(t, '--legacy', 'reject');
+  const gateway = await gatewayFor(t);
+  await gateway.addServer(httpServer('res', upstream.hello.url));
+  const client = await gateway.client();
+  const updated: string[] = [];
+  let changed = 0;
+  client.setNotificationHandler(ResourceUpdatedNotificationSchema, (notification) => void updated.push(notification.params.uri));
+  client.setNotificationHandler(ToolListChangedNotificationSchema, () => void changed++);
+  await client.listTools();
+  await client.subscribeResource({ uri: 'coffer://res/modern://readme' });
+  const listens = async () => (await upstream.log()).filter((entry) => entry.method === 'subscriptions/listen');
+  await waitFor('a listen naming the resource', async () => (await listens()).some((entry) => entry.params?.notifications?.resourceSubscriptions?.includes('modern://readme')));
+  await upstream.control('updated', { uri: 'modern://readme' });
+  await waitFor('resources/updated at the client', () => updated.length > 0);
+  t.same(updated, ['coffer://res/modern://readme'], 'with the exposed URI');
+
+  const opened = (await listens()).length;
+  await upstream.control('drop-listens', {});
+  await waitFor('the listen stream reopened', async () => (await listens()).length > opened);
+  await waitFor('list_changed after the reopen (changes meanwhile were missed)', () => changed > 0);
+  const reopened = (await listens()).at(-1)!;
+  t.same(reopened.params?.notifications?.resourceSubscriptions, ['modern://readme'], 'the reopened stream keeps the subscription');
+  await upstream.control('tool', { name: 'after' });
+  await waitFor('the added tool listed', async () => (await toolNames(client)).includes('res__after'));
+  t.pass('notifications flow again on the reopened stream');
+});
+
+t.test('a dual-era upstream (legacy: stateless): modern under auto, 2025 when pinned', async (t) => {
+  const upstream = await modernUpstream(t, '--legacy', 'stateless');
+  const gateway = await gatewayFor(t);
+  await gateway.addServer(httpServer('dual', upstream.hello.url));
+  await gateway.addServer(httpServer('old', upstream.hello.url, { protocol: '2025-11-25' }));
+  t.equal((await health(gateway, 'dual')).era, 'modern');
+  const pinned = await health(gateway, 'old');
+  t.equal(pinned.era, 'legacy');
+  t.equal(pinned.protocol_version, '2025-11-25');
+  const client = await gateway.client();
+  const names = await toolNames(client);
+  t.ok(names.includes('dual__echo') && names.includes('old__echo'), 'both serve');
+  t.equal(firstText(await client.callTool({ name: 'old__echo', arguments: { text: 'legacy' } })), 'legacy');
+  const log = await upstream.log();
+  t.ok(log.some((entry) => entry.method === 'initialize'), 'the pinned one said initialize');
+  t.equal(log.filter((entry) => entry.method === 'server/discover').length >= 1, true, 'the auto one probed');
+});
+
+t.test('a legacy stdio upstream still connects under auto, and fast', async (t) => {
+  const gateway = await gatewayFor(t);
+  const timed = async (name: string, protocol: string): Promise<number> => {
+    const started = Date.now();
+    await gateway.addServer({ ...stdioFixture(name), protocol });
+    return Date.now() - started;
+  };
+  const pinnedMs = await timed('pinned', '2025-11-25');
+  const autoMs = await timed('auto', 'auto');
+  t.equal((await health(gateway, 'auto')).era, 'legacy');
+  t.equal((await health(gateway, 'auto')).protocol_version, '2025-11-25');
+  t.comment(`connect + ready: pinned 2025-11-25 ${pinnedMs} ms, auto ${autoMs} ms`);
+  t.ok(autoMs < pinnedMs + 1_000, `the probe adds little (${autoMs - pinnedMs} ms)`);
+  const client = await gateway.client();
+  t.ok((await toolNames(client)).includes('auto__echo'));
+});
+
+t.test('stdio 2025-era servers that exit on, or ignore, anything before initialize still connect under auto', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'coffer-strict-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const gateway = await gatewayFor(t);
+  const strict = (name: string, mode: string) => ({
+    name,
+    transport: { type: 'stdio', command: process.execPath, args: [STRICT_FIXTURE, '--before-init', mode, '--spawn-log', join(dir, `${name}.log`)] },
+  });
+  const started = Date.now();
+  await gateway.addServer(strict('dies', 'exit'));
+  const diesMs = Date.now() - started;
+  await gateway.addServer(strict('mute', 'silent'));
+  const muteMs = Date.now() - started - diesMs;
+  t.comment(`ready: exits on the probe ${diesMs} ms (one respawn), ignores the probe ${muteMs} ms (the probe window)`);
+  for (const name of ['dies', 'mute']) t.equal((await health(gateway, name)).era, 'legacy', `${name}: 2025 era`);
+  t.equal(readFileSync(join(dir, 'dies.log'), 'utf8').trim().split('\n').length, 2, 'the one that exited was started once more, for initialize');
+  t.equal((await health(gateway, 'dies')).attempts, 0, 'and that counted as no failure');
+  const client = await gateway.client();
+  t.equal(firstText(await client.callTool({ name: 'dies__hello', arguments: {} })), 'hello from hello');
+  t.equal(firstText(await client.callTool({ name: 'mute__hello', arguments: {} })), 'hello from hello');
+});
+
+t.test('negotiation failures reach the user as a stable code and what to do', async (t) => {
+  const upstream = await modernUpstream(t, '--legacy', 'reject');
+  const gateway = await gatewayFor(t);
+  const register = async (config: object) => t.equal((await gateway.api('POST', '/servers', config)).status, 201);
+  await register({ ...stdioFixture('pin26'), protocol: MODERN, timeouts: { connect_ms: 3_000 } });
+  await register(httpServer('pin25', upstream.hello.url, { protocol: '2025-11-25' }));
+  const failed = async (name: string) => {
+    await waitFor(`${name} to fail`, async () => (await health(gateway, name)).last_error !== null);
+    return health(gateway, name);
+  };
+  t.match((await failed('pin26')).last_error, /ERA_NEGOTIATION_FAILED: the server did not offer pinned protocol version 2026-07-28 via server\/discover.*set "protocol" to "auto"/);
+  t.match((await failed('pin25')).last_error, /UPSTREAM_VERSION_MISMATCH: the upstream refused initialize .* speaks only 2026-07-28: set "protocol" to "auto"/);
+  const client = await gateway.client();
+  const error = await client.callTool({ name: 'pin25__echo', arguments: {} }).then(() => null, (caught: any) => caught);
+  t.ok(error, 'a call to it fails');
+});
+
+t.test('ttlMs: 0 on a modern upstream does not turn client lists into an upstream list storm', async (t) => {
+  const upstream = await modernUpstream(t, '--legacy', 'reject', '--ttl', '0');
+  const gateway = await gatewayFor(t);
+  await gateway.addServer(httpServer('zero', upstream.hello.url));
+  const clients = await Promise.all([1, 2, 3, 4, 5].map((n) => gateway.client(`c${n}`)));
+  const before = (await upstream.log()).filter((entry) => entry.method === 'tools/list').length;
+  const started = Date.now();
+  for (let round = 0; round < 10; round++) await Promise.all(clients.map((client) => client.listTools()));
+  const elapsed = Date.now() - started;
+  const lists = (await upstream.log()).filter((entry) => entry.method === 'tools/list').length - before;
+  t.comment(`50 client lists in ${elapsed} ms: ${lists} upstream tools/list`);
+  t.ok(lists <= Math.ceil(elapsed / 1_000) + 1, `at most one upstream list per second (${lists})`);
+  // ttlMs bounds the cache: after the minimum interval a list goes upstream again.
+  await new Promise((resolve) => setTimeout(resolve, 1_100));
+  await clients[0]!.listTools();
+  t.ok((await upstream.log()).filter((entry) => entry.method === 'tools/list').length - before > lists, 'a list after the interval is fetched again');
+});

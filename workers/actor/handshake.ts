@@ -1,0 +1,88 @@
+// Opening an MCP session with an upstream in the era it speaks: the
+// server/discover probe first (unless the server is pinned to, or already
+// known to speak, the 2025 era), then either the 2026-07-28 era straight away
+// or the 2025 era's initialize handshake.
+import type { ServerCapabilities } from '@modelcontextprotocol/sdk/types.js';
+import { messageOf } from '../../src/protocol/errors.js';
+import { cleanInstructions } from '../../src/protocol/instructions.js';
+import { LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS } from '../../src/protocol/mcp-versions.js';
+import type { ServerConfig } from '../../src/protocol/server-config.js';
+import { MODERN_PROTOCOL_VERSION, UNSUPPORTED_VERSION, UPSTREAM_VERSION_MISMATCH, type Era } from './era-negotiation.js';
+import { isObject, RpcError, type JsonRpcSession } from './jsonrpc-session.js';
+import type { ActorLog } from './log.js';
+import { ModernSession, ProbeExitedError, SERVER_INFO_META } from './modern-session.js';
+import type { UpstreamTransport } from './transports.js';
+
+export interface Agreed {
+  protocol: string;
+  capabilities: ServerCapabilities;
+  serverInfo: { name: string; version: string } | null;
+  instructions: string | null;
+  /** Set for a 2026-07-28-era upstream. */
+  modern: ModernSession | null;
+}
+
+export interface HandshakeParts {
+  session: JsonRpcSession;
+  upstream: UpstreamTransport;
+  config: ServerConfig;
+  log: ActorLog;
+  clientInfo: { name: string; version: string };
+  /** Declared at initialize: what coffer can relay to a client on this connection. */
+  clientCapabilities: Record<string, unknown>;
+  /** The era an earlier connection found: legacy skips the probe. */
+  knownEra: Era | null;
+  /** Whether the session has ended (a stdio child that exited on the probe). */
+  ended(): boolean;
+}
+
+function serverInfoOf(value: unknown): Agreed['serverInfo'] {
+  return isObject(value) ? { name: String(value.name), version: String(value.version) } : null;
+}
+
+export async function handshake(parts: HandshakeParts): Promise<Agreed> {
+  const { config, log } = parts;
+  if (config.protocol !== LATEST_PROTOCOL_VERSION && parts.knownEra !== 'legacy') {
+    const modern = new ModernSession(parts.session, parts.upstream, parts.clientInfo, log);
+    const verdict = await modern.negotiate(config.protocol, config.timeouts.connect_ms, config.transport.type === 'stdio');
+    if (verdict.era === 'none') throw new Error(verdict.message);
+    if (verdict.era === 'modern') {
+      const { discover } = verdict;
+      parts.upstream.transport.setProtocolVersion?.(MODERN_PROTOCOL_VERSION);
+      return {
+        protocol: MODERN_PROTOCOL_VERSION,
+        capabilities: (isObject(discover.capabilities) ? discover.capabilities : {}) as ServerCapabilities,
+        serverInfo: serverInfoOf(isObject(discover._meta) ? discover._meta[SERVER_INFO_META] : undefined),
+        instructions: cleanInstructions(discover.instructions),
+        modern,
+      };
+    }
+    if (parts.ended()) throw new ProbeExitedError();
+    log.note(`speaking the 2025 era: ${verdict.reason}`);
+  }
+  return initialize(parts);
+}
+
+async function initialize({ session, upstream, clientInfo, clientCapabilities }: HandshakeParts): Promise<Agreed> {
+  const result = await session
+    .request('initialize', { protocolVersion: LATEST_PROTOCOL_VERSION, capabilities: clientCapabilities, clientInfo })
+    .catch((error: unknown) => {
+      // A 2026-07-28-only server refuses initialize with -32022 (over HTTP inside a 400 body).
+      const refused = (error instanceof RpcError && error.code === UNSUPPORTED_VERSION) || messageOf(error).includes(`"code":${UNSUPPORTED_VERSION}`);
+      if (!refused) throw error;
+      throw new Error(`${UPSTREAM_VERSION_MISMATCH}: the upstream refused initialize (the 2025 era) and speaks only ${MODERN_PROTOCOL_VERSION}: set "protocol" to "auto" or "${MODERN_PROTOCOL_VERSION}"`);
+    });
+  const version = result.protocolVersion;
+  if (typeof version !== 'string' || !SUPPORTED_PROTOCOL_VERSIONS.includes(version)) {
+    throw new Error(`Server's protocol version is not supported: ${String(version)}`);
+  }
+  upstream.transport.setProtocolVersion?.(version);
+  await session.notify('notifications/initialized');
+  return {
+    protocol: version,
+    capabilities: (isObject(result.capabilities) ? result.capabilities : {}) as ServerCapabilities,
+    serverInfo: serverInfoOf(result.serverInfo),
+    instructions: cleanInstructions(result.instructions),
+    modern: null,
+  };
+}

@@ -1,0 +1,68 @@
+// What every request to a 2026-07-28-era upstream carries: the per-request
+// `_meta` envelope (protocol version, client capabilities, client info) in the
+// body, and on Streamable HTTP the headers the server checks against the body
+// (MCP-Protocol-Version, Mcp-Method, Mcp-Name, Mcp-Param-* for tool arguments
+// annotated x-mcp-header). Pure functions.
+import type { OutgoingHttpHeaders } from 'node:http';
+import { isObject, type JsonRpcMessage } from './jsonrpc-session.js';
+import { MODERN_PROTOCOL_VERSION } from './era-negotiation.js';
+import type { HeaderParam } from './mcp-param-headers.js';
+
+export const META = {
+  protocolVersion: 'io.modelcontextprotocol/protocolVersion',
+  clientCapabilities: 'io.modelcontextprotocol/clientCapabilities',
+  clientInfo: 'io.modelcontextprotocol/clientInfo',
+  subscriptionId: 'io.modelcontextprotocol/subscriptionId',
+} as const;
+
+/** `params` with the envelope merged into its `_meta` (keys the caller set, e.g. progressToken, stay). */
+export function withEnvelope(
+  params: Record<string, unknown> | undefined,
+  capabilities: Record<string, unknown>,
+  clientInfo: { name: string; version: string },
+): Record<string, unknown> {
+  const meta = isObject(params?._meta) ? params._meta : {};
+  return {
+    ...params,
+    _meta: { ...meta, [META.protocolVersion]: MODERN_PROTOCOL_VERSION, [META.clientCapabilities]: capabilities, [META.clientInfo]: clientInfo },
+  };
+}
+
+/** Visible ASCII without surrounding whitespace goes as is; anything else as the spec's `=?base64?…?=` sentinel. */
+export function headerValue(value: string): string {
+  const plain = /^[\x20-\x7e]*$/.test(value) && value.trim() === value && !/^=\?base64\?.*\?=$/i.test(value);
+  return plain ? value : `=?base64?${Buffer.from(value, 'utf8').toString('base64')}?=`;
+}
+
+/** The value an x-mcp-header argument is mirrored as; null/absent/non-primitive: no header. */
+function paramValue(value: unknown): string | undefined {
+  if (typeof value === 'string') return headerValue(value);
+  if (typeof value === 'number' || typeof value === 'boolean') return String(value);
+  return undefined;
+}
+
+/** The name a request's Mcp-Name carries: the tool or prompt name, or the resource URI. */
+function nameOf(method: string, params: Record<string, unknown>): unknown {
+  if (method === 'tools/call' || method === 'prompts/get') return params.name;
+  if (method === 'resources/read') return params.uri;
+  return undefined;
+}
+
+/** The headers of one message to a modern upstream; `headerParams` names the x-mcp-header arguments of a tool. */
+export function modernHeaders(message: JsonRpcMessage, headerParams: (tool: string) => readonly HeaderParam[]): OutgoingHttpHeaders {
+  const headers: OutgoingHttpHeaders = { 'mcp-protocol-version': MODERN_PROTOCOL_VERSION };
+  const method = message.method;
+  if (typeof method !== 'string') return headers;
+  headers['mcp-method'] = method;
+  const params = isObject(message.params) ? message.params : {};
+  const name = nameOf(method, params);
+  if (typeof name === 'string') headers['mcp-name'] = headerValue(name);
+  if (method === 'tools/call' && typeof name === 'string') {
+    const args = isObject(params.arguments) ? params.arguments : {};
+    for (const { argument, header } of headerParams(name)) {
+      const value = paramValue(args[argument]);
+      if (value !== undefined) headers[`mcp-param-${header.toLowerCase()}`] = value;
+    }
+  }
+  return headers;
+}

@@ -1,0 +1,147 @@
+// The 2026-07-28 era on one upstream connection: the server/discover probe
+// that decides the era, the envelope every request then carries, the methods
+// that era removed (answered here instead of sent), and the upstream listen
+// stream that replaces the GET stream and resources/subscribe.
+import { messageOf } from '../../src/protocol/errors.js';
+import type { ProtocolSetting } from '../../src/protocol/server-config.js';
+import type { ActorLog } from './log.js';
+import { isObject, RpcError, SessionClosedError, type JsonRpcSession } from './jsonrpc-session.js';
+import { HttpStatusError } from './http-status-error.js';
+import { verdictOf, type ProbeOutcome, type Verdict } from './era-negotiation.js';
+import { META, modernHeaders, withEnvelope } from './modern-envelope.js';
+import { toolHeaderParams } from './mcp-param-headers.js';
+import { UpstreamListener, type ListenFilter } from './listener.js';
+import type { UpstreamTransport } from './transports.js';
+
+/**
+ * What coffer declares to a modern upstream: nothing yet. That era asks the
+ * client for input with input_required results, which coffer does not bridge
+ * to its clients yet, and a server must not ask what was not declared, so a
+ * tool that can do without input runs without it.
+ */
+export const MODERN_CLIENT_CAPABILITIES = {};
+
+/** A stdio server that ignores unknown methods never answers the probe: this long is waited before initialize. */
+const STDIO_PROBE_MAX_MS = 2_000;
+
+/** The stdio child exited on server/discover: connect again speaking the 2025 era from the start. */
+export class ProbeExitedError extends Error {
+  constructor() {
+    super('the stdio server exited on server/discover');
+    this.name = 'ProbeExitedError';
+  }
+}
+
+/** The upstream answered a request with input_required, which coffer cannot bridge yet. */
+export class InputRequiredError extends Error {}
+
+export const SERVER_INFO_META = 'io.modelcontextprotocol/serverInfo';
+const ACKNOWLEDGED = 'notifications/subscriptions/acknowledged';
+
+export class ModernSession {
+  private listener: UpstreamListener | null = null;
+
+  constructor(
+    private readonly session: JsonRpcSession,
+    private readonly upstream: UpstreamTransport,
+    private readonly clientInfo: { name: string; version: string },
+    private readonly log: ActorLog,
+  ) {}
+
+  /** Headers on, then server/discover; the verdict turns them off again unless the upstream is modern. */
+  async negotiate(setting: ProtocolSetting, connectMs: number, stdio: boolean): Promise<Verdict> {
+    this.upstream.transport.setMessageHeaders?.((message) => modernHeaders(message, (tool) => toolHeaderParams.of(tool)) as Record<string, string>);
+    const verdict = verdictOf(await this.probe(stdio ? Math.min(STDIO_PROBE_MAX_MS, Math.floor(connectMs / 3)) : undefined), setting);
+    if (verdict.era !== 'modern') this.upstream.transport.setMessageHeaders?.(undefined);
+    return verdict;
+  }
+
+  private async probe(silenceMs: number | undefined): Promise<ProbeOutcome> {
+    const abort = new AbortController();
+    const timer = silenceMs === undefined ? undefined : setTimeout(() => abort.abort(new Error('silent')), silenceMs);
+    try {
+      return { kind: 'result', result: await this.discover(abort.signal) };
+    } catch (error) {
+      if (abort.signal.aborted) return { kind: 'silent' };
+      if (error instanceof RpcError) return { kind: 'rpc-error', code: error.code, message: error.rpcMessage, data: error.data };
+      if (error instanceof HttpStatusError) return { kind: 'http-status', status: error.status, message: error.message };
+      if (error instanceof SessionClosedError) return { kind: 'exited' };
+      return { kind: 'failed', message: messageOf(error) };
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** The probe, and the liveness check of a modern session (ping is gone in that era). */
+  discover(signal?: AbortSignal): Promise<Record<string, unknown>> {
+    return this.session.request('server/discover', this.envelope(undefined), { signal });
+  }
+
+  envelope(params: Record<string, unknown> | undefined): Record<string, unknown> {
+    return withEnvelope(params, MODERN_CLIENT_CAPABILITIES, this.clientInfo);
+  }
+
+  /**
+   * Methods the modern era removed, answered here: the log level goes per
+   * request (coffer sets none), subscriptions go on the listen stream.
+   * Undefined: send the request.
+   */
+  answerLocally(method: string, params: Record<string, unknown> | undefined): Record<string, unknown> | undefined {
+    const uri = typeof params?.uri === 'string' ? params.uri : undefined;
+    switch (method) {
+      case 'logging/setLevel':
+        return {};
+      case 'resources/subscribe':
+        if (uri !== undefined) this.listener?.subscribe(uri);
+        return {};
+      case 'resources/unsubscribe':
+        if (uri !== undefined) this.listener?.unsubscribe(uri);
+        return {};
+      default:
+        return undefined;
+    }
+  }
+
+  /** A modern result as coffer's clients expect one: an input_required result becomes a clear failure. */
+  checkResult(method: string, result: Record<string, unknown>): Record<string, unknown> {
+    if (result.resultType === 'input_required') {
+      throw new InputRequiredError(`${method}: the upstream asked for client input (input_required), which coffer does not relay to 2026-07-28 upstreams yet`);
+    }
+    return result;
+  }
+
+  /** Server notifications: true when consumed here (the listen ack); else `params` lose the listen's subscription tag. */
+  notification(method: string, params: unknown): { consumed: true } | { consumed: false; params: unknown } {
+    if (method === ACKNOWLEDGED) {
+      this.listener?.acknowledged();
+      return { consumed: true };
+    }
+    if (!isObject(params) || !isObject(params._meta) || !(META.subscriptionId in params._meta)) return { consumed: false, params };
+    const { [META.subscriptionId]: _tag, ...meta } = params._meta;
+    const { _meta: _old, ...rest } = params;
+    return { consumed: false, params: Object.keys(meta).length > 0 ? { ...rest, _meta: meta } : rest };
+  }
+
+  /** Opens the listen stream for what the upstream can announce; `onReopened`: notifications may have been missed. */
+  listen(capabilities: Record<string, unknown>, onReopened: () => void): void {
+    const changes = (kind: string): boolean => isObject(capabilities[kind]) && (capabilities[kind] as { listChanged?: unknown }).listChanged === true;
+    const filter: ListenFilter = {
+      ...(changes('tools') ? { toolsListChanged: true } : {}),
+      ...(changes('prompts') ? { promptsListChanged: true } : {}),
+      ...(changes('resources') ? { resourcesListChanged: true } : {}),
+    };
+    let next = 0;
+    const listen = this.upstream.listen;
+    const open = (notifications: Record<string, unknown>, signal: AbortSignal): Promise<unknown> => {
+      const params = this.envelope({ notifications });
+      if (listen) return listen({ jsonrpc: '2.0', id: `coffer-listen-${next++}`, method: 'subscriptions/listen', params }, signal);
+      return this.session.request('subscriptions/listen', params, { signal });
+    };
+    this.listener = new UpstreamListener(open, filter, (text) => this.log.note(text), onReopened);
+    this.listener.start();
+  }
+
+  close(): void {
+    this.listener?.stop();
+  }
+}
