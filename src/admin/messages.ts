@@ -71,6 +71,9 @@ export function eventServer(event: CofferEvent): string | null {
       return event.entry.server;
     case 'invocation':
       return event.invocation.server;
+    case 'toolset':
+    case 'client_bound':
+      return null;
     default:
       return event.server;
   }

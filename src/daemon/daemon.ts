@@ -10,6 +10,7 @@ import { invocationRoutes } from '../api/routes/invocations.js';
 import { retentionRoutes } from '../api/routes/retention.js';
 import { capabilityRoutes } from '../api/routes/capabilities.js';
 import { serverRoutes } from '../api/routes/servers.js';
+import { toolsetRoutes } from '../api/routes/toolsets.js';
 import { ConnectionTester } from '../jobs/connection-tester.js';
 import { CapabilityService } from '../registry/capabilities.js';
 import { openRestartingWriter } from '../db/restarting-writer.js';
@@ -29,6 +30,7 @@ import { LoginCodes } from '../ui/login-codes.js';
 import { uiRoutes } from '../ui/routes.js';
 import { PreferenceGate } from '../router/preference-gate.js';
 import { createRouting } from '../router/routing.js';
+import { setupToolsets } from '../toolsets/setup.js';
 import { UpstreamPool } from '../upstreams/pool.js';
 import { announce } from './announce.js';
 import { EventBus } from './event-bus.js';
@@ -105,10 +107,12 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
   gate.load(await writer.api.getPreferences());
   const invocationLog = new InvocationLog(writer.api, {}, (error) => log.warn('invocation log', { error: error.message }));
   // The sessions are created below; nothing is announced before upstreams start.
-  const announcer = announce(pool, invocationLog, { bus, log, sessions: { broadcast: (message) => sessions.broadcast(message) } });
+  const announcer = announce(pool, invocationLog, { bus, log, sessions: { broadcast: (message) => toolsetParts.notifier.broadcast(message) } });
   const routing = createRouting(pool, gate, servers, { cacheTtlMs: tuning.cacheTtlMs, onInvocation: announcer.invocation, onError: (message, context) => log.warn(message, context) });
   announcer.follow(routing.router);
-  const dispatcher = new Dispatcher(routing, { version: VERSION, pageSize: options.pageSize }, log);
+  const toolsetParts = setupToolsets({ writer: writer.api, servers, router: routing.router, bus, log, sessions: () => sessions, auth: () => mcpAuth });
+  await toolsetParts.toolsets.load();
+  const dispatcher = new Dispatcher({ ...routing, views: toolsetParts.views }, { version: VERSION, pageSize: options.pageSize }, log);
   const sessions = new SessionRegistry(
     dispatcher,
     { maxBodyBytes: 64 * 1024 * 1024, keepAliveMs: options.keepAliveMs ?? 5_000, idleTimeoutMs: 60 * 60_000, onSessionClosed: (session) => dispatcher.sessionClosed(session) },
@@ -174,6 +178,7 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
       ...auditRoutes(writer.api),
       ...invocationRoutes(writer.api, () => invocationLog.flush()),
       ...retentionRoutes(writer.api),
+      ...toolsetRoutes(toolsetParts.toolsets, writer.api),
       ...clientRoutes(writer.api, {
         added: (client) => mcpAuth.added(client),
         revoked: (name) => {
@@ -203,6 +208,7 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
           return tester.test(config);
         },
       },
+      toolsetParts.toolsets,
     );
   } catch (error) {
     await invocationLog.close();

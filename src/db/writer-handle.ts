@@ -51,6 +51,11 @@ const METHODS: Record<keyof DbWriterApi, true> = {
   listClients: true,
   addClient: true,
   revokeClient: true,
+  bindClient: true,
+  listToolsets: true,
+  createToolset: true,
+  updateToolset: true,
+  deleteToolset: true,
   close: true,
 };
 

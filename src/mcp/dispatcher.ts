@@ -17,6 +17,7 @@ import type { Calls, ForwardContext } from '../router/calls.js';
 import type { ClientMessages } from '../router/client-messages.js';
 import type { Router } from '../router/router.js';
 import type { SessionFeatures } from '../router/session-features.js';
+import type { ViewLists } from '../toolsets/view-lists.js';
 import type { Logger } from '../log.js';
 import { abandonClientRequests, acceptClientAnswer } from './client-link.js';
 import { checkParamLengths } from './param-limits.js';
@@ -31,6 +32,8 @@ export interface DispatcherParts {
   /** The upstreams' requests to clients, whose progress the clients report back. */
   clientMessages: ClientMessages;
   features: SessionFeatures;
+  /** What each session sees of the lists: the whole surface or its toolset. */
+  views: ViewLists;
 }
 
 export interface DispatcherOptions {
@@ -58,13 +61,14 @@ export class Dispatcher {
   private readonly calls: Calls;
   private readonly clientMessages: ClientMessages;
   private readonly features: SessionFeatures;
+  private readonly views: ViewLists;
 
   constructor(
     parts: DispatcherParts,
     private readonly options: DispatcherOptions,
     private readonly log: Logger,
   ) {
-    ({ router: this.router, calls: this.calls, clientMessages: this.clientMessages, features: this.features } = parts);
+    ({ router: this.router, calls: this.calls, clientMessages: this.clientMessages, features: this.features, views: this.views } = parts);
   }
 
   /**
@@ -92,6 +96,7 @@ export class Dispatcher {
   /** The session ended (closed, evicted or idle): its relayed requests fail and its upstream state goes. */
   sessionClosed(session: McpSession): void {
     abandonClientRequests(session);
+    this.views.forget(session);
     if (session.id !== '') this.features.sessionClosed(session.id, AbortSignal.timeout(30_000));
   }
 
@@ -122,7 +127,7 @@ export class Dispatcher {
     if (request.method === 'initialize') return this.initialize(session, params);
     if (request.method === 'ping') return {};
     const list = KIND_BY_LIST_METHOD.get(request.method);
-    if (list) return this.list(list, params);
+    if (list) return this.list(session, list, params);
     const call = KIND_BY_CALL_METHOD.get(request.method);
     if (call) return this.withContext(session, request, params, (ctx) => this.calls.forward(call, request.method, params, ctx));
     const feature = FEATURE_METHODS[request.method];
@@ -151,14 +156,14 @@ export class Dispatcher {
     };
   }
 
-  private async list(kind: ListKind, params: Record<string, unknown>): Promise<Record<string, unknown>> {
+  private async list(session: McpSession, kind: ListKind, params: Record<string, unknown>): Promise<Record<string, unknown>> {
     let offset = 0;
     if (params.cursor !== undefined) {
       const decoded = typeof params.cursor === 'string' ? decodeCursor(kind, params.cursor) : null;
       if (decoded === null) throw RpcError.invalidParams('invalid cursor: pass the nextCursor of a previous answer unchanged');
       offset = decoded;
     }
-    const page = paginate(kind, await this.router.list(kind), offset, this.options.pageSize ?? KINDS[kind].pageSize);
+    const page = paginate(kind, await this.views.list(kind, session), offset, this.options.pageSize ?? KINDS[kind].pageSize);
     const field = KINDS[kind].resultField;
     return page.nextCursor === undefined ? { [field]: page.items } : { [field]: page.items, nextCursor: page.nextCursor };
   }
@@ -181,7 +186,8 @@ export class Dispatcher {
               .send({ jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken, ...progress } }, { relatedRequestId: request.id })
               .catch(() => undefined);
     try {
-      return await run({ sessionId: session.id, requestId: request.id, capabilities: session.clientCapabilities, signal: controller.signal, ...(onProgress ? { onProgress } : {}) });
+      const toolset = this.views.viewOf(session.toolset);
+      return await run({ sessionId: session.id, requestId: request.id, capabilities: session.clientCapabilities, toolset, signal: controller.signal, ...(onProgress ? { onProgress } : {}) });
     } finally {
       session.inflight.delete(request.id);
     }

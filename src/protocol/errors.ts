@@ -7,9 +7,15 @@ export const ERROR_HTTP_STATUS = {
   UNAUTHENTICATED: 401,
   TOOL_DISABLED: 403,
   FORBIDDEN_HOST: 403,
+  /** A capability outside the toolset of the endpoint or client: neither listed nor callable there. */
+  NOT_IN_TOOLSET: 403,
+  /** A client bound to one toolset asked for another endpoint. */
+  TOOLSET_FORBIDDEN: 403,
   RESOURCE_NOT_FOUND: 404,
   METHOD_NOT_ALLOWED: 405,
   RESOURCE_ALREADY_EXISTS: 409,
+  /** Still referred to (a toolset a client is bound to): unbind first. */
+  RESOURCE_IN_USE: 409,
   PAYLOAD_TOO_LARGE: 413,
   NAME_TOO_LONG: 414,
   CONFIG_INVALID: 422,
@@ -47,6 +53,8 @@ export const JSONRPC = {
   UPSTREAM_BUSY: -32012,
   /** /mcp without a valid credential (HTTP 401). */
   UNAUTHENTICATED: -32013,
+  /** A capability outside the session's toolset. */
+  NOT_IN_TOOLSET: -32014,
 } as const;
 
 export interface JsonRpcErrorBody {

@@ -32,6 +32,9 @@ export type CofferEvent =
   | { type: 'audit'; entry: AuditEntry }
   | { type: 'invocation'; invocation: InvocationRecord }
   /** A server with an empty namespace lists a name another server already exposes: it is exposed as `exposed` instead. */
-  | { type: 'namespace_collision'; server: string; kind: ListKind; original: string; exposed: string; at: string };
+  | { type: 'namespace_collision'; server: string; kind: ListKind; original: string; exposed: string; at: string }
+  | { type: 'toolset'; action: 'added' | 'updated' | 'removed'; toolset: string; at: string }
+  /** A client credential now sees this toolset only (null: the whole surface); its open sessions were closed. */
+  | { type: 'client_bound'; client: string; toolset: string | null; at: string };
 
 export type CofferEventType = CofferEvent['type'];

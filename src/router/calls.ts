@@ -2,7 +2,7 @@
 // switch (R10), send it with the original name, and record the invocation.
 // Also keeps the calls in flight, which the upstreams' requests for clients
 // are matched to (progress travels with its call).
-import { CAPABILITY_TYPE_OF, IDENTITY_FIELD, type CallKind, type ListKind } from '../protocol/capabilities.js';
+import { CAPABILITY_TYPE_OF, IDENTITY_FIELD, type CallKind, type CapabilityType, type ListKind } from '../protocol/capabilities.js';
 import { JSONRPC } from '../protocol/errors.js';
 import type { ClientRef, ForwardOutcome, Progress } from '../protocol/actor.js';
 import type { InvocationRecord, InvocationStatus } from '../protocol/events.js';
@@ -13,9 +13,15 @@ import { exposeResultUris } from './expose-results.js';
 import type { CapabilityGate } from './gate.js';
 import type { Namespaced } from './namespace.js';
 import type { Namespaces, ServerDirectory } from './namespaces.js';
-import { describe, disabledByName, disabledResource } from './refusals.js';
+import { describe, disabledByName, disabledResource, notInToolset } from './refusals.js';
 import { resolveExposed, type ResolverDirectory } from './resolver.js';
 import { normaliseUri } from './uri-rule.js';
+
+/** A toolset as calls see it: which capabilities are in it (after the switches, never instead of them). */
+export interface ToolsetScope {
+  name: string;
+  includes(server: string, type: CapabilityType, key: string): boolean;
+}
 
 export interface ForwardContext {
   sessionId: string;
@@ -23,6 +29,8 @@ export interface ForwardContext {
   requestId: string | number;
   /** What the session declared (per_session connections declare the same). */
   capabilities: Record<string, unknown>;
+  /** The toolset the session sees; absent or null: the whole surface. */
+  toolset?: ToolsetScope | null;
   /** Present when the client asked for progress (its progressToken). */
   onProgress?: (progress: Progress) => void;
   signal: AbortSignal;
@@ -30,7 +38,7 @@ export interface ForwardContext {
 
 function statusOf(error: unknown): { status: InvocationStatus; error_code: number | null } {
   const code = error instanceof RpcError ? error.code : JSONRPC.INTERNAL_ERROR;
-  if (code === JSONRPC.TOOL_DISABLED) return { status: 'denied', error_code: code };
+  if (code === JSONRPC.TOOL_DISABLED || code === JSONRPC.NOT_IN_TOOLSET) return { status: 'denied', error_code: code };
   return { status: code === JSONRPC.UPSTREAM_TIMEOUT ? 'timeout' : 'error', error_code: code };
 }
 
@@ -59,7 +67,7 @@ export class Calls {
     const record = (outcome: { status: InvocationStatus; error_code: number | null }) =>
       this.onInvocation({ at: new Date(started).toISOString(), server: upstream.name, kind: CAPABILITY_TYPE_OF[kind], key: target.original, duration_ms: Date.now() - started, session: ctx.sessionId, ...outcome });
     try {
-      this.assertEnabled(kind, upstream.name, target.original);
+      this.assertEnabled(kind, upstream.name, target.original, ctx.toolset);
       const result = await this.send(upstream, method, { ...params, [field]: target.original }, ctx);
       record({ status: 'ok', error_code: null });
       return exposeResultUris(kind, result, this.namespaces.of(upstream.name));
@@ -118,8 +126,9 @@ export class Calls {
     return { upstream, target: kind === 'resources' ? { server: resolution.server, original: normaliseUri(resolution.original) } : resolution };
   }
 
-  /** R10: a disabled capability is refused as such (calls, subscriptions, completion). */
-  assertEnabled(kind: CallKind | 'resourceTemplates', server: string, key: string): void {
+  /** R10: a disabled capability is refused as such (calls, subscriptions, completion); so is one outside the session's toolset. */
+  assertEnabled(kind: CallKind | 'resourceTemplates', server: string, key: string, toolset?: ToolsetScope | null): void {
+    if (toolset && !toolset.includes(server, CAPABILITY_TYPE_OF[kind], key)) throw notInToolset(kind, toolset.name, server, key);
     // Named kinds have one switch per name; resources (and templates) are governed by URI rules.
     if (IDENTITY_FIELD[kind] === 'name') {
       if (!this.gate.isEnabled(server, kind, key)) throw disabledByName(kind, server, key);

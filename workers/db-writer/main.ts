@@ -17,6 +17,7 @@ import { RetentionStore, yieldToEventLoop } from './retention.js';
 import { loadOrCreateKey } from './secrets.js';
 import { serverNotFound, ServerStore } from './servers.js';
 import type { WriterEvent } from './events.js';
+import { toolsetNotFound, ToolsetStore } from './toolsets.js';
 
 const BUSY_TIMEOUT_MS = 5_000;
 const DEFAULT_PRUNE_INTERVAL_MS = 60 * 60_000;
@@ -31,6 +32,7 @@ interface Stores {
   invocations: InvocationLog;
   retention: RetentionStore;
   clients: ClientStore;
+  toolsets: ToolsetStore;
 }
 
 /** What writer-handle passes: the DbInit and, when someone listens, the port for events. */
@@ -72,6 +74,7 @@ function open(): Result<{ version: number }> {
       invocations: new InvocationLog(db),
       retention: new RetentionStore(db, audit),
       clients: new ClientStore(db, audit),
+      toolsets: new ToolsetStore(db, audit),
     };
     stores.servers.sealClearArgs();
     schedulePrune(true);
@@ -187,8 +190,26 @@ const api: DbWriterApi = {
   async listClients() {
     return ready().clients.list();
   },
-  async addClient(name, tokenHash, actor) {
-    return ready().clients.add(name, tokenHash, actor);
+  async addClient(name, tokenHash, actor, toolset = null) {
+    const { clients, toolsets } = ready();
+    if (toolset !== null && !toolsets.exists(toolset)) return toolsetNotFound(toolset);
+    return clients.add(name, tokenHash, actor, toolset);
+  },
+  async bindClient(name, toolset, actor) {
+    return ready().toolsets.bind(name, toolset, actor);
+  },
+
+  async listToolsets() {
+    return ready().toolsets.list();
+  },
+  async createToolset(spec, actor) {
+    return ready().toolsets.create(spec, actor);
+  },
+  async updateToolset(spec, actor) {
+    return ready().toolsets.update(spec, actor);
+  },
+  async deleteToolset(name, actor) {
+    return ready().toolsets.remove(name, actor);
   },
   async revokeClient(name, actor) {
     return ready().clients.revoke(name, actor);
