@@ -37,13 +37,17 @@ export function toolsetNotFound(name: string): Result<never> {
 }
 
 export class ToolsetStore {
-  private readonly statements: Statements;
+  private prepared: Statements | null = null;
 
   constructor(
     private readonly db: Database,
     private readonly audit: AuditLog,
-  ) {
-    this.statements = {
+  ) {}
+
+  /** Prepared on first use: a writer may open a database older than this table (tests of old builds). */
+  private get statements(): Statements {
+    const db = this.db;
+    return (this.prepared ??= {
       selectAll: db.prepare(`SELECT ${COLUMNS} FROM toolsets ORDER BY name`),
       insert: db.prepare(`INSERT INTO toolsets (name, description, spec, created_at, updated_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING ${COLUMNS}`),
       update: db.prepare(`UPDATE toolsets SET description = ?, spec = ?, updated_at = ? WHERE name = ? RETURNING ${COLUMNS}`),
@@ -51,7 +55,7 @@ export class ToolsetStore {
       exists: db.prepare('SELECT 1 AS found FROM toolsets WHERE name = ?'),
       boundClients: db.prepare('SELECT name FROM mcp_clients WHERE toolset = ? ORDER BY name'),
       bind: db.prepare('UPDATE mcp_clients SET toolset = ? WHERE name = ? RETURNING name, token_hash, created_at, toolset'),
-    };
+    });
   }
 
   list(): ToolsetRecord[] {

@@ -39,7 +39,7 @@ function serverPattern(text: string, flag: string): [string, string] {
   return [text.slice(0, at), text.slice(at + 1)];
 }
 
-/** The rules the options give, servers in the order first named; undefined when none is given. */
+/** The rules the options give (--server ones first, then those only patterns name); undefined when none is given. */
 export function rulesOf(values: { server?: string[]; include?: string[]; exclude?: string[] }): ToolsetServerRule[] | undefined {
   const rules = new Map<string, ToolsetServerRule>();
   const rule = (server: string) => rules.get(server) ?? rules.set(server, { server }).get(server)!;
