@@ -39,7 +39,7 @@ t.test('toolset add, list, show, update, rm; client bind; shim --toolset over st
 
   const client = await json('client', 'add', 'ide', '--toolset', 'dev');
   t.equal(client.client.toolset, 'dev');
-  t.match((await cli('client', 'list')).stdout, /ide\s+dev/);
+  t.match((await cli('client', 'list')).stdout, /ide\s+\S+\s+dev/);
   t.equal((await cli('toolset', 'rm', 'dev')).code, EXIT.CONFLICT, 'a bound toolset is not removed');
   t.equal((await cli('client', 'bind', 'ide')).code, EXIT.USAGE);
   t.equal((await cli('client', 'bind', 'ide', '--toolset', 'nope')).code, EXIT.NOT_FOUND);

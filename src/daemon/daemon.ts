@@ -51,6 +51,8 @@ export interface DaemonOptions {
   tuning?: Partial<ActorTuning>;
   /** Items per page of a merged list. */
   pageSize?: number;
+  /** The longest exposed tool or prompt name (default 64; 51 when a host adds `mcp__coffer__`). */
+  nameBudget?: number;
   /** How long stop() lets open calls finish. */
   drainMs?: number;
   /** SSE keep-alive interval on /mcp (default 5 s); a call running longer switches its answer to SSE. */
@@ -108,7 +110,7 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
   const invocationLog = new InvocationLog(writer.api, {}, (error) => log.warn('invocation log', { error: error.message }));
   // The sessions are created below; nothing is announced before upstreams start.
   const announcer = announce(pool, invocationLog, { bus, log, sessions: { broadcast: (message) => toolsetParts.notifier.broadcast(message) } });
-  const routing = createRouting(pool, gate, servers, { cacheTtlMs: tuning.cacheTtlMs, onInvocation: announcer.invocation, onError: (message, context) => log.warn(message, context) });
+  const routing = createRouting(pool, gate, servers, { cacheTtlMs: tuning.cacheTtlMs, nameBudget: options.nameBudget, onInvocation: announcer.invocation, onError: (message, context) => log.warn(message, context) });
   announcer.follow(routing.router);
   const toolsetParts = setupToolsets({ writer: writer.api, servers, router: routing.router, bus, log, sessions: () => sessions, auth: () => mcpAuth });
   await toolsetParts.toolsets.load();
@@ -121,6 +123,7 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
   routing.clientMessages.connect(new SessionClientLink((id) => sessions.session(id), log));
 
   registry = new Registry(writer.api, pool, {
+    nameBudget: options.nameBudget,
     isDegraded: (server) => routing.router.degradedServers().includes(server),
     surfaceChanged: (server, action) => {
       routing.serverChanged(server, action === 'removed' || registry?.config(server)?.enabled === false);
@@ -131,6 +134,7 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
   const capabilities = new CapabilityService(writer.api, pool, gate, routing.router.upstreamLists, {
     listChanged: (kind) => announcer.listChanged(kind),
     preferenceChanged: (server, change) => bus.publish({ type: 'preference', server, ...change, at: new Date().toISOString() }),
+    exposedName: (server, key) => routing.router.namespaces.exposedName(server, key),
   });
   const tester = new ConnectionTester(upstreamLogDir(home));
 

@@ -12,7 +12,7 @@ import {
 import { KIND_BY_CALL_METHOD, KIND_BY_LIST_METHOD, KINDS, type ListKind } from '../protocol/capabilities.js';
 import { JSONRPC } from '../protocol/errors.js';
 import { aggregateInstructions } from '../protocol/instructions.js';
-import { decodeCursor, paginate } from '../router/pagination.js';
+import { decodeCursor, DEFAULT_PAGE_SIZE, paginate } from '../router/pagination.js';
 import type { Calls, ForwardContext } from '../router/calls.js';
 import type { ClientMessages } from '../router/client-messages.js';
 import type { Router } from '../router/router.js';
@@ -38,7 +38,7 @@ export interface DispatcherParts {
 
 export interface DispatcherOptions {
   version: string;
-  /** Items per page of every merged list; default: the kind's own page size. */
+  /** Items per page of every merged list; default DEFAULT_PAGE_SIZE. */
   pageSize?: number;
 }
 
@@ -163,7 +163,7 @@ export class Dispatcher {
       if (decoded === null) throw RpcError.invalidParams('invalid cursor: pass the nextCursor of a previous answer unchanged');
       offset = decoded;
     }
-    const page = paginate(kind, await this.views.list(kind, session), offset, this.options.pageSize ?? KINDS[kind].pageSize);
+    const page = paginate(kind, await this.views.list(kind, session), offset, this.options.pageSize ?? DEFAULT_PAGE_SIZE);
     const field = KINDS[kind].resultField;
     return page.nextCursor === undefined ? { [field]: page.items } : { [field]: page.items, nextCursor: page.nextCursor };
   }

@@ -19,6 +19,8 @@ export const ERROR_HTTP_STATUS = {
   PAYLOAD_TOO_LARGE: 413,
   NAME_TOO_LONG: 414,
   CONFIG_INVALID: 422,
+  /** A namespace whose tool names model hosts would refuse (characters, or no room left in the name budget). */
+  NAMESPACE_INVALID: 422,
   INTERNAL: 500,
   /** The upstream's answer breaks coffer's limits (nesting depth): that answer fails, the upstream stays up. */
   UPSTREAM_RESPONSE_INVALID: 502,

@@ -50,7 +50,7 @@ const list = defineAction(
     expectPositionals(positionals, []);
     const { clients } = await api().get<{ clients: ClientInfo[] }>('/clients');
     if (values.json) printJson({ clients });
-    else printTable([['NAME', 'TOOLSET', 'CREATED'], ...clients.map((client) => [client.name, client.toolset ?? '(all)', client.created_at])]);
+    else printTable([['NAME', 'CREATED', 'TOOLSET'], ...clients.map((client) => [client.name, client.created_at, client.toolset ?? '(all)'])]);
     return EXIT.OK;
   },
 );
