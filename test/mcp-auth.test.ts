@@ -53,7 +53,7 @@ t.test('a check costs well under 0.05 ms: one SHA-256 and one map lookup, whatev
   const daemonToken = 'd'.repeat(43);
   const auth = new McpAuth('token', () => daemonToken);
   const tokens = Array.from({ length: 1000 }, (_, i) => `client-token-${i}-${'x'.repeat(30)}`);
-  auth.load(tokens.map((token, i) => ({ name: `c${i}`, token_hash: hashToken(token), created_at: '' })));
+  auth.load(tokens.map((token, i) => ({ name: `c${i}`, token_hash: hashToken(token), created_at: '', toolset: null })));
   for (const [label, header] of [['a client token', `Bearer ${tokens[500]}`], ['the daemon token', `Bearer ${daemonToken}`], ['a wrong token', 'Bearer wrong']] as const) {
     const checks = 20_000;
     const started = process.hrtime.bigint();

@@ -72,6 +72,8 @@ export function eventServer(event: CofferEvent): string | null {
     case 'invocation':
       return event.invocation.server;
     case 'config_file':
+    case 'toolset':
+    case 'client_bound':
       return null;
     default:
       return event.server;

@@ -6,6 +6,7 @@ import type { Command } from './command.js';
 import { auditCommand } from './commands/audit.js';
 import { clientCommand } from './commands/client.js';
 import { configCommand } from './commands/config.js';
+import { toolsetCommand } from './commands/toolset.js';
 import { daemonCommand } from './commands/daemon.js';
 import { mcpCommand } from './commands/mcp.js';
 import { retentionCommand } from './commands/retention.js';
@@ -15,7 +16,7 @@ import { uiCommand } from './commands/ui.js';
 import { EXIT, EXIT_CODES_HELP, type ExitCode } from './exit-codes.js';
 import { CliError, formatError, printLine, usageError } from './output.js';
 
-const COMMANDS: Command[] = [serveCommand, daemonCommand, mcpCommand, configCommand, clientCommand, auditCommand, retentionCommand, shimCommand, uiCommand];
+const COMMANDS: Command[] = [serveCommand, daemonCommand, mcpCommand, configCommand, clientCommand, toolsetCommand, auditCommand, retentionCommand, shimCommand, uiCommand];
 
 function mainUsage(): string {
   const width = Math.max(...COMMANDS.map((c) => c.name.length)) + 2;

@@ -11,6 +11,7 @@ import { retentionRoutes } from '../api/routes/retention.js';
 import { capabilityRoutes } from '../api/routes/capabilities.js';
 import { serverRoutes } from '../api/routes/servers.js';
 import { configRoutes } from '../api/routes/config.js';
+import { toolsetRoutes } from '../api/routes/toolsets.js';
 import { ConnectionTester } from '../jobs/connection-tester.js';
 import { CapabilityService } from '../registry/capabilities.js';
 import { openRestartingWriter } from '../db/restarting-writer.js';
@@ -37,6 +38,7 @@ import { LoginCodes } from '../ui/login-codes.js';
 import { uiRoutes } from '../ui/routes.js';
 import { PreferenceGate } from '../router/preference-gate.js';
 import { createRouting } from '../router/routing.js';
+import { setupToolsets } from '../toolsets/setup.js';
 import { UpstreamPool } from '../upstreams/pool.js';
 import { Operations } from '../ops/operations.js';
 import { opsSettings, type MetricsMode } from '../ops/ops-settings.js';
@@ -62,6 +64,8 @@ export interface DaemonOptions {
   tuning?: Partial<ActorTuning>;
   /** Items per page of a merged list. */
   pageSize?: number;
+  /** The longest exposed tool or prompt name (default 64; 51 when a host adds `mcp__coffer__`). */
+  nameBudget?: number;
   /** How long stop() lets open calls finish. */
   drainMs?: number;
   /** SSE keep-alive interval on /mcp (default 5 s); a call running longer switches its answer to SSE. */
@@ -129,12 +133,19 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
   gate.load(await writer.api.getPreferences());
   const invocationLog = new InvocationLog(writer.api, {}, (error) => log.warn('invocation log', { error: error.message }));
   // The sessions are created below; nothing is announced before upstreams start.
-  const announcer = announce(pool, invocationLog, { bus, log, sessions: { broadcast: (message) => sessions.broadcast(message) } });
-  const routing = createRouting(pool, gate, servers, { cacheTtlMs: tuning.cacheTtlMs, onInvocation: (record) => (operations.invocation(record), announcer.invocation(record)), onError: (message, context) => log.warn(message, context) });
+  const announcer = announce(pool, invocationLog, { bus, log, sessions: { broadcast: (message) => toolsetParts.notifier.broadcast(message) } });
+  const routing = createRouting(pool, gate, servers, {
+    cacheTtlMs: tuning.cacheTtlMs,
+    nameBudget: options.nameBudget,
+    onInvocation: (record) => (operations.invocation(record), announcer.invocation(record)),
+    onError: (message, context) => log.warn(message, context),
+  });
   announcer.follow(routing.router);
-  const dispatcher = new Dispatcher(routing, { version: VERSION, pageSize: options.pageSize, onAnswered: operations.requestAnswered, tracing: operations.tracing }, log);
+  const toolsetParts = setupToolsets({ writer: writer.api, servers, router: routing.router, bus, log, sessions: () => sessions, auth: () => mcpAuth });
+  await toolsetParts.toolsets.load();
+  const dispatcher = new Dispatcher({ ...routing, views: toolsetParts.views }, { version: VERSION, pageSize: options.pageSize, onAnswered: operations.requestAnswered, tracing: operations.tracing }, log);
   const keepAliveMs = options.keepAliveMs ?? 5_000;
-  const modern = new ModernEndpoint(new ModernMethods({ ...routing, version: VERSION, pageSize: options.pageSize }), routing.features, { keepAliveMs, version: VERSION }, log);
+  const modern = new ModernEndpoint(new ModernMethods({ ...routing, views: toolsetParts.views, version: VERSION, pageSize: options.pageSize }), routing.features, { keepAliveMs, version: VERSION }, log);
   const sessions = new SessionRegistry(
     dispatcher,
     { maxBodyBytes: 64 * 1024 * 1024, keepAliveMs, idleTimeoutMs: 60 * 60_000, onSessionClosed: (session) => dispatcher.sessionClosed(session), modern },
@@ -143,6 +154,7 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
   routing.clientMessages.connect(new EraClientLink(new SessionClientLink((id) => sessions.session(id), log), (id) => modern.target(id)));
 
   registry = new Registry(writer.api, pool, {
+    nameBudget: options.nameBudget,
     isDegraded: (server) => routing.router.degradedServers().includes(server),
     surfaceChanged: (server, action) => {
       routing.serverChanged(server, action === 'removed' || registry?.config(server)?.enabled === false);
@@ -153,6 +165,7 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
   const capabilities = new CapabilityService(writer.api, pool, gate, routing.router.upstreamLists, {
     listChanged: (kind) => announcer.listChanged(kind),
     preferenceChanged: (server, change) => bus.publish({ type: 'preference', server, ...change, at: new Date().toISOString() }),
+    exposedName: (server, key) => routing.router.namespaces.exposedName(server, key),
   });
   const tester = new ConnectionTester(upstreamLogDir(home));
   operations.attach({ writer, pool, router: routing.router, sessions, configs: () => registry?.all() ?? [] });
@@ -212,6 +225,7 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
       ...auditRoutes(writer.api),
       ...invocationRoutes(writer.api, () => invocationLog.flush()),
       ...retentionRoutes(writer.api),
+      ...toolsetRoutes(toolsetParts.toolsets, writer.api),
       ...clientRoutes(writer.api, {
         added: (client) => mcpAuth.added(client),
         revoked: (name) => {
@@ -243,6 +257,7 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
         },
       },
       operations.endpoints(() => token),
+      toolsetParts.toolsets,
       (query) => signIns.callback(query),
     );
   } catch (error) {

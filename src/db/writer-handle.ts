@@ -53,6 +53,11 @@ const METHODS: Record<keyof DbWriterApi, true> = {
   revokeClient: true,
   getOAuth: true,
   saveOAuth: true,
+  bindClient: true,
+  listToolsets: true,
+  createToolset: true,
+  updateToolset: true,
+  deleteToolset: true,
   close: true,
 };
 

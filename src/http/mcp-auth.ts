@@ -15,6 +15,8 @@ export interface McpCredential {
   id: string;
   /** For logs: the client's name, 'daemon' or 'anonymous'. Never the token. */
   name: string;
+  /** The toolset a client is bound to: it sees that set only, on every endpoint. */
+  toolset?: string | null;
 }
 
 const DAEMON: McpCredential = { id: 'daemon', name: 'daemon' };
@@ -40,7 +42,13 @@ export class McpAuth {
   }
 
   added(client: ClientCredential): void {
-    this.clients.set(client.token_hash, { id: `client:${client.token_hash}`, name: client.name });
+    this.clients.set(client.token_hash, { id: `client:${client.token_hash}`, name: client.name, toolset: client.toolset });
+  }
+
+  /** The client's binding changed: its credential id, whose sessions (opened on the old view) the caller closes. */
+  rebound(client: ClientCredential): string {
+    this.added(client);
+    return `client:${client.token_hash}`;
   }
 
   /** The revoked client's credential id (its sessions are closed by the caller), or null if none had that name. */

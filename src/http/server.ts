@@ -14,9 +14,12 @@ import { callbackHtml, OAUTH_CALLBACK_PATH } from '../oauth/callback-page.js';
 import type { CallbackPage } from '../oauth/sign-ins.js';
 import type { McpAuth } from './mcp-auth.js';
 import { registerOpsRoutes, type OpsEndpoints } from './ops-routes.js';
-import { uws, type HttpResponse, type TemplatedApp, type us_listen_socket } from './uws.js';
+import { uws, type HttpRequest, type HttpResponse, type TemplatedApp, type us_listen_socket } from './uws.js';
+import { endpointView, refusalBody } from '../toolsets/access.js';
 
 export const LOOPBACK = '127.0.0.1';
+/** A toolset's own endpoint is /mcp/<toolset>; its names need no escaping. */
+const TOOLSET_PATH = '/mcp/';
 
 export interface HttpServerOptions {
   /** 0 picks a free port; otherwise the first free one of port … port + portRange - 1 (PortTakenError when none is). */
@@ -80,6 +83,7 @@ export async function startHttpServer(
   log: Logger,
   admin: Omit<AdminDeps, 'port' | 'log'>,
   ops: OpsEndpoints,
+  toolsets: { has(name: string): boolean },
   oauthCallback: ((query: URLSearchParams) => Promise<CallbackPage>) | null = null,
 ): Promise<HttpServer> {
   const app = uws.App();
@@ -91,24 +95,28 @@ export async function startHttpServer(
     return false;
   };
 
-  app.any('/mcp', (res: HttpResponse, req) => {
+  const serveMcp = (res: HttpResponse, req: HttpRequest, ownEndpoint: boolean): void => {
     const state = new ResponseState(res);
     const incoming = readRequest(req);
     if (!guard(state, incoming)) return;
     const credential = mcpAuth.authenticate(incoming.headers['authorization']);
     if (credential === null) return sendUnauthenticated(state);
+    const view = endpointView(credential.toolset, ownEndpoint ? incoming.path.slice(TOOLSET_PATH.length) : null, (name) => toolsets.has(name));
+    if (!view.ok) return sendBuffered(state, view.refusal.status, JSON_HEADERS, refusalBody(view.refusal));
     if (incoming.method === 'POST' && declaredTooLarge(state, incoming, options.mcpMaxBodyBytes)) return;
     void (async () => {
       const body = incoming.method === 'POST' ? await readBody(state, options.mcpMaxBodyBytes) : null;
       // No Fetch Request unless the SDK transport answers: the common POST is served from the headers and bytes as read.
-      const head = { method: incoming.method, headers: incoming.headers, credential, toRequest: () => toFetchRequest(incoming, `http://${LOOPBACK}:${port}`) };
+      const head = { method: incoming.method, headers: incoming.headers, credential, toolset: view.toolset, toRequest: () => toFetchRequest(incoming, `http://${LOOPBACK}:${port}`) };
       await mcp.serve(head, body, new UwsReply(state));
     })().catch((error: unknown) => {
       if (error instanceof BodyTooLargeError) return sendJson(state, envelope(413, 'PAYLOAD_TOO_LARGE', `request body over ${options.mcpMaxBodyBytes} bytes`));
       if (!state.aborted) log.error('mcp request failed', { error: String(error) });
       sendJson(state, envelope(500, 'INTERNAL', 'internal error in coffer; see the daemon log'));
     });
-  });
+  };
+  app.any('/mcp', (res, req) => serveMcp(res, req, false));
+  app.any(`${TOOLSET_PATH}*`, (res, req) => serveMcp(res, req, true));
 
   app.any('/api/v1/*', (res: HttpResponse, req) => {
     const state = new ResponseState(res);

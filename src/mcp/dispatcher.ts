@@ -16,6 +16,7 @@ import type { Calls, ForwardContext } from '../router/calls.js';
 import type { ClientMessages } from '../router/client-messages.js';
 import type { Router } from '../router/router.js';
 import type { SessionFeatures } from '../router/session-features.js';
+import type { ViewLists } from '../toolsets/view-lists.js';
 import type { Logger } from '../log.js';
 import { abandonClientRequests, acceptClientAnswer } from './client-link.js';
 import { checkParamLengths } from './param-limits.js';
@@ -33,11 +34,13 @@ export interface DispatcherParts {
   /** The upstreams' requests to clients, whose progress the clients report back. */
   clientMessages: ClientMessages;
   features: SessionFeatures;
+  /** What each session sees of the lists: the whole surface or its toolset. */
+  views: ViewLists;
 }
 
 export interface DispatcherOptions {
   version: string;
-  /** Items per page of every merged list; default: the kind's own page size. */
+  /** Items per page of every merged list; default DEFAULT_PAGE_SIZE. */
   pageSize?: number;
   /** Every request once answered: its error, or null (for the metrics). */
   onAnswered?(method: string, error: unknown): void;
@@ -70,13 +73,14 @@ export class Dispatcher {
   private readonly calls: Calls;
   private readonly clientMessages: ClientMessages;
   private readonly features: SessionFeatures;
+  private readonly views: ViewLists;
 
   constructor(
     parts: DispatcherParts,
     private readonly options: DispatcherOptions,
     private readonly log: Logger,
   ) {
-    ({ router: this.router, calls: this.calls, clientMessages: this.clientMessages, features: this.features } = parts);
+    ({ router: this.router, calls: this.calls, clientMessages: this.clientMessages, features: this.features, views: this.views } = parts);
   }
 
   /**
@@ -104,6 +108,7 @@ export class Dispatcher {
   /** The session ended (closed, evicted or idle): its relayed requests fail and its upstream state goes. */
   sessionClosed(session: McpSession): void {
     abandonClientRequests(session);
+    this.views.forget(session);
     if (session.id !== '') this.features.sessionClosed(session.id, AbortSignal.timeout(30_000));
   }
 
@@ -140,7 +145,7 @@ export class Dispatcher {
     if (request.method === 'initialize') return this.initialize(session, params);
     if (request.method === 'ping') return {};
     const list = KIND_BY_LIST_METHOD.get(request.method);
-    if (list) return listPage(this.router, list, params, this.options.pageSize);
+    if (list) return listPage(list, await this.views.list(list, session), params, this.options.pageSize);
     const call = KIND_BY_CALL_METHOD.get(request.method);
     if (call) return this.withContext(session, request, params, trace, (ctx) => this.calls.forward(call, request.method, params, ctx));
     const feature = FEATURE_METHODS[request.method];
@@ -182,7 +187,8 @@ export class Dispatcher {
               .send({ jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken, ...progress } }, { relatedRequestId: request.id })
               .catch(() => undefined);
     try {
-      return await run({ sessionId: session.id, requestId: request.id, capabilities: session.clientCapabilities, signal: controller.signal, ...(onProgress ? { onProgress } : {}), ...(trace ? { trace } : {}) });
+      const toolset = this.views.viewOf(session.toolset);
+      return await run({ sessionId: session.id, requestId: request.id, capabilities: session.clientCapabilities, toolset, signal: controller.signal, ...(onProgress ? { onProgress } : {}), ...(trace ? { trace } : {}) });
     } finally {
       session.inflight.delete(request.id);
     }

@@ -6,6 +6,8 @@ export interface McpSession {
   id: string;
   /** The id of the credential that initialized the session; a request with another one does not reach it. */
   credential: string;
+  /** The toolset the session sees, fixed at initialize; null: the whole enabled surface. */
+  toolset: string | null;
   transport: SessionTransport;
   protocolVersion: string | null;
   clientInfo: { name?: string; version?: string } | null;

@@ -25,6 +25,8 @@ export interface McpRequestHead {
   headers: Record<string, string>;
   /** Who presented the request (already authenticated by the HTTP server). */
   credential: McpCredential;
+  /** The toolset this request sees (its endpoint's or its client's); null: the whole surface. */
+  toolset: string | null;
   toRequest(): Request;
 }
 
@@ -131,7 +133,7 @@ export class SessionRegistry {
       const verdict = classifyEra({ httpMethod: head.method, versionHeader: headers['mcp-protocol-version'], methodHeader: headers['mcp-method'], body: parsed.value });
       if (verdict.kind === 'modern') {
         if (this.closing) return sendRpcError(reply, 503, -32000, 'coffer is shutting down');
-        return this.options.modern.serve(verdict.message, verdict.revision, headers, reply);
+        return this.options.modern.serve(verdict.message, verdict.revision, headers, head.toolset, reply);
       }
       if (verdict.kind === 'reject' && !SHAPE_ONLY_CELLS.has(verdict.cell)) return sendRejection(reply, verdict, echoableId(parsed.value));
     }
@@ -139,7 +141,7 @@ export class SessionRegistry {
     if (sessionId !== undefined) {
       const session = this.sessions.get(sessionId);
       // Another credential's session is answered as an unknown one: a 403 would confirm that a leaked or guessed id is live.
-      if (!session || session.credential !== head.credential.id) return sendRpcError(reply, 404, -32001, 'Session not found: initialize a new session');
+      if (!session || session.credential !== head.credential.id || session.toolset !== head.toolset) return sendRpcError(reply, 404, -32001, 'Session not found: initialize a new session');
       session.lastActiveAt = Date.now();
       return body === null ? reply.fetch(await session.transport.handleRequest(head.toRequest())) : this.post(session, head, body, parsed, reply);
     }
@@ -148,7 +150,7 @@ export class SessionRegistry {
     if (this.sessions.size >= (this.options.maxSessions ?? DEFAULT_MAX_SESSIONS) && !this.evictOne()) {
       return sendRpcError(reply, 503, -32000, 'too many open MCP sessions, all of them busy: try again later');
     }
-    const transport = this.open(head.credential).transport;
+    const transport = this.open(head.credential, head.toolset).transport;
     const request = head.toRequest();
     return reply.fetch(await (parsed.ok ? transport.handleRequest(request, { parsedBody: parsed.value }) : transport.handleRequest(withBody(request, body))));
   }
@@ -198,7 +200,7 @@ export class SessionRegistry {
   }
 
   /** A transport for a POST without session id; it only becomes a session if that POST is `initialize`. */
-  private open(credential: McpCredential): McpSession {
+  private open(credential: McpCredential, toolset: string | null): McpSession {
     const transport = new SessionTransport({
       sessionIdGenerator: randomUUID,
       maxRequestBodySize: this.options.maxBodyBytes,
@@ -212,6 +214,7 @@ export class SessionRegistry {
     const session: McpSession = {
       id: '',
       credential: credential.id,
+      toolset,
       transport,
       protocolVersion: null,
       clientInfo: null,
@@ -226,10 +229,11 @@ export class SessionRegistry {
     return session;
   }
 
-  /** Sends a notification to every initialized session (on its standalone GET stream). */
-  broadcast(notification: JSONRPCNotification): void {
+  /** Sends a notification to every initialized session (or those `to` picks), on its standalone GET stream. */
+  broadcast(notification: JSONRPCNotification, to?: (session: McpSession) => boolean): void {
     this.options.modern?.broadcast(notification as { method: string; params?: Record<string, unknown> });
     for (const session of this.sessions.values()) {
+      if (to && !to(session)) continue;
       session.transport.send(notification).catch((error: unknown) => this.log.debug('notification not delivered', { session: session.id, error: String(error) }));
     }
   }

@@ -33,15 +33,13 @@ export interface KindSpec {
   viewField: 'tools' | 'resources' | 'resource_templates' | 'prompts';
   /** The request that uses one item (routed by its identity), when the kind has one. */
   callMethod?: string;
-  /** Items per page of a merged downstream list unless the daemon is told otherwise. */
-  pageSize: number;
 }
 
 export const KINDS: Readonly<Record<ListKind, Readonly<KindSpec>>> = {
-  tools: { listMethod: 'tools/list', resultField: 'tools', identityField: 'name', listChanged: 'notifications/tools/list_changed', capability: 'tools', preferenceType: 'tool', label: 'tool', viewField: 'tools', callMethod: 'tools/call', pageSize: 1000 },
-  resources: { listMethod: 'resources/list', resultField: 'resources', identityField: 'uri', listChanged: 'notifications/resources/list_changed', capability: 'resources', preferenceType: 'resource', label: 'resource', viewField: 'resources', callMethod: 'resources/read', pageSize: 1000 },
-  resourceTemplates: { listMethod: 'resources/templates/list', resultField: 'resourceTemplates', identityField: 'uriTemplate', listChanged: 'notifications/resources/list_changed', capability: 'resources', preferenceType: 'resource', label: 'resource template', viewField: 'resource_templates', pageSize: 1000 },
-  prompts: { listMethod: 'prompts/list', resultField: 'prompts', identityField: 'name', listChanged: 'notifications/prompts/list_changed', capability: 'prompts', preferenceType: 'prompt', label: 'prompt', viewField: 'prompts', callMethod: 'prompts/get', pageSize: 1000 },
+  tools: { listMethod: 'tools/list', resultField: 'tools', identityField: 'name', listChanged: 'notifications/tools/list_changed', capability: 'tools', preferenceType: 'tool', label: 'tool', viewField: 'tools', callMethod: 'tools/call' },
+  resources: { listMethod: 'resources/list', resultField: 'resources', identityField: 'uri', listChanged: 'notifications/resources/list_changed', capability: 'resources', preferenceType: 'resource', label: 'resource', viewField: 'resources', callMethod: 'resources/read' },
+  resourceTemplates: { listMethod: 'resources/templates/list', resultField: 'resourceTemplates', identityField: 'uriTemplate', listChanged: 'notifications/resources/list_changed', capability: 'resources', preferenceType: 'resource', label: 'resource template', viewField: 'resource_templates' },
+  prompts: { listMethod: 'prompts/list', resultField: 'prompts', identityField: 'name', listChanged: 'notifications/prompts/list_changed', capability: 'prompts', preferenceType: 'prompt', label: 'prompt', viewField: 'prompts', callMethod: 'prompts/get' },
 };
 
 export const LIST_KINDS: readonly ListKind[] = Object.keys(KINDS) as ListKind[];

@@ -4,6 +4,7 @@ import type { Result } from './errors.js';
 import type { InvocationRecord, InvocationStatus } from './events.js';
 import type { OAuthRecord } from './oauth.js';
 import type { ServerConfig } from './server-config.js';
+import type { ToolsetRecord, ToolsetSpec } from './toolsets.js';
 
 /** Who caused an audited change. */
 export type AuditActor = 'cli' | 'api' | 'ui' | 'system';
@@ -88,8 +89,22 @@ export interface DbWriterApi {
 
   /** Every MCP client credential (names and token hashes), by name. */
   listClients(): Promise<ClientCredential[]>;
-  /** `tokenHash`: hex SHA-256 of the client's token. RESOURCE_ALREADY_EXISTS if the name is taken. Audited as client_added. */
-  addClient(name: string, tokenHash: string, actor: AuditActor): Promise<Result<ClientCredential>>;
+  /**
+   * `tokenHash`: hex SHA-256 of the client's token; `toolset`: the one set it sees (null: the whole surface).
+   * RESOURCE_ALREADY_EXISTS if the name is taken, RESOURCE_NOT_FOUND for an unknown toolset. Audited as client_added.
+   */
+  addClient(name: string, tokenHash: string, actor: AuditActor, toolset?: string | null): Promise<Result<ClientCredential>>;
+  /** Binds a client to a toolset (null: unbinds). RESOURCE_NOT_FOUND for an unknown client or toolset. Audited as client_bound. */
+  bindClient(name: string, toolset: string | null, actor: AuditActor): Promise<Result<ClientCredential>>;
+
+  /** Every toolset, by name. */
+  listToolsets(): Promise<ToolsetRecord[]>;
+  /** RESOURCE_ALREADY_EXISTS if the name is taken. Audited as toolset_added. */
+  createToolset(spec: ToolsetSpec, actor: AuditActor): Promise<Result<ToolsetRecord>>;
+  /** Replaces the spec of an existing toolset. RESOURCE_NOT_FOUND if missing. Audited as toolset_updated. */
+  updateToolset(spec: ToolsetSpec, actor: AuditActor): Promise<Result<ToolsetRecord>>;
+  /** RESOURCE_NOT_FOUND if missing, RESOURCE_IN_USE while a client is bound to it. Audited as toolset_removed. */
+  deleteToolset(name: string, actor: AuditActor): Promise<Result<null>>;
   /** RESOURCE_NOT_FOUND if missing. Audited as client_revoked. */
   revokeClient(name: string, actor: AuditActor): Promise<Result<null>>;
 
@@ -108,6 +123,8 @@ export interface ClientCredential {
   /** Hex SHA-256 of the token. */
   token_hash: string;
   created_at: string;
+  /** The toolset the client is bound to; null: the whole enabled surface. */
+  toolset: string | null;
 }
 
 export type RetentionTable = 'audit' | 'invocations';

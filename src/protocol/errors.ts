@@ -7,16 +7,24 @@ export const ERROR_HTTP_STATUS = {
   UNAUTHENTICATED: 401,
   TOOL_DISABLED: 403,
   FORBIDDEN_HOST: 403,
+  /** A capability outside the toolset of the endpoint or client: neither listed nor callable there. */
+  NOT_IN_TOOLSET: 403,
+  /** A client bound to one toolset asked for another endpoint. */
+  TOOLSET_FORBIDDEN: 403,
   RESOURCE_NOT_FOUND: 404,
   METHOD_NOT_ALLOWED: 405,
   RESOURCE_ALREADY_EXISTS: 409,
   /** The server is declared in the config file: it is changed there, not through the API. */
   SERVER_MANAGED_BY_FILE: 409,
+  /** Still referred to (a toolset a client is bound to): unbind first. */
+  RESOURCE_IN_USE: 409,
   PAYLOAD_TOO_LARGE: 413,
   NAME_TOO_LONG: 414,
   CONFIG_INVALID: 422,
   /** The config file (coffer serve --config) cannot be applied: details.errors say where, by line and column. */
   CONFIG_FILE_INVALID: 422,
+  /** A namespace whose tool names model hosts would refuse (characters, or no room left in the name budget). */
+  NAMESPACE_INVALID: 422,
   INTERNAL: 500,
   /** The upstream's answer breaks coffer's limits (nesting depth): that answer fails, the upstream stays up. */
   UPSTREAM_RESPONSE_INVALID: 502,
@@ -55,6 +63,8 @@ export const JSONRPC = {
   UNAUTHENTICATED: -32013,
   /** The upstream wants a sign-in (OAuth) before it answers. */
   UPSTREAM_AUTH_REQUIRED: -32014,
+  /** A capability outside the session's toolset. */
+  NOT_IN_TOOLSET: -32015,
 } as const;
 
 export interface JsonRpcErrorBody {

@@ -53,6 +53,9 @@ export type CofferEvent =
       errors: ConfigFileIssue[];
       message: string | null;
       at: string;
-    };
+    }
+  | { type: 'toolset'; action: 'added' | 'updated' | 'removed'; toolset: string; at: string }
+  /** A client credential now sees this toolset only (null: the whole surface); its open sessions were closed. */
+  | { type: 'client_bound'; client: string; toolset: string | null; at: string };
 
 export type CofferEventType = CofferEvent['type'];

@@ -1,7 +1,7 @@
 // The management view of one server's capabilities (R6, R8) and the switches
 // (R10). Live items come from the actor; flags and timestamps from the
 // preferences; known keys the upstream no longer offers are shown as not live.
-import { capabilityKey, KINDS, isPrimary, kindsOfType, LIST_KINDS, type CapabilitiesView, type CapabilityItem, type KindView, type ListKind } from '../protocol/capabilities.js';
+import { capabilityKey, IDENTITY_FIELD, KINDS, isPrimary, kindsOfType, LIST_KINDS, type CapabilitiesView, type CapabilityItem, type KindView, type ListKind } from '../protocol/capabilities.js';
 import type { AuditActor, PreferenceChange, PreferenceRow } from '../protocol/db.js';
 import { CofferError, type ErrorBody } from '../protocol/errors.js';
 import type { DbWriterCalls } from '../db/writer-handle.js';
@@ -54,6 +54,8 @@ export class CapabilityService {
     private readonly events: {
       listChanged(kind: ListKind): void;
       preferenceChanged(server: string, change: PreferenceChange): void;
+      /** The name a tool or prompt is exposed under (its namespace, fitted to the name budget). */
+      exposedName?(server: string, key: string): string;
     },
   ) {}
 
@@ -88,7 +90,10 @@ export class CapabilityService {
     for (const [index, kind] of LIST_KINDS.entries()) {
       const answer = answers[index]!;
       const state = answer.ok ? (answer.state === 'live' ? { state: 'live' as const, items: answer.items } : { state: 'unsupported' as const }) : { state: 'failed' as const, error: answer.error };
-      view[KINDS[kind].viewField] = kindView(kind, state, rows, kind === 'resources' ? templateKeys : new Set(), record.config.auto_enable_new_capabilities);
+      const shown = kindView(kind, state, rows, kind === 'resources' ? templateKeys : new Set(), record.config.auto_enable_new_capabilities);
+      const exposedName = this.events.exposedName;
+      if (exposedName && IDENTITY_FIELD[kind] === 'name') shown.items = shown.items.map((item) => ({ ...item, exposed_name: exposedName(server, item.key) }));
+      view[KINDS[kind].viewField] = shown;
     }
     return view;
   }

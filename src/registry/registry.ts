@@ -8,6 +8,7 @@ import type { DbWriterCalls } from '../db/writer-handle.js';
 import type { UpstreamPool } from '../upstreams/pool.js';
 import { parseServerConfig, redactConfig } from './server-config.js';
 import { applyServerPatch } from './server-patch.js';
+import { DEFAULT_NAME_BUDGET, prefixProblem } from '../router/names.js';
 
 export interface ServerHealth {
   state: string;
@@ -26,6 +27,15 @@ export interface RegistryHooks {
   isDegraded(server: string): boolean;
   /** A server joined, left or changed: every downstream list may differ. */
   surfaceChanged(server: string, action: 'added' | 'updated' | 'removed'): void;
+  /** The longest exposed tool or prompt name (router/names.ts); a namespace must leave room in it. Default 64. */
+  nameBudget?: number;
+}
+
+/** A namespace whose names model hosts would refuse, or that leaves no room for a readable name: refused, with one that fits. */
+function namespaceRefusal(config: ServerConfig, budget: number): CofferError | null {
+  const problem = prefixProblem(config.namespace, budget);
+  if (!problem) return null;
+  return new CofferError('NAMESPACE_INVALID', `invalid server config: ${problem.message}`, { errors: [{ field: 'namespace', message: problem.message }], suggestion: problem.suggestion });
 }
 
 export function unwrap<T>(result: Result<T>): T {
@@ -53,12 +63,15 @@ function prefixClash(config: ServerConfig, others: Iterable<ServerConfig>): Coff
 
 export class Registry {
   private configs = new Map<string, ServerConfig>();
+  private readonly budget: number;
 
   constructor(
     private readonly writer: DbWriterCalls,
     private readonly pool: UpstreamPool,
     private readonly hooks: RegistryHooks,
-  ) {}
+  ) {
+    this.budget = hooks.nameBudget ?? DEFAULT_NAME_BUDGET;
+  }
 
   /** Reads every server and starts the enabled ones. */
   async load(): Promise<void> {
@@ -94,7 +107,7 @@ export class Registry {
 
   async add(input: unknown, actor: AuditActor): Promise<ServerView> {
     const config = unwrap(parseServerConfig(input));
-    const clash = prefixClash(config, this.configs.values());
+    const clash = namespaceRefusal(config, this.budget) ?? prefixClash(config, this.configs.values());
     if (clash) throw clash;
     const record = unwrap(await this.writer.createServer(config, actor));
     this.configs.set(config.name, record.config);
@@ -106,7 +119,8 @@ export class Registry {
   async update(name: string, patch: unknown, actor: AuditActor): Promise<ServerView> {
     const before = (await this.record(name)).config;
     const after = unwrap(applyServerPatch(before, patch));
-    const clash = prefixClash(after, this.configs.values());
+    // A namespace stored before this rule stays until it is changed: refusing any other update would strand the server.
+    const clash = (after.namespace === before.namespace ? null : namespaceRefusal(after, this.budget)) ?? prefixClash(after, this.configs.values());
     if (clash) throw clash;
     const record = unwrap(await this.writer.updateServer(after, actor));
     this.configs.set(name, record.config);

@@ -19,9 +19,9 @@ export function isJsonObject(value: unknown): value is Json {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-export function invalid(errors: FieldError[]): Result<never> {
+export function invalid(errors: FieldError[], what = 'server config'): Result<never> {
   const summary = errors.map((error) => `${error.field}: ${error.message}`).join('; ');
-  return { ok: false, error: { code: 'CONFIG_INVALID', message: `invalid server config: ${summary}`, details: { errors } } };
+  return { ok: false, error: { code: 'CONFIG_INVALID', message: `invalid ${what}: ${summary}`, details: { errors } } };
 }
 
 /** `transport.args[1]`, `transport.env.A=B`; the config itself is "(root)". */
@@ -33,7 +33,7 @@ export function fieldOf(path: readonly PropertyKey[]): string {
 const isInside = (path: readonly PropertyKey[], parent: readonly PropertyKey[]) => path.length > parent.length && parent.every((key, index) => path[index] === key);
 
 /** zod issues as field errors; a problem of a whole object or list (an unknown field, too many items) comes before those of its parts, as a reader meets them. */
-function fieldErrors(issues: z.core.$ZodIssue[]): FieldError[] {
+export function fieldErrors(issues: z.core.$ZodIssue[]): FieldError[] {
   const ordered: { path: readonly PropertyKey[]; error: FieldError }[] = [];
   for (const issue of issues) {
     const errors =

@@ -2,7 +2,7 @@
 // switch (R10), send it with the original name, and record the invocation.
 // Also keeps the calls in flight, which the upstreams' requests for clients
 // are matched to (progress travels with its call).
-import { CAPABILITY_TYPE_OF, IDENTITY_FIELD, type CallKind, type ListKind } from '../protocol/capabilities.js';
+import { CAPABILITY_TYPE_OF, IDENTITY_FIELD, type CallKind, type CapabilityType, type ListKind } from '../protocol/capabilities.js';
 import { JSONRPC } from '../protocol/errors.js';
 import type { ClientRef, ForwardOutcome, Progress } from '../protocol/actor.js';
 import type { InvocationRecord, InvocationStatus } from '../protocol/events.js';
@@ -13,11 +13,17 @@ import { exposeResultUris } from './expose-results.js';
 import type { CapabilityGate } from './gate.js';
 import type { Namespaced } from './namespace.js';
 import type { Namespaces, ServerDirectory } from './namespaces.js';
-import { describe, disabledByName, disabledResource } from './refusals.js';
+import { describe, disabledByName, disabledResource, notInToolset } from './refusals.js';
 import { resolveExposed, type ResolverDirectory } from './resolver.js';
 import { normaliseUri } from './uri-rule.js';
 import type { RequestTrace } from '../ops/tracing.js';
 import { withTraceMeta } from '../ops/trace-context.js';
+
+/** A toolset as calls see it: which capabilities are in it (after the switches, never instead of them). */
+export interface ToolsetScope {
+  name: string;
+  includes(server: string, type: CapabilityType, key: string): boolean;
+}
 
 export interface ForwardContext {
   sessionId: string;
@@ -25,6 +31,8 @@ export interface ForwardContext {
   requestId: string | number;
   /** What the session declared (per_session connections declare the same). */
   capabilities: Record<string, unknown>;
+  /** The toolset the session sees; absent or null: the whole surface. */
+  toolset?: ToolsetScope | null;
   /** Present when the client asked for progress (its progressToken). */
   onProgress?: (progress: Progress) => void;
   signal: AbortSignal;
@@ -34,7 +42,7 @@ export interface ForwardContext {
 
 function statusOf(error: unknown): { status: InvocationStatus; error_code: number | null } {
   const code = error instanceof RpcError ? error.code : JSONRPC.INTERNAL_ERROR;
-  if (code === JSONRPC.TOOL_DISABLED) return { status: 'denied', error_code: code };
+  if (code === JSONRPC.TOOL_DISABLED || code === JSONRPC.NOT_IN_TOOLSET) return { status: 'denied', error_code: code };
   return { status: code === JSONRPC.UPSTREAM_TIMEOUT ? 'timeout' : 'error', error_code: code };
 }
 
@@ -69,7 +77,7 @@ export class Calls {
     try {
       // The route step is name resolution and the switch: it ends before the upstream is asked.
       try {
-        this.assertEnabled(kind, upstream.name, target.original);
+        this.assertEnabled(kind, upstream.name, target.original, ctx.toolset);
       } catch (error) {
         route?.end(error);
         throw error;
@@ -136,8 +144,9 @@ export class Calls {
     return { upstream, target: kind === 'resources' ? { server: resolution.server, original: normaliseUri(resolution.original) } : resolution };
   }
 
-  /** R10: a disabled capability is refused as such (calls, subscriptions, completion). */
-  assertEnabled(kind: CallKind | 'resourceTemplates', server: string, key: string): void {
+  /** R10: a disabled capability is refused as such (calls, subscriptions, completion); so is one outside the session's toolset. */
+  assertEnabled(kind: CallKind | 'resourceTemplates', server: string, key: string, toolset?: ToolsetScope | null): void {
+    if (toolset && !toolset.includes(server, CAPABILITY_TYPE_OF[kind], key)) throw notInToolset(kind, toolset.name, server, key);
     // Named kinds have one switch per name; resources (and templates) are governed by URI rules.
     if (IDENTITY_FIELD[kind] === 'name') {
       if (!this.gate.isEnabled(server, kind, key)) throw disabledByName(kind, server, key);

@@ -43,10 +43,13 @@ export interface Merged {
   hidden: Hidden[];
 }
 
-/** The exposed form of an original name or URI under `prefix` ("" = unchanged). */
-function expose(kind: ListKind, prefix: string, original: string): string {
-  if (prefix === '') return original;
-  return IDENTITY_FIELD[kind] === 'name' ? namespaceName(prefix, original) : namespaceUri(prefix, original);
+/** Makes an exposed tool or prompt name one that model hosts accept (names.ts); identity when absent. */
+export type FitName = (name: string) => string;
+
+/** The exposed form of an original name or URI under `prefix` ("" = unchanged); names made to fit. */
+function expose(kind: ListKind, prefix: string, original: string, fit: FitName): string {
+  if (IDENTITY_FIELD[kind] !== 'name') return prefix === '' ? original : namespaceUri(prefix, original);
+  return fit(prefix === '' ? original : namespaceName(prefix, original));
 }
 
 /** Returns a copy of the item with its identity exposed as `exposed`; every other field unchanged. */
@@ -73,7 +76,7 @@ function counts(entries: Entry[]): Map<string, number> {
  * fallback may take another unprefixed name in turn, so repeat until stable
  * (each round only moves entries to the prefixed form: it ends).
  */
-function resolveCollisions(kind: ListKind, entries: Entry[]): Entry[] {
+function resolveCollisions(kind: ListKind, entries: Entry[], fit: FitName): Entry[] {
   const fallen: Entry[] = [];
   for (;;) {
     const seen = counts(entries);
@@ -81,30 +84,31 @@ function resolveCollisions(kind: ListKind, entries: Entry[]): Entry[] {
     if (taken.length === 0) return fallen;
     for (const entry of taken) {
       entry.unprefixed = false;
-      entry.exposed = expose(kind, entry.server, entry.original);
+      entry.exposed = expose(kind, entry.server, entry.original, fit);
       fallen.push(entry);
     }
   }
 }
 
-export function mergeLists(kind: ListKind, lists: UpstreamList[], isEnabled: IsEnabled, claimedBy: ClaimedBy = () => undefined): Merged {
+export function mergeLists(kind: ListKind, lists: UpstreamList[], isEnabled: IsEnabled, claimedBy: ClaimedBy = () => undefined, fit: FitName = (name) => name): Merged {
   const entries: Entry[] = [];
   const hidden: Hidden[] = [];
   for (const { server, namespace, items } of [...lists].sort((a, b) => (a.server < b.server ? -1 : a.server > b.server ? 1 : 0))) {
     for (const item of items) {
       const original = capabilityKey(kind, item);
-      const exposed = expose(kind, namespace, original);
-      const owner = namespace === '' ? claimedBy(kind, exposed) : undefined;
+      const exposed = expose(kind, namespace, original, fit);
+      // Whose prefix form a name is in is a question about the name as the upstream gave it.
+      const owner = namespace === '' ? claimedBy(kind, original) : undefined;
       if (owner !== undefined && owner !== server) hidden.push({ kind, server, original, claimedBy: owner });
       else entries.push({ server, unprefixed: namespace === '', original, exposed, item });
     }
   }
-  const collisions = resolveCollisions(kind, entries).map(({ server, original, exposed }) => ({ kind, server, original, exposed }));
+  const collisions = resolveCollisions(kind, entries, fit).map(({ server, original, exposed }) => ({ kind, server, original, exposed }));
   const routes = new Map<string, Namespaced>();
   const items: Item[] = [];
   for (const entry of entries) {
     if (!routes.has(entry.exposed)) routes.set(entry.exposed, { server: entry.server, original: entry.original });
-    if (isEnabled(entry.server, kind, entry.original)) items.push(entry.unprefixed ? entry.item : namespaceItem(kind, entry.exposed, entry.item));
+    if (isEnabled(entry.server, kind, entry.original)) items.push(entry.exposed === entry.original ? entry.item : namespaceItem(kind, entry.exposed, entry.item));
   }
   return { items, routes, collisions, hidden };
 }

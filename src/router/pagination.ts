@@ -3,6 +3,17 @@
 // against another list method.
 import type { ListKind } from '../protocol/capabilities.js';
 
+/**
+ * Items per page of a merged downstream list unless the daemon is told
+ * otherwise (COFFER_PAGE_SIZE). Many clients read only the first page (the
+ * SDK's listTools() returns one page unless its caller loops; mcp-use does not
+ * loop), so a page must hold every realistic surface: 100 upstreams × 20 tools
+ * is a fifth of it. A page is bounded only so that one answer stays far under
+ * the 64 MB message limit: 10,000 tools at ≈ 0.6 KB each (server-everything's
+ * average) are ≈ 6 MB. A toolset is the answer to a surface too big to use.
+ */
+export const DEFAULT_PAGE_SIZE = 10_000;
+
 export interface Page<T> {
   items: T[];
   nextCursor?: string;

@@ -42,3 +42,13 @@ export function disabledResource(server: string, uri: string, decision: Resource
       );
   }
 }
+
+/** A capability outside the session's toolset: not listed there, not callable there. */
+export function notInToolset(kind: ListKind, toolset: string, server: string, key: string): RpcError {
+  return RpcError.coffer(
+    JSONRPC.NOT_IN_TOOLSET,
+    'NOT_IN_TOOLSET',
+    `${describe(kind)} '${key}' of server '${server}' is not in toolset '${toolset}'; add it with 'coffer toolset update ${toolset} ...' (see 'coffer toolset show ${toolset}') or use another endpoint`,
+    { server, toolset },
+  );
+}

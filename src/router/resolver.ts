@@ -56,8 +56,8 @@ export async function resolveExposed(directory: ResolverDirectory, kind: ListKin
   const split = splitPrefix(kind, value);
   const owner = split ? owners.get(split.server) : undefined;
   if (split && owner !== undefined) return { server: owner, original: split.original };
-  // With unprefixed servers a name may be anything: know the exposed names.
-  const routes = directory.routes(kind) ?? (unprefixed.length > 0 ? await directory.refresh(kind) : undefined);
+  // With unprefixed servers a name may be anything, and a shortened name has no prefix form: know the exposed names.
+  const routes = directory.routes(kind) ?? (unprefixed.length > 0 || !split ? await directory.refresh(kind) : undefined);
   const known = routes?.get(value);
   if (known) return known;
   if (unprefixed.length === 1) return { server: unprefixed[0]!, original: value };

@@ -60,9 +60,10 @@ export class Router extends EventEmitter<RouterEvents> {
     servers: ServerDirectory,
     /** The actors' list cache TTL: the copies expire with them. */
     cacheTtlMs: number,
+    nameBudget?: number,
   ) {
     super();
-    this.namespaces = new Namespaces(servers);
+    this.namespaces = new Namespaces(servers, nameBudget);
     this.upstreamLists = new UpstreamLists(gate, cacheTtlMs);
     this.fanOut = new FanOut(this.upstreamLists, {
       degraded: (server, kind, reason) => this.emit('degraded', server, kind, reason),
@@ -87,6 +88,7 @@ export class Router extends EventEmitter<RouterEvents> {
       lists,
       (server, itemKind, key) => this.gate.isEnabled(server, itemKind, key),
       (itemKind, exposed) => claimant(prefixes, itemKind, exposed),
+      this.namespaces.fit,
     );
     this.merged.set(kind, { versions, gateVersion: this.gate.version, items: merged.items, routes: merged.routes });
     for (const collision of this.unannounced('collision', kind, merged.collisions)) this.emit('collision', collision);

@@ -24,13 +24,15 @@ export interface Routing {
 export interface RoutingOptions {
   /** The actors' list cache TTL: the router's copies expire with them. */
   cacheTtlMs: number;
+  /** The longest exposed tool or prompt name; default 64. */
+  nameBudget?: number;
   onInvocation(record: InvocationRecord): void;
   /** Failures nobody waits for (a logging/setLevel not applied, an unsubscribe after a session ended). */
   onError(message: string, context: Record<string, unknown>): void;
 }
 
 export function createRouting(pool: UpstreamPool, gate: CapabilityGate, servers: ServerDirectory, options: RoutingOptions): Routing {
-  const router = new Router(pool, gate, servers, options.cacheTtlMs);
+  const router = new Router(pool, gate, servers, options.cacheTtlMs, options.nameBudget);
   const calls = new Calls(pool, gate, servers, router.namespaces, router.directory, options.onInvocation);
   const features = new SessionFeatures(calls, pool, options.onError);
   const clientMessages = new ClientMessages(pool, (id) => calls.routeOf(id), features);

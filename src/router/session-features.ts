@@ -25,7 +25,7 @@ export class SessionFeatures implements SessionInterest {
 
   async subscribe(params: Record<string, unknown>, ctx: ForwardContext): Promise<Record<string, unknown>> {
     const { upstream, target } = await this.calls.resolve('resources', params.uri);
-    this.calls.assertEnabled('resources', upstream.name, target.original);
+    this.calls.assertEnabled('resources', upstream.name, target.original, ctx.toolset);
     const first = this.subscriptions.add(target, ctx.sessionId, params.uri as string);
     if (first || perSession(upstream)) {
       try {
@@ -51,12 +51,12 @@ export class SessionFeatures implements SessionInterest {
     if (typeof ref !== 'object' || ref === null) throw RpcError.invalidParams('params.ref must be an object');
     if (ref.type === 'ref/prompt') {
       const { upstream, target } = await this.calls.resolve('prompts', ref.name);
-      this.calls.assertEnabled('prompts', upstream.name, target.original);
+      this.calls.assertEnabled('prompts', upstream.name, target.original, ctx.toolset);
       return this.calls.send(upstream, 'completion/complete', { ...params, ref: { ...ref, name: target.original } }, ctx);
     }
     if (ref.type === 'ref/resource') {
       const { upstream, target } = await this.calls.resolve('resourceTemplates', ref.uri);
-      this.calls.assertEnabled('resourceTemplates', upstream.name, target.original);
+      this.calls.assertEnabled('resourceTemplates', upstream.name, target.original, ctx.toolset);
       return this.calls.send(upstream, 'completion/complete', { ...params, ref: { ...ref, uri: target.original } }, ctx);
     }
     throw RpcError.invalidParams('params.ref.type must be "ref/prompt" or "ref/resource"');

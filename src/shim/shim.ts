@@ -29,13 +29,14 @@ function createLogger(home: string): (line: string) => void {
   };
 }
 
-async function locate(home: string): Promise<DaemonEndpoint | null> {
+/** `toolset`: relay to that toolset's endpoint, /mcp/<toolset>, instead of /mcp. */
+async function locate(home: string, toolset: string | undefined): Promise<DaemonEndpoint | null> {
   const running = await probeDaemon(home);
   if (running?.status.status !== 'ready') return null;
   const { port, pid, started_at, token } = running.file;
   // A rotated token (a 401 on the next request) makes a new link with the new one; the log shows a fingerprint, never the token.
   const identity = `pid ${pid} port ${port} started ${started_at} token ${hashToken(token).slice(0, 8)}`;
-  return { mcpUrl: new URL(`${daemonUrl(port)}/mcp`), token, identity };
+  return { mcpUrl: new URL(`${daemonUrl(port)}/mcp${toolset === undefined ? '' : `/${toolset}`}`), token, identity };
 }
 
 function reconnectBoundMs(): number {
@@ -43,14 +44,14 @@ function reconnectBoundMs(): number {
   return Number.isFinite(raw) && raw > 0 ? raw : DEFAULT_RECONNECT_BOUND_MS;
 }
 
-export async function runShim({ home }: { home: string }): Promise<ExitCode> {
+export async function runShim({ home, toolset }: { home: string; toolset?: string }): Promise<ExitCode> {
   const tightened = ensureHome(home);
   const log = createLogger(home);
   for (const note of tightened) log(note);
   const client = new StdioServerTransport(process.stdin, process.stdout, { maxBufferSize: MAX_MESSAGE_BYTES });
   const relay = new Relay({
     client,
-    locate: () => locate(home),
+    locate: () => locate(home, toolset),
     startDaemon: async () => {
       await startDaemonProcess(home);
     },

@@ -53,7 +53,7 @@ class FetchReply implements HttpReply {
 export async function serveFetch(registry: SessionRegistry, request: Request, body: Buffer | null): Promise<Response> {
   const headers: Record<string, string> = {};
   request.headers.forEach((value, key) => (headers[key] = value));
-  const head: McpRequestHead = { method: request.method, headers, credential: { id: 'test', name: 'test' }, toRequest: () => request };
+  const head: McpRequestHead = { method: request.method, headers, credential: { id: 'test', name: 'test' }, toolset: null, toRequest: () => request };
   const reply = new FetchReply();
   await registry.serve(head, body, reply);
   return reply.response;

@@ -15,8 +15,8 @@ export interface Gateway {
   daemon: RunningDaemon;
   url: string;
   api: RestCall;
-  /** An SDK client over /mcp; it presents the daemon's token unless `token` is given. */
-  client(name?: string, capabilities?: Record<string, unknown>, token?: string): Promise<Client>;
+  /** An SDK client over /mcp (or `path`, e.g. /mcp/<toolset>); it presents the daemon's token unless `token` is given. */
+  client(name?: string, capabilities?: Record<string, unknown>, token?: string, path?: string): Promise<Client>;
   /** Registers a server and waits until its actor is ready. */
   addServer(config: object): Promise<void>;
   close(): Promise<void>;
@@ -37,9 +37,9 @@ export async function startGateway(options: Partial<DaemonOptions> = {}, home = 
     daemon,
     url,
     api,
-    async client(name = 'test-client', capabilities = {}, token = daemon.token) {
+    async client(name = 'test-client', capabilities = {}, token = daemon.token, path = '/mcp') {
       const client = new Client({ name, version: '1.0.0' }, { capabilities });
-      await client.connect(mcpTransport(url, token));
+      await client.connect(mcpTransport(url, token, {}, path));
       clients.push(client);
       return client;
     },

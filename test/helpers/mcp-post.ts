@@ -32,9 +32,9 @@ function messagesOf(contentType: string, text: string): any[] {
   return Array.isArray(parsed) ? parsed : [parsed];
 }
 
-/** An SDK client transport to `baseUrl`/mcp presenting `token` (and `headers` on every request). */
-export function mcpTransport(baseUrl: string, token: string, headers: Record<string, string> = {}): StreamableHTTPClientTransport {
-  return new StreamableHTTPClientTransport(new URL(`${baseUrl}/mcp`), { requestInit: { headers: { ...headers, authorization: `Bearer ${token}` } } });
+/** An SDK client transport to `baseUrl`/mcp (or another endpoint, e.g. /mcp/<toolset>) presenting `token` (and `headers` on every request). */
+export function mcpTransport(baseUrl: string, token: string, headers: Record<string, string> = {}, path = '/mcp'): StreamableHTTPClientTransport {
+  return new StreamableHTTPClientTransport(new URL(`${baseUrl}${path}`), { requestInit: { headers: { ...headers, authorization: `Bearer ${token}` } } });
 }
 
 /** To the daemon that runs for `home`, with the token of its daemon.json (as `coffer shim` does). */
@@ -44,9 +44,9 @@ export function homeMcpTransport(home: string): StreamableHTTPClientTransport {
   return mcpTransport(`http://127.0.0.1:${daemon.port}`, daemon.token);
 }
 
-/** `body` as is when a string (malformed JSON on purpose), else JSON. `headers` may replace the credential. */
-export async function mcpPost(gateway: Pick<Gateway, 'url' | 'daemon'>, body: unknown, headers: Record<string, string> = {}, timeoutMs = 20_000): Promise<McpAnswer> {
-  const response = await fetch(`${gateway.url}/mcp`, {
+/** `body` as is when a string (malformed JSON on purpose), else JSON. `headers` may replace the credential; `path` is the endpoint. */
+export async function mcpPost(gateway: Pick<Gateway, 'url' | 'daemon'>, body: unknown, headers: Record<string, string> = {}, timeoutMs = 20_000, path = '/mcp'): Promise<McpAnswer> {
+  const response = await fetch(`${gateway.url}${path}`, {
     method: 'POST',
     headers: { ...MCP_HEADERS, ...mcpAuthHeader(gateway), ...headers },
     body: typeof body === 'string' ? body : JSON.stringify(body),

@@ -13,14 +13,14 @@ export const CAPABILITIES_KEY = 'io.modelcontextprotocol/clientCapabilities';
 export async function modernClient(
   gateway: Pick<Gateway, 'url' | 'daemon'>,
   mode: 'pin' | 'auto' = 'pin',
-  options: { capabilities?: Record<string, unknown>; token?: string } = {},
+  options: { capabilities?: Record<string, unknown>; token?: string; path?: string } = {},
 ): Promise<Client> {
   const client = new Client(
     { name: `v2-${mode}`, version: '2.4.0' },
     { capabilities: options.capabilities ?? {}, versionNegotiation: { mode: mode === 'pin' ? { pin: MODERN } : 'auto' } },
   );
   const headers = options.token === undefined ? mcpAuthHeader(gateway) : { authorization: `Bearer ${options.token}` };
-  await client.connect(new StreamableHTTPClientTransport(new URL(`${gateway.url}/mcp`), { requestInit: { headers } }));
+  await client.connect(new StreamableHTTPClientTransport(new URL(`${gateway.url}${options.path ?? '/mcp'}`), { requestInit: { headers } }));
   return client;
 }
 

@@ -45,5 +45,9 @@ export function eventLine(event: CofferEvent): EventLine {
       const { invocation } = event;
       return { at: invocation.at, label: 'call', server: invocation.server, text: `${invocation.kind} ${invocation.key}: ${invocation.status} in ${invocation.duration_ms} ms`, tone: invocation.status === 'ok' ? 'ok' : 'bad' };
     }
+    case 'toolset':
+      return { at: event.at, label: 'toolset', server: null, text: `toolset ${event.toolset} ${event.action}`, tone: 'busy' };
+    case 'client_bound':
+      return { at: event.at, label: 'client', server: null, text: `client ${event.client} sees ${event.toolset === null ? 'the whole surface' : `toolset ${event.toolset}`}`, tone: 'busy' };
   }
 }

@@ -6,11 +6,11 @@ import type { Result } from '../../src/protocol/errors.js';
 import type { AuditLog } from './audit.js';
 import { now } from './clock.js';
 
-const COLUMNS = 'name, token_hash, created_at';
+const COLUMNS = 'name, token_hash, created_at, toolset';
 
 interface Statements {
   selectAll: Statement<[], ClientCredential>;
-  insert: Statement<[string, string, string], ClientCredential>;
+  insert: Statement<[string, string, string, string | null], ClientCredential>;
   remove: Statement<[string]>;
 }
 
@@ -26,7 +26,7 @@ export class ClientStore {
   private get statements(): Statements {
     return (this.prepared ??= {
       selectAll: this.db.prepare(`SELECT ${COLUMNS} FROM mcp_clients ORDER BY name`),
-      insert: this.db.prepare(`INSERT INTO mcp_clients (name, token_hash, created_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING RETURNING ${COLUMNS}`),
+      insert: this.db.prepare(`INSERT INTO mcp_clients (name, token_hash, created_at, toolset) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING ${COLUMNS}`),
       remove: this.db.prepare('DELETE FROM mcp_clients WHERE name = ?'),
     });
   }
@@ -35,11 +35,11 @@ export class ClientStore {
     return this.statements.selectAll.all();
   }
 
-  /** RESOURCE_ALREADY_EXISTS when the name (or, never in practice, the hash) is taken. Audited without the hash. */
-  add(name: string, tokenHash: string, actor: AuditActor): Result<ClientCredential> {
-    const row = this.statements.insert.get(name, tokenHash, now());
+  /** RESOURCE_ALREADY_EXISTS when the name (or, never in practice, the hash) is taken. Audited without the hash. The toolset must exist. */
+  add(name: string, tokenHash: string, actor: AuditActor, toolset: string | null): Result<ClientCredential> {
+    const row = this.statements.insert.get(name, tokenHash, now(), toolset);
     if (!row) return { ok: false, error: { code: 'RESOURCE_ALREADY_EXISTS', message: `a client named "${name}" exists: revoke it first or pick another name`, details: { client: name } } };
-    this.audit.record(actor, 'client_added', null, { client: name });
+    this.audit.record(actor, 'client_added', null, toolset === null ? { client: name } : { client: name, toolset });
     return { ok: true, value: row };
   }
 

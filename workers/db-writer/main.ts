@@ -18,6 +18,7 @@ import { loadOrCreateKey } from './secrets.js';
 import { OAuthStore } from './oauth-tokens.js';
 import { serverNotFound, ServerStore } from './servers.js';
 import type { WriterEvent } from './events.js';
+import { toolsetNotFound, ToolsetStore } from './toolsets.js';
 
 const BUSY_TIMEOUT_MS = 5_000;
 const DEFAULT_PRUNE_INTERVAL_MS = 60 * 60_000;
@@ -33,6 +34,7 @@ interface Stores {
   retention: RetentionStore;
   clients: ClientStore;
   oauth: OAuthStore;
+  toolsets: ToolsetStore;
 }
 
 /** What writer-handle passes: the DbInit and, when someone listens, the port for events. */
@@ -75,6 +77,7 @@ function open(): Result<{ version: number }> {
       retention: new RetentionStore(db, audit),
       clients: new ClientStore(db, audit),
       oauth: new OAuthStore(db, key),
+      toolsets: new ToolsetStore(db, audit),
     };
     stores.servers.sealClearArgs();
     schedulePrune(true);
@@ -190,8 +193,26 @@ const api: DbWriterApi = {
   async listClients() {
     return ready().clients.list();
   },
-  async addClient(name, tokenHash, actor) {
-    return ready().clients.add(name, tokenHash, actor);
+  async addClient(name, tokenHash, actor, toolset = null) {
+    const { clients, toolsets } = ready();
+    if (toolset !== null && !toolsets.exists(toolset)) return toolsetNotFound(toolset);
+    return clients.add(name, tokenHash, actor, toolset);
+  },
+  async bindClient(name, toolset, actor) {
+    return ready().toolsets.bind(name, toolset, actor);
+  },
+
+  async listToolsets() {
+    return ready().toolsets.list();
+  },
+  async createToolset(spec, actor) {
+    return ready().toolsets.create(spec, actor);
+  },
+  async updateToolset(spec, actor) {
+    return ready().toolsets.update(spec, actor);
+  },
+  async deleteToolset(name, actor) {
+    return ready().toolsets.remove(name, actor);
   },
   async revokeClient(name, actor) {
     return ready().clients.revoke(name, actor);

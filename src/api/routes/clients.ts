@@ -6,6 +6,7 @@ import { hashToken } from '../../http/mcp-auth.js';
 import type { ClientCredential } from '../../protocol/db.js';
 import { CofferError } from '../../protocol/errors.js';
 import { unwrap } from '../../registry/registry.js';
+import { toolsetField } from '../../toolsets/spec.js';
 import type { Route } from '../http-api.js';
 
 type ClientWriter = Pick<DbWriterCalls, 'listClients' | 'addClient' | 'revokeClient'>;
@@ -26,7 +27,7 @@ function nameOf(body: unknown): string {
 }
 
 /** What is shown of a client: never its hash. */
-const publicView = ({ name, created_at }: ClientCredential) => ({ name, created_at });
+const publicView = ({ name, created_at, toolset }: ClientCredential) => ({ name, created_at, toolset });
 
 export function clientRoutes(writer: ClientWriter, changes: ClientChanges): Route[] {
   return [
@@ -36,7 +37,7 @@ export function clientRoutes(writer: ClientWriter, changes: ClientChanges): Rout
       pattern: '/clients',
       handler: async (request) => {
         const token = newToken();
-        const client = unwrap(await writer.addClient(nameOf(request.body), hashToken(token), request.actor));
+        const client = unwrap(await writer.addClient(nameOf(request.body), hashToken(token), request.actor, toolsetField(request.body, false)));
         changes.added(client);
         return { status: 201, body: { ...publicView(client), token } };
       },

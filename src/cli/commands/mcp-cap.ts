@@ -61,8 +61,13 @@ function printCapabilities(view: CapabilitiesView): void {
     else heading = kind.items.length === 0 ? 'live, none' : `live, ${kind.items.length} (${enabled} enabled)`;
     printLine(`${label}: ${heading}`);
     if (kind.items.length === 0) continue;
+    // Tools and prompts also show the name clients see (namespaced, fitted to the name budget).
+    const named = kind.items.some((item) => typeof item.exposed_name === 'string');
     printTable(
-      [['REF', 'ENABLED', 'LIVE', 'LAST SEEN'], ...kind.items.map((item) => [`${type}:${item.key}`, yesNo(item.enabled), yesNo(item.live), item.last_seen_at ?? '-'])],
+      [
+        ['REF', 'ENABLED', 'LIVE', 'LAST SEEN', ...(named ? ['EXPOSED AS'] : [])],
+        ...kind.items.map((item) => [`${type}:${item.key}`, yesNo(item.enabled), yesNo(item.live), item.last_seen_at ?? '-', ...(named ? [String(item.exposed_name)] : [])]),
+      ],
       '  ',
     );
   }

@@ -33,12 +33,13 @@ export function clientConfig(kind: ClientKind, mcpUrl: string, token: string): R
 
 export const clientConfigAction = defineAction(
   'client-config',
-  `client-config claude-code|cursor|vscode [--client NAME] [--replace]
+  `client-config claude-code|cursor|vscode [--client NAME] [--toolset TOOLSET] [--replace]
       Prints the client's MCP config for this daemon with a new client token
       (named after the client kind unless --client). Exit 5 if that client
       exists: its token cannot be shown again; --replace revokes it and makes
-      a new one.`,
-  { client: { type: 'string' }, replace: { type: 'boolean' } },
+      a new one. --toolset: the client is bound to that toolset and pointed at
+      /mcp/TOOLSET.`,
+  { client: { type: 'string' }, toolset: { type: 'string' }, replace: { type: 'boolean' } },
   async (positionals, values, { api }) => {
     const [kind] = expectPositionals(positionals, ['CLIENT']);
     if (!(CLIENT_KINDS as readonly string[]).includes(kind!)) throw usageError(`unknown client '${kind}': one of ${CLIENT_KINDS.join(', ')}`);
@@ -49,13 +50,14 @@ export const clientConfigAction = defineAction(
         if (!(error instanceof CliError && error.exitCode === EXIT.NOT_FOUND)) throw error;
       });
     }
-    const client = await addClient(daemon, name).catch((error: unknown) => {
+    const client = await addClient(daemon, name, values.toolset).catch((error: unknown) => {
       if (error instanceof CliError && error.exitCode === EXIT.CONFLICT) {
         throw new CliError(EXIT.CONFLICT, error.code, `client '${name}' exists and its token is not stored: pass --replace (its old token stops working) or --client OTHER_NAME`);
       }
       throw error;
     });
-    printJson(clientConfig(kind as ClientKind, `${daemonUrl(daemon.daemon.port)}/mcp`, client.token));
+    const endpoint = client.toolset === null ? '/mcp' : `/mcp/${client.toolset}`;
+    printJson(clientConfig(kind as ClientKind, `${daemonUrl(daemon.daemon.port)}${endpoint}`, client.token));
     printMessage(`client '${client.name}' added; put this in ${CONFIG_FILE[kind as ClientKind]}`);
     return EXIT.OK;
   },

@@ -6,7 +6,9 @@ import { PortTakenError } from '../../http/port-taken.js';
 import type { McpAuthMode } from '../../http/mcp-auth.js';
 import type { LogLevel } from '../../log.js';
 import { daemonUrl } from '../api-client.js';
-import { expectPositionals, parseCommandArgs, parsePort } from '../args.js';
+import { expectPositionals, parseCommandArgs, parsePort, parsePositiveInt } from '../args.js';
+import { DEFAULT_PAGE_SIZE } from '../../router/pagination.js';
+import { DEFAULT_NAME_BUDGET, MIN_NAME_BUDGET } from '../../router/names.js';
 import type { Command } from '../command.js';
 import { probeDaemon } from '../daemon-control.js';
 import { EXIT } from '../exit-codes.js';
@@ -26,7 +28,10 @@ Runs the coffer daemon in the foreground until SIGINT or SIGTERM.
   --home DIR        data directory (env COFFER_HOME; default ~/.coffer)
 
 Environment: COFFER_CACHE_TTL_MS (list cache lifetime, default 60000),
-COFFER_LOG_LEVEL (debug|info|warn|error, default info).`;
+COFFER_LOG_LEVEL (debug|info|warn|error, default info), COFFER_PAGE_SIZE (items
+per page of tools/list and the other lists, default ${DEFAULT_PAGE_SIZE}: many clients
+read only the first page), COFFER_NAME_BUDGET (longest exposed tool or prompt
+name, ${MIN_NAME_BUDGET}-${DEFAULT_NAME_BUDGET}, default ${DEFAULT_NAME_BUDGET}; 51 when a host adds 'mcp__coffer__').`;
 
 function cacheTuningFromEnv(): { cacheTtlMs?: number } {
   const raw = process.env.COFFER_CACHE_TTL_MS;
@@ -77,6 +82,11 @@ export const serveCommand: Command = {
     const port = parsePort(values.port, '--port') ?? parsePort(process.env.COFFER_PORT, 'COFFER_PORT');
     const home = resolveHome(values.home);
     const mcpAuth = mcpAuthMode(values['mcp-auth']);
+    const pageSize = parsePositiveInt(process.env.COFFER_PAGE_SIZE, 'COFFER_PAGE_SIZE');
+    const nameBudget = parsePositiveInt(process.env.COFFER_NAME_BUDGET, 'COFFER_NAME_BUDGET');
+    if (nameBudget !== undefined && (nameBudget < MIN_NAME_BUDGET || nameBudget > DEFAULT_NAME_BUDGET)) {
+      throw new CliError(EXIT.USAGE, 'USAGE', `COFFER_NAME_BUDGET must be ${MIN_NAME_BUDGET} to ${DEFAULT_NAME_BUDGET} (model hosts accept 64 characters), not '${nameBudget}'`);
+    }
 
     for (const note of homeNotes(home)) printMessage(`coffer: ${note}`);
     const running = await probeDaemon(home);
@@ -85,7 +95,7 @@ export const serveCommand: Command = {
     }
     // Loaded here, not at the top: every other command stays free of the daemon's heavy imports.
     const { startDaemon, DEFAULT_PORT } = await import('../../daemon/daemon.js');
-    const daemon = await startDaemon({ home, port, logLevel: logLevelFromEnv(), tuning: cacheTuningFromEnv(), mcpAuth, configFile: values.config }).catch((error: unknown) => {
+    const daemon = await startDaemon({ home, port, logLevel: logLevelFromEnv(), tuning: cacheTuningFromEnv(), mcpAuth, configFile: values.config, pageSize, nameBudget }).catch((error: unknown) => {
       throw startFailure(error);
     });
     if (port === undefined && daemon.port !== DEFAULT_PORT) {

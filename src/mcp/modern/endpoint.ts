@@ -60,7 +60,7 @@ export class ModernEndpoint {
     return this.exchanges.get(id) ?? this.listens.target(id);
   }
 
-  async serve(message: ModernMessage, revision: string | undefined, headers: Record<string, string>, reply: HttpReply): Promise<void> {
+  async serve(message: ModernMessage, revision: string | undefined, headers: Record<string, string>, toolset: string | null, reply: HttpReply): Promise<void> {
     const isRequest = message.id !== undefined;
     const rejection =
       checkRevision(revision) ??
@@ -75,10 +75,10 @@ export class ModernEndpoint {
     if (!this.methods.serves(message.method)) {
       return sendError(reply, 404, id, { code: JSONRPC.METHOD_NOT_FOUND, message: `Method not found: ${message.method} is not a method of MCP ${revision} (coffer serves it to 2025-11-25 sessions only, if at all)` });
     }
-    return this.exchange(id, message.method, params, capabilities, reply);
+    return this.exchange(id, message.method, params, capabilities, toolset, reply);
   }
 
-  private async exchange(requestId: string | number, method: string, params: Record<string, unknown>, capabilities: Record<string, unknown>, reply: HttpReply): Promise<void> {
+  private async exchange(requestId: string | number, method: string, params: Record<string, unknown>, capabilities: Record<string, unknown>, toolset: string | null, reply: HttpReply): Promise<void> {
     const caller = `${MODERN_CALLER_PREFIX}${++this.next}`;
     const controller = new AbortController();
     const exchange = new PostExchange([requestId], reply, undefined, this.options.keepAliveMs, () => undefined);
@@ -103,7 +103,7 @@ export class ModernEndpoint {
     const onProgress =
       progressToken === undefined ? undefined : (progress: object) => deliver({ jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken, ...progress } });
     try {
-      const result = await this.methods.handle(method, params, { sessionId: caller, requestId, capabilities, signal: controller.signal, ...(onProgress ? { onProgress } : {}) });
+      const result = await this.methods.handle(method, params, { sessionId: caller, requestId, capabilities, signal: controller.signal, ...(onProgress ? { onProgress } : {}) }, toolset);
       deliver({ jsonrpc: '2.0', id: requestId, result });
     } catch (error) {
       const rpc = error instanceof RpcError ? error : new RpcError(JSONRPC.INTERNAL_ERROR, 'internal error in coffer; see the daemon log');

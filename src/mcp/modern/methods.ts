@@ -9,6 +9,7 @@ import { KIND_BY_CALL_METHOD, KIND_BY_LIST_METHOD } from '../../protocol/capabil
 import { JSONRPC } from '../../protocol/errors.js';
 import { aggregateInstructions } from '../../protocol/instructions.js';
 import type { Calls, ForwardContext } from '../../router/calls.js';
+import type { ViewLists } from '../../toolsets/view-lists.js';
 import type { Router } from '../../router/router.js';
 import type { SessionFeatures } from '../../router/session-features.js';
 import { checkParamLengths } from '../param-limits.js';
@@ -41,6 +42,8 @@ export interface ModernParts {
   router: Router;
   calls: Calls;
   features: SessionFeatures;
+  /** The toolset views: a caller of /mcp/<toolset>, or bound to one, sees only its set, as in 2025. */
+  views: Pick<ViewLists, 'listFor' | 'viewOf'>;
   version: string;
   pageSize?: number;
 }
@@ -58,12 +61,13 @@ export class ModernMethods {
   }
 
   /** Answers one request; an RpcError becomes an in-band error. */
-  async handle(method: string, params: Record<string, unknown>, ctx: ForwardContext): Promise<Record<string, unknown>> {
+  async handle(method: string, params: Record<string, unknown>, caller: ForwardContext, toolset: string | null): Promise<Record<string, unknown>> {
     checkParamLengths(method, params);
+    const ctx: ForwardContext = { ...caller, toolset: this.parts.views.viewOf(toolset) };
     const forwarded = forwardable(params);
     if (method === 'server/discover') return this.stamp(this.discover());
     const list = KIND_BY_LIST_METHOD.get(method);
-    if (list) return this.stamp({ ...(await listPage(this.parts.router, list, forwarded, this.parts.pageSize)), ...CACHE_HINTS });
+    if (list) return this.stamp({ ...(listPage(list, await this.parts.views.listFor(list, toolset), forwarded, this.parts.pageSize)), ...CACHE_HINTS });
     const call = KIND_BY_CALL_METHOD.get(method);
     if (call === 'resources') return this.stamp({ ...(await this.read(method, forwarded, ctx)), ...CACHE_HINTS });
     if (call) return this.stamp(await this.parts.calls.forward(call, method, forwarded, ctx));

@@ -1,0 +1,140 @@
+// `coffer toolset add|list|show|update|rm`: named views over the merged
+// surface, served at /mcp/<toolset> (and by `coffer shim --toolset NAME`).
+// Rules are given per server: `--server S` takes all of S, `--include
+// S/tool:read_*` and `--exclude S/prompt:*` narrow it; the switches still rule.
+import { expectPositionals } from '../args.js';
+import { defineAction, groupCommand, type Command } from '../command.js';
+import { EXIT } from '../exit-codes.js';
+import { printJson, printLine, printMessage, printTable, usageError } from '../output.js';
+import type { ToolsetServerRule } from '../../protocol/toolsets.js';
+
+interface ToolsetInfo {
+  name: string;
+  description: string;
+  servers: ToolsetServerRule[];
+  endpoint: string;
+  clients: string[];
+  updated_at: string;
+}
+
+const toolsetPath = (name: string): string => `/toolsets/${encodeURIComponent(name)}`;
+
+const ruleOptions = {
+  description: { type: 'string' },
+  server: { type: 'string', multiple: true },
+  include: { type: 'string', multiple: true },
+  exclude: { type: 'string', multiple: true },
+  json: { type: 'boolean' },
+} as const;
+
+const RULE_HELP = `      --server S             all of server S (its switches still apply)
+      --include S/PATTERN    only what matches: tool:<glob>, prompt:<glob> or
+                             resource:<glob> (* any characters, ? one)
+      --exclude S/PATTERN    never what matches (wins over --include)`;
+
+/** `S/PATTERN` split at the first '/' (server names have none; patterns may). */
+function serverPattern(text: string, flag: string): [string, string] {
+  const at = text.indexOf('/');
+  if (at <= 0 || at === text.length - 1) throw usageError(`--${flag} '${text}': expected SERVER/PATTERN, e.g. fs/tool:read_*`);
+  return [text.slice(0, at), text.slice(at + 1)];
+}
+
+/** The rules the options give (--server ones first, then those only patterns name); undefined when none is given. */
+export function rulesOf(values: { server?: string[]; include?: string[]; exclude?: string[] }): ToolsetServerRule[] | undefined {
+  const rules = new Map<string, ToolsetServerRule>();
+  const rule = (server: string) => rules.get(server) ?? rules.set(server, { server }).get(server)!;
+  for (const server of values.server ?? []) rule(server);
+  for (const [flag, field] of [['include', 'include'], ['exclude', 'exclude']] as const) {
+    for (const text of values[flag] ?? []) {
+      const [server, pattern] = serverPattern(text, flag);
+      const entry = rule(server);
+      (entry[field] ??= []).push(pattern);
+    }
+  }
+  return rules.size === 0 ? undefined : [...rules.values()];
+}
+
+function printToolset(toolset: ToolsetInfo): void {
+  printLine(`${toolset.name}  ${toolset.endpoint}${toolset.description ? `  ${toolset.description}` : ''}`);
+  printLine(`clients: ${toolset.clients.length === 0 ? '(none bound)' : toolset.clients.join(', ')}`);
+  printTable([['SERVER', 'INCLUDE', 'EXCLUDE'], ...toolset.servers.map((rule) => [rule.server, rule.include?.join(' ') ?? '(all)', rule.exclude?.join(' ') ?? ''])]);
+}
+
+const add = defineAction(
+  'add',
+  `add NAME [--description TEXT] (--server S | --include S/PATTERN)... [--exclude S/PATTERN]... [--json]
+      A toolset: clients of /mcp/NAME see only these capabilities.
+${RULE_HELP}
+      Exit 5 if NAME exists, 6 if a rule is invalid or names an unknown server.`,
+  ruleOptions,
+  async (positionals, values, { api }) => {
+    const [name] = expectPositionals(positionals, ['NAME']);
+    const servers = rulesOf(values);
+    if (!servers) throw usageError('a toolset needs at least one --server or --include');
+    const toolset = await api().post<ToolsetInfo>('/toolsets', { name, description: values.description ?? '', servers });
+    if (values.json) printJson({ toolset });
+    else printMessage(`toolset '${toolset.name}' added: point clients at ${toolset.endpoint} (or 'coffer shim --toolset ${toolset.name}')`);
+    return EXIT.OK;
+  },
+);
+
+const update = defineAction(
+  'update',
+  `update NAME [--description TEXT] [--server S]... [--include S/PATTERN]... [--exclude S/PATTERN]... [--json]
+      Rules given replace all of the old ones; --description alone keeps them.
+      Open sessions of the toolset get list_changed where their lists differ.`,
+  ruleOptions,
+  async (positionals, values, { api }) => {
+    const [name] = expectPositionals(positionals, ['NAME']);
+    const servers = rulesOf(values);
+    if (!servers && values.description === undefined) throw usageError('nothing to change: give --description or rules');
+    const toolset = await api().patch<ToolsetInfo>(toolsetPath(name!), { ...(servers ? { servers } : {}), ...(values.description === undefined ? {} : { description: values.description }) });
+    if (values.json) printJson({ toolset });
+    else printToolset(toolset);
+    return EXIT.OK;
+  },
+);
+
+const list = defineAction(
+  'list',
+  `list [--json]
+      Every toolset with its endpoint and the clients bound to it.`,
+  { json: { type: 'boolean' } },
+  async (positionals, values, { api }) => {
+    expectPositionals(positionals, []);
+    const { toolsets } = await api().get<{ toolsets: ToolsetInfo[] }>('/toolsets');
+    if (values.json) printJson({ toolsets });
+    else printTable([['NAME', 'ENDPOINT', 'SERVERS', 'CLIENTS'], ...toolsets.map((toolset) => [toolset.name, toolset.endpoint, toolset.servers.map((rule) => rule.server).join(','), toolset.clients.join(',')])]);
+    return EXIT.OK;
+  },
+);
+
+const show = defineAction(
+  'show',
+  `show NAME [--json]
+      Its rules, endpoint and bound clients. Exit 4 if unknown.`,
+  { json: { type: 'boolean' } },
+  async (positionals, values, { api }) => {
+    const [name] = expectPositionals(positionals, ['NAME']);
+    const toolset = await api().get<ToolsetInfo>(toolsetPath(name!));
+    if (values.json) printJson({ toolset });
+    else printToolset(toolset);
+    return EXIT.OK;
+  },
+);
+
+const rm = defineAction(
+  'rm',
+  `rm NAME
+      Its open sessions see nothing from now on. Refused (exit 5) while a client
+      is bound to it: 'coffer client bind CLIENT --none' first.`,
+  {},
+  async (positionals, _values, { api }) => {
+    const [name] = expectPositionals(positionals, ['NAME']);
+    await api().delete(toolsetPath(name!));
+    printLine(`toolset '${name}' removed`);
+    return EXIT.OK;
+  },
+);
+
+export const toolsetCommand: Command = groupCommand('toolset', 'named views over the merged surface, served at /mcp/<toolset>: add, list, show, update, rm', [add, list, show, update, rm]);

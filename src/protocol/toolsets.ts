@@ -1,0 +1,22 @@
+// A toolset as it crosses to the DB writer and back: the user's own rules
+// (servers, patterns), never an upstream's names or schemas (R1).
+
+/** One server in a toolset: everything of it unless `include` says which; `exclude` wins over `include`. */
+export interface ToolsetServerRule {
+  server: string;
+  /** Patterns `tool:<glob>`, `prompt:<glob>`, `resource:<glob>`. */
+  include?: string[];
+  exclude?: string[];
+}
+
+export interface ToolsetSpec {
+  name: string;
+  description: string;
+  servers: ToolsetServerRule[];
+}
+
+/** A toolset as stored. */
+export interface ToolsetRecord extends ToolsetSpec {
+  created_at: string;
+  updated_at: string;
+}

@@ -1,0 +1,67 @@
+// What a toolset is, as the user writes it: a name, a description and, per
+// server, which of its capabilities are in the set. Patterns name upstream keys
+// the way switches do (`tool:<name>`, `prompt:<name>`, `resource:<uri or
+// uriTemplate>`), with `*` and `?` as wildcards; nothing of an upstream's own
+// lists (schemas, descriptions) is ever stored (R1). Pure.
+import { z } from 'zod';
+import { CAPABILITY_TYPES, type CapabilityType } from '../protocol/capabilities.js';
+import type { Result } from '../protocol/errors.js';
+import { SERVER_NAME_PATTERN } from '../protocol/server-config.js';
+import type { ToolsetSpec } from '../protocol/toolsets.js';
+import { unwrap } from '../registry/registry.js';
+import { fieldErrors, invalid } from '../registry/server-config.js';
+
+export type { ToolsetRecord, ToolsetServerRule, ToolsetSpec } from '../protocol/toolsets.js';
+
+/** A path segment of /mcp/<toolset> as it is typed: no escaping ever needed. */
+export const TOOLSET_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+
+export const PATTERN_SYNTAX = 'tool:<glob>, prompt:<glob> or resource:<glob> (* any characters, ? one)';
+
+export interface CapabilityPattern {
+  type: CapabilityType;
+  glob: string;
+}
+
+/** `tool:read_*` → its type and glob; null when malformed. */
+export function parsePattern(text: string): CapabilityPattern | null {
+  const at = text.indexOf(':');
+  const type = text.slice(0, at) as CapabilityType;
+  const glob = text.slice(at + 1);
+  return at > 0 && CAPABILITY_TYPES.includes(type) && glob !== '' ? { type, glob } : null;
+}
+
+const pattern = z.string({ error: 'must be a string' }).refine((text) => parsePattern(text) !== null, { error: `must be ${PATTERN_SYNTAX}` });
+const patterns = z.array(pattern, { error: 'must be a list of patterns' }).max(1000, { error: 'at most 1000 patterns' });
+
+const rule = z.strictObject({
+  server: z.string({ error: 'must be a string' }).regex(SERVER_NAME_PATTERN, { error: 'must be a registered server name' }),
+  include: patterns.optional(),
+  exclude: patterns.optional(),
+});
+
+const spec = z.strictObject({
+  name: z.string({ error: 'must be a string' }).regex(TOOLSET_NAME_PATTERN, { error: 'must be 1-64 letters, digits, dots, dashes or underscores, starting with a letter or digit' }),
+  description: z.string({ error: 'must be a string' }).max(1024, { error: 'at most 1024 characters' }).default(''),
+  servers: z
+    .array(rule, { error: 'must be a list of {server, include?, exclude?}' })
+    .max(1000, { error: 'at most 1000 servers' })
+    .refine((rules) => new Set(rules.map((entry) => entry.server)).size === rules.length, { error: 'names a server twice: merge its patterns into one entry' }),
+});
+
+/** A valid spec with defaults applied, or CONFIG_INVALID naming every field at fault. */
+export function parseToolsetSpec(input: unknown): Result<ToolsetSpec> {
+  const parsed = spec.safeParse(input);
+  return parsed.success ? { ok: true, value: parsed.data } : invalid(fieldErrors(parsed.error.issues), 'toolset');
+}
+
+/**
+ * The `toolset` field of a client's body: a toolset name, or null for the whole
+ * surface; absent is null unless `required`. Anything else is CONFIG_INVALID.
+ */
+export function toolsetField(body: unknown, required: boolean): string | null {
+  const toolset = typeof body === 'object' && body !== null ? (body as { toolset?: unknown }).toolset : undefined;
+  if (toolset === null || typeof toolset === 'string' || (toolset === undefined && !required)) return toolset ?? null;
+  const message = 'must be a toolset name, or null for the whole surface';
+  return unwrap(invalid([{ field: 'toolset', message }], 'client'));
+}

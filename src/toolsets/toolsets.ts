@@ -1,0 +1,104 @@
+// The toolset service: adding, changing and removing toolsets and binding
+// clients to them. The DB writer persists; this keeps the compiled views that
+// lists and calls read, and tells its listener what changed once committed.
+import type { DbWriterCalls } from '../db/writer-handle.js';
+import type { AuditActor, ClientCredential } from '../protocol/db.js';
+import { CofferError } from '../protocol/errors.js';
+import type { ToolsetRecord, ToolsetSpec } from '../protocol/toolsets.js';
+import { invalid, isJsonObject } from '../registry/server-config.js';
+import { unwrap } from '../registry/registry.js';
+import type { ServerDirectory } from '../router/namespaces.js';
+import { parseToolsetSpec } from './spec.js';
+import { ToolsetView } from './view.js';
+
+type ToolsetWriter = Pick<DbWriterCalls, 'listToolsets' | 'createToolset' | 'updateToolset' | 'deleteToolset' | 'bindClient'>;
+
+export type ToolsetAction = 'added' | 'updated' | 'removed';
+
+export interface ToolsetHooks {
+  /** Committed: sessions of this toolset may see another list now. */
+  toolsetChanged(name: string, action: ToolsetAction): void;
+  /** Committed: the client's credential now sees `toolset` (null: the whole surface). */
+  clientBound(client: ClientCredential): void;
+}
+
+/** The set of a toolset that no longer exists: nothing (a toolset only ever narrows). */
+const emptyView = (name: string): ToolsetView => new ToolsetView({ name, description: '', servers: [] });
+
+export class Toolsets {
+  private views = new Map<string, ToolsetView>();
+  private records = new Map<string, ToolsetRecord>();
+
+  constructor(
+    private readonly writer: ToolsetWriter,
+    private readonly servers: ServerDirectory,
+    private readonly hooks: ToolsetHooks,
+  ) {}
+
+  async load(): Promise<void> {
+    for (const record of await this.writer.listToolsets()) this.keep(record);
+  }
+
+  list(): ToolsetRecord[] {
+    return [...this.records.values()].sort((a, b) => (a.name < b.name ? -1 : 1));
+  }
+
+  get(name: string): ToolsetRecord {
+    const record = this.records.get(name);
+    if (!record) throw new CofferError('RESOURCE_NOT_FOUND', `no toolset named "${name}": see 'coffer toolset list'`, { toolset: name });
+    return record;
+  }
+
+  has(name: string): boolean {
+    return this.records.has(name);
+  }
+
+  /** What a session of this toolset sees; null: the whole surface. A removed toolset's sessions see nothing. */
+  viewOf(name: string | null): ToolsetView | null {
+    return name === null ? null : (this.views.get(name) ?? emptyView(name));
+  }
+
+  async add(input: unknown, actor: AuditActor): Promise<ToolsetRecord> {
+    const record = unwrap(await this.writer.createToolset(this.validated(input), actor));
+    this.keep(record);
+    this.hooks.toolsetChanged(record.name, 'added');
+    return record;
+  }
+
+  /** `patch`: description and/or servers; what is given replaces what was. */
+  async update(name: string, patch: unknown, actor: AuditActor): Promise<ToolsetRecord> {
+    const { name: _name, description, servers } = this.get(name);
+    if (!isJsonObject(patch)) return unwrap(invalid([{ field: '(root)', message: 'must be an object {description?, servers?}' }], 'toolset'));
+    const record = unwrap(await this.writer.updateToolset(this.validated({ description, servers, ...patch, name }), actor));
+    this.keep(record);
+    this.hooks.toolsetChanged(name, 'updated');
+    return record;
+  }
+
+  async remove(name: string, actor: AuditActor): Promise<void> {
+    unwrap(await this.writer.deleteToolset(name, actor));
+    this.records.delete(name);
+    this.views.set(name, emptyView(name));
+    this.hooks.toolsetChanged(name, 'removed');
+  }
+
+  async bind(client: string, toolset: string | null, actor: AuditActor): Promise<ClientCredential> {
+    const bound = unwrap(await this.writer.bindClient(client, toolset, actor));
+    this.hooks.clientBound(bound);
+    return bound;
+  }
+
+  /** A valid spec whose servers are registered (a server removed later simply matches nothing). */
+  private validated(input: unknown): ToolsetSpec {
+    const spec = unwrap(parseToolsetSpec(input));
+    const errors = spec.servers.flatMap((rule, index) =>
+      this.servers.config(rule.server) ? [] : [{ field: `servers[${index}].server`, message: `no server named "${rule.server}" is registered (see 'coffer mcp list')` }],
+    );
+    return errors.length === 0 ? spec : unwrap(invalid(errors, 'toolset'));
+  }
+
+  private keep(record: ToolsetRecord): void {
+    this.records.set(record.name, record);
+    this.views.set(record.name, new ToolsetView(record));
+  }
+}

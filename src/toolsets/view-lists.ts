@@ -1,0 +1,88 @@
+// The lists a session sees: the whole merged list, or its toolset's part of it.
+// What each toolset session last listed is remembered (as a fingerprint), so a
+// list change is announced only to the sessions whose own view changed.
+import { createHash } from 'node:crypto';
+import type { ListKind } from '../protocol/capabilities.js';
+import type { Item } from '../router/merge.js';
+import type { Router } from '../router/router.js';
+import type { ToolsetView } from './view.js';
+
+/** A session as far as its view goes (compared by identity). */
+export interface ViewSession {
+  toolset: string | null;
+}
+
+interface Narrowed {
+  items: Item[];
+  fingerprint: string;
+}
+
+export class ViewLists {
+  /** Per merged list (replaced by the router on every re-merge) and view (replaced on every toolset change): computed once. */
+  private narrowed = new WeakMap<readonly Item[], Map<ToolsetView, Narrowed>>();
+  /** Toolset sessions that listed, with the fingerprint of what they got per kind. */
+  private listed = new Map<ViewSession, Map<ListKind, string>>();
+
+  constructor(
+    private readonly router: Pick<Router, 'list' | 'directory'>,
+    private readonly views: (toolset: string | null) => ToolsetView | null,
+  ) {}
+
+  /** The toolset a session sees; null: the whole surface. */
+  viewOf(toolset: string | null): ToolsetView | null {
+    return this.views(toolset);
+  }
+
+  /** The merged list as `toolset` sees it, for a caller with no session to notify later (the 2026-07-28 era). */
+  async listFor(kind: ListKind, toolset: string | null): Promise<Item[]> {
+    const items = await this.router.list(kind);
+    const view = this.viewOf(toolset);
+    return view ? this.narrow(kind, items, view).items : items;
+  }
+
+  async list(kind: ListKind, session: ViewSession): Promise<Item[]> {
+    const items = await this.router.list(kind);
+    const view = this.viewOf(session.toolset);
+    if (!view) return items;
+    const narrowed = this.narrow(kind, items, view);
+    let kinds = this.listed.get(session);
+    if (!kinds) this.listed.set(session, (kinds = new Map()));
+    kinds.set(kind, narrowed.fingerprint);
+    return narrowed.items;
+  }
+
+  /** The toolset sessions whose list of one of `kinds` is no longer what they last got; each is then taken as told. */
+  async stale(kinds: readonly ListKind[]): Promise<Set<ViewSession>> {
+    const stale = new Set<ViewSession>();
+    for (const kind of kinds) {
+      if (![...this.listed.values()].some((listed) => listed.has(kind))) continue;
+      const items = await this.router.list(kind);
+      for (const [session, listed] of this.listed) {
+        const before = listed.get(kind);
+        const view = this.viewOf(session.toolset);
+        if (before === undefined || !view) continue;
+        const now = this.narrow(kind, items, view).fingerprint;
+        if (now === before) continue;
+        listed.set(kind, now);
+        stale.add(session);
+      }
+    }
+    return stale;
+  }
+
+  forget(session: ViewSession): void {
+    this.listed.delete(session);
+  }
+
+  private narrow(kind: ListKind, items: Item[], view: ToolsetView): Narrowed {
+    let byView = this.narrowed.get(items);
+    if (!byView) this.narrowed.set(items, (byView = new Map()));
+    let narrowed = byView.get(view);
+    if (!narrowed) {
+      const kept = view.narrow(kind, items, this.router.directory.routes(kind));
+      narrowed = { items: kept, fingerprint: createHash('sha256').update(JSON.stringify(kept)).digest('base64url') };
+      byView.set(view, narrowed);
+    }
+    return narrowed;
+  }
+}

@@ -1,0 +1,201 @@
+// Toolsets through a running daemon with real upstreams and real SDK clients
+// over HTTP: a toolset only narrows (R10 still rules), its lists and
+// list_changed are exact per view, a bound client sees only its set on /mcp
+// too, and the REST surface round-trips with audit entries and admin events.
+import t from 'tap';
+import { McpError, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { connectAdmin } from '../src/admin/client.js';
+import type { CofferEvent } from '../src/protocol/events.js';
+import { startGateway, waitFor, type Gateway } from './helpers/gateway.js';
+import { mcpPost, MCP_HEADERS } from './helpers/mcp-post.js';
+import { stdioFixture } from './fixtures/fixture-servers.js';
+import { modernClient } from './helpers/modern.js';
+
+const TA = { name: 'ta', description: 'a few of a', servers: [{ server: 'a', include: ['tool:echo', 'tool:mutate', 'tool:stats', 'prompt:*'] }] };
+const TB = { name: 'tb', servers: [{ server: 'b', exclude: ['tool:crash'] }] };
+
+const names = async (client: Client) => (await client.listTools()).tools.map((tool) => tool.name).sort();
+
+async function withServers(options: Parameters<typeof startGateway>[0] = {}): Promise<Gateway> {
+  const gateway = await startGateway(options);
+  t.teardown(() => gateway.close());
+  await gateway.addServer(stdioFixture('a', ['--prompts']));
+  await gateway.addServer(stdioFixture('b'));
+  for (const spec of [TA, TB]) {
+    const created = await gateway.api('POST', '/toolsets', spec);
+    if (created.status !== 201) throw new Error(`toolset not created: ${JSON.stringify(created.body)}`);
+  }
+  return gateway;
+}
+
+async function refusal(call: Promise<unknown>): Promise<{ code: number; data: any }> {
+  const error = await call.then(
+    () => null,
+    (caught: unknown) => caught,
+  );
+  if (!(error instanceof McpError)) throw new Error(`expected an MCP error, got ${String(error)}`);
+  return { code: error.code, data: error.data };
+}
+
+async function toggle(gateway: Gateway, server: string, key: string, enabled: boolean): Promise<void> {
+  const answer = await gateway.api('POST', `/servers/${server}/capabilities/tool/${enabled ? 'enable' : 'disable'}`, { key });
+  if (answer.status !== 200) throw new Error(`toggle failed: ${JSON.stringify(answer.body)}`);
+}
+
+t.test('a toolset only narrows: outside is neither listed nor callable (NOT_IN_TOOLSET), a switch off inside is gone (R10)', async (t) => {
+  const gateway = await withServers();
+  const inSet = await gateway.client('ta-client', {}, undefined, '/mcp/ta');
+  const whole = await gateway.client('whole');
+  t.same(await names(inSet), ['a__echo', 'a__mutate', 'a__stats'], 'only the included tools of a');
+  t.same((await inSet.listPrompts()).prompts.map((prompt) => prompt.name), ['a__greet']);
+  t.ok((await names(whole)).includes('a__whoami') && (await names(whole)).includes('b__echo'), '/mcp stays the whole surface');
+  t.match(await inSet.callTool({ name: 'a__echo', arguments: { x: 1 } }), { content: [{ type: 'text' }] }, 'a tool in the set is callable');
+
+  for (const outside of ['a__whoami', 'b__echo']) {
+    t.match(await refusal(inSet.callTool({ name: outside, arguments: {} })), { code: -32015, data: { code: 'NOT_IN_TOOLSET', toolset: 'ta' } }, `${outside} is refused`);
+  }
+  t.ok((await inSet.getPrompt({ name: 'a__greet', arguments: { name: 'x' } })).messages.length > 0, 'a prompt in the set is served');
+
+  await toggle(gateway, 'a', 'echo', false);
+  t.same(await names(inSet), ['a__mutate', 'a__stats'], 'a switched-off tool leaves the toolset too');
+  t.match(await refusal(inSet.callTool({ name: 'a__echo', arguments: {} })), { code: -32000, data: { code: 'TOOL_DISABLED' } }, 'and is refused as disabled');
+  await toggle(gateway, 'a', 'whoami', true);
+  t.notOk((await names(inSet)).includes('a__whoami'), 'a switch on outside the set does not widen it');
+  await toggle(gateway, 'a', 'echo', true);
+  t.same(await names(inSet), ['a__echo', 'a__mutate', 'a__stats']);
+});
+
+t.test('list_changed reaches only the sessions whose own view changed', async (t) => {
+  const gateway = await withServers();
+  const clients = { ta: await gateway.client('ta', {}, undefined, '/mcp/ta'), tb: await gateway.client('tb', {}, undefined, '/mcp/tb'), whole: await gateway.client('whole') };
+  const heard = { ta: 0, tb: 0, whole: 0 };
+  for (const [key, client] of Object.entries(clients) as [keyof typeof heard, Client][]) {
+    await client.listTools();
+    client.setNotificationHandler(ToolListChangedNotificationSchema, () => void heard[key]++);
+  }
+  const settle = () => new Promise((resolve) => setTimeout(resolve, 1_000));
+  const expect = async (label: string, want: typeof heard) => {
+    await waitFor(label, () => Object.entries(want).every(([key, count]) => heard[key as keyof typeof heard] >= count), 10_000);
+    await settle();
+    t.same(heard, want, label);
+    for (const client of Object.values(clients)) await client.listTools();
+  };
+
+  await toggle(gateway, 'b', 'echo', false);
+  await expect('a switch inside tb: tb and /mcp hear it, ta does not', { ta: 0, tb: 1, whole: 1 });
+  await toggle(gateway, 'a', 'whoami', false);
+  await expect('a switch of a outside ta: only /mcp hears it', { ta: 0, tb: 1, whole: 2 });
+  await toggle(gateway, 'b', 'crash', false);
+  await expect('a switch of an excluded tool of tb: only /mcp hears it', { ta: 0, tb: 1, whole: 3 });
+  await clients.ta.callTool({ name: 'a__mutate', arguments: {} });
+  await expect("an upstream's new tool outside ta: only /mcp hears it", { ta: 0, tb: 1, whole: 4 });
+  await toggle(gateway, 'a', 'echo', false);
+  await expect('a switch inside ta: ta and /mcp hear it', { ta: 1, tb: 1, whole: 5 });
+  t.equal((await gateway.api('PATCH', '/toolsets/ta', { servers: [{ server: 'a', include: ['tool:getenv'] }] })).status, 200);
+  await expect('the toolset itself changed: only its sessions hear it', { ta: 2, tb: 1, whole: 5 });
+  t.same(await names(clients.ta), ['a__getenv'], 'and list the new set');
+});
+
+t.test('a client bound to a toolset sees only its set, on /mcp too; it cannot reach another', async (t) => {
+  const gateway = await withServers();
+  const added = await gateway.api('POST', '/clients', { name: 'cursor', toolset: 'ta' });
+  t.equal(added.status, 201);
+  t.equal(added.body.toolset, 'ta');
+  const token = added.body.token as string;
+  const onMcp = await gateway.client('bound', {}, token);
+  t.same(await names(onMcp), ['a__echo', 'a__mutate', 'a__stats'], 'on /mcp the bound client sees its toolset');
+  t.match(await refusal(onMcp.callTool({ name: 'b__echo', arguments: {} })), { data: { code: 'NOT_IN_TOOLSET' } });
+  t.same(await names(await gateway.client('bound-own', {}, token, '/mcp/ta')), ['a__echo', 'a__mutate', 'a__stats'], 'its own endpoint works too');
+
+  const init = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } } };
+  const other = await mcpPost(gateway, init, { ...MCP_HEADERS, authorization: `Bearer ${token}` }, 5_000, '/mcp/tb');
+  t.equal(other.status, 403, 'another toolset is refused');
+  t.match(other.messages[0], { error: { data: { code: 'TOOLSET_FORBIDDEN' } } });
+  const unknown = await mcpPost(gateway, init, {}, 5_000, '/mcp/nope');
+  t.equal(unknown.status, 404);
+  t.match(unknown.messages[0], { error: { data: { code: 'RESOURCE_NOT_FOUND' } } });
+
+  t.same((await gateway.api('GET', '/toolsets/ta')).body.clients, ['cursor'], 'the toolset names the client that uses it');
+  const removal = await gateway.api('DELETE', '/toolsets/ta');
+  t.equal(removal.status, 409, 'a bound toolset is not removed');
+  t.equal(removal.body.error.code, 'RESOURCE_IN_USE');
+
+  const unbound = await gateway.api('PATCH', '/clients/cursor', { toolset: null });
+  t.same(unbound.body, { name: 'cursor', created_at: added.body.created_at, toolset: null });
+  await t.rejects(onMcp.listTools(), 'its sessions on the old view are closed');
+  t.ok((await names(await gateway.client('unbound', {}, token))).includes('b__echo'), 'unbound, it sees the whole surface again');
+  t.equal((await gateway.api('PATCH', '/clients/cursor', { toolset: 'nope' })).status, 404);
+  t.equal((await gateway.api('PATCH', '/clients/ghost', { toolset: 'ta' })).status, 404);
+  t.equal((await gateway.api('POST', '/clients', { name: 'c2', toolset: 'nope' })).status, 404, 'a client cannot be added with an unknown toolset');
+});
+
+t.test('REST: add, show, update, remove; invalid specs refused with field paths; audit entries and admin events', async (t) => {
+  const gateway = await withServers();
+  const admin = await connectAdmin({ port: gateway.daemon.port, token: gateway.daemon.token });
+  t.teardown(() => admin.close());
+  const events: CofferEvent[] = [];
+  admin.onEvent((event) => events.push(event));
+  await admin.request({ type: 'subscribe', types: ['toolset', 'client_bound'] });
+
+  const bad = [
+    [{ name: 'x', servers: [{ server: 'ghost' }] }, 'servers[0].server'],
+    [{ name: 'x', servers: [{ server: 'a', include: ['verb:echo'] }] }, 'servers[0].include[0]'],
+    [{ name: 'a/b', servers: [] }, 'name'],
+    [{ name: 'x', servers: [{ server: 'a' }, { server: 'a' }] }, 'servers'],
+    [{ name: 'x', servers: [], mode: 'search' }, 'mode'],
+  ] as const;
+  for (const [spec, field] of bad) {
+    const answer = await gateway.api('POST', '/toolsets', spec);
+    t.equal(answer.status, 422, `${JSON.stringify(spec)} refused`);
+    t.equal(answer.body.error.code, 'CONFIG_INVALID');
+    t.ok(answer.body.error.details.errors.some((error: { field: string }) => error.field === field), `names ${field}`);
+  }
+  t.equal((await gateway.api('POST', '/toolsets', TA)).body.error.code, 'RESOURCE_ALREADY_EXISTS');
+
+  const created = await gateway.api('POST', '/toolsets', { name: 'docs', servers: [{ server: 'a', include: ['prompt:greet'] }] });
+  t.equal(created.status, 201);
+  t.match(created.body, { name: 'docs', description: '', endpoint: '/mcp/docs', clients: [] });
+  t.equal((await gateway.api('PATCH', '/toolsets/docs', { description: 'prompts only' })).body.servers[0].include[0], 'prompt:greet', 'a description alone keeps the rules');
+  const updated = await gateway.api('PATCH', '/toolsets/docs', { servers: [{ server: 'b' }] });
+  t.same(updated.body.servers, [{ server: 'b' }]);
+  t.equal(updated.body.description, 'prompts only');
+  t.same((await gateway.api('GET', '/toolsets')).body.toolsets.map((toolset: { name: string }) => toolset.name), ['docs', 'ta', 'tb']);
+  t.equal((await gateway.api('DELETE', '/toolsets/docs')).status, 204);
+  t.equal((await gateway.api('GET', '/toolsets/docs')).status, 404);
+  t.equal((await gateway.api('DELETE', '/toolsets/docs')).status, 404);
+
+  const audit = (await gateway.api('GET', '/audit?limit=100')).body.entries.map((entry: { event_type: string; payload: { toolset?: string } }) => `${entry.event_type}:${entry.payload.toolset}`);
+  for (const entry of ['toolset_added:docs', 'toolset_updated:docs', 'toolset_removed:docs']) t.ok(audit.includes(entry), `audited: ${entry}`);
+  await waitFor('admin events', () => events.filter((event) => event.type === 'toolset').length >= 4);
+  t.same(
+    events.filter((event) => event.type === 'toolset').map((event) => event.type === 'toolset' && `${event.action}:${event.toolset}`),
+    ['added:docs', 'updated:docs', 'updated:docs', 'removed:docs'],
+  );
+});
+
+t.test('a toolset small enough for one page is answered in one page', async (t) => {
+  const gateway = await withServers({ pageSize: 4 });
+  const whole = await gateway.client('whole');
+  const first = await whole.listTools();
+  t.equal(first.tools.length, 4);
+  t.ok(first.nextCursor, 'the whole surface takes several pages');
+  const inSet = await gateway.client('ta', {}, undefined, '/mcp/ta');
+  const page = await inSet.listTools();
+  t.equal(page.tools.length, 3);
+  t.equal(page.nextCursor, undefined, 'the toolset fits one page');
+});
+
+t.test('2026-07-28 callers are held to the toolset of their endpoint and of their credential, as 2025 sessions are', async (t) => {
+  const gateway = await withServers();
+  const modernNames = async (client: Awaited<ReturnType<typeof modernClient>>) => (await client.listTools()).tools.map((tool) => tool.name).sort();
+  const onEndpoint = await modernClient(gateway, 'pin', { path: '/mcp/ta' });
+  t.teardown(() => onEndpoint.close());
+  t.same(await modernNames(onEndpoint), ['a__echo', 'a__mutate', 'a__stats'], '/mcp/ta lists only its set');
+  await t.rejects(onEndpoint.callTool({ name: 'b__echo', arguments: {} }), { code: -32015, data: { code: 'NOT_IN_TOOLSET', toolset: 'ta' } }, 'outside the set: refused');
+  const added = await gateway.api('POST', '/clients', { name: 'modern-bound', toolset: 'ta' });
+  const bound = await modernClient(gateway, 'pin', { token: added.body.token as string });
+  t.teardown(() => bound.close());
+  t.same(await modernNames(bound), ['a__echo', 'a__mutate', 'a__stats'], 'a bound credential sees only its set on /mcp');
+  await t.rejects(bound.callTool({ name: 'a__whoami', arguments: {} }), { code: -32015, data: { code: 'NOT_IN_TOOLSET' } });
+});
