@@ -143,7 +143,7 @@ t.test('REST: add, show, update, remove; invalid specs refused with field paths;
     [{ name: 'x', servers: [{ server: 'a', include: ['verb:echo'] }] }, 'servers[0].include[0]'],
     [{ name: 'a/b', servers: [] }, 'name'],
     [{ name: 'x', servers: [{ server: 'a' }, { server: 'a' }] }, 'servers'],
-    [{ name: 'x', servers: [], mode: 'search' }, 'mode'],
+    [{ name: 'x', servers: [], mode: 'fast' }, 'mode'],
   ] as const;
   for (const [spec, field] of bad) {
     const answer = await gateway.api('POST', '/toolsets', spec);

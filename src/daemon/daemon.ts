@@ -39,6 +39,7 @@ import { uiRoutes } from '../ui/routes.js';
 import { PreferenceGate } from '../router/preference-gate.js';
 import { createRouting } from '../router/routing.js';
 import { setupToolsets } from '../toolsets/setup.js';
+import { SearchMode, type ToolsMode } from '../search/search-mode.js';
 import { UpstreamPool } from '../upstreams/pool.js';
 import { Operations } from '../ops/operations.js';
 import { opsSettings, type MetricsMode } from '../ops/ops-settings.js';
@@ -66,6 +67,8 @@ export interface DaemonOptions {
   pageSize?: number;
   /** The longest exposed tool or prompt name (default 64; 51 when a host adds `mcp__coffer__`). */
   nameBudget?: number;
+  /** What /mcp lists: every tool ('full', default) or the search meta-tools; a toolset has its own mode. */
+  toolsMode?: ToolsMode;
   /** How long stop() lets open calls finish. */
   drainMs?: number;
   /** SSE keep-alive interval on /mcp (default 5 s); a call running longer switches its answer to SSE. */
@@ -143,9 +146,10 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
   announcer.follow(routing.router);
   const toolsetParts = setupToolsets({ writer: writer.api, servers, router: routing.router, bus, log, sessions: () => sessions, auth: () => mcpAuth });
   await toolsetParts.toolsets.load();
-  const dispatcher = new Dispatcher({ ...routing, views: toolsetParts.views }, { version: VERSION, pageSize: options.pageSize, onAnswered: operations.requestAnswered, tracing: operations.tracing }, log);
+  const search = new SearchMode(routing.router, options.toolsMode ?? 'full');
+  const dispatcher = new Dispatcher({ ...routing, views: toolsetParts.views, search }, { version: VERSION, pageSize: options.pageSize, onAnswered: operations.requestAnswered, tracing: operations.tracing }, log);
   const keepAliveMs = options.keepAliveMs ?? 5_000;
-  const modern = new ModernEndpoint(new ModernMethods({ ...routing, views: toolsetParts.views, version: VERSION, pageSize: options.pageSize }), routing.features, { keepAliveMs, version: VERSION }, log);
+  const modern = new ModernEndpoint(new ModernMethods({ ...routing, views: toolsetParts.views, search, version: VERSION, pageSize: options.pageSize }), routing.features, { keepAliveMs, version: VERSION }, log);
   const sessions = new SessionRegistry(
     dispatcher,
     { maxBodyBytes: 64 * 1024 * 1024, keepAliveMs, idleTimeoutMs: 60 * 60_000, onSessionClosed: (session) => dispatcher.sessionClosed(session), modern },

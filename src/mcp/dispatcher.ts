@@ -16,6 +16,7 @@ import type { Calls, ForwardContext } from '../router/calls.js';
 import type { ClientMessages } from '../router/client-messages.js';
 import type { Router } from '../router/router.js';
 import type { SessionFeatures } from '../router/session-features.js';
+import type { SearchMode } from '../search/search-mode.js';
 import type { ViewLists } from '../toolsets/view-lists.js';
 import type { Logger } from '../log.js';
 import { abandonClientRequests, acceptClientAnswer } from './client-link.js';
@@ -36,6 +37,8 @@ export interface DispatcherParts {
   features: SessionFeatures;
   /** What each session sees of the lists: the whole surface or its toolset. */
   views: ViewLists;
+  /** Search mode: the meta-tools instead of every tool, for sessions whose toolset (or the gateway) asks for it. */
+  search: SearchMode;
 }
 
 export interface DispatcherOptions {
@@ -74,13 +77,14 @@ export class Dispatcher {
   private readonly clientMessages: ClientMessages;
   private readonly features: SessionFeatures;
   private readonly views: ViewLists;
+  private readonly search: SearchMode;
 
   constructor(
     parts: DispatcherParts,
     private readonly options: DispatcherOptions,
     private readonly log: Logger,
   ) {
-    ({ router: this.router, calls: this.calls, clientMessages: this.clientMessages, features: this.features, views: this.views } = parts);
+    ({ router: this.router, calls: this.calls, clientMessages: this.clientMessages, features: this.features, views: this.views, search: this.search } = parts);
   }
 
   /**
@@ -145,8 +149,15 @@ export class Dispatcher {
     if (request.method === 'initialize') return this.initialize(session, params);
     if (request.method === 'ping') return {};
     const list = KIND_BY_LIST_METHOD.get(request.method);
+    const searching = this.search.modeOf(this.views.viewOf(session.toolset)) === 'search';
+    if (list === 'tools' && searching) return this.search.list();
     if (list) return listPage(list, await this.views.list(list, session), params, this.options.pageSize);
     const call = KIND_BY_CALL_METHOD.get(request.method);
+    if (call === 'tools' && searching && this.search.isMetaTool(params.name)) {
+      return this.withContext(session, request, params, trace, async (ctx) =>
+        this.search.call(params, await this.views.list('tools', session), (forwarded) => this.calls.forward('tools', request.method, forwarded, ctx)),
+      );
+    }
     if (call) return this.withContext(session, request, params, trace, (ctx) => this.calls.forward(call, request.method, params, ctx));
     const feature = FEATURE_METHODS[request.method];
     if (feature) return this.withContext(session, request, params, trace, (ctx) => this.features[feature](params, ctx));

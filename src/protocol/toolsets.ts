@@ -13,6 +13,8 @@ export interface ToolsetSpec {
   name: string;
   description: string;
   servers: ToolsetServerRule[];
+  /** What the set's tools/list shows: its tools (default) or the search meta-tools. */
+  mode?: 'full' | 'search';
 }
 
 /** A toolset as stored. */

@@ -47,6 +47,7 @@ const spec = z.strictObject({
     .array(rule, { error: 'must be a list of {server, include?, exclude?}' })
     .max(1000, { error: 'at most 1000 servers' })
     .refine((rules) => new Set(rules.map((entry) => entry.server)).size === rules.length, { error: 'names a server twice: merge its patterns into one entry' }),
+  mode: z.enum(['full', 'search'], { error: 'must be "full" (list the set\'s tools) or "search" (list the search meta-tools)' }).optional(),
 });
 
 /** A valid spec with defaults applied, or CONFIG_INVALID naming every field at fault. */

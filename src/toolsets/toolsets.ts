@@ -65,11 +65,11 @@ export class Toolsets {
     return record;
   }
 
-  /** `patch`: description and/or servers; what is given replaces what was. */
+  /** `patch`: description, servers and/or mode; what is given replaces what was. */
   async update(name: string, patch: unknown, actor: AuditActor): Promise<ToolsetRecord> {
-    const { name: _name, description, servers } = this.get(name);
-    if (!isJsonObject(patch)) return unwrap(invalid([{ field: '(root)', message: 'must be an object {description?, servers?}' }], 'toolset'));
-    const record = unwrap(await this.writer.updateToolset(this.validated({ description, servers, ...patch, name }), actor));
+    const { name: _name, description, servers, mode } = this.get(name);
+    if (!isJsonObject(patch)) return unwrap(invalid([{ field: '(root)', message: 'must be an object {description?, servers?, mode?}' }], 'toolset'));
+    const record = unwrap(await this.writer.updateToolset(this.validated({ description, servers, ...(mode ? { mode } : {}), ...patch, name }), actor));
     this.keep(record);
     this.hooks.toolsetChanged(name, 'updated');
     return record;

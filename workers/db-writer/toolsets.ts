@@ -27,10 +27,13 @@ interface Statements {
 
 const COLUMNS = 'name, description, spec, created_at, updated_at';
 
-const toRecord = (row: Row): ToolsetRecord => ({ name: row.name, description: row.description, servers: (JSON.parse(row.spec) as Pick<ToolsetSpec, 'servers'>).servers, created_at: row.created_at, updated_at: row.updated_at });
+const toRecord = (row: Row): ToolsetRecord => {
+  const { servers, mode } = JSON.parse(row.spec) as Pick<ToolsetSpec, 'servers' | 'mode'>;
+  return { name: row.name, description: row.description, servers, ...(mode ? { mode } : {}), created_at: row.created_at, updated_at: row.updated_at };
+};
 
-/** Only the rules are kept in `spec`: name and description have columns of their own. */
-const specText = (spec: ToolsetSpec): string => JSON.stringify({ servers: spec.servers });
+/** The rules and the mode are kept in `spec`: name and description have columns of their own. */
+const specText = (spec: ToolsetSpec): string => JSON.stringify({ servers: spec.servers, ...(spec.mode ? { mode: spec.mode } : {}) });
 
 export function toolsetNotFound(name: string): Result<never> {
   return { ok: false, error: { code: 'RESOURCE_NOT_FOUND', message: `no toolset named "${name}": see 'coffer toolset list'`, details: { toolset: name } } };
@@ -70,14 +73,14 @@ export class ToolsetStore {
     const at = now();
     const row = this.statements.insert.get(spec.name, spec.description, specText(spec), at, at);
     if (!row) return { ok: false, error: { code: 'RESOURCE_ALREADY_EXISTS', message: `a toolset named "${spec.name}" exists: update it or pick another name`, details: { toolset: spec.name } } };
-    this.audit.record(actor, 'toolset_added', null, { toolset: spec.name, spec: { description: spec.description, servers: spec.servers } });
+    this.audit.record(actor, 'toolset_added', null, { toolset: spec.name, spec: { description: spec.description, servers: spec.servers, mode: spec.mode ?? 'full' } });
     return { ok: true, value: toRecord(row) };
   }
 
   update(spec: ToolsetSpec, actor: AuditActor): Result<ToolsetRecord> {
     const row = this.statements.update.get(spec.description, specText(spec), now(), spec.name);
     if (!row) return toolsetNotFound(spec.name);
-    this.audit.record(actor, 'toolset_updated', null, { toolset: spec.name, spec: { description: spec.description, servers: spec.servers } });
+    this.audit.record(actor, 'toolset_updated', null, { toolset: spec.name, spec: { description: spec.description, servers: spec.servers, mode: spec.mode ?? 'full' } });
     return { ok: true, value: toRecord(row) };
   }
 

@@ -12,6 +12,7 @@ interface ToolsetInfo {
   name: string;
   description: string;
   servers: ToolsetServerRule[];
+  mode?: 'full' | 'search';
   endpoint: string;
   clients: string[];
   updated_at: string;
@@ -24,6 +25,7 @@ const ruleOptions = {
   server: { type: 'string', multiple: true },
   include: { type: 'string', multiple: true },
   exclude: { type: 'string', multiple: true },
+  mode: { type: 'string' },
   json: { type: 'boolean' },
 } as const;
 
@@ -56,14 +58,16 @@ export function rulesOf(values: { server?: string[]; include?: string[]; exclude
 
 function printToolset(toolset: ToolsetInfo): void {
   printLine(`${toolset.name}  ${toolset.endpoint}${toolset.description ? `  ${toolset.description}` : ''}`);
+  printLine(`mode: ${toolset.mode ?? 'full'}${toolset.mode === 'search' ? ' (tools/list shows coffer__search_tools and coffer__call_tool)' : ''}`);
   printLine(`clients: ${toolset.clients.length === 0 ? '(none bound)' : toolset.clients.join(', ')}`);
   printTable([['SERVER', 'INCLUDE', 'EXCLUDE'], ...toolset.servers.map((rule) => [rule.server, rule.include?.join(' ') ?? '(all)', rule.exclude?.join(' ') ?? ''])]);
 }
 
 const add = defineAction(
   'add',
-  `add NAME [--description TEXT] (--server S | --include S/PATTERN)... [--exclude S/PATTERN]... [--json]
-      A toolset: clients of /mcp/NAME see only these capabilities.
+  `add NAME [--description TEXT] (--server S | --include S/PATTERN)... [--exclude S/PATTERN]... [--mode full|search] [--json]
+      A toolset: clients of /mcp/NAME see only these capabilities; in search mode
+      their tools/list holds coffer__search_tools and coffer__call_tool instead.
 ${RULE_HELP}
       Exit 5 if NAME exists, 6 if a rule is invalid or names an unknown server.`,
   ruleOptions,
@@ -71,7 +75,7 @@ ${RULE_HELP}
     const [name] = expectPositionals(positionals, ['NAME']);
     const servers = rulesOf(values);
     if (!servers) throw usageError('a toolset needs at least one --server or --include');
-    const toolset = await api().post<ToolsetInfo>('/toolsets', { name, description: values.description ?? '', servers });
+    const toolset = await api().post<ToolsetInfo>('/toolsets', { name, description: values.description ?? '', servers, ...(values.mode === undefined ? {} : { mode: values.mode }) });
     if (values.json) printJson({ toolset });
     else printMessage(`toolset '${toolset.name}' added: point clients at ${toolset.endpoint} (or 'coffer shim --toolset ${toolset.name}')`);
     return EXIT.OK;
@@ -80,15 +84,19 @@ ${RULE_HELP}
 
 const update = defineAction(
   'update',
-  `update NAME [--description TEXT] [--server S]... [--include S/PATTERN]... [--exclude S/PATTERN]... [--json]
+  `update NAME [--description TEXT] [--server S]... [--include S/PATTERN]... [--exclude S/PATTERN]... [--mode full|search] [--json]
       Rules given replace all of the old ones; --description alone keeps them.
       Open sessions of the toolset get list_changed where their lists differ.`,
   ruleOptions,
   async (positionals, values, { api }) => {
     const [name] = expectPositionals(positionals, ['NAME']);
     const servers = rulesOf(values);
-    if (!servers && values.description === undefined) throw usageError('nothing to change: give --description or rules');
-    const toolset = await api().patch<ToolsetInfo>(toolsetPath(name!), { ...(servers ? { servers } : {}), ...(values.description === undefined ? {} : { description: values.description }) });
+    if (!servers && values.description === undefined && values.mode === undefined) throw usageError('nothing to change: give --description, --mode or rules');
+    const toolset = await api().patch<ToolsetInfo>(toolsetPath(name!), {
+      ...(servers ? { servers } : {}),
+      ...(values.description === undefined ? {} : { description: values.description }),
+      ...(values.mode === undefined ? {} : { mode: values.mode }),
+    });
     if (values.json) printJson({ toolset });
     else printToolset(toolset);
     return EXIT.OK;

@@ -9,6 +9,7 @@ import { KIND_BY_CALL_METHOD, KIND_BY_LIST_METHOD } from '../../protocol/capabil
 import { JSONRPC } from '../../protocol/errors.js';
 import { aggregateInstructions } from '../../protocol/instructions.js';
 import type { Calls, ForwardContext } from '../../router/calls.js';
+import type { SearchMode } from '../../search/search-mode.js';
 import type { ViewLists } from '../../toolsets/view-lists.js';
 import type { Router } from '../../router/router.js';
 import type { SessionFeatures } from '../../router/session-features.js';
@@ -44,6 +45,8 @@ export interface ModernParts {
   features: SessionFeatures;
   /** The toolset views: a caller of /mcp/<toolset>, or bound to one, sees only its set, as in 2025. */
   views: Pick<ViewLists, 'listFor' | 'viewOf'>;
+  /** Search mode: the meta-tools instead of every tool, when the caller's toolset (or the gateway) asks for it. */
+  search: SearchMode;
   version: string;
   pageSize?: number;
 }
@@ -63,12 +66,18 @@ export class ModernMethods {
   /** Answers one request; an RpcError becomes an in-band error. */
   async handle(method: string, params: Record<string, unknown>, caller: ForwardContext, toolset: string | null): Promise<Record<string, unknown>> {
     checkParamLengths(method, params);
-    const ctx: ForwardContext = { ...caller, toolset: this.parts.views.viewOf(toolset) };
+    const view = this.parts.views.viewOf(toolset);
+    const ctx: ForwardContext = { ...caller, toolset: view };
+    const searching = this.parts.search.modeOf(view) === 'search';
     const forwarded = forwardable(params);
     if (method === 'server/discover') return this.stamp(this.discover());
     const list = KIND_BY_LIST_METHOD.get(method);
+    if (list === 'tools' && searching) return this.stamp({ ...this.parts.search.list(), ...CACHE_HINTS });
     if (list) return this.stamp({ ...(listPage(list, await this.parts.views.listFor(list, toolset), forwarded, this.parts.pageSize)), ...CACHE_HINTS });
     const call = KIND_BY_CALL_METHOD.get(method);
+    if (call === 'tools' && searching && this.parts.search.isMetaTool(forwarded.name)) {
+      return this.stamp(await this.parts.search.call(forwarded, await this.parts.views.listFor('tools', toolset), (inner) => this.parts.calls.forward('tools', method, inner, ctx)));
+    }
     if (call === 'resources') return this.stamp({ ...(await this.read(method, forwarded, ctx)), ...CACHE_HINTS });
     if (call) return this.stamp(await this.parts.calls.forward(call, method, forwarded, ctx));
     if (method === 'completion/complete') return this.stamp(await this.parts.features.complete(forwarded, ctx));

@@ -1,0 +1,90 @@
+// Search mode through a running daemon, real upstreams and real clients of
+// both eras: the list is the two meta-tools; a search finds live tools by what
+// they do, only among those its caller may see (switches, toolset); a call
+// through coffer__call_tool is gated and logged as the real tool.
+import t from 'tap';
+import { McpError } from '@modelcontextprotocol/sdk/types.js';
+import { stdioFixture } from './fixtures/fixture-servers.js';
+import { startGateway, type Gateway } from './helpers/gateway.js';
+import { modernClient } from './helpers/modern.js';
+
+const SEARCH = 'coffer__search_tools';
+const CALL = 'coffer__call_tool';
+
+async function withServers(options: Parameters<typeof startGateway>[0] = {}): Promise<Gateway> {
+  const gateway = await startGateway(options);
+  t.teardown(() => gateway.close());
+  await gateway.addServer(stdioFixture('a'));
+  await gateway.addServer(stdioFixture('b'));
+  return gateway;
+}
+
+/** The v1 and v2 clients alike: only callTool({name, arguments}) is used. */
+interface Caller {
+  callTool(params: { name: string; arguments: Record<string, unknown> }): Promise<unknown>;
+}
+
+async function found(client: Caller, query: string, limit?: number): Promise<string[]> {
+  const answer = await client.callTool({ name: SEARCH, arguments: { query, ...(limit === undefined ? {} : { limit }) } });
+  const text = (answer as { content: Array<{ type: string; text: string }> }).content[0]!.text;
+  return text.startsWith('{') ? (JSON.parse(text) as { tools: Array<{ name: string }> }).tools.map((tool) => tool.name) : [];
+}
+
+async function refusal(call: Promise<unknown>): Promise<{ code: number; data: any }> {
+  const error = await call.then(
+    () => null,
+    (caught: unknown) => caught,
+  );
+  if (!(error instanceof McpError) && !(error instanceof Error && 'code' in error)) throw new Error(`expected an MCP error, got ${String(error)}`);
+  return { code: (error as { code: number }).code, data: (error as { data?: unknown }).data };
+}
+
+t.test('a toolset in search mode lists the two meta-tools; a search finds only what its caller may see; a call is gated and logged as the real tool', async (t) => {
+  const gateway = await withServers();
+  const created = await gateway.api('POST', '/toolsets', { name: 'finder', mode: 'search', servers: [{ server: 'a' }] });
+  t.equal(created.status, 201);
+  t.equal(created.body.toolset?.mode ?? created.body.mode, 'search', 'the mode is kept');
+  const client = await gateway.client('searcher', {}, undefined, '/mcp/finder');
+  t.same((await client.listTools()).tools.map((tool) => tool.name).sort(), [CALL, SEARCH], 'tools/list holds the meta-tools only');
+
+  const echo = await found(client, 'return my arguments back');
+  t.equal(echo[0], 'a__echo', `"return my arguments back" finds a__echo first (${echo.join(', ')})`);
+  t.notOk((await found(client, 'echo', 50)).some((name) => name.startsWith('b__')), 'never a tool outside the toolset');
+
+  await gateway.api('POST', '/servers/a/capabilities/tool/disable', { key: 'echo' });
+  t.notOk((await found(client, 'returns its arguments', 50)).includes('a__echo'), 'never a switched-off tool');
+  await gateway.api('POST', '/servers/a/capabilities/tool/enable', { key: 'echo' });
+
+  const answer = await client.callTool({ name: CALL, arguments: { name: 'a__echo', arguments: { hello: 'world' } } });
+  t.match(JSON.stringify(answer.content), /hello/, 'coffer__call_tool returns the real tool’s result');
+  t.match(await refusal(client.callTool({ name: CALL, arguments: { name: 'b__echo', arguments: {} } })), { code: -32015, data: { code: 'NOT_IN_TOOLSET' } }, 'outside the set: refused');
+  await gateway.api('POST', '/servers/a/capabilities/tool/disable', { key: 'whoami' });
+  t.match(await refusal(client.callTool({ name: CALL, arguments: { name: 'a__whoami', arguments: {} } })), { data: { code: 'TOOL_DISABLED' } }, 'a switched-off tool: refused');
+  t.match(await refusal(client.callTool({ name: CALL, arguments: {} })), { code: -32602 }, 'no name: invalid params');
+  t.match(await refusal(client.callTool({ name: SEARCH, arguments: { query: 'x', limit: 500 } })), { code: -32602 }, 'a limit past the cap: invalid params');
+
+  const { invocations } = (await gateway.api('GET', '/invocations?server=a')).body;
+  t.ok(invocations.some((row: { key: string; status: string }) => row.key === 'echo' && row.status === 'ok'), 'the call is logged as a__echo itself');
+  t.ok(invocations.some((row: { key: string; status: string }) => row.key === 'whoami' && row.status === 'denied'), 'the refused one too');
+});
+
+t.test('a tool added upstream is found at once (the index follows the live list); COFFER_TOOLS_MODE=search puts /mcp in search mode for both eras', async (t) => {
+  const gateway = await withServers({ toolsMode: 'search' });
+  const legacy = await gateway.client('legacy');
+  t.same((await legacy.listTools()).tools.map((tool) => tool.name).sort(), [CALL, SEARCH]);
+  t.ok((await found(legacy, 'read an environment variable')).slice(0, 2).some((name) => name.endsWith('__getenv')), 'getenv is found by what it does');
+  await legacy.callTool({ name: CALL, arguments: { name: 'a__mutate', arguments: { kind: 'tools' } } });
+  let added: string[] = [];
+  for (let attempt = 0; attempt < 50 && added.length === 0; attempt++) {
+    added = (await found(legacy, 'added', 50)).filter((name) => name.startsWith('a__') && !['a__echo', 'a__whoami', 'a__getenv', 'a__slow', 'a__crash', 'a__mutate', 'a__stats'].includes(name));
+    if (added.length === 0) await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  t.ok(added.length > 0, `the tool mutate added is found: ${added.join(', ')}`);
+
+  const modern = await modernClient(gateway, 'pin');
+  t.teardown(() => modern.close());
+  t.same((await modern.listTools()).tools.map((tool) => tool.name).sort(), [CALL, SEARCH], '2026-07-28: the same list');
+  t.ok((await found(modern, 'read an environment variable')).some((name) => name.endsWith('__getenv')), '2026-07-28: the same search');
+  const called = await modern.callTool({ name: CALL, arguments: { name: 'b__echo', arguments: { via: 'modern' } } });
+  t.match(JSON.stringify(called.content), /modern/, '2026-07-28: coffer__call_tool forwards');
+});
