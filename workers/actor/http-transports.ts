@@ -198,12 +198,14 @@ abstract class HttpTransportBase implements MessageTransport {
   /**
    * One HTTP exchange; resolves with the response once its headers are in. With
    * an auth hook, a 401/403 is shown to it first: retried once if it says so,
-   * an UpstreamAuthError if a person must sign in.
+   * an UpstreamAuthError if a person must sign in. The body is made per attempt
+   * (`body()`), never kept for a retry: a 60 MB request would otherwise be
+   * held twice over, as the message and as its text, until the answer began.
    */
-  protected async exchange(method: string, url: URL, headers: OutgoingHttpHeaders, body?: string, onRequest?: (req: ClientRequest) => void, retried = false): Promise<IncomingMessage> {
-    if (!this.auth) return this.exchangeOnce(method, url, headers, body, onRequest);
+  protected async exchange(method: string, url: URL, headers: OutgoingHttpHeaders, body?: () => string, onRequest?: (req: ClientRequest) => void, retried = false): Promise<IncomingMessage> {
+    if (!this.auth) return this.exchangeOnce(method, url, headers, body?.(), onRequest);
     Object.assign(headers, await this.auth.headers());
-    const res = await this.exchangeOnce(method, url, headers, body, onRequest);
+    const res = await this.exchangeOnce(method, url, headers, body?.(), onRequest);
     const status = res.statusCode ?? 0;
     if (status !== 401 && status !== 403) return res;
     const sent = typeof headers.authorization === 'string' ? headers.authorization : undefined;
@@ -301,7 +303,7 @@ export class StreamableHttpTransport extends HttpTransportBase {
     let request: ClientRequest | undefined;
     const cutOff = (): boolean => request !== undefined && this.cutOff.has(request);
     try {
-      res = await this.exchange('POST', this.url, headers, JSON.stringify(message), (req) => {
+      res = await this.exchange('POST', this.url, headers, () => JSON.stringify(message), (req) => {
         request = req;
         if (id === undefined) return;
         this.answering.set(id, req);
@@ -380,7 +382,7 @@ export class StreamableHttpTransport extends HttpTransportBase {
     const close = (): void => void request?.destroy();
     signal.addEventListener('abort', close, { once: true });
     try {
-      const res = await this.exchange('POST', this.url, this.postHeaders(message), JSON.stringify(message), (req) => (request = req));
+      const res = await this.exchange('POST', this.url, this.postHeaders(message), () => JSON.stringify(message), (req) => (request = req));
       const status = res.statusCode ?? 0;
       if (status < 200 || status >= 300 || !String(res.headers['content-type'] ?? '').includes('text/event-stream')) {
         throw new HttpStatusError(status, `subscriptions/listen was refused (HTTP ${status}): ${await errorText(res)}`);
@@ -521,7 +523,7 @@ export class LegacySseTransport extends HttpTransportBase {
     addTraceHeaders(headers, message);
     let res: IncomingMessage;
     try {
-      res = await this.exchange('POST', this.endpoint, headers, JSON.stringify(message));
+      res = await this.exchange('POST', this.endpoint, headers, () => JSON.stringify(message));
     } catch (error) {
       const failure = error instanceof UpstreamAuthError ? error : new Error(`SSE error: ${asError(error).message}`);
       this.report(failure);
