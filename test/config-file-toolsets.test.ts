@@ -86,9 +86,7 @@ t.test('a toolset in the file is served, owned by the file, changed and removed 
     t.match(refused.message, /toolset "ro" is no longer declared, but client\(s\) agent are bound to it/);
     t.same(await toolsetNames(gateway), ['api-set', 'ro'], 'the running state is kept');
     t.equal((await gateway.api('PATCH', '/clients/agent', { toolset: null })).status, 200);
-    // The same text again is no change: a toolset is put back first so the removal is a change.
-    t.equal((await rewrite(gateway, path, file(ro('tool:whoami')))).status, 'applied');
-    t.equal((await rewrite(gateway, path, file())).status, 'applied');
+    t.equal((await rewrite(gateway, path, file())).status, 'applied', 'the refused text saved again is retried');
     t.same(await toolsetNames(gateway), ['api-set'], 'the file toolset is removed, the API one left alone');
     await t.rejects(tools(inSet), { code: 404 }, 'the endpoint of a removed toolset is gone');
     t.same(((await gateway.api('GET', '/config')).body.file as ConfigFileStatus).toolsets, []);
