@@ -3,12 +3,13 @@
 // else a name made from the server and the key — never as its value. Fields at
 // their defaults are left out, so the file reads like one a person wrote.
 import { DEFAULT_TIMEOUTS, type ServerConfig } from '../protocol/server-config.js';
+import type { ToolsetRecord } from '../protocol/toolsets.js';
 import { maskArgs, REDACTED } from '../registry/secret-args.js';
 import { CONFIG_FILE_VERSION } from './schema.js';
 import type { DeclaredSecrets } from './variables.js';
 
 export interface ExportedConfig {
-  document: { version: number; servers: Record<string, unknown>[] };
+  document: { version: number; servers: Record<string, unknown>[]; toolsets?: Record<string, unknown>[] };
   /** Every variable the file reads: set them in coffer's environment before `coffer serve --config`. */
   variables: string[];
 }
@@ -68,10 +69,16 @@ function exportServer(config: ServerConfig, declared: DeclaredSecrets | undefine
   };
 }
 
-export function exportConfig(configs: readonly ServerConfig[], declared: (server: string) => DeclaredSecrets | undefined): ExportedConfig {
+/** A toolset holds no secret: written as stored, defaults left out. */
+function exportToolset({ name, description, servers, mode }: ToolsetRecord): Record<string, unknown> {
+  return { name, ...(description !== '' ? { description } : {}), servers, ...(mode ? { mode } : {}) };
+}
+
+export function exportConfig(configs: readonly ServerConfig[], toolsets: readonly ToolsetRecord[], declared: (server: string) => DeclaredSecrets | undefined): ExportedConfig {
   const used = new Set<string>();
   const servers = [...configs].sort((a, b) => (a.name < b.name ? -1 : 1)).map((config) => exportServer(config, declared(config.name), used));
   const variables = new Set<string>();
   for (const match of JSON.stringify(servers).matchAll(REFERENCES)) variables.add(match[1]!);
-  return { document: { version: CONFIG_FILE_VERSION, servers }, variables: [...variables].sort() };
+  const sets = toolsets.map(exportToolset);
+  return { document: { version: CONFIG_FILE_VERSION, servers, ...(sets.length > 0 ? { toolsets: sets } : {}) }, variables: [...variables].sort() };
 }

@@ -32,6 +32,31 @@ function fileView(view: ServerView, sync: FileOwnership): ManagedView {
   return { ...view, transport: { ...transport, args }, managed_by: path };
 }
 
+interface Writes<T> {
+  add(input: unknown, actor: AuditActor): Promise<T>;
+  update(name: string, patch: unknown, actor: AuditActor): Promise<T>;
+  remove(name: string, actor: AuditActor): Promise<void>;
+}
+
+/** add, update and remove of `api`, each refused first when the file owns the name. */
+export function ownedWritesRefused<T>(api: Writes<T>, refuseOwned: (name: string) => void): Writes<T> {
+  return {
+    add: async (input, actor) => {
+      const name = (input as { name?: unknown } | null)?.name;
+      if (typeof name === 'string') refuseOwned(name);
+      return api.add(input, actor);
+    },
+    update: async (name, patch, actor) => {
+      refuseOwned(name);
+      return api.update(name, patch, actor);
+    },
+    remove: async (name, actor) => {
+      refuseOwned(name);
+      return api.remove(name, actor);
+    },
+  };
+}
+
 export function fileGuardedServers(registry: Registry, sync: FileOwnership): ServersApi {
   const refuseOwned = (name: string): void => {
     const path = sync.ownerOf(name);
@@ -40,22 +65,10 @@ export function fileGuardedServers(registry: Registry, sync: FileOwnership): Ser
   return {
     list: async () => (await registry.list()).map((view) => fileView(view, sync)),
     get: async (name) => fileView(await registry.get(name), sync),
-    add: async (input: unknown, actor: AuditActor) => {
-      const name = (input as { name?: unknown } | null)?.name;
-      if (typeof name === 'string') refuseOwned(name);
-      return registry.add(input, actor);
-    },
-    update: async (name, patch, actor) => {
-      refuseOwned(name);
-      return registry.update(name, patch, actor);
-    },
+    ...ownedWritesRefused(registry, refuseOwned),
     setEnabled: async (name, enabled, actor) => {
       refuseOwned(name);
       return registry.setEnabled(name, enabled, actor);
-    },
-    remove: async (name, actor) => {
-      refuseOwned(name);
-      return registry.remove(name, actor);
     },
   };
 }

@@ -5,6 +5,7 @@ import { readFileSync } from 'node:fs';
 import type { z } from 'zod';
 import { CofferError, messageOf } from '../protocol/errors.js';
 import type { ServerConfig } from '../protocol/server-config.js';
+import type { ToolsetSpec } from '../protocol/toolsets.js';
 import { fieldOf } from '../registry/server-config.js';
 import { configFileSchema } from './schema.js';
 import { FileSyntaxError, formatOf, parseSource, type FileIssue, type SourceDocument } from './source.js';
@@ -15,6 +16,7 @@ export interface LoadedConfig {
   /** The text it was read from: a rewrite with the same text is no change. */
   text: string;
   servers: ServerConfig[];
+  toolsets: ToolsetSpec[];
   /** By server name: the secret fields written with references. */
   declared: Map<string, DeclaredSecrets>;
   /** A problem found later (against the running registry), placed in the file. */
@@ -67,6 +69,7 @@ export function parseConfigText(path: string, text: string, env: NodeJS.ProcessE
     path,
     text,
     servers,
+    toolsets: parsed.data.toolsets,
     declared: new Map(servers.map((server, index) => [server.name, expanded.declared[index]!])),
     issueAt: (at, message) => located(source, [{ path: at, message }])[0]!,
   };

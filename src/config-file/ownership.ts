@@ -1,4 +1,4 @@
-// Which servers the config file owns, kept beside the database
+// Which servers and toolsets the config file owns, kept beside the database
 // ($COFFER_HOME/config-file.json, 0600) so a server taken out of the file while
 // the daemon was stopped is removed at the next start, and one registered
 // through the API is never mistaken for one the file used to declare.
@@ -9,6 +9,7 @@ export interface Ownership {
   /** The file that declared them, as given to --config. */
   path: string;
   servers: string[];
+  toolsets: string[];
   applied_at: string;
 }
 
@@ -17,7 +18,7 @@ export const ownershipPath = (home: string): string => join(home, 'config-file.j
 export function readOwnership(home: string): Ownership | null {
   try {
     const parsed = JSON.parse(readFileSync(ownershipPath(home), 'utf8')) as Partial<Ownership>;
-    return typeof parsed.path === 'string' && Array.isArray(parsed.servers) ? { path: parsed.path, servers: parsed.servers.map(String), applied_at: String(parsed.applied_at) } : null;
+    return typeof parsed.path === 'string' && Array.isArray(parsed.servers) ? { path: parsed.path, servers: parsed.servers.map(String), toolsets: (parsed.toolsets ?? []).map(String), applied_at: String(parsed.applied_at) } : null;
   } catch {
     return null;
   }

@@ -1,12 +1,12 @@
-// What applying a config file changes (pure): the servers it adds, the ones
-// whose config differs (updated; the registry restarts only those whose
-// connection settings changed), the ones it no longer declares (removed), and
-// prefixes it would take from servers it does not own.
+// What applying a config file changes (pure): the servers (or toolsets) it
+// adds, the ones whose config differs (updated; the registry restarts only
+// those whose connection settings changed), the ones it no longer declares
+// (removed), and prefixes it would take from servers it does not own.
 import { prefixOf, type ServerConfig } from '../protocol/server-config.js';
 
-export interface Plan {
-  add: ServerConfig[];
-  update: ServerConfig[];
+export interface Plan<T extends Named = ServerConfig> {
+  add: T[];
+  update: T[];
   remove: string[];
   /** Registered through the API and now declared in the file: updated, and owned by the file from now on. */
   adopt: string[];
@@ -19,10 +19,15 @@ export function canonical(value: unknown): string {
   );
 }
 
-export function planChanges(desired: readonly ServerConfig[], running: readonly ServerConfig[], owned: ReadonlySet<string>): Plan {
+interface Named {
+  name: string;
+}
+
+/** Servers or toolsets alike: `running` as comparable to `desired` (the same fields). */
+export function planChanges<T extends Named>(desired: readonly T[], running: readonly T[], owned: ReadonlySet<string>): Plan<T> {
   const byName = new Map(running.map((config) => [config.name, config]));
   const wanted = new Set(desired.map((config) => config.name));
-  const plan: Plan = { add: [], update: [], remove: [], adopt: [] };
+  const plan: Plan<T> = { add: [], update: [], remove: [], adopt: [] };
   for (const config of desired) {
     const current = byName.get(config.name);
     if (current === undefined) plan.add.push(config);

@@ -8,15 +8,22 @@ import { basename, dirname } from 'node:path';
 import type { Logger } from '../log.js';
 import type { CofferEvent, ConfigFileIssue } from '../protocol/events.js';
 import { messageOf } from '../protocol/errors.js';
+import type { ToolsetSpec } from '../protocol/toolsets.js';
 import type { Registry } from '../registry/registry.js';
+import type { Toolsets } from '../toolsets/toolsets.js';
 import { ConfigFileError, describeIssue, parseConfigText, readConfigText, type LoadedConfig } from './load.js';
 import { readOwnership, writeOwnership } from './ownership.js';
-import { planChanges, prefixClashes } from './plan.js';
+import { planChanges, prefixClashes, type Plan } from './plan.js';
+import { planToolsets, toolsetProblems } from './toolset-plan.js';
 import type { DeclaredSecrets } from './variables.js';
 
 export interface ConfigSyncDeps {
   home: string;
   registry: Pick<Registry, 'all' | 'add' | 'update' | 'remove'>;
+  /** Applied after the servers of the same change, through the same service as the REST API. */
+  toolsets: Pick<Toolsets, 'list' | 'add' | 'update' | 'remove'>;
+  /** The clients and the toolset each is bound to: a file may not remove a toolset in use. */
+  clients(): Promise<{ name: string; toolset: string | null }[]>;
   log: Logger;
   publish(event: CofferEvent): void;
   /** One audit entry per applied change of the file (each server's own entries come from the registry). */
@@ -29,6 +36,7 @@ export interface ConfigSyncDeps {
 export interface ConfigFileStatus {
   path: string;
   servers: string[];
+  toolsets: string[];
   last: { status: 'applied' | 'refused' | 'failed'; at: string; errors: ConfigFileIssue[]; message: string | null };
 }
 
@@ -38,6 +46,7 @@ const DEFAULT_DEBOUNCE_MS = 150;
 
 export class ConfigFileSync {
   private owned: Set<string>;
+  private ownedToolsets: Set<string>;
   private loaded: LoadedConfig;
   private lastText: string;
   private watcher: FSWatcher | null = null;
@@ -53,7 +62,9 @@ export class ConfigFileSync {
   ) {
     this.loaded = loaded;
     this.lastText = loaded.text;
-    this.owned = new Set(readOwnership(deps.home)?.servers ?? []);
+    const ownership = readOwnership(deps.home);
+    this.owned = new Set(ownership?.servers ?? []);
+    this.ownedToolsets = new Set(ownership?.toolsets ?? []);
     this.last = { status: 'applied', at: new Date().toISOString(), errors: [], message: null };
   }
 
@@ -66,12 +77,17 @@ export class ConfigFileSync {
     return this.owned.has(name) ? this.loaded.path : null;
   }
 
+  /** The file's path when it declares this toolset, else null. */
+  toolsetOwner(name: string): string | null {
+    return this.ownedToolsets.has(name) ? this.loaded.path : null;
+  }
+
   declared(name: string): DeclaredSecrets | undefined {
     return this.owned.has(name) ? this.loaded.declared.get(name) : undefined;
   }
 
   status(): ConfigFileStatus {
-    return { path: this.loaded.path, servers: [...this.owned].sort(), last: this.last };
+    return { path: this.loaded.path, servers: [...this.owned].sort(), toolsets: [...this.ownedToolsets].sort(), last: this.last };
   }
 
   /** Applies the file read at start; throws ConfigFileError when it cannot be (the daemon does not start). */
@@ -119,17 +135,25 @@ export class ConfigFileSync {
     }
     const outcome = await this.apply(loaded);
     if (outcome.status === 'applied') this.loaded = loaded;
+    // Refused against the running state (a bound client, a taken prefix): saving the same text again retries once that state changed.
+    else if (outcome.status === 'refused') this.lastText = this.loaded.text;
   }
 
   private async apply(loaded: LoadedConfig): Promise<Outcome> {
-    const { registry } = this.deps;
+    const { registry, toolsets } = this.deps;
     const running = registry.all();
-    const clashes = prefixClashes(loaded.servers, running, this.owned);
-    if (clashes.length > 0) {
-      const errors = clashes.map(([index, message]) => loaded.issueAt(['servers', index, loaded.servers[index]!.namespace === '' ? 'name' : 'namespace'], message));
+    const plan = planChanges(loaded.servers, running, this.owned);
+    const toolsetPlan = planToolsets(loaded.toolsets, toolsets.list(), this.ownedToolsets);
+    const clashes = prefixClashes(loaded.servers, running, this.owned).map(([index, message]) => ({
+      path: ['servers', index, loaded.servers[index]!.namespace === '' ? 'name' : 'namespace'],
+      message,
+    }));
+    const check = { toolsets: loaded.toolsets, servers: loaded.servers, running, ownedServers: this.owned, remove: toolsetPlan.remove, clients: await this.deps.clients() };
+    const problems = [...clashes, ...toolsetProblems(check)];
+    if (problems.length > 0) {
+      const errors = problems.map(({ path, message }) => loaded.issueAt(path, message));
       return this.report({ status: 'refused', added: [], updated: [], removed: [], errors, message: new ConfigFileError(loaded.path, errors).message });
     }
-    const plan = planChanges(loaded.servers, running, this.owned);
     const done: Outcome = { status: 'applied', added: [], updated: [], removed: [], errors: [], message: null };
     try {
       // Removals first: they free the names and prefixes that additions may take.
@@ -148,6 +172,7 @@ export class ConfigFileSync {
         this.owned.add(config.name);
         done.added.push(config.name);
       }
+      await this.applyToolsets(toolsetPlan);
     } catch (error) {
       done.status = 'failed';
       done.message = `stopped part-way (${messageOf(error)}); applied so far: ${describeChanges(done)}`;
@@ -156,12 +181,34 @@ export class ConfigFileSync {
       this.owned.add(name);
       this.deps.log.warn('server registered through the API is now declared in the config file: the file owns it', { server: name, path: loaded.path });
     }
-    if (done.status === 'applied') this.owned = new Set(loaded.servers.map((config) => config.name));
-    writeOwnership(this.deps.home, { path: loaded.path, servers: [...this.owned].sort(), applied_at: new Date().toISOString() });
+    for (const name of toolsetPlan.adopt) this.ownedToolsets.add(name);
+    if (done.status === 'applied') {
+      this.owned = new Set(loaded.servers.map((config) => config.name));
+      this.ownedToolsets = new Set(loaded.toolsets.map((toolset) => toolset.name));
+    }
+    writeOwnership(this.deps.home, { path: loaded.path, servers: [...this.owned].sort(), toolsets: [...this.ownedToolsets].sort(), applied_at: new Date().toISOString() });
     if (done.added.length + done.updated.length + done.removed.length > 0) {
       await this.deps.audit({ path: loaded.path, added: done.added, updated: done.updated, removed: done.removed });
     }
     return this.report(done);
+  }
+
+  /** Each step is its own `toolset` event and audit entry (the service's own). */
+  private async applyToolsets(plan: Plan<ToolsetSpec>): Promise<void> {
+    const { toolsets } = this.deps;
+    for (const name of plan.remove) {
+      await toolsets.remove(name, 'system');
+      this.ownedToolsets.delete(name);
+    }
+    // `mode` is given even when absent, so a mode taken out of the file goes back to the default.
+    for (const spec of plan.update) {
+      await toolsets.update(spec.name, { description: spec.description, servers: spec.servers, mode: spec.mode }, 'system');
+      this.ownedToolsets.add(spec.name);
+    }
+    for (const spec of plan.add) {
+      await toolsets.add(spec, 'system');
+      this.ownedToolsets.add(spec.name);
+    }
   }
 
   private report(outcome: Outcome): Outcome {

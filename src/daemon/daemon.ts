@@ -45,6 +45,7 @@ import { Operations } from '../ops/operations.js';
 import { opsSettings, type MetricsMode } from '../ops/ops-settings.js';
 import { applyStartConfig, readStartConfig } from '../config-file/daemon-hook.js';
 import { fileGuardedServers } from '../config-file/guard.js';
+import { fileGuardedToolsets } from '../config-file/toolset-guard.js';
 import type { ConfigFileSync } from '../config-file/sync.js';
 import { announce } from './announce.js';
 import { EventBus } from './event-bus.js';
@@ -175,7 +176,11 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
   operations.attach({ writer, pool, router: routing.router, sessions, configs: () => registry?.all() ?? [] });
   let configSync: ConfigFileSync | null = null;
   // The routes exist before the file is applied; they ask the sync once it runs.
-  const fileOwnership = { ownerOf: (name: string) => configSync?.ownerOf(name) ?? null, declared: (name: string) => configSync?.declared(name) };
+  const fileOwnership = {
+    ownerOf: (name: string) => configSync?.ownerOf(name) ?? null,
+    toolsetOwner: (name: string) => configSync?.toolsetOwner(name) ?? null,
+    declared: (name: string) => configSync?.declared(name),
+  };
 
   const signIns = new SignIns(pool, () => `http://${LOOPBACK}:${http!.port}${OAUTH_CALLBACK_PATH}`, (actor, event, server) => {
     writer.api.audit(actor, event, server, {}).catch((error: Error) => log.warn('audit failed', { event, error: error.message }));
@@ -224,12 +229,12 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
         },
       }),
       ...serverRoutes(startConfig ? fileGuardedServers(registry, fileOwnership) : registry),
-      ...configRoutes(registry, { status: () => configSync?.status() ?? null, declared: (name) => configSync?.declared(name) }),
+      ...configRoutes(registry, toolsetParts.toolsets, { status: () => configSync?.status() ?? null, declared: (name) => configSync?.declared(name) }),
       ...capabilityRoutes(capabilities, registry, tester),
       ...auditRoutes(writer.api),
       ...invocationRoutes(writer.api, () => invocationLog.flush()),
       ...retentionRoutes(writer.api),
-      ...toolsetRoutes(toolsetParts.toolsets, writer.api),
+      ...toolsetRoutes(startConfig ? fileGuardedToolsets(toolsetParts.toolsets, fileOwnership) : toolsetParts.toolsets, writer.api),
       ...clientRoutes(writer.api, {
         added: (client) => mcpAuth.added(client),
         revoked: (name) => {
@@ -279,6 +284,8 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
     home,
     log,
     publish: (event) => bus.publish(event),
+    toolsets: toolsetParts.toolsets,
+    clients: () => writer.api.listClients(),
     audit: (payload) => writer.api.audit('system', 'config_file_applied', null, payload),
   }).catch(async (error: unknown) => {
     await stop();

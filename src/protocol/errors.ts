@@ -16,6 +16,8 @@ export const ERROR_HTTP_STATUS = {
   RESOURCE_ALREADY_EXISTS: 409,
   /** The server is declared in the config file: it is changed there, not through the API. */
   SERVER_MANAGED_BY_FILE: 409,
+  /** The toolset is declared in the config file: it is changed there, not through the API. */
+  TOOLSET_MANAGED_BY_FILE: 409,
   /** Still referred to (a toolset a client is bound to): unbind first. */
   RESOURCE_IN_USE: 409,
   PAYLOAD_TOO_LARGE: 413,

@@ -40,7 +40,8 @@ const rule = z.strictObject({
   exclude: patterns.optional(),
 });
 
-const spec = z.strictObject({
+/** A toolset as POST /api/v1/toolsets takes it; the config file's `toolsets` entries use the same schema. */
+export const toolsetSpecSchema = z.strictObject({
   name: z.string({ error: 'must be a string' }).regex(TOOLSET_NAME_PATTERN, { error: 'must be 1-64 letters, digits, dots, dashes or underscores, starting with a letter or digit' }),
   description: z.string({ error: 'must be a string' }).max(1024, { error: 'at most 1024 characters' }).default(''),
   servers: z
@@ -52,7 +53,7 @@ const spec = z.strictObject({
 
 /** A valid spec with defaults applied, or CONFIG_INVALID naming every field at fault. */
 export function parseToolsetSpec(input: unknown): Result<ToolsetSpec> {
-  const parsed = spec.safeParse(input);
+  const parsed = toolsetSpecSchema.safeParse(input);
   return parsed.success ? { ok: true, value: parsed.data } : invalid(fieldErrors(parsed.error.issues), 'toolset');
 }
 

@@ -1,9 +1,10 @@
 // /config routes: the config file's state (which file, the servers it owns, how
-// its last change went) and the running registry written as such a file.
+// its last change went) and the running registry and toolsets written as such a file.
 import { exportConfig } from '../../config-file/export.js';
 import type { ConfigFileStatus } from '../../config-file/sync.js';
 import type { DeclaredSecrets } from '../../config-file/variables.js';
 import type { Registry } from '../../registry/registry.js';
+import type { Toolsets } from '../../toolsets/toolsets.js';
 import type { Route } from '../http-api.js';
 
 export interface ConfigFileView {
@@ -11,9 +12,9 @@ export interface ConfigFileView {
   declared(server: string): DeclaredSecrets | undefined;
 }
 
-export function configRoutes(registry: Pick<Registry, 'all'>, file: ConfigFileView): Route[] {
+export function configRoutes(registry: Pick<Registry, 'all'>, toolsets: Pick<Toolsets, 'list'>, file: ConfigFileView): Route[] {
   return [
     { method: 'GET', pattern: '/config', handler: async () => ({ status: 200, body: { file: file.status() } }) },
-    { method: 'GET', pattern: '/config/export', handler: async () => ({ status: 200, body: exportConfig(registry.all(), (server) => file.declared(server)) }) },
+    { method: 'GET', pattern: '/config/export', handler: async () => ({ status: 200, body: exportConfig(registry.all(), toolsets.list(), (server) => file.declared(server)) }) },
   ];
 }

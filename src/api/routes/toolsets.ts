@@ -9,7 +9,9 @@ import type { Route } from '../http-api.js';
 
 type ClientReader = Pick<DbWriterCalls, 'listClients'>;
 
-export function toolsetRoutes(toolsets: Toolsets, clients: ClientReader): Route[] {
+export type ToolsetsApi = Pick<Toolsets, 'list' | 'get' | 'add' | 'update' | 'remove' | 'bind'>;
+
+export function toolsetRoutes(toolsets: ToolsetsApi, clients: ClientReader): Route[] {
   const view = async (record: ToolsetRecord) => {
     const bound = (await clients.listClients()).filter((client) => client.toolset === record.name).map((client) => client.name);
     return { ...record, endpoint: `/mcp/${record.name}`, clients: bound };
