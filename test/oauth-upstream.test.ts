@@ -189,7 +189,8 @@ t.test('OAuth sign-in to a remote upstream', async (t) => {
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
     const link = await waitFor('the link on stdout', () => /http:\/\/\S+\/authorize\S*/.exec(stdout)?.[0], 15_000);
-    t.match(stderr, 'waiting for the sign-in');
+    // stdout and stderr are separate pipes: the link can arrive before the line that says the CLI waits.
+    t.ok(await waitFor('the waiting line on stderr', () => stderr.includes('waiting for the sign-in') || undefined, 15_000), 'the CLI says it waits for the sign-in');
     const authorize = await fetch(link, { redirect: 'manual' });
     t.equal((await fetch(authorize.headers.get('location')!)).status, 200);
     t.equal(await exited, 0, stderr);
