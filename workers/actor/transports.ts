@@ -32,12 +32,12 @@ export async function createTransport(config: TransportConfig, log: ActorLog, au
       return { transport, pid: () => transport.pid };
     }
     case 'http': {
-      const { createStreamableHttp } = await import('./http-transports.js');
+      const { createStreamableHttp } = await import('./streamable-http.js');
       const transport = await createStreamableHttp(config.url, config.headers, auth);
       return { transport, pid: () => null, endSession: () => transport.endSession(), listen: (message, signal) => transport.listen(message, signal) };
     }
     case 'sse': {
-      const { createLegacySse } = await import('./http-transports.js');
+      const { createLegacySse } = await import('./legacy-sse.js');
       const transport = await createLegacySse(config.url, config.headers, auth);
       return { transport, pid: () => null };
     }

@@ -1,0 +1,151 @@
+// Reading an HTTP upstream's bodies: whole JSON answers and SSE streams under
+// the actor's answer budget, error bodies cut short, JSON-RPC text parsed with
+// the nesting policy. Shared by both network transports.
+import type { IncomingMessage } from 'node:http';
+import type { JsonRpcId, JsonRpcMessage } from './jsonrpc-session.js';
+import { MAX_ERROR_TEXT_CHARS, sanitiseText } from '../../src/protocol/untrusted-text.js';
+import { parseInbound } from './inbound.js';
+import { AnswerBudget, MAX_ANSWER_CHARS_IN_FLIGHT, MAX_MESSAGE_CHARS, MessageTooLargeError } from './limits.js';
+import { RpcError } from './jsonrpc-session.js';
+import { JSONRPC } from '../../src/protocol/errors.js';
+import { SseParser, type SseEvent } from './sse-parser.js';
+
+export function isRequest(message: JsonRpcMessage): boolean {
+  return typeof message.method === 'string' && 'id' in message;
+}
+
+/** One per actor: every answer body (JSON, or the event being read on an SSE stream) counts against it. */
+const answers = new AnswerBudget();
+
+/** An answer cut off because the actor already holds as much answer text as it may. */
+export class AnswerBudgetError extends RpcError {
+  constructor() {
+    const message = `the upstream's answers in flight passed ${MAX_ANSWER_CHARS_IN_FLIGHT / (1024 * 1024)} MB: this one was cut off; retry when earlier calls have finished`;
+    super(JSONRPC.UPSTREAM_BUSY, message, { code: 'UPSTREAM_BUSY' });
+  }
+}
+
+/**
+ * Reads a whole body; rejects when it breaks off, grows past MAX_MESSAGE_CHARS
+ * or would take the actor's answers past their budget (the response is then
+ * destroyed). The body's share of the budget is held until its answer has left.
+ */
+export async function readText<T>(res: IncomingMessage, use: (text: string) => T): Promise<T> {
+  let chars = 0;
+  try {
+    const text = await new Promise<string>((resolve, reject) => {
+      const parts: string[] = [];
+      const fail = (error: Error): void => {
+        res.destroy();
+        reject(error);
+      };
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => {
+        if (!answers.take(chunk.length)) return fail(new AnswerBudgetError());
+        parts.push(chunk);
+        chars += chunk.length;
+        if (chars > MAX_MESSAGE_CHARS) fail(new MessageTooLargeError('HTTP body'));
+      });
+      res.on('end', () => resolve(parts.join('')));
+      res.on('error', (error) => reject(error));
+      res.on('close', () => (res.complete ? resolve(parts.join('')) : reject(new Error('response ended before it was complete'))));
+    });
+    return use(text);
+  } finally {
+    // `use` delivers the answer; the chain that posts it to the main thread runs in microtasks after it. Until
+    // then the parsed answer is alive, so its share is given back only on the next turn of the event loop.
+    setImmediate(() => answers.give(chars));
+  }
+}
+
+/**
+ * The start of an error answer's body, for its message, made safe to log: the
+ * rest is not read (an upstream's 3 MB error page would otherwise be carried
+ * into every error, log line and event). Never fails.
+ */
+export function errorText(res: IncomingMessage): Promise<string> {
+  return new Promise((resolve) => {
+    let text = '';
+    const done = (): void => resolve(sanitiseText(text));
+    res.setEncoding('utf8');
+    res.on('data', (chunk: string) => {
+      text += chunk;
+      if (text.length <= MAX_ERROR_TEXT_CHARS) return;
+      res.destroy();
+      resolve(`${sanitiseText(text.slice(0, MAX_ERROR_TEXT_CHARS), MAX_ERROR_TEXT_CHARS)}… [rest of the body not read]`);
+    });
+    res.on('end', done);
+    res.on('error', done);
+    res.on('close', done);
+  });
+}
+
+/**
+ * Reads an SSE body to its end: resolves when it ends cleanly, rejects when it
+ * breaks off or when the event being read would take the actor's answers past
+ * their budget (AnswerBudgetError; the response is destroyed). An event's
+ * share is held until it has been delivered.
+ */
+export function readSse(res: IncomingMessage, onEvent: (event: SseEvent) => void, onDropped: (error: Error) => void): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const parser = new SseParser();
+    // Taken from the budget since the last event ended: the parser never holds more.
+    let held = 0;
+    const release = (keep: number): void => {
+      const chars = held - keep;
+      held = keep;
+      if (chars > 0) setImmediate(() => answers.give(chars));
+    };
+    res.setEncoding('utf8');
+    res.on('data', (chunk: string) => {
+      if (!answers.take(chunk.length)) {
+        release(0);
+        res.destroy();
+        reject(new AnswerBudgetError());
+        return;
+      }
+      held += chunk.length;
+      const dropped = parser.dropped;
+      const events = parser.push(chunk);
+      for (const event of events) onEvent(event);
+      if (parser.dropped !== dropped) onDropped(new MessageTooLargeError('SSE event'));
+      // Past an event's end the parser holds at most the rest of this chunk; while it skips a dropped event, nothing.
+      if (parser.skipping) release(0);
+      else if (events.length > 0) release(chunk.length);
+    });
+    res.on('end', () => {
+      release(0);
+      resolve();
+    });
+    res.on('error', (error) => {
+      release(0);
+      reject(error);
+    });
+    res.on('close', () => {
+      release(0);
+      if (res.complete) resolve();
+      else reject(new Error('stream ended before it was complete'));
+    });
+  });
+}
+
+/** The JSON-RPC error a 2026-07-28-era server answers with a 4xx (e.g. -32022, -32020), if the body is one for `id`. */
+export function rpcErrorFor(text: string, id: JsonRpcId | undefined): JsonRpcMessage | undefined {
+  try {
+    const message = JSON.parse(text) as JsonRpcMessage;
+    const matches = id !== undefined && (message.id === id || message.id === null);
+    return matches && typeof message.error === 'object' && message.error !== null ? { ...message, id } : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+export function parseMessages(text: string): JsonRpcMessage[] {
+  const data = parseInbound(text);
+  return (Array.isArray(data) ? data : [data]) as JsonRpcMessage[];
+}
+
+export function asError(error: unknown): Error {
+  return error instanceof Error ? error : new Error(String(error));
+}
+

@@ -1,0 +1,87 @@
+// Legacy SSE: GET /sse for the endpoint, then every message on that stream and
+// each request POSTed to the endpoint.
+import type { IncomingMessage } from 'node:http';
+import type { JsonRpcMessage } from './jsonrpc-session.js';
+import { addTraceHeaders } from './trace-headers.js';
+import { UpstreamAuthError, type HttpAuth } from './http-auth.js';
+import { asError, errorText, readSse } from './http-bodies.js';
+import { HttpTransportBase, parts } from './http-base.js';
+
+export class LegacySseTransport extends HttpTransportBase {
+  private endpoint: URL | undefined;
+
+  start(): Promise<void> {
+    return new Promise((resolve, reject) => {
+      let started = false;
+      const fail = (error: Error): void => {
+        if (!started) {
+          started = true;
+          reject(error);
+          return;
+        }
+        if (this.closed) return;
+        // Every answer comes on this stream: without it the session is over.
+        this.report(error);
+        void this.close();
+      };
+      const headers = this.commonHeaders();
+      headers.accept = 'text/event-stream';
+      this.exchange('GET', this.url, headers)
+        .then(async (res) => {
+          const status = res.statusCode ?? 0;
+          if (status < 200 || status >= 300) {
+            res.resume();
+            throw new Error(`SSE error: Non-200 status code (${status})`);
+          }
+          await readSse(res, (event) => {
+            if (event.event === 'endpoint') {
+              if (started) return;
+              let endpoint: URL;
+              try {
+                endpoint = new URL(event.data, this.url);
+              } catch {
+                fail(new Error(`SSE error: invalid endpoint ${JSON.stringify(event.data)}`));
+                return;
+              }
+              if (endpoint.origin !== this.url.origin) {
+                fail(new Error(`Endpoint origin does not match connection origin: ${endpoint.origin}`));
+                return;
+              }
+              this.endpoint = endpoint;
+              started = true;
+              resolve();
+            } else if (event.event === 'message') this.deliverText(event.data);
+          }, (error) => this.report(error));
+          throw new Error('SSE stream disconnected');
+        })
+        .catch((error: unknown) => fail(asError(error)));
+    });
+  }
+
+  async send(message: JsonRpcMessage): Promise<void> {
+    if (!this.endpoint) throw new Error('Not connected');
+    const headers = this.commonHeaders();
+    headers['content-type'] = 'application/json';
+    addTraceHeaders(headers, message);
+    let res: IncomingMessage;
+    try {
+      res = await this.exchange('POST', this.endpoint, headers, () => JSON.stringify(message));
+    } catch (error) {
+      const failure = error instanceof UpstreamAuthError ? error : new Error(`SSE error: ${asError(error).message}`);
+      this.report(failure);
+      throw failure;
+    }
+    const status = res.statusCode ?? 0;
+    if (status < 200 || status >= 300) {
+      const text = await errorText(res);
+      const failure = new Error(`Error POSTing to endpoint (HTTP ${status}): ${text}`);
+      this.report(failure);
+      throw failure;
+    }
+    res.resume();
+  }
+}
+
+export async function createLegacySse(url: string, headers: Record<string, string>, auth: HttpAuth | null = null): Promise<LegacySseTransport> {
+  return new LegacySseTransport(...(await parts(url)), headers, auth);
+}

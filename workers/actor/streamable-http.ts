@@ -1,0 +1,213 @@
+// Streamable HTTP: a POST per message, answered as JSON or SSE, the optional
+// GET stream for server messages (reconnected), DELETE on close, and the
+// 2026-07-28 listen stream.
+import type { ClientRequest, IncomingMessage, OutgoingHttpHeaders } from 'node:http';
+import type { JsonRpcId, JsonRpcMessage } from './jsonrpc-session.js';
+import { type SseEvent } from './sse-parser.js';
+import { addTraceHeaders } from './trace-headers.js';
+import { UpstreamAuthError, type HttpAuth } from './http-auth.js';
+import { HttpStatusError } from './http-status-error.js';
+import { AnswerBudgetError, asError, errorText, isRequest, readSse, readText, rpcErrorFor } from './http-bodies.js';
+import { HttpTransportBase, parts } from './http-base.js';
+
+const RECONNECT_INITIAL_MS = 1_000;
+const RECONNECT_MAX_MS = 30_000;
+const RECONNECT_GROWTH = 1.5;
+const RECONNECT_MAX_RETRIES = 2;
+
+export class StreamableHttpTransport extends HttpTransportBase {
+  private sessionId: string | undefined;
+  private reconnectTimer: NodeJS.Timeout | undefined;
+  private reconnectAttempts = 0;
+  private retryMs: number | undefined;
+  /** Requests whose answer is still coming (or not yet begun), by JSON-RPC id. */
+  private readonly answering = new Map<JsonRpcId, ClientRequest>();
+  /** Requests abandon() destroyed: their failure is not reported (weak: nothing to clean up however they end). */
+  private readonly cutOff = new WeakSet<ClientRequest>();
+  private headersOf: ((message: JsonRpcMessage) => Record<string, string | number>) | undefined;
+
+  async start(): Promise<void> {}
+
+  setMessageHeaders(headersOf: ((message: JsonRpcMessage) => Record<string, string | number>) | undefined): void {
+    this.headersOf = headersOf;
+  }
+
+  protected override commonHeaders(): OutgoingHttpHeaders {
+    const headers = super.commonHeaders();
+    if (this.sessionId) headers['mcp-session-id'] = this.sessionId;
+    return headers;
+  }
+
+  async send(message: JsonRpcMessage): Promise<void> {
+    if (message.method === 'notifications/cancelled') this.abandon((message.params as { requestId?: JsonRpcId } | undefined)?.requestId);
+    const headers = this.postHeaders(message);
+    const id = isRequest(message) ? (message.id as JsonRpcId) : undefined;
+    let res: IncomingMessage;
+    let request: ClientRequest | undefined;
+    const cutOff = (): boolean => request !== undefined && this.cutOff.has(request);
+    try {
+      res = await this.exchange('POST', this.url, headers, () => JSON.stringify(message), (req) => {
+        request = req;
+        if (id === undefined) return;
+        this.answering.set(id, req);
+        req.once('close', () => this.answering.get(id) === req && this.answering.delete(id));
+      });
+    } catch (error) {
+      // A request we cut off ourselves (abandon) is not a transport problem.
+      if (cutOff()) throw error;
+      const failure = error instanceof UpstreamAuthError ? error : new Error(`Streamable HTTP error: ${asError(error).message}`);
+      this.report(failure);
+      throw failure;
+    }
+    const session = res.headers['mcp-session-id'];
+    if (typeof session === 'string') this.sessionId = session;
+    const status = res.statusCode ?? 0;
+    if (status < 200 || status >= 300) {
+      const text = await errorText(res);
+      const rpcError = this.headersOf ? rpcErrorFor(text, id) : undefined;
+      if (rpcError) return this.deliver(rpcError, id);
+      const failure = new HttpStatusError(status, `Streamable HTTP error: Error POSTing to endpoint (HTTP ${status}): ${text}`);
+      this.report(failure);
+      throw failure;
+    }
+    if (status === 202 || id === undefined) {
+      res.resume();
+      if (status === 202 && message.method === 'notifications/initialized') this.openStream();
+      return;
+    }
+    const type = String(res.headers['content-type'] ?? '');
+    if (type.includes('text/event-stream')) {
+      // The answer (and any notifications before it) arrives on this stream; it is read in the background.
+      readSse(res, (event) => this.sseEvent(event, id), (error) => this.report(error)).catch((error: unknown) => {
+        // An answer we gave up on (cancelled, timed out) was cut off on purpose.
+        if (cutOff()) return;
+        // Over the answer budget: this call fails, the connection is fine.
+        if (error instanceof AnswerBudgetError) {
+          this.deliver({ jsonrpc: '2.0', id, error: { code: error.code, message: error.rpcMessage, data: error.data } });
+          return;
+        }
+        this.report(new Error(`SSE stream disconnected: ${asError(error).message}`));
+      });
+      return;
+    }
+    if (type.includes('application/json')) {
+      try {
+        await readText(res, (text) => this.deliverText(text, id));
+      } catch (error) {
+        // Over the answer budget: this call fails, the connection is fine.
+        if (!cutOff() && !(error instanceof AnswerBudgetError)) this.report(new Error(`Streamable HTTP error: ${asError(error).message}`));
+        throw error;
+      }
+      return;
+    }
+    res.resume();
+    const failure = new Error(`Streamable HTTP error: Unexpected content type: ${type}`);
+    this.report(failure);
+    throw failure;
+  }
+
+  private postHeaders(message: JsonRpcMessage): OutgoingHttpHeaders {
+    const headers = { ...this.commonHeaders(), ...this.headersOf?.(message) };
+    headers['content-type'] = 'application/json';
+    headers.accept = 'application/json, text/event-stream';
+    addTraceHeaders(headers, message);
+    return headers;
+  }
+
+  /**
+   * A 2026-07-28 `subscriptions/listen` request: its SSE answer stays open and
+   * carries the server's notifications (delivered like the GET stream's).
+   * Resolves when the stream ends, rejects when it cannot be opened or breaks;
+   * `signal` closes it (the spec's way to end a listen over HTTP).
+   */
+  async listen(message: JsonRpcMessage, signal: AbortSignal): Promise<void> {
+    let request: ClientRequest | undefined;
+    const close = (): void => void request?.destroy();
+    signal.addEventListener('abort', close, { once: true });
+    try {
+      const res = await this.exchange('POST', this.url, this.postHeaders(message), () => JSON.stringify(message), (req) => (request = req));
+      const status = res.statusCode ?? 0;
+      if (status < 200 || status >= 300 || !String(res.headers['content-type'] ?? '').includes('text/event-stream')) {
+        throw new HttpStatusError(status, `subscriptions/listen was refused (HTTP ${status}): ${await errorText(res)}`);
+      }
+      await readSse(res, (event) => {
+        // The graceful end's result answers a request the session never sent: only notifications go on.
+        if (event.event === 'message') this.deliverText(event.data, undefined, (item) => typeof item.method === 'string');
+      }, (error) => this.report(error));
+    } finally {
+      signal.removeEventListener('abort', close);
+    }
+  }
+
+  /**
+   * The request was cancelled (or timed out): stop reading its answer. An
+   * upstream that hangs or drips would otherwise hold the socket, and the
+   * growing body, for as long as it likes.
+   */
+  private abandon(id: JsonRpcId | undefined): void {
+    const req = id === undefined ? undefined : this.answering.get(id);
+    if (!req) return;
+    this.answering.delete(id!);
+    this.cutOff.add(req);
+    req.destroy();
+  }
+
+  private sseEvent(event: SseEvent, related?: JsonRpcId): void {
+    if (event.retry !== undefined) this.retryMs = event.retry;
+    if (event.event === 'message') this.deliverText(event.data, related);
+  }
+
+  /** The optional GET stream for server-initiated messages; 405 means the server offers none. */
+  private openStream(): void {
+    if (this.closed) return;
+    const headers = this.commonHeaders();
+    headers.accept = 'text/event-stream';
+    this.exchange('GET', this.url, headers)
+      .then(async (res) => {
+        const status = res.statusCode ?? 0;
+        if (status === 405) {
+          res.resume();
+          return;
+        }
+        if (status < 200 || status >= 300) {
+          res.resume();
+          throw new Error(`Failed to open SSE stream: HTTP ${status}`);
+        }
+        this.reconnectAttempts = 0;
+        await readSse(res, (event) => this.sseEvent(event), (error) => this.report(error));
+        throw new Error('SSE stream disconnected');
+      })
+      .catch((error: unknown) => {
+        if (this.closed) return;
+        this.report(asError(error));
+        this.scheduleReconnect();
+      });
+  }
+
+  private scheduleReconnect(): void {
+    if (this.closed || this.reconnectAttempts >= RECONNECT_MAX_RETRIES) return;
+    const delay = this.retryMs ?? Math.min(RECONNECT_INITIAL_MS * RECONNECT_GROWTH ** this.reconnectAttempts, RECONNECT_MAX_MS);
+    this.reconnectAttempts += 1;
+    this.reconnectTimer = setTimeout(() => this.openStream(), delay);
+    this.reconnectTimer.unref();
+  }
+
+  /** Tells the upstream to drop the session (DELETE); 405 means it does not support that. */
+  async endSession(): Promise<void> {
+    if (!this.sessionId || this.closed) return;
+    const res = await this.exchange('DELETE', this.url, this.commonHeaders());
+    res.resume();
+    const status = res.statusCode ?? 0;
+    if (status !== 405 && (status < 200 || status >= 300)) throw new Error(`Failed to terminate session: HTTP ${status}`);
+    this.sessionId = undefined;
+  }
+
+  override async close(): Promise<void> {
+    clearTimeout(this.reconnectTimer);
+    await super.close();
+  }
+}
+
+export async function createStreamableHttp(url: string, headers: Record<string, string>, auth: HttpAuth | null = null): Promise<StreamableHttpTransport> {
+  return new StreamableHttpTransport(...(await parts(url)), headers, auth);
+}
