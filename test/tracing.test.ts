@@ -84,7 +84,7 @@ t.test('_meta.traceparent: client → coffer spans → HTTP upstream (in _meta a
   const upstream = trace.find((span) => span.kind === CLIENT);
   t.equal(upstream?.spanId, upstreamParent, 'the span the upstream got as its parent was exported');
   t.equal(upstream?.parentSpanId, hop?.spanId, 'the upstream request under the actor hop');
-  // The actor's clock is the same wall clock; a few µs of rounding either side are allowed.
+  // Held inside the hop even when the threads' clocks disagree; µs rounding either side is allowed.
   const ns = (text: string | undefined): number => Number(BigInt(text ?? '0') / 1000n) / 1000;
   t.ok(ns(upstream?.startTimeUnixNano) >= ns(hop?.startTimeUnixNano) - 0.05 && ns(upstream?.endTimeUnixNano) <= ns(hop?.endTimeUnixNano) + 0.05, 'timed by the actor, within the hop');
   t.match(upstream?.attributes, [{ key: 'mcp.method.name', value: { stringValue: 'tools/call' } }, { key: 'coffer.upstream', value: { stringValue: 'up' } }]);

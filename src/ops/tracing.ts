@@ -115,12 +115,15 @@ class SpanTree implements RequestTrace {
       upstreamTimes: (sentAt, answeredAt) => (times = [sentAt, answeredAt]),
       end: (error) => {
         // Without the actor's times (it died, or its answer was lost) the request spans the hop.
-        const [sentAt, answeredAt] = times ?? [hopStart, epochMs()];
+        // Each thread derives wall time from its own timeOrigin, so the actor's clock may be a
+        // little off the main thread's: the request is held inside its hop.
+        const hopEnd = epochMs();
+        const [sentAt, answeredAt] = times ? [Math.max(times[0], hopStart), Math.min(times[1], hopEnd)] : [hopStart, hopEnd];
         ids.next = upstreamSpanId;
         const request = tracer.startSpan(method, { kind: api.SpanKind.CLIENT, attributes, startTime: sentAt }, hopContext);
         ids.next = undefined;
-        finish(api, request, error, answeredAt);
-        finish(api, hop, error);
+        finish(api, request, error, Math.max(answeredAt, sentAt));
+        finish(api, hop, error, hopEnd);
       },
     };
   }
