@@ -3,28 +3,32 @@
 import { VERSION } from '../version.js';
 import { isVerbose } from './args.js';
 import type { Command } from './command.js';
-import { auditCommand } from './commands/audit.js';
-import { clientCommand } from './commands/client.js';
-import { configCommand } from './commands/config.js';
-import { toolsetCommand } from './commands/toolset.js';
-import { daemonCommand } from './commands/daemon.js';
-import { mcpCommand } from './commands/mcp.js';
-import { retentionCommand } from './commands/retention.js';
-import { serveCommand } from './commands/serve.js';
-import { shimCommand } from './commands/shim.js';
-import { uiCommand } from './commands/ui.js';
 import { EXIT, EXIT_CODES_HELP, type ExitCode } from './exit-codes.js';
 import { CliError, formatError, printLine, usageError } from './output.js';
 
-const COMMANDS: Command[] = [serveCommand, daemonCommand, mcpCommand, configCommand, clientCommand, toolsetCommand, auditCommand, retentionCommand, shimCommand, uiCommand];
+// Each command's module is loaded only when it runs: a command line (and every shim a
+// client starts) then loads its own few modules, not the daemon's and every parser's.
+const COMMANDS: Record<string, () => Promise<Command>> = {
+  serve: async () => (await import('./commands/serve.js')).serveCommand,
+  daemon: async () => (await import('./commands/daemon.js')).daemonCommand,
+  mcp: async () => (await import('./commands/mcp.js')).mcpCommand,
+  config: async () => (await import('./commands/config.js')).configCommand,
+  client: async () => (await import('./commands/client.js')).clientCommand,
+  toolset: async () => (await import('./commands/toolset.js')).toolsetCommand,
+  audit: async () => (await import('./commands/audit.js')).auditCommand,
+  retention: async () => (await import('./commands/retention.js')).retentionCommand,
+  shim: async () => (await import('./commands/shim.js')).shimCommand,
+  ui: async () => (await import('./commands/ui.js')).uiCommand,
+};
 
-function mainUsage(): string {
-  const width = Math.max(...COMMANDS.map((c) => c.name.length)) + 2;
+async function mainUsage(): Promise<string> {
+  const commands = await Promise.all(Object.values(COMMANDS).map((load) => load()));
+  const width = Math.max(...commands.map((c) => c.name.length)) + 2;
   return [
     'Usage: coffer <command> [options]',
     '',
     'Commands:',
-    ...COMMANDS.map((c) => `  ${c.name.padEnd(width)}${c.summary}`),
+    ...commands.map((c) => `  ${c.name.padEnd(width)}${c.summary}`),
     '',
     'Synopsis:',
     '  coffer serve [--port N] [--mcp-auth token|none] [--config FILE]   run the daemon in the foreground (env COFFER_PORT)',
@@ -77,15 +81,16 @@ function hoistGlobalOptions(argv: string[]): string[] {
 async function main(argv: string[]): Promise<ExitCode> {
   const [name, ...rest] = hoistGlobalOptions(argv);
   if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
-    printLine(mainUsage());
+    printLine(await mainUsage());
     return name === undefined ? EXIT.USAGE : EXIT.OK;
   }
   if (name === '--version') {
     printLine(VERSION);
     return EXIT.OK;
   }
-  const command = COMMANDS.find((c) => c.name === name);
-  if (!command) throw usageError(`unknown command '${name}'`);
+  const load = Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined;
+  if (!load) throw usageError(`unknown command '${name}'`);
+  const command = await load();
   if (rest.includes('--help') || rest.includes('-h')) {
     printLine(command.helpFor?.(rest) ?? command.usage);
     return EXIT.OK;

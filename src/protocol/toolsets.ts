@@ -1,6 +1,9 @@
 // A toolset as it crosses to the DB writer and back: the user's own rules
 // (servers, patterns), never an upstream's names or schemas (R1).
 
+/** A toolset's name, as in `/mcp/<toolset>`. */
+export const TOOLSET_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+
 /** One server in a toolset: everything of it unless `include` says which; `exclude` wins over `include`. */
 export interface ToolsetServerRule {
   server: string;

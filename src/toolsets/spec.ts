@@ -7,14 +7,13 @@ import { z } from 'zod';
 import { CAPABILITY_TYPES, type CapabilityType } from '../protocol/capabilities.js';
 import type { Result } from '../protocol/errors.js';
 import { SERVER_NAME_PATTERN } from '../protocol/server-config.js';
-import type { ToolsetSpec } from '../protocol/toolsets.js';
+import { TOOLSET_NAME_PATTERN, type ToolsetSpec } from '../protocol/toolsets.js';
 import { unwrap } from '../registry/registry.js';
 import { fieldErrors, invalid } from '../registry/server-config.js';
 
 export type { ToolsetRecord, ToolsetServerRule, ToolsetSpec } from '../protocol/toolsets.js';
 
 /** A path segment of /mcp/<toolset> as it is typed: no escaping ever needed. */
-export const TOOLSET_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 
 export const PATTERN_SYNTAX = 'tool:<glob>, prompt:<glob> or resource:<glob> (* any characters, ? one)';
 

@@ -1,7 +1,7 @@
 // `coffer mcp cap list|enable|disable`, `coffer mcp refresh` (over the admin
 // WebSocket, with progress), `coffer mcp test`: a server's capabilities (live
 // lists joined with the stored preferences) and its connection.
-import { AdminConnectionError, connectAdmin, type AdminClient } from '../../admin/client.js';
+import type { AdminClient, AdminConnectionError } from '../../admin/client.js';
 import { daemonFilePath } from '../../daemon/daemon-file.js';
 import { ADMIN_CLOSE, type ProgressMessage } from '../../protocol/admin.js';
 import { CAPABILITY_TYPES, KINDS, LIST_KINDS, type CapabilitiesView, type CapabilityType } from '../../protocol/capabilities.js';
@@ -191,6 +191,8 @@ const ADMIN_SILENCE_MS = 60_000;
  */
 async function refreshOverAdmin(home: string, api: ApiClient, name: string, onProgress?: (progress: ProgressMessage) => void): Promise<CapabilitiesView> {
   const { port, token } = api.daemon;
+  // Loaded here: the WebSocket client is only needed by refresh, and every other command starts faster without it.
+  const { AdminConnectionError, connectAdmin } = await import('../../admin/client.js');
   let admin: AdminClient;
   try {
     admin = await connectAdmin({ port, token });

@@ -6,7 +6,7 @@ import type { TransportConfig } from '../../protocol/server-config.js';
 import { expectPositionals } from '../args.js';
 import { defineAction } from '../command.js';
 import { EXIT } from '../exit-codes.js';
-import { ImportFileError, parseClientConfig, projectDirOf, type ImportEntry, type SkipReason } from '../import-config.js';
+import type { ImportEntry, ParsedClientConfig, SkipReason } from '../import-config.js';
 import { CliError, printJson, printLine, printTable } from '../output.js';
 import { describeTransport, type Server } from './mcp-shared.js';
 
@@ -27,7 +27,9 @@ const FORMAT_LABEL = {
   'vscode-settings': 'VS Code settings.json',
 };
 
-function readConfigFile(file: string): ReturnType<typeof parseClientConfig> {
+/** The parser (zod, jsonc, yaml) is loaded here, so the other `mcp` commands start without it. */
+async function readConfigFile(file: string): Promise<ParsedClientConfig> {
+  const { ImportFileError, parseClientConfig, projectDirOf } = await import('../import-config.js');
   let text: string;
   try {
     text = readFileSync(file, 'utf8');
@@ -62,7 +64,7 @@ export const importAction = defineAction(
   { json: { type: 'boolean' }, 'dry-run': { type: 'boolean' } },
   async (positionals, values, { api }) => {
     const [file] = expectPositionals(positionals, ['FILE']);
-    const { format, entries } = readConfigFile(file!);
+    const { format, entries } = await readConfigFile(file!);
     const client = api();
     const existing = new Set((await client.get<{ servers: Server[] }>('/servers')).servers.map((server) => server.name));
     const results: ImportResult[] = [];

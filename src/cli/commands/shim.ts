@@ -3,7 +3,7 @@ import { resolveHome } from '../../daemon/daemon-file.js';
 import { expectPositionals, parseCommandArgs } from '../args.js';
 import type { Command } from '../command.js';
 import { usageError } from '../output.js';
-import { TOOLSET_NAME_PATTERN } from '../../toolsets/spec.js';
+import { TOOLSET_NAME_PATTERN } from '../../protocol/toolsets.js';
 
 const usage = `Usage: coffer shim [--toolset NAME] [--home DIR]
 
