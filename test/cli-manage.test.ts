@@ -23,8 +23,6 @@ import { fixtureLine, runCli, startCliDaemon, tempDir } from './helpers/cli.js';
 /** A port nothing listens on (1: privileged, refused at once on loopback). */
 const DEAD_URL = 'http://127.0.0.1:1/mcp';
 
-// Many CLI processes and a daemon with real upstreams: more than the default per-file budget on a busy machine.
-t.setTimeout(300_000);
 
 const usageCode = (fn: () => unknown): number => {
   try {

@@ -33,7 +33,6 @@ async function closedPort(): Promise<number> {
   return port;
 }
 
-t.setTimeout(300_000);
 
 // ---------------------------------------------------------------- pure parts
 

@@ -11,7 +11,6 @@ import { startGateway, waitFor } from './helpers/gateway.js';
 // Long enough for a noisy shared machine.
 const SLOW = { timeout: 60_000 };
 
-t.setTimeout(300_000);
 const context = await openBrowser(t);
 
 const sent = (request: Request): Record<string, unknown> => JSON.parse(request.postData() ?? 'null');

@@ -31,7 +31,7 @@ export function homeApi(home: string): RestCall {
   };
 }
 
-/** Polls GET /servers/{name} until its actor is ready. */
-export async function waitReady(api: RestCall, name: string, timeoutMs = 30_000): Promise<void> {
+/** Polls GET /servers/{name} until its actor is ready (60 s: several fixture processes starting at once on a loaded 2-core machine have needed more than 30). */
+export async function waitReady(api: RestCall, name: string, timeoutMs = 60_000): Promise<void> {
   await waitFor(`${name} ready`, async () => (await api('GET', `/servers/${name}`)).body?.health?.state === 'ready', timeoutMs);
 }
