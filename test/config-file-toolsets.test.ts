@@ -8,7 +8,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import t from 'tap';
+import { connectAdmin } from '../src/admin/client.js';
 import type { ConfigFileStatus } from '../src/config-file/sync.js';
+import type { CofferEvent } from '../src/protocol/events.js';
 import { runCli } from './helpers/cli.js';
 import { FIXTURE } from './fixtures/fixture-servers.js';
 import { startGateway, waitFor, type Gateway } from './helpers/gateway.js';
@@ -91,6 +93,33 @@ t.test('a toolset in the file is served, owned by the file, changed and removed 
     await t.rejects(tools(inSet), { code: 404 }, 'the endpoint of a removed toolset is gone');
     t.same(((await gateway.api('GET', '/config')).body.file as ConfigFileStatus).toolsets, []);
   });
+});
+
+t.test('the config_file event and its audit entry list the toolsets a change added, updated and removed', async (t) => {
+  const path = join(dir, 'events.yaml');
+  const wide = `  - {name: wide, servers: [{server: beta}]}`;
+  writeFileSync(path, file(ro('tool:whoami'), wide));
+  const gateway = await startGateway({ configFile: path });
+  t.teardown(() => gateway.close());
+  const admin = await connectAdmin({ port: gateway.daemon.port, token: gateway.daemon.token });
+  t.teardown(() => admin.close());
+  const events: Extract<CofferEvent, { type: 'config_file' }>[] = [];
+  admin.onEvent((event) => event.type === 'config_file' && events.push(event));
+  await admin.request({ type: 'subscribe', types: ['config_file'] });
+
+  const renamed = `  - {name: all, servers: [{server: alpha}, {server: beta}]}`;
+  t.equal((await rewrite(gateway, path, file(ro('tool:getenv'), renamed))).status, 'applied');
+  const event = await waitFor('the applied event', () => events.find((seen) => seen.status === 'applied'));
+  t.same(event.toolsets, { added: ['all'], updated: ['ro'], removed: ['wide'] }, 'the event names each toolset by what happened to it');
+  t.same([event.added, event.updated, event.removed], [[], [], []], 'no server changed');
+  const audit = (await gateway.api('GET', '/audit?event_type=config_file_applied')).body.entries as { payload: unknown }[];
+  t.match(audit[0], { payload: { path, added: [], updated: [], removed: [], toolsets: { added: ['all'], updated: ['ro'], removed: ['wide'] } } }, 'a change of toolsets only is audited too');
+
+  events.length = 0;
+  t.equal((await rewrite(gateway, path, file(ro('tool:getenv'), renamed).replace('whoami,getenv', 'whoami'))).status, 'applied');
+  const servers = await waitFor('the second applied event', () => events.find((seen) => seen.status === 'applied'));
+  t.same(servers.toolsets, { added: [], updated: [], removed: [] }, 'a change of servers only lists no toolset');
+  t.same(servers.updated, ['alpha']);
 });
 
 t.test('export → serve --config keeps the toolsets', async (t) => {

@@ -2,7 +2,8 @@
 // upstreams, parsed by a strict Prometheus text parser: the values move with
 // what happened, labels stay bounded, and the endpoint wants the API token
 // unless the operator opted out.
-import t from 'tap';
+import { Session } from 'node:inspector';
+import t, { type Test } from 'tap';
 import { opsSettings } from '../src/ops/ops-settings.js';
 import { protocolEra } from '../src/ops/metrics.js';
 import { startGateway, tempHome, waitFor } from './helpers/gateway.js';
@@ -10,7 +11,7 @@ import { parsePrometheusText, sampleValue, type Family } from './helpers/prom-te
 import { faultSwitch, stdioFixture } from './fixtures/fixture-servers.js';
 
 async function scrape(url: string, token?: string): Promise<Map<string, Family>> {
-  const response = await fetch(`${url}/metrics`, { headers: token ? { authorization: `Bearer ${token}` } : {} });
+  const response = await fetch(`${url}/metrics`, { headers: token ? { authorization: `Bearer ${token}` } : {}, signal: AbortSignal.timeout(60_000) });
   if (response.status !== 200) throw new Error(`GET /metrics: ${response.status} ${await response.text()}`);
   if (!response.headers.get('content-type')?.startsWith('text/plain; version=0.0.4')) throw new Error(`content-type ${response.headers.get('content-type')}`);
   return parsePrometheusText(await response.text());
@@ -97,6 +98,65 @@ t.test('/metrics: deadline misses, degradation and reconnects of a real upstream
   t.ok(sampleValue(now, 'coffer_upstream_calls_total', { server: 'flaky', outcome: 'error' })! >= 1, 'the crashed call failed');
 });
 
+/**
+ * Stops one actor thread for real: the inspector pauses its JavaScript (as a
+ * debugger would) the next time it runs; resume() lets it go on.
+ */
+async function pauseAnActor(t: Test): Promise<{ resume(): Promise<void> }> {
+  const session = new Session();
+  session.connect();
+  const post = (method: string, params: object): Promise<unknown> =>
+    new Promise((resolve, reject) => session.post(method, params, (error, result) => (error ? reject(error) : resolve(result))));
+  const actors: string[] = [];
+  session.on('NodeWorker.attachedToWorker', ({ params }) => params.workerInfo.url.includes('/workers/actor/') && actors.push(params.sessionId));
+  await post('NodeWorker.enable', { waitForDebuggerOnStart: false });
+  const [sessionId] = await waitFor('an actor thread attached', () => actors.length > 0 && actors);
+  let id = 0;
+  const send = (method: string): Promise<unknown> => post('NodeWorker.sendMessageToWorker', { sessionId, message: JSON.stringify({ id: ++id, method }) });
+  await send('Debugger.enable');
+  await send('Debugger.pause');
+  let resumed = false;
+  const resume = async (): Promise<void> => {
+    if (resumed) return;
+    resumed = true;
+    await send('Debugger.resume');
+    session.disconnect();
+  };
+  t.teardown(resume);
+  return { resume };
+}
+
+t.test("/metrics: each actor's own heap; a stuck actor is left out of the scrape, not waited for", async (t) => {
+  const gateway = await startGateway({ metrics: 'none' });
+  t.teardown(() => gateway.close());
+  await gateway.addServer(stdioFixture('alpha'));
+  await gateway.addServer(stdioFixture('beta'));
+  const heapUsed = (families: Map<string, Family>, server: string) => sampleValue(families, 'coffer_upstream_actor_heap_used_bytes', { server });
+
+  const both = await scrape(gateway.url);
+  for (const server of ['alpha', 'beta']) {
+    t.ok(heapUsed(both, server)! > 0, `${server}: heap in use`);
+    t.ok(sampleValue(both, 'coffer_upstream_actor_heap_total_bytes', { server })! >= heapUsed(both, server)!, `${server}: heap allocated`);
+    t.ok(sampleValue(both, 'coffer_upstream_actor_heap_limit_bytes', { server })! > sampleValue(both, 'coffer_upstream_actor_heap_total_bytes', { server })!, `${server}: heap limit`);
+  }
+  t.not(heapUsed(both, 'alpha'), sampleValue(both, 'nodejs_heap_size_used_bytes'), "each actor's own heap, not the main thread's");
+
+  const paused = await pauseAnActor(t);
+  const started = Date.now();
+  const one = await scrape(gateway.url);
+  const waited = Date.now() - started;
+  const reported = ['alpha', 'beta'].filter((server) => heapUsed(one, server) !== undefined);
+  t.equal(reported.length, 1, `the running actor reported, the stuck one did not (reported: ${reported.join(', ')})`);
+  t.ok(waited < 15_000, `the scrape answered in ${waited} ms, at its deadline for the stuck actor`);
+  t.equal(sampleValue(one, 'coffer_upstream_state', { server: 'alpha', state: 'ready' }), 1, 'the rest of the scrape is all there');
+
+  await paused.resume();
+  await waitFor('both actors report again', async () => {
+    const families = await scrape(gateway.url);
+    return heapUsed(families, 'alpha')! > 0 && heapUsed(families, 'beta')! > 0;
+  });
+});
+
 t.test('/metrics off: not collected, 404 with its reason', async (t) => {
   const gateway = await startGateway({ metrics: 'off' });
   t.teardown(() => gateway.close());
@@ -106,7 +166,13 @@ t.test('/metrics off: not collected, 404 with its reason', async (t) => {
 });
 
 t.test('settings from the environment; eras', async (t) => {
-  t.same(opsSettings({}, {}), { metrics: 'token', otlpEndpoint: null });
+  t.same(opsSettings({}, {}), { metrics: 'token', otlpEndpoint: null, sampling: { root: 'always_on', ratio: 1, parentBased: true } });
+  t.same(opsSettings({}, { OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: '0.25' }).sampling, { root: 'traceidratio', ratio: 0.25, parentBased: true });
+  t.same(opsSettings({}, { OTEL_TRACES_SAMPLER: 'traceidratio' }).sampling, { root: 'traceidratio', ratio: 1, parentBased: false }, 'no ratio: all (the spec default)');
+  t.same(opsSettings({}, { OTEL_TRACES_SAMPLER: 'always_off', OTEL_TRACES_SAMPLER_ARG: 'ignored' }).sampling, { root: 'always_off', ratio: 1, parentBased: false });
+  t.throws(() => opsSettings({}, { OTEL_TRACES_SAMPLER: 'jaeger_remote' }), { code: 'CONFIG_INVALID', message: /'jaeger_remote' is not a sampler coffer has: use one of always_on, parentbased_always_on/ });
+  t.throws(() => opsSettings({}, { OTEL_TRACES_SAMPLER: 'traceidratio', OTEL_TRACES_SAMPLER_ARG: '1.5' }), { code: 'CONFIG_INVALID', message: /from 0 to 1/ });
+  t.throws(() => opsSettings({}, { OTEL_TRACES_SAMPLER: 'traceidratio', OTEL_TRACES_SAMPLER_ARG: 'half' }), { code: 'CONFIG_INVALID' });
   t.same(opsSettings({}, { COFFER_METRICS_AUTH: 'none' }).metrics, 'none');
   t.same(opsSettings({}, { COFFER_METRICS: 'off', COFFER_METRICS_AUTH: 'none' }).metrics, 'off');
   t.throws(() => opsSettings({}, { COFFER_METRICS_AUTH: 'nobody' }), { code: 'CONFIG_INVALID', message: /'token' or 'none'/ });

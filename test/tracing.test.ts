@@ -8,7 +8,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import t, { type Test } from 'tap';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { startGateway } from './helpers/gateway.js';
+import { startGateway, type Gateway } from './helpers/gateway.js';
 import { mcpTransport } from './helpers/mcp-post.js';
 import { networkConfig, startNetworkFixture, stdioFixture } from './fixtures/fixture-servers.js';
 
@@ -110,6 +110,58 @@ t.test('HTTP traceparent header: continued to a stdio upstream in _meta', async 
   const server = trace.find((span) => span.kind === SERVER && span.name === 'tools/call');
   t.equal(server?.parentSpanId, clientSpan);
   t.equal(trace.find((span) => span.kind === CLIENT)?.spanId, upstreamParent);
+});
+
+/** A daemon that read OTEL_TRACES_SAMPLER(_ARG) from its environment at start, as `coffer serve` does. */
+async function sampledGateway(otlpEndpoint: string, sampler: string, arg: string): Promise<Gateway> {
+  const saved = { OTEL_TRACES_SAMPLER: process.env.OTEL_TRACES_SAMPLER, OTEL_TRACES_SAMPLER_ARG: process.env.OTEL_TRACES_SAMPLER_ARG };
+  Object.assign(process.env, { OTEL_TRACES_SAMPLER: sampler, OTEL_TRACES_SAMPLER_ARG: arg });
+  try {
+    return await startGateway({ otlpEndpoint });
+  } finally {
+    for (const [name, value] of Object.entries(saved)) {
+      if (value === undefined) delete process.env[name];
+      else process.env[name] = value;
+    }
+  }
+}
+
+/** What the upstream received for a call with this client context (none: a call of its own). */
+async function upstreamContext(client: Client, traceparent?: string): Promise<{ traceId: string; sampled: boolean }> {
+  const seen = (await client.callTool({ name: 'local__trace', arguments: {}, ...(traceparent ? { _meta: { traceparent } } : {}) })).structuredContent as { meta: { traceparent: string } };
+  const [, traceId, , flags] = /^00-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})$/.exec(seen.meta.traceparent) ?? [];
+  return { traceId: traceId!, sampled: flags === '01' };
+}
+
+t.test('OTEL_TRACES_SAMPLER=parentbased_traceidratio, ratio 0: no trace of its own is kept, a sampled parent still is', async (t) => {
+  const receiver = await otlpReceiver(t);
+  const gateway = await sampledGateway(receiver.url, 'parentbased_traceidratio', '0');
+  await gateway.addServer(stdioFixture('local'));
+  const client = await gateway.client();
+
+  const own = await upstreamContext(client);
+  t.equal(own.sampled, false, 'the upstream is told its request is not sampled');
+  const sampledParent = hex(16);
+  t.same(await upstreamContext(client, `00-${sampledParent}-${hex(8)}-01`), { traceId: sampledParent, sampled: true }, 'a sampled parent is followed');
+  const unsampledParent = hex(16);
+  t.same(await upstreamContext(client, `00-${unsampledParent}-${hex(8)}-00`), { traceId: unsampledParent, sampled: false }, 'so is an unsampled one');
+
+  await gateway.close(); // flushes the batch
+  t.same([...new Set(receiver.spans.map((span) => span.traceId))], [sampledParent], "only the sampled parent's trace was exported");
+  t.ok(receiver.spans.some((span) => span.kind === SERVER), 'with its request span');
+  t.ok(receiver.spans.some((span) => span.kind === CLIENT), 'and its upstream request');
+});
+
+t.test('OTEL_TRACES_SAMPLER=traceidratio, ratio 0: nothing is exported, not even under a sampled parent', async (t) => {
+  const receiver = await otlpReceiver(t);
+  const gateway = await sampledGateway(receiver.url, 'traceidratio', '0');
+  await gateway.addServer(stdioFixture('local'));
+  const client = await gateway.client();
+  const parent = hex(16);
+  t.same(await upstreamContext(client, `00-${parent}-${hex(8)}-01`), { traceId: parent, sampled: false }, 'the trace goes on, marked not sampled');
+  await upstreamContext(client);
+  await gateway.close();
+  t.same(receiver.spans, [], 'no span exported');
 });
 
 t.test('no endpoint: no spans, the client context reaches the upstream unchanged', async (t) => {

@@ -6,7 +6,7 @@
 import { watch, type FSWatcher } from 'node:fs';
 import { basename, dirname } from 'node:path';
 import type { Logger } from '../log.js';
-import type { CofferEvent, ConfigFileIssue } from '../protocol/events.js';
+import type { CofferEvent, ConfigFileChanges, ConfigFileIssue } from '../protocol/events.js';
 import { messageOf } from '../protocol/errors.js';
 import type { ToolsetSpec } from '../protocol/toolsets.js';
 import type { Registry } from '../registry/registry.js';
@@ -40,7 +40,9 @@ export interface ConfigFileStatus {
   last: { status: 'applied' | 'refused' | 'failed'; at: string; errors: ConfigFileIssue[]; message: string | null };
 }
 
-type Outcome = Pick<Extract<CofferEvent, { type: 'config_file' }>, 'status' | 'added' | 'updated' | 'removed' | 'errors' | 'message'>;
+type Outcome = Pick<Extract<CofferEvent, { type: 'config_file' }>, 'status' | 'added' | 'updated' | 'removed' | 'toolsets' | 'errors' | 'message'>;
+
+const noChanges = (): ConfigFileChanges => ({ added: [], updated: [], removed: [] });
 
 const DEFAULT_DEBOUNCE_MS = 150;
 
@@ -130,7 +132,7 @@ export class ConfigFileSync {
       loaded = parseConfigText(this.loaded.path, text, this.deps.env ?? process.env);
     } catch (error) {
       if (!(error instanceof ConfigFileError)) throw error;
-      this.report({ status: 'refused', added: [], updated: [], removed: [], errors: error.errors, message: error.message });
+      this.report({ status: 'refused', ...noChanges(), toolsets: noChanges(), errors: error.errors, message: error.message });
       return;
     }
     const outcome = await this.apply(loaded);
@@ -152,9 +154,9 @@ export class ConfigFileSync {
     const problems = [...clashes, ...toolsetProblems(check)];
     if (problems.length > 0) {
       const errors = problems.map(({ path, message }) => loaded.issueAt(path, message));
-      return this.report({ status: 'refused', added: [], updated: [], removed: [], errors, message: new ConfigFileError(loaded.path, errors).message });
+      return this.report({ status: 'refused', ...noChanges(), toolsets: noChanges(), errors, message: new ConfigFileError(loaded.path, errors).message });
     }
-    const done: Outcome = { status: 'applied', added: [], updated: [], removed: [], errors: [], message: null };
+    const done: Outcome = { status: 'applied', ...noChanges(), toolsets: noChanges(), errors: [], message: null };
     try {
       // Removals first: they free the names and prefixes that additions may take.
       for (const name of plan.remove) {
@@ -172,7 +174,7 @@ export class ConfigFileSync {
         this.owned.add(config.name);
         done.added.push(config.name);
       }
-      await this.applyToolsets(toolsetPlan);
+      await this.applyToolsets(toolsetPlan, done.toolsets);
     } catch (error) {
       done.status = 'failed';
       done.message = `stopped part-way (${messageOf(error)}); applied so far: ${describeChanges(done)}`;
@@ -187,34 +189,37 @@ export class ConfigFileSync {
       this.ownedToolsets = new Set(loaded.toolsets.map((toolset) => toolset.name));
     }
     writeOwnership(this.deps.home, { path: loaded.path, servers: [...this.owned].sort(), toolsets: [...this.ownedToolsets].sort(), applied_at: new Date().toISOString() });
-    if (done.added.length + done.updated.length + done.removed.length > 0) {
-      await this.deps.audit({ path: loaded.path, added: done.added, updated: done.updated, removed: done.removed });
+    if (changed(done) || changed(done.toolsets)) {
+      await this.deps.audit({ path: loaded.path, added: done.added, updated: done.updated, removed: done.removed, toolsets: done.toolsets });
     }
     return this.report(done);
   }
 
-  /** Each step is its own `toolset` event and audit entry (the service's own). */
-  private async applyToolsets(plan: Plan<ToolsetSpec>): Promise<void> {
+  /** Each step is its own `toolset` event and audit entry (the service's own); `done` lists the steps taken. */
+  private async applyToolsets(plan: Plan<ToolsetSpec>, done: ConfigFileChanges): Promise<void> {
     const { toolsets } = this.deps;
     for (const name of plan.remove) {
       await toolsets.remove(name, 'system');
       this.ownedToolsets.delete(name);
+      done.removed.push(name);
     }
     // `mode` is given even when absent, so a mode taken out of the file goes back to the default.
     for (const spec of plan.update) {
       await toolsets.update(spec.name, { description: spec.description, servers: spec.servers, mode: spec.mode }, 'system');
       this.ownedToolsets.add(spec.name);
+      done.updated.push(spec.name);
     }
     for (const spec of plan.add) {
       await toolsets.add(spec, 'system');
       this.ownedToolsets.add(spec.name);
+      done.added.push(spec.name);
     }
   }
 
   private report(outcome: Outcome): Outcome {
     const at = new Date().toISOString();
     this.last = { status: outcome.status, at, errors: outcome.errors, message: outcome.message };
-    const fields = { path: this.loaded.path, added: outcome.added, updated: outcome.updated, removed: outcome.removed };
+    const fields = { path: this.loaded.path, added: outcome.added, updated: outcome.updated, removed: outcome.removed, toolsets: outcome.toolsets };
     if (outcome.status === 'applied') this.deps.log.info('config file applied', fields);
     else if (outcome.status === 'refused') this.deps.log.warn('config file refused; the running servers are unchanged', { path: this.loaded.path, errors: outcome.errors.map(describeIssue) });
     else this.deps.log.error('config file applied only in part', { ...fields, error: outcome.message });
@@ -223,7 +228,16 @@ export class ConfigFileSync {
   }
 }
 
+const changed = ({ added, updated, removed }: ConfigFileChanges): boolean => added.length + updated.length + removed.length > 0;
+
 function describeChanges(outcome: Outcome): string {
-  const parts = [['added', outcome.added], ['updated', outcome.updated], ['removed', outcome.removed]] as const;
+  const parts = [
+    ['added', outcome.added],
+    ['updated', outcome.updated],
+    ['removed', outcome.removed],
+    ['added toolset(s)', outcome.toolsets.added],
+    ['updated toolset(s)', outcome.toolsets.updated],
+    ['removed toolset(s)', outcome.toolsets.removed],
+  ] as const;
   return parts.filter(([, names]) => names.length > 0).map(([what, names]) => `${what} ${names.join(', ')}`).join('; ') || 'nothing';
 }

@@ -1,12 +1,13 @@
 // coffer's Prometheus metrics (prom-client, its own registry). Events are
-// counted as they happen through the hooks below, each a label lookup in a
-// small map and an add; everything that is state (upstream health, sessions,
+// counted as they happen through the hooks below, each a lookup in a small map
+// and an add (hot-series.ts); everything that is state (upstream health, sessions,
 // bytes in flight, child memory) is read only when scraped. Labels are
 // bounded: server names (registered by the operator), fixed outcome and method
 // sets, never tool names.
-import { Counter, Gauge, Histogram, Registry } from 'prom-client';
-import type { ActorState, ActorStatus } from '../protocol/actor.js';
+import { Counter, Gauge, Registry } from 'prom-client';
+import type { ActorHeap, ActorState, ActorStatus } from '../protocol/actor.js';
 import type { InvocationRecord } from '../protocol/events.js';
+import { counterSeries, histogramSeries } from './hot-series.js';
 import { requestMethodLabel, requestOutcomeLabel } from './metric-labels.js';
 import { registerProcessMetrics } from './process-metrics.js';
 
@@ -20,6 +21,8 @@ export interface MetricSources {
   sessionVersions(): Iterable<string | null>;
   /** Resident bytes of an upstream's child process, or null when unknown (not stdio, not Linux). */
   childRss(pid: number): Promise<number | null>;
+  /** Each actor's V8 heap; an actor that does not answer in time is left out (the scrape must not wait on it). */
+  actorHeaps(): Promise<{ server: string; heap: ActorHeap }[]>;
   writerUp(): boolean;
 }
 
@@ -34,17 +37,6 @@ export function protocolEra(version: string | null): string {
   return ERAS.find((era) => version !== null && version >= era) ?? ERAS[ERAS.length - 1]!;
 }
 
-/** One child per label set, kept: prom-client hashes the labels on every inc() otherwise. */
-function children<T>(make: (...labels: string[]) => T): (...labels: string[]) => T {
-  const made = new Map<string, T>();
-  return (...labels) => {
-    const key = labels.join('\u0000');
-    let child = made.get(key);
-    if (child === undefined) made.set(key, (child = make(...labels)));
-    return child;
-  };
-}
-
 export class GatewayMetrics {
   readonly registry = new Registry();
   private sources: MetricSources | null = null;
@@ -52,19 +44,14 @@ export class GatewayMetrics {
   private readonly wasReady = new Set<string>();
   private dbQueue = 0;
 
-  private readonly calls = children((server, outcome) => this.callsTotal.labels(server!, outcome!));
-  private readonly callDurations = children((server) => this.callSeconds.labels(server!));
-  private readonly requests = children((method, outcome) => this.requestsTotal.labels(method!, outcome!));
-  private readonly dbCalls = children((call) => this.dbSeconds.labels(call!));
-
-  private readonly callsTotal = new Counter({ name: 'coffer_upstream_calls_total', help: 'Routed calls (tools/call, resources/read, prompts/get) by upstream and outcome', labelNames: ['server', 'outcome'], registers: [this.registry] });
-  private readonly callSeconds = new Histogram({ name: 'coffer_upstream_call_duration_seconds', help: 'Routed call latency, from routing to the answer', labelNames: ['server'], buckets: CALL_BUCKETS, registers: [this.registry] });
-  private readonly listSeconds = new Histogram({ name: 'coffer_upstream_list_duration_seconds', help: "A list asked of an upstream's actor, until its answer", labelNames: ['server'], buckets: CALL_BUCKETS, registers: [this.registry] });
+  private readonly calls = counterSeries({ name: 'coffer_upstream_calls_total', help: 'Routed calls (tools/call, resources/read, prompts/get) by upstream and outcome', labelNames: ['server', 'outcome'], registry: this.registry });
+  private readonly callSeconds = histogramSeries({ name: 'coffer_upstream_call_duration_seconds', help: 'Routed call latency, from routing to the answer', labelNames: ['server'], registry: this.registry }, CALL_BUCKETS);
+  private readonly listSeconds = histogramSeries({ name: 'coffer_upstream_list_duration_seconds', help: "A list asked of an upstream's actor, until its answer", labelNames: ['server'], registry: this.registry }, CALL_BUCKETS);
   private readonly listMisses = new Counter({ name: 'coffer_upstream_list_deadline_misses_total', help: 'Lists an upstream did not answer within its list deadline (it was left out)', labelNames: ['server'], registers: [this.registry] });
-  private readonly listCache = new Counter({ name: 'coffer_upstream_list_cache_total', help: "A client's list, per upstream: answered from a cached copy (hit) or by asking the upstream (miss)", labelNames: ['server', 'result'], registers: [this.registry] });
+  private readonly listCache = counterSeries({ name: 'coffer_upstream_list_cache_total', help: "A client's list, per upstream: answered from a cached copy (hit) or by asking the upstream (miss)", labelNames: ['server', 'result'], registry: this.registry });
   private readonly reconnects = new Counter({ name: 'coffer_upstream_reconnects_total', help: 'Times an upstream became ready again after losing its connection', labelNames: ['server'], registers: [this.registry] });
-  private readonly requestsTotal = new Counter({ name: 'coffer_mcp_requests_total', help: 'JSON-RPC requests on /mcp by method and outcome (ok, a coffer error code, or the JSON-RPC error kind)', labelNames: ['method', 'outcome'], registers: [this.registry] });
-  private readonly dbSeconds = new Histogram({ name: 'coffer_db_writer_call_duration_seconds', help: 'DB writer calls (writes and reads), from the call to its answer', labelNames: ['call'], buckets: DB_BUCKETS, registers: [this.registry] });
+  private readonly requests = counterSeries({ name: 'coffer_mcp_requests_total', help: 'JSON-RPC requests on /mcp by method and outcome (ok, a coffer error code, or the JSON-RPC error kind)', labelNames: ['method', 'outcome'], registry: this.registry });
+  private readonly dbSeconds = histogramSeries({ name: 'coffer_db_writer_call_duration_seconds', help: 'DB writer calls (writes and reads), from the call to its answer', labelNames: ['call'], registry: this.registry }, DB_BUCKETS);
 
   constructor() {
     registerProcessMetrics(this.registry);
@@ -118,6 +105,29 @@ export class GatewayMetrics {
         children.forEach((status, i) => sizes[i] !== null && this.set({ server: status.server }, sizes[i]!));
       },
     });
+    // One question to the actors per scrape, shared by the three families (prom-client collects them all at once).
+    let heaps: ReturnType<MetricSources['actorHeaps']> | null = null;
+    const readHeaps = (): ReturnType<MetricSources['actorHeaps']> => {
+      const sources = read();
+      if (!sources) return Promise.resolve([]);
+      return (heaps ??= sources.actorHeaps().finally(() => (heaps = null)));
+    };
+    const actorHeap = (name: string, help: string, value: (heap: ActorHeap) => number): void => {
+      new Gauge({
+        name,
+        help,
+        labelNames: ['server'],
+        registers,
+        async collect() {
+          const reports = await readHeaps();
+          this.reset();
+          for (const { server, heap } of reports) this.set({ server }, value(heap));
+        },
+      });
+    };
+    actorHeap('coffer_upstream_actor_heap_used_bytes', "V8 heap in use by an upstream's actor thread", (heap) => heap.used);
+    actorHeap('coffer_upstream_actor_heap_total_bytes', "V8 heap allocated by an upstream's actor thread", (heap) => heap.total);
+    actorHeap('coffer_upstream_actor_heap_limit_bytes', "The most an upstream's actor thread's V8 heap may grow to", (heap) => heap.limit);
     new Gauge({
       name: 'coffer_mcp_sessions',
       help: 'Open /mcp sessions by protocol era (the first revision of the era)',
@@ -140,18 +150,18 @@ export class GatewayMetrics {
   }
 
   invocation(record: InvocationRecord): void {
-    this.calls(record.server, record.status).inc();
-    this.callDurations(record.server).observe(record.duration_ms / 1000);
+    this.calls(record.server, record.status).value++;
+    this.callSeconds(record.server).observe(record.duration_ms / 1000);
   }
 
   request(method: string, error: unknown): void {
-    this.requests(requestMethodLabel(method), requestOutcomeLabel(error)).inc();
+    this.requests(requestMethodLabel(method), requestOutcomeLabel(error)).value++;
   }
 
   /** A client's list of one upstream: `seconds` null when a cached copy answered. */
   listed(server: string, seconds: number | null, cached: boolean): void {
-    this.listCache.inc({ server, result: cached ? 'hit' : 'miss' });
-    if (seconds !== null) this.listSeconds.observe({ server }, seconds);
+    this.listCache(server, cached ? 'hit' : 'miss').value++;
+    if (seconds !== null) this.listSeconds(server).observe(seconds);
   }
 
   listDeadlineMissed(server: string): void {
@@ -170,7 +180,7 @@ export class GatewayMetrics {
     const started = performance.now();
     return () => {
       this.dbQueue--;
-      this.dbCalls(call).observe((performance.now() - started) / 1000);
+      this.dbSeconds(call).observe((performance.now() - started) / 1000);
     };
   }
 

@@ -26,6 +26,9 @@ export interface OperationsParts {
   configs(): readonly ServerConfig[];
 }
 
+/** How long a scrape waits for an actor's heap report; an actor slower than that is left out of it. */
+const ACTOR_HEAP_DEADLINE_MS = 1_000;
+
 /** VmRSS of /proc/<pid>/status, in bytes; null where there is no such file. */
 async function processRss(pid: number): Promise<number | null> {
   try {
@@ -62,7 +65,7 @@ export class Operations {
 
   /** Loads the tracing SDK when an endpoint is configured; nothing is loaded otherwise. */
   async startTracing(version: string): Promise<void> {
-    if (this.settings.otlpEndpoint !== null) this.tracing = await startTracing(this.settings.otlpEndpoint, version);
+    if (this.settings.otlpEndpoint !== null) this.tracing = await startTracing(this.settings.otlpEndpoint, version, this.settings.sampling);
   }
 
   /** Exports the spans still buffered, for at most `ms` (an unreachable collector must not hold up the stop). */
@@ -92,6 +95,7 @@ export class Operations {
       inFlight: (server) => ({ calls: inFlight.calls(server), bytes: inFlight.inFlight(server) }),
       sessionVersions: () => sessions.protocolVersions(),
       childRss: processRss,
+      actorHeaps: () => pool.heaps(ACTOR_HEAP_DEADLINE_MS),
       writerUp: () => writer.up,
     });
   }

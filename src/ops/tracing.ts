@@ -8,6 +8,7 @@
 // received as its parent (HandOverIds).
 import type { Context, Span, Tracer } from '@opentelemetry/api';
 import { requestOutcomeLabel } from './metric-labels.js';
+import type { TraceSampling } from './ops-settings.js';
 import { formatTraceparent, incomingTrace } from './trace-context.js';
 
 export interface StepSpan {
@@ -133,13 +134,22 @@ class SpanTree implements RequestTrace {
   }
 }
 
-/** Loads the SDK and the OTLP/HTTP exporter; spans go out in batches to `endpoint` (the full …/v1/traces URL). */
-export async function startTracing(endpoint: string, version: string): Promise<Tracing> {
+type Sdk = typeof import('@opentelemetry/sdk-trace');
+
+/** The SDK's TracerProvider does not read OTEL_TRACES_SAMPLER itself (2.x): the sampler is built from the settings. */
+function samplerOf(sdk: Sdk, { root, ratio, parentBased }: TraceSampling): import('@opentelemetry/sdk-trace').Sampler {
+  const rootSampler = root === 'always_on' ? new sdk.AlwaysOnSampler() : root === 'always_off' ? new sdk.AlwaysOffSampler() : new sdk.TraceIdRatioBasedSampler(ratio);
+  return parentBased ? new sdk.ParentBasedSampler({ root: rootSampler }) : rootSampler;
+}
+
+/** Loads the SDK and the OTLP/HTTP exporter; kept spans go out in batches to `endpoint` (the full …/v1/traces URL). */
+export async function startTracing(endpoint: string, version: string, sampling: TraceSampling): Promise<Tracing> {
   const [api, sdk, otlp] = await Promise.all([import('@opentelemetry/api'), import('@opentelemetry/sdk-trace'), import('@opentelemetry/exporter-trace-otlp-http')]);
   const { resourceFromAttributes } = await import('@opentelemetry/resources');
   const ids = new HandOverIds(new sdk.RandomIdGenerator());
   const provider = new sdk.TracerProvider({
     idGenerator: ids,
+    sampler: samplerOf(sdk, sampling),
     resource: resourceFromAttributes({ 'service.name': 'coffer', 'service.version': version }),
     spanProcessors: [new sdk.BatchSpanProcessor({ exporter: new otlp.OTLPTraceExporter({ url: endpoint }) })],
   });

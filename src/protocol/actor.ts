@@ -104,6 +104,8 @@ export type CallMessage =
   | { type: 'cancel'; id: string; reason: string }
   /** OAuth sign-in steps of an HTTP/SSE upstream. */
   | { type: 'oauth'; seq: number; action: OAuthAction }
+  /** The actor's own V8 heap, for the metrics. */
+  | { type: 'heap'; seq: number }
   | { type: 'command'; command: ActorCommand };
 
 /** The upstream's progress on a forwarded request: only the fields the spec gives it. */
@@ -126,7 +128,15 @@ export type CallAnswer =
   | { seq: number; list: ListOutcome }
   | { seq: number; done: true }
   | { seq: number; oauth: OAuthOutcome }
+  | { seq: number; heap: ActorHeap }
   | { seq: number; failure: string };
+
+/** An actor thread's V8 heap in bytes (v8.getHeapStatistics): in use, allocated, and the most it may grow to. */
+export interface ActorHeap {
+  used: number;
+  total: number;
+  limit: number;
+}
 
 export interface ActorStatus {
   server: string;

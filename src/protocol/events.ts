@@ -42,14 +42,16 @@ export type CofferEvent =
   | { type: 'invocation'; invocation: InvocationRecord }
   /** A server with an empty namespace lists a name another server already exposes: it is exposed as `exposed` instead. */
   | { type: 'namespace_collision'; server: string; kind: ListKind; original: string; exposed: string; at: string }
-  /** The config file changed on disk: applied (the servers it changed), refused (errors; nothing changed) or failed part-way (message). */
+  /** The config file changed on disk: applied (the servers and toolsets it changed), refused (errors; nothing changed) or failed part-way (message). */
   | {
       type: 'config_file';
       path: string;
       status: 'applied' | 'refused' | 'failed';
+      /** Servers. */
       added: string[];
       updated: string[];
       removed: string[];
+      toolsets: ConfigFileChanges;
       errors: ConfigFileIssue[];
       message: string | null;
       at: string;
@@ -57,5 +59,12 @@ export type CofferEvent =
   | { type: 'toolset'; action: 'added' | 'updated' | 'removed'; toolset: string; at: string }
   /** A client credential now sees this toolset only (null: the whole surface); its open sessions were closed. */
   | { type: 'client_bound'; client: string; toolset: string | null; at: string };
+
+/** Names a config file change added, updated and removed. */
+export interface ConfigFileChanges {
+  added: string[];
+  updated: string[];
+  removed: string[];
+}
 
 export type CofferEventType = CofferEvent['type'];

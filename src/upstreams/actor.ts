@@ -5,7 +5,7 @@
 // neither hangs callers nor leaves a child process behind; a worker that died
 // is replaced when respawnDelayMs is set.
 import { MessageChannel, Worker } from 'node:worker_threads';
-import type { ActorCommand, ActorEvent, ActorInit, ActorStatus, ActorTuning, CallAnswer, CallMessage, CallReply, ForwardOutcome, ForwardRequest, Progress } from '../protocol/actor.js';
+import type { ActorCommand, ActorEvent, ActorHeap, ActorInit, ActorStatus, ActorTuning, CallAnswer, CallMessage, CallReply, ForwardOutcome, ForwardRequest, Progress } from '../protocol/actor.js';
 import type { ListKind } from '../protocol/capabilities.js';
 import { JSONRPC, messageOf, type ErrorBody } from '../protocol/errors.js';
 import { decodeList } from '../protocol/list-codec.js';
@@ -308,6 +308,18 @@ export class UpstreamActor implements Upstream {
       const seq = this.nextSeq++;
       return this.ask(seq, { type: 'oauth', seq, action }, (answer) => ('oauth' in answer ? answer.oauth : gone(failureOf(answer))), gone);
     }, gone);
+  }
+
+  /**
+   * The worker's V8 heap, or null when it has none to report: not running, or
+   * no answer within `deadlineMs` (a stuck worker must not hold up a scrape).
+   */
+  heap(deadlineMs: number): Promise<ActorHeap | null> {
+    if (!this.worker || this.exitReason !== null) return Promise.resolve(null);
+    const seq = this.nextSeq++;
+    const timer = setTimeout(() => this.pending.get(seq)?.gone('no heap report in time'), deadlineMs);
+    const read = (answer: CallAnswer): ActorHeap | null => ('heap' in answer ? answer.heap : null);
+    return this.ask(seq, { type: 'heap', seq }, read, () => null).finally(() => clearTimeout(timer));
   }
 
   private askShutdown(): Promise<boolean> {

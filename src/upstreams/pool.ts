@@ -4,7 +4,7 @@
 import { EventEmitter } from 'node:events';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
-import type { ActorEvent, ActorStatus, ActorTuning } from '../protocol/actor.js';
+import type { ActorEvent, ActorHeap, ActorStatus, ActorTuning } from '../protocol/actor.js';
 import type { ListKind } from '../protocol/capabilities.js';
 import type { OAuthAction, OAuthOutcome, OAuthRecord } from '../protocol/oauth.js';
 import type { ServerConfig } from '../protocol/server-config.js';
@@ -109,5 +109,12 @@ export class UpstreamPool extends EventEmitter<PoolEvents> implements UpstreamDi
 
   statuses(): ActorStatus[] {
     return [...this.entries.values()].map((entry) => entry.lastStatus);
+  }
+
+  /** Each running actor's heap, asked of all at once; an actor that does not answer within `deadlineMs` is left out. */
+  async heaps(deadlineMs: number): Promise<{ server: string; heap: ActorHeap }[]> {
+    const actors = [...this.entries.values()];
+    const heaps = await Promise.all(actors.map((actor) => actor.heap(deadlineMs)));
+    return actors.flatMap((actor, i) => (heaps[i] ? [{ server: actor.name, heap: heaps[i] }] : []));
   }
 }

@@ -1,8 +1,9 @@
 // Worker entry of one upstream actor: wires the supervisor (connection
 // lifecycle), the lister (lists and their cache), the forwarder, the
 // per-session connections and the client relay, and answers the router's
-// CallMessages (lists, forwards, cancels, commands, shutdown), in order, on the
+// CallMessages (lists, forwards, cancels, commands, heap reports, shutdown), in order, on the
 // calls port.
+import { getHeapStatistics } from 'node:v8';
 import { isMainThread, workerData } from 'node:worker_threads';
 import type { ActorCommand, ActorEvent, ActorInit, CallAnswer, CallMessage, ListOutcome } from '../../src/protocol/actor.js';
 import { messageOf } from '../../src/protocol/errors.js';
@@ -133,6 +134,11 @@ init.calls.on('message', (message: CallMessage) => {
       const { seq } = message;
       const outcome = auth ? auth.act(message.action) : Promise.resolve(noOAuth(init.config.name));
       outcome.then((oauth) => answer({ seq, oauth }), (error: unknown) => answer({ seq, failure: messageOf(error) }));
+      break;
+    }
+    case 'heap': {
+      const { used_heap_size: used, total_heap_size: total, heap_size_limit: limit } = getHeapStatistics();
+      answer({ seq: message.seq, heap: { used, total, limit } });
       break;
     }
     case 'command':
