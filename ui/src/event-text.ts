@@ -34,8 +34,15 @@ export function eventLine(event: CofferEvent): EventLine {
     case 'namespace_collision':
       return { at: event.at, label: 'collision', server: event.server, text: `${event.kind}: '${event.original}' is exposed as '${event.exposed}'`, tone: 'busy' };
     case 'config_file': {
-      const changes = [['added', event.added], ['updated', event.updated], ['removed', event.removed]].filter(([, names]) => names!.length > 0);
-      const applied = changes.map(([what, names]) => `${what} ${(names as string[]).join(', ')}`).join('; ') || 'no server changed';
+      const changes: [string, string[]][] = [
+        ['added', event.added],
+        ['updated', event.updated],
+        ['removed', event.removed],
+        ['toolsets added', event.toolsets.added],
+        ['toolsets updated', event.toolsets.updated],
+        ['toolsets removed', event.toolsets.removed],
+      ];
+      const applied = changes.filter(([, names]) => names.length > 0).map(([what, names]) => `${what} ${names.join(', ')}`).join('; ') || 'nothing changed';
       const first = event.errors[0];
       const text =
         event.status === 'applied' ? `${event.path} applied: ${applied}` : event.status === 'refused' && first ? `${event.path} refused at line ${first.line}, column ${first.column}: ${first.field}: ${first.message}` : `${event.path}: ${event.message ?? event.status}`;
