@@ -172,7 +172,7 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
     preferenceChanged: (server, change) => bus.publish({ type: 'preference', server, ...change, at: new Date().toISOString() }),
     exposedName: (server, key) => routing.router.namespaces.exposedName(server, key),
   });
-  const tester = new ConnectionTester(upstreamLogDir(home));
+  const tester = new ConnectionTester(upstreamLogDir(home), (server) => writer.api.getOAuth(server));
   operations.attach({ writer, pool, router: routing.router, sessions, configs: () => registry?.all() ?? [] });
   let configSync: ConfigFileSync | null = null;
   // The routes exist before the file is applied; they ask the sync once it runs.

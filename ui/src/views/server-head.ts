@@ -10,6 +10,7 @@ import type { ServerView, TestReport } from '../types.js';
 import { healthBadge } from './health-badge.js';
 import { openServerForm } from './server-form.js';
 import { serverSwitch } from './servers-page.js';
+import { signInControl } from './sign-in.js';
 
 function testReportText(report: TestReport): string {
   if (!report.ok) return `Connection failed: ${report.error?.message ?? 'no reason given'}`;
@@ -55,7 +56,7 @@ export class ServerHead {
       h('button', { type: 'button', ...extra, onclick: (event: Event) => void action(event.currentTarget as HTMLButtonElement) }, label);
     replace(
       this.top,
-      h('div', { class: 'page-head' }, h('h1', {}, server.name), healthBadge(server)),
+      h('div', { class: 'page-head' }, h('h1', {}, server.name), healthBadge(server), signInControl(this.context, server.name)),
       server.description ? h('p', { class: 'description' }, server.description) : null,
       h('p', { class: 'transport' }, h('span', { class: 'tag' }, server.transport.type), ' ', h('span', { class: 'mono' }, transportSummary(server.transport))),
       h(
