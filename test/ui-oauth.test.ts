@@ -4,7 +4,7 @@
 // the list and on its page; a click opens the authorization page in a new tab
 // cut from the UI, the daemon's /oauth/callback ends the flow there, and the
 // UI follows live. A person who says no: the error in the UI, still
-// needs_auth, and Sign in again works.
+// needs_auth, and Sign in again works. Sign out forgets the tokens.
 import t from 'tap';
 import type { Locator, Page } from 'playwright-core';
 import { loggedInPage, openBrowser, screenshot } from './helpers/browser.js';
@@ -20,7 +20,7 @@ const context = await openBrowser(t);
 
 /** Clicks Sign in and answers the tab it opens, which ends on the daemon's callback page. */
 async function signInThrough(control: Locator): Promise<Page> {
-  const [tab] = await Promise.all([context.waitForEvent('page'), control.getByRole('button', { name: 'Sign in' }).click()]);
+  const [tab] = await Promise.all([context.waitForEvent('page', SLOW), control.getByRole('button', { name: 'Sign in' }).click()]);
   await tab.waitForURL(/\/oauth\/callback\?/, SLOW);
   await tab.locator('h1').waitFor(SLOW);
   return tab;
@@ -72,10 +72,16 @@ t.test('Sign in on a server that asks for OAuth', async (t) => {
     await screenshot(page, 'oauth-signed-in');
   });
 
-  await t.test('signed out elsewhere: Sign in comes back live', async (t) => {
-    t.equal((await gateway.api('DELETE', `/servers/${NAME}/oauth`)).status, 204);
-    await page.locator(`.page-head [data-sign-in="${NAME}"]`).getByRole('button', { name: 'Sign in' }).waitFor(SLOW);
+  await t.test('Sign out on its page: the tokens are forgotten and Sign in comes back live', async (t) => {
+    const signOut = page.locator(`.page-head ~ .actions [data-sign-out="${NAME}"]`).getByRole('button', { name: 'Sign out' });
+    await signOut.waitFor(SLOW);
+    page.once('dialog', (dialog) => void dialog.accept());
+    await signOut.click();
+    const control = page.locator(`.page-head [data-sign-in="${NAME}"]`);
+    await control.getByRole('button', { name: 'Sign in' }).waitFor(SLOW);
+    t.equal(await control.getAttribute('data-phase'), 'idle', 'no stale outcome');
     await waitFor('needs_auth over REST', async () => (await gateway.api('GET', `/servers/${NAME}`)).body.health.state === 'needs_auth');
-    t.equal(await page.locator(`.page-head [data-sign-in="${NAME}"]`).getAttribute('data-phase'), 'idle', 'no stale outcome');
+    t.same((await gateway.api('GET', `/servers/${NAME}/oauth`)).body, { status: 'none' });
+    t.equal(await page.locator('[data-sign-out]').count(), 0, 'no Sign out without tokens');
   });
 });

@@ -10,7 +10,7 @@ import type { ServerView, TestReport } from '../types.js';
 import { healthBadge } from './health-badge.js';
 import { openServerForm } from './server-form.js';
 import { serverSwitch } from './servers-page.js';
-import { signInControl } from './sign-in.js';
+import { signInControl, signOutControl } from './sign-in.js';
 
 function testReportText(report: TestReport): string {
   if (!report.ok) return `Connection failed: ${report.error?.message ?? 'no reason given'}`;
@@ -77,6 +77,7 @@ export class ServerHead {
         h('span', { class: 'switch-label' }, serverSwitch(this.context, server, this.notice), server.enabled ? ' Enabled' : ' Disabled'),
         button('Refresh', this.refresh),
         button('Test connection', (target) => this.test(target)),
+        signOutControl(this.context, server),
         // The config as it is now: fields the head does not show (timeouts, env) may have changed since it was built.
         button('Edit', () => openServerForm(this.context, this.context.servers.get(this.name) ?? server)),
         button('Remove', () => this.remove(), { class: 'danger' }),

@@ -1,5 +1,5 @@
 // "Sign in" on a server whose health is needs_auth (an HTTP/SSE upstream that
-// asks for OAuth): starts the daemon's sign-in (POST /servers/{name}/oauth),
+// asks for OAuth), and "Sign out" on one that holds tokens. Sign in starts the daemon's sign-in (POST /servers/{name}/oauth),
 // sends a new tab to the authorization server's page (the daemon's
 // /oauth/callback ends the flow there), and follows the attempt until it ends.
 // Health comes live from the admin WebSocket (needs_auth → connecting →
@@ -9,7 +9,8 @@
 import { serverPath, type Api } from '../api.js';
 import type { ViewContext } from '../context.js';
 import { h, replace } from '../dom.js';
-import type { SignInStatus } from '../types.js';
+import { signsInWithOAuth } from '../../../src/protocol/oauth.js';
+import type { ServerView, SignInStatus } from '../types.js';
 
 const POLL_MS = 1_000;
 
@@ -142,6 +143,35 @@ class SignInFlows {
     else if (status.status === 'failed') this.set(name, { phase: 'failed', message: status.error.message });
     else this.set(name, null);
   }
+}
+
+/**
+ * Sign out of a server that holds tokens (GET …/oauth says signed_in), for its
+ * page: the tokens are forgotten and its health turns needs_auth (live).
+ * Empty while that is asked, and when it cannot be told.
+ */
+export function signOutControl(context: ViewContext, server: ServerView): HTMLElement | null {
+  if (!signsInWithOAuth(server.transport) || server.health.state === 'needs_auth') return null;
+  const element = h('span', { class: 'sign-out', 'data-sign-out': server.name });
+  const path = serverPath(server.name, '/oauth');
+  const signOut = async (button: HTMLButtonElement): Promise<void> => {
+    if (!confirm(`Sign out of '${server.name}'? Its tokens are forgotten: it needs a sign-in again.`)) return;
+    button.disabled = true;
+    try {
+      await context.api.delete(path);
+    } catch (error) {
+      button.disabled = false;
+      replace(element, button, h('span', { class: 'sign-in-state', role: 'alert' }, `Sign-out failed: ${(error as Error).message}`));
+    }
+  };
+  context.api.get<SignInStatus>(path).then(
+    (status) => {
+      if (status.status === 'signed_in') replace(element, h('button', { type: 'button', 'data-action': 'sign-out', onclick: (event: Event) => void signOut(event.currentTarget as HTMLButtonElement) }, 'Sign out'));
+    },
+    // Not offered then: the CLI's --logout remains.
+    () => undefined,
+  );
+  return element;
 }
 
 const flows = new WeakMap<Api, SignInFlows>();
