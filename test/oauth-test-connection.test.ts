@@ -2,14 +2,14 @@
 // upstream behind the local authorization server
 // (test/fixtures/oauth-servers.ts), with the real CLI: before a sign-in and
 // after the token is revoked it fails with UPSTREAM_AUTH_REQUIRED and the
-// command to run (exit 7), signed in it connects with the stored access token
-// and lists the tools; no token in any output or log.
+// command to run (exit 7), signed in (also after a daemon restart) it connects
+// with the stored access token and lists the tools; no token in any output or log.
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
 import { EXIT } from '../src/cli/exit-codes.js';
 import { runCli, type CliResult } from './helpers/cli.js';
-import { waitFor } from './helpers/gateway.js';
+import { startGateway, waitFor } from './helpers/gateway.js';
 import { startOAuthGateway } from './helpers/oauth-gateway.js';
 
 const NAME = 'remote';
@@ -65,6 +65,21 @@ t.test('coffer mcp test on a server that signs in with OAuth', async (t) => {
     t.equal(json.code, EXIT.UPSTREAM_TEST_FAILED);
     t.same(JSON.parse(json.stdout).error, { code: 'UPSTREAM_AUTH_REQUIRED', message: `upstream ${NAME} refused the stored token (expired or revoked): run 'coffer mcp auth ${NAME}'` });
     t.equal(fixture.provider.refreshes, refreshes, "the refresh token stays the live connection's");
+  });
+
+  await t.test('after a restart: the tokens are still held and the test connection uses them', async (t) => {
+    await gateway.daemon.stop();
+    const again = await startGateway({}, gateway.home);
+    try {
+      // The access token was revoked above: the actor refreshes it on the 401 and stores the new one.
+      await waitFor(`${NAME} ready again`, async () => (await again.api('GET', `/servers/${NAME}`)).body.health.state === 'ready', 20_000);
+      t.match((await again.api('GET', `/servers/${NAME}/oauth`)).body, { status: 'signed_in', at: String }, 'signed in before this run');
+      const json = await cli('mcp', 'test', NAME, '--json');
+      t.equal(json.code, EXIT.OK, json.stdout);
+      t.equal(JSON.parse(json.stdout).capabilities.tools, 2);
+    } finally {
+      await again.daemon.stop();
+    }
   });
 
   t.test('no secret in the CLI output or the logs', async (t) => {
