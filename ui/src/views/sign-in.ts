@@ -1,7 +1,8 @@
 // "Sign in" on a server whose health is needs_auth (an HTTP/SSE upstream that
-// asks for OAuth), and "Sign out" on one that holds tokens. Sign in starts the daemon's sign-in (POST /servers/{name}/oauth),
-// sends a new tab to the authorization server's page (the daemon's
-// /oauth/callback ends the flow there), and follows the attempt until it ends.
+// asks for OAuth), and "Sign out" on one that holds tokens. Sign in starts the
+// daemon's sign-in (POST /servers/{name}/oauth), sends a new tab to the
+// authorization server's page (the daemon's /oauth/callback ends the flow
+// there), and follows the attempt until it ends.
 // Health comes live from the admin WebSocket (needs_auth → connecting →
 // ready); how an attempt ended is no event, so GET …/oauth is read while one
 // waits. Attempts are kept per session, outside the rows: the server list
@@ -14,14 +15,14 @@ import type { ServerView, SignInStatus } from '../types.js';
 
 const POLL_MS = 1_000;
 
-type Attempt = { phase: 'starting' } | { phase: 'waiting'; link: string | null } | { phase: 'connecting' } | { phase: 'failed'; message: string };
+type Attempt = { phase: 'starting' } | { phase: 'waiting'; link: string } | { phase: 'connecting' } | { phase: 'failed'; message: string };
 
 /**
  * The link as something a tab may be sent to: http(s) only. It comes from the
  * upstream's authorization server metadata, and a javascript: or data: URL
  * would run in a tab that starts out on this page's origin.
  */
-export function openableLink(url: string): string | null {
+function openableLink(url: string): string | null {
   try {
     const parsed = new URL(url);
     return parsed.protocol === 'https:' || parsed.protocol === 'http:' ? parsed.href : null;
@@ -31,7 +32,7 @@ export function openableLink(url: string): string | null {
 }
 
 /** What a control says about an attempt. Pure. */
-export function attemptText(attempt: Attempt | undefined): string {
+function attemptText(attempt: Attempt | undefined): string {
   switch (attempt?.phase) {
     case undefined:
       return '';
@@ -67,7 +68,7 @@ class SignInFlows {
     const attempt = this.attempts.get(name);
     const busy = attempt?.phase === 'starting' || attempt?.phase === 'connecting';
     const button = h('button', { type: 'button', class: 'primary', 'data-action': 'sign-in', disabled: busy, onclick: () => void this.start(name) }, 'Sign in');
-    const link = attempt?.phase === 'waiting' && attempt.link ? h('a', { href: attempt.link, target: '_blank', rel: 'noopener noreferrer' }, 'open the sign-in page') : null;
+    const link = attempt?.phase === 'waiting' ? h('a', { href: attempt.link, target: '_blank', rel: 'noopener noreferrer' }, 'open the sign-in page') : null;
     const text = attemptText(attempt);
     const state = text ? h('span', { class: 'sign-in-state', role: attempt?.phase === 'failed' ? 'alert' : 'status' }, text, link ? ' (' : null, link, link ? ')' : null) : null;
     element.dataset.phase = attempt?.phase ?? 'idle';
