@@ -18,7 +18,7 @@ import { openRestartingWriter } from '../db/restarting-writer.js';
 import { McpAuth, type McpAuthMode } from '../http/mcp-auth.js';
 import { LOOPBACK, startHttpServer, type HttpServer } from '../http/server.js';
 import { OAUTH_CALLBACK_PATH } from '../oauth/callback-page.js';
-import { oauthRecords } from '../oauth/records.js';
+import { oauthRecords, tokensHeldSince } from '../oauth/records.js';
 import { SignIns } from '../oauth/sign-ins.js';
 import { oauthRoutes } from '../api/routes/oauth.js';
 import { nativeBindingLoaded } from '../http/uws.js';
@@ -172,7 +172,7 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
     preferenceChanged: (server, change) => bus.publish({ type: 'preference', server, ...change, at: new Date().toISOString() }),
     exposedName: (server, key) => routing.router.namespaces.exposedName(server, key),
   });
-  const tester = new ConnectionTester(upstreamLogDir(home));
+  const tester = new ConnectionTester(upstreamLogDir(home), (server) => writer.api.getOAuth(server));
   operations.attach({ writer, pool, router: routing.router, sessions, configs: () => registry?.all() ?? [] });
   let configSync: ConfigFileSync | null = null;
   // The routes exist before the file is applied; they ask the sync once it runs.
@@ -184,7 +184,7 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
 
   const signIns = new SignIns(pool, () => `http://${LOOPBACK}:${http!.port}${OAUTH_CALLBACK_PATH}`, (actor, event, server) => {
     writer.api.audit(actor, event, server, {}).catch((error: Error) => log.warn('audit failed', { event, error: error.message }));
-  });
+  }, (server) => tokensHeldSince(writer.api, registry?.config(server)));
 
   let token = newToken();
   const mcpAuth = new McpAuth(options.mcpAuth ?? 'token', () => token);

@@ -5,6 +5,7 @@ import { Piscina } from 'piscina';
 import { workerFile } from '../paths.js';
 import { messageOf } from '../protocol/errors.js';
 import type { TestConnectionReport, TestConnectionTask } from '../protocol/jobs.js';
+import { signsInWithOAuth, usableAccessToken, type OAuthRecord } from '../protocol/oauth.js';
 import type { ServerConfig } from '../protocol/server-config.js';
 
 const MARGIN_MS = 2_000;
@@ -17,13 +18,19 @@ export class ConnectionTester {
     idleTimeout: 30_000,
   });
 
-  constructor(private readonly logDir: string) {}
+  constructor(
+    private readonly logDir: string,
+    /** A server's stored OAuth state (sealed at rest; read only to hand the job its access token). */
+    private readonly oauthRecord: (server: string) => Promise<OAuthRecord | null> = async () => null,
+  ) {}
 
   async test(config: ServerConfig): Promise<TestConnectionReport> {
     const started = Date.now();
     const signal = AbortSignal.timeout(config.timeouts.connect_ms + MARGIN_MS);
     try {
-      return await this.pool.run({ config, logFile: join(this.logDir, `${config.name}.log`) }, { signal });
+      const task: TestConnectionTask = { config, logFile: join(this.logDir, `${config.name}.log`) };
+      if (signsInWithOAuth(config.transport)) task.oauth = { accessToken: usableAccessToken(await this.oauthRecord(config.name), config.transport.url, Date.now()) };
+      return await this.pool.run(task, { signal });
     } catch (error) {
       return {
         ok: false,

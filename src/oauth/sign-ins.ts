@@ -40,6 +40,8 @@ export class SignIns {
     private readonly redirectUrl: () => string,
     /** Audited without anything secret. */
     private readonly audit: (actor: AuditActor, event: 'oauth_signed_in' | 'oauth_signed_out', server: string) => void,
+    /** When the tokens stored for the server were obtained (null: none held), for a server no sign-in of this run concerns. */
+    private readonly storedAt: (server: string) => Promise<string | null> = async () => null,
   ) {}
 
   async start(server: string): Promise<SignInStatus> {
@@ -53,12 +55,15 @@ export class SignIns {
     return pending;
   }
 
-  status(server: string): SignInStatus {
+  async status(server: string): Promise<SignInStatus> {
     const known = this.outcomes.get(server);
     if (known?.status === 'pending' && Date.parse(known.expires_at) < Date.now()) {
       return { status: 'failed', error: { code: 'UPSTREAM_AUTH_REQUIRED', message: `the sign-in link expired: run 'coffer mcp auth ${server}' again` } };
     }
-    return known ?? { status: 'none' };
+    if (known) return known;
+    // Signed in before this run (the tokens are sealed in the DB): the UI offers Sign out on that.
+    const at = await this.storedAt(server);
+    return at === null ? { status: 'none' } : { status: 'signed_in', at };
   }
 
   async logout(server: string, actor: AuditActor): Promise<void> {

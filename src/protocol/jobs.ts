@@ -7,6 +7,12 @@ export interface TestConnectionTask {
   config: ServerConfig;
   /** The server's log file: the temporary child's stderr goes there too. */
   logFile: string;
+  /**
+   * For a server that signs in with OAuth: its stored access token (null: none
+   * usable). Only the access token: a refresh here would spend the refresh
+   * token the live actor holds.
+   */
+  oauth?: { accessToken: string | null };
 }
 
 export interface TestConnectionReport {

@@ -3,6 +3,7 @@
 // threads in memory and reaches disk only sealed (workers/db-writer/oauth-tokens.ts);
 // it never goes into a log, an event for clients, an audit entry or a REST answer.
 import type { ErrorBody } from './errors.js';
+import type { HttpTransportConfig, SseTransportConfig, TransportConfig } from './server-config.js';
 
 /** One upstream's OAuth state, bound to the resource it was obtained for. */
 export interface OAuthRecord {
@@ -35,4 +36,18 @@ export type OAuthOutcome =
 /** The command that signs a server in, for messages. */
 export function signInCommand(server: string): string {
   return `coffer mcp auth ${server}`;
+}
+
+/**
+ * HTTP and SSE upstreams sign in with OAuth when they ask for it, unless the
+ * config already sends an Authorization header of its own (that one wins).
+ */
+export function signsInWithOAuth(transport: TransportConfig): transport is HttpTransportConfig | SseTransportConfig {
+  return transport.type !== 'stdio' && !Object.keys(transport.headers).some((name) => name.toLowerCase() === 'authorization');
+}
+
+/** The stored access token, if it was issued for `url` and has not expired (a test connection cannot refresh it). */
+export function usableAccessToken(record: OAuthRecord | null, url: string, now: number): string | null {
+  if (!record || record.resource !== url || !record.tokens?.access_token) return null;
+  return record.expiresAt !== undefined && record.expiresAt <= now ? null : record.tokens.access_token;
 }

@@ -14,6 +14,7 @@ const HEALTH: Record<string, HealthLabel> = {
   connecting: { text: 'connecting', tone: 'busy' },
   backoff: { text: 'backing off', tone: 'bad' },
   failed: { text: 'failed (crash loop)', tone: 'bad' },
+  needs_auth: { text: 'needs sign-in', tone: 'bad' },
   stopped: { text: 'stopped', tone: 'off' },
   disabled: { text: 'disabled', tone: 'off' },
 };

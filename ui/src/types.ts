@@ -14,3 +14,5 @@ export type KnownKey = Omit<PreferenceRow, 'server' | 'first_seen_at'>;
 
 export type { InvocationRow } from '../../src/protocol/db.js';
 export type { TestConnectionReport as TestReport } from '../../src/protocol/jobs.js';
+/** GET/POST /servers/{name}/oauth: how the server's last sign-in went (never a token). */
+export type { SignInStatus } from '../../src/oauth/sign-ins.js';

@@ -15,6 +15,11 @@ export interface HttpAuth {
   signInNeeded(): string | null;
 }
 
+/** Only a Bearer challenge (RFC 6750, RFC 9728) is about OAuth; any other 401/403 stays a plain HTTP error. */
+export function isBearerChallenge(challenge: string | undefined): challenge is string {
+  return challenge !== undefined && /^\s*bearer\b/i.test(challenge);
+}
+
 /** retry: send the request again, with fresh headers · signIn: fail it, a person must sign in (or widen the scope) · null: not an OAuth refusal. */
 export type Refusal = 'retry' | { signIn: string } | null;
 

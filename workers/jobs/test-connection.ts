@@ -6,8 +6,7 @@ import { openLog } from '../actor/log.js';
 import type { TestConnectionReport, TestConnectionTask } from '../../src/protocol/jobs.js';
 import { LIST_METHOD, LIST_RESULT_FIELD, PRIMARY_KINDS } from '../../src/protocol/capabilities.js';
 import { JSONRPC, messageOf } from '../../src/protocol/errors.js';
-
-
+import { StoredTokenAuth } from './stored-token-auth.js';
 
 export default async function testConnection(task: TestConnectionTask): Promise<TestConnectionReport> {
   const started = Date.now();
@@ -15,9 +14,10 @@ export default async function testConnection(task: TestConnectionTask): Promise<
   log.note('test connection: opening a temporary connection');
   const deadline = started + task.config.timeouts.connect_ms;
   let connection: Connection | null = null;
+  const auth = task.oauth ? new StoredTokenAuth(task.config.name, task.oauth.accessToken) : null;
   try {
     // A test connection has no client to relay to: it declares nothing, and the jsonrpc session refuses server requests.
-    connection = await Connection.create(task.config, log, { onLost: () => undefined, onNotification: () => undefined }, {});
+    connection = await Connection.create(task.config, log, { onLost: () => undefined, onNotification: () => undefined }, {}, auth);
     await connection.connect();
     const capabilities: NonNullable<TestConnectionReport['capabilities']> = { tools: null, resources: null, prompts: null };
     // Resource templates are not counted: each primary kind is also the server capability that advertises it.
@@ -41,13 +41,14 @@ export default async function testConnection(task: TestConnectionTask): Promise<
     };
   } catch (error) {
     log.note(`test connection failed: ${messageOf(error)}`);
+    const signIn = auth?.signInNeeded() ?? null;
     return {
       ok: false,
       latency_ms: Date.now() - started,
       protocol_version: connection?.protocolVersion ?? null,
       server_info: connection?.serverInfo ?? null,
       capabilities: null,
-      error: { code: 'UPSTREAM_UNAVAILABLE', message: messageOf(error) },
+      error: signIn !== null ? { code: 'UPSTREAM_AUTH_REQUIRED', message: signIn } : { code: 'UPSTREAM_UNAVAILABLE', message: messageOf(error) },
     };
   } finally {
     await connection?.close();

@@ -265,7 +265,9 @@ const test = defineAction(
     if (values.json) printJson(result);
     else printTest(result);
     if (!result.ok) {
-      throw new CliError(EXIT.UPSTREAM_TEST_FAILED, 'UPSTREAM_TEST_FAILED', `connection test of '${name}' failed: ${describeError(result.error ?? 'no reason given')}`);
+      // A sign-in is the one failure with its own code: the message says the command that fixes it.
+      const code = (result.error as { code?: unknown } | undefined)?.code === 'UPSTREAM_AUTH_REQUIRED' ? 'UPSTREAM_AUTH_REQUIRED' : 'UPSTREAM_TEST_FAILED';
+      throw new CliError(EXIT.UPSTREAM_TEST_FAILED, code, `connection test of '${name}' failed: ${describeError(result.error ?? 'no reason given')}`);
     }
     return EXIT.OK;
   },

@@ -10,6 +10,7 @@ import type { ServerView, TestReport } from '../types.js';
 import { healthBadge } from './health-badge.js';
 import { openServerForm } from './server-form.js';
 import { serverSwitch } from './servers-page.js';
+import { signInControl, signOutControl } from './sign-in.js';
 
 function testReportText(report: TestReport): string {
   if (!report.ok) return `Connection failed: ${report.error?.message ?? 'no reason given'}`;
@@ -55,7 +56,7 @@ export class ServerHead {
       h('button', { type: 'button', ...extra, onclick: (event: Event) => void action(event.currentTarget as HTMLButtonElement) }, label);
     replace(
       this.top,
-      h('div', { class: 'page-head' }, h('h1', {}, server.name), healthBadge(server)),
+      h('div', { class: 'page-head' }, h('h1', {}, server.name), healthBadge(server), signInControl(this.context, server.name)),
       server.description ? h('p', { class: 'description' }, server.description) : null,
       h('p', { class: 'transport' }, h('span', { class: 'tag' }, server.transport.type), ' ', h('span', { class: 'mono' }, transportSummary(server.transport))),
       h(
@@ -76,6 +77,7 @@ export class ServerHead {
         h('span', { class: 'switch-label' }, serverSwitch(this.context, server, this.notice), server.enabled ? ' Enabled' : ' Disabled'),
         button('Refresh', this.refresh),
         button('Test connection', (target) => this.test(target)),
+        signOutControl(this.context, server),
         // The config as it is now: fields the head does not show (timeouts, env) may have changed since it was built.
         button('Edit', () => openServerForm(this.context, this.context.servers.get(this.name) ?? server)),
         button('Remove', () => this.remove(), { class: 'danger' }),

@@ -9,6 +9,7 @@ import type { ServerView } from '../types.js';
 import { healthBadge } from './health-badge.js';
 import { PagedList } from './paged-list.js';
 import { openServerForm } from './server-form.js';
+import { signInControl } from './sign-in.js';
 
 const PAGE_SIZE = 50;
 
@@ -41,7 +42,7 @@ export function serversPage(context: ViewContext): View {
       serverSwitch(context, server, notice),
       h('a', { class: 'name', href: `#/servers/${encodeURIComponent(server.name)}/tools` }, server.name),
       h('span', { class: 'transport' }, h('span', { class: 'tag' }, server.transport.type), h('span', { class: 'mono ellipsis', title: transportSummary(server.transport) }, transportSummary(server.transport))),
-      healthBadge(server),
+      h('span', { class: 'health-cell' }, healthBadge(server), signInControl(context, server.name)),
       h('span', { class: 'last-error ellipsis', title: server.health.last_error ?? '' }, server.health.last_error ?? ''),
     );
 

@@ -1,17 +1,13 @@
 // Whether an upstream gets OAuth, and the answer for one that does not.
 import type { ActorInit } from '../../../src/protocol/actor.js';
-import type { OAuthOutcome } from '../../../src/protocol/oauth.js';
+import { signsInWithOAuth, type OAuthOutcome } from '../../../src/protocol/oauth.js';
 import type { ActorLog } from '../log.js';
 import { UpstreamAuth, type UpstreamAuthHooks } from './upstream-auth.js';
 
-/**
- * HTTP and SSE upstreams sign in with OAuth when they ask for it, unless the
- * config already sends an Authorization header of its own (that one wins).
- */
+/** The OAuth hook of an upstream that may sign in (signsInWithOAuth); null for the others. */
 export function upstreamAuth(init: ActorInit, log: ActorLog, hooks: UpstreamAuthHooks): UpstreamAuth | null {
   const transport = init.config.transport;
-  if (transport.type === 'stdio') return null;
-  if (Object.keys(transport.headers).some((name) => name.toLowerCase() === 'authorization')) return null;
+  if (!signsInWithOAuth(transport)) return null;
   return new UpstreamAuth(init.config.name, transport.url, transport.oauth ?? {}, init.oauth ?? null, log, hooks);
 }
 

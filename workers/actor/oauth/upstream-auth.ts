@@ -11,7 +11,7 @@ import { randomBytes } from 'node:crypto';
 import { auth, extractWWWAuthenticateParams } from '@modelcontextprotocol/sdk/client/auth.js';
 import { messageOf } from '../../../src/protocol/errors.js';
 import { signInCommand, type OAuthAction, type OAuthOutcome, type OAuthRecord } from '../../../src/protocol/oauth.js';
-import type { HttpAuth, Refusal } from '../http-auth.js';
+import { isBearerChallenge, type HttpAuth, type Refusal } from '../http-auth.js';
 import type { ActorLog } from '../log.js';
 import { RecordProvider, sameIssuer, type OAuthClientConfig } from './provider.js';
 
@@ -83,8 +83,7 @@ export class UpstreamAuth implements HttpAuth {
   }
 
   async refused(status: number, challenge: string | undefined, sent: string | undefined, retried: boolean): Promise<Refusal> {
-    // Only a Bearer challenge (RFC 6750, RFC 9728) starts OAuth; any other 401/403 stays a plain HTTP error.
-    if (!challenge || !/^\s*bearer\b/i.test(challenge)) return null;
+    if (!isBearerChallenge(challenge)) return null;
     const params = extractWWWAuthenticateParams(new Response(null, { headers: { 'www-authenticate': challenge } }));
     if (params.resourceMetadataUrl) this.resourceMetadataUrl = params.resourceMetadataUrl;
     if (status === 403) {
