@@ -1,7 +1,7 @@
 // mcp_capability_preferences (R1): per capability key, only the user's switch and when it was seen.
 import type { Database, Statement } from 'better-sqlite3';
 import type { CapabilityType } from '../../src/protocol/capabilities.js';
-import type { AuditActor, PreferenceChange, PreferenceRow } from '../../src/protocol/db.js';
+import type { AuditActor, OwnWords, PreferenceChange, PreferenceRow } from '../../src/protocol/db.js';
 import type { Result } from '../../src/protocol/errors.js';
 import type { AuditLog } from './audit.js';
 import { now } from './clock.js';
@@ -10,7 +10,8 @@ interface StoredPreference extends Omit<PreferenceRow, 'enabled'> {
   enabled: 0 | 1;
 }
 
-const COLUMNS = `s.name AS server, p.capability_type, p.capability_key, p.enabled, p.first_seen_at, p.last_seen_at
+const COLUMNS = `s.name AS server, p.capability_type, p.capability_key, p.enabled, p.first_seen_at, p.last_seen_at,
+  p.own_name, p.own_description
   FROM mcp_capability_preferences p JOIN mcp_servers s ON s.id = p.resource_id`;
 
 function toRow(stored: StoredPreference): PreferenceRow {
@@ -25,6 +26,9 @@ export class PreferenceStore {
   private readonly insert: Statement<[number, CapabilityType, string, number, string, string]>;
   private readonly touch: Statement<[string, number, CapabilityType, string]>;
   private readonly setEnabled: Statement<[number, number, CapabilityType, string]>;
+  private readonly setWords: Statement<[string | null, string | null, number, CapabilityType, string]>;
+  /** Another key of the server and kind whose own or upstream name is this name. */
+  private readonly nameHolder: Statement<[number, CapabilityType, string, string, string], { capability_key: string }>;
 
   constructor(
     private readonly db: Database,
@@ -44,6 +48,13 @@ export class PreferenceStore {
     );
     this.setEnabled = db.prepare(
       'UPDATE mcp_capability_preferences SET enabled = ? WHERE resource_id = ? AND capability_type = ? AND capability_key = ?',
+    );
+    this.setWords = db.prepare(
+      'UPDATE mcp_capability_preferences SET own_name = ?, own_description = ? WHERE resource_id = ? AND capability_type = ? AND capability_key = ?',
+    );
+    this.nameHolder = db.prepare(
+      `SELECT capability_key FROM mcp_capability_preferences
+       WHERE resource_id = ? AND capability_type = ? AND capability_key <> ? AND (capability_key = ? OR own_name = ?) LIMIT 1`,
     );
   }
 
@@ -101,6 +112,39 @@ export class PreferenceStore {
         current.set(id, { ...row, enabled });
       }
       return { ok: true, value: [...current.values()].map(toRow) };
+    })();
+  }
+
+  /** A name another key holds (its upstream name, live or not, or its own) is refused: every exposed name routes to one tool. */
+  setOwnWords(serverId: number, server: string, type: CapabilityType, key: string, words: OwnWords, actor: AuditActor): Result<PreferenceRow> {
+    return this.db.transaction((): Result<PreferenceRow> => {
+      const row = this.selectOne.get(serverId, type, key);
+      if (!row) {
+        return {
+          ok: false,
+          error: { code: 'RESOURCE_NOT_FOUND', message: `server "${server}" has no known ${type} "${key}"`, details: { server, capability_type: type, capability_key: key } },
+        };
+      }
+      // The upstream's own name needs no override.
+      const name = words.name === undefined ? row.own_name : words.name === key ? null : words.name;
+      const description = words.description === undefined ? row.own_description : words.description;
+      if (name !== null) {
+        const holder = this.nameHolder.get(serverId, type, key, name, name);
+        if (holder) {
+          return {
+            ok: false,
+            error: {
+              code: 'RESOURCE_ALREADY_EXISTS',
+              message: `server "${server}" already has a ${type} named "${name}" (${holder.capability_key}): choose another name`,
+              details: { server, capability_type: type, capability_key: key, name, taken_by: holder.capability_key },
+            },
+          };
+        }
+      }
+      if (name === row.own_name && description === row.own_description) return { ok: true, value: toRow(row) };
+      this.setWords.run(name, description, serverId, type, key);
+      this.audit.record(actor, 'capability_words_set', server, { type, key, name, description });
+      return { ok: true, value: toRow({ ...row, own_name: name, own_description: description }) };
     })();
   }
 }
