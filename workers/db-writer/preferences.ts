@@ -18,65 +18,75 @@ function toRow(stored: StoredPreference): PreferenceRow {
   return { ...stored, enabled: stored.enabled === 1 };
 }
 
-export class PreferenceStore {
-  private readonly selectAll: Statement<[], StoredPreference>;
-  private readonly selectServer: Statement<[number], StoredPreference>;
-  private readonly selectType: Statement<[number, CapabilityType], StoredPreference>;
-  private readonly selectOne: Statement<[number, CapabilityType, string], StoredPreference>;
-  private readonly insert: Statement<[number, CapabilityType, string, number, string, string]>;
-  private readonly touch: Statement<[string, number, CapabilityType, string]>;
-  private readonly setEnabled: Statement<[number, number, CapabilityType, string]>;
-  private readonly setWords: Statement<[string | null, string | null, number, CapabilityType, string]>;
+interface Statements {
+  selectAll: Statement<[], StoredPreference>;
+  selectServer: Statement<[number], StoredPreference>;
+  selectType: Statement<[number, CapabilityType], StoredPreference>;
+  selectOne: Statement<[number, CapabilityType, string], StoredPreference>;
+  insert: Statement<[number, CapabilityType, string, number, string, string]>;
+  touch: Statement<[string, number, CapabilityType, string]>;
+  setEnabled: Statement<[number, number, CapabilityType, string]>;
+  setWords: Statement<[string | null, string | null, number, CapabilityType, string]>;
   /** Another key of the server and kind whose own or upstream name is this name. */
-  private readonly nameHolder: Statement<[number, CapabilityType, string, string, string], { capability_key: string }>;
+  nameHolder: Statement<[number, CapabilityType, string, string, string], { capability_key: string }>;
+}
+
+export class PreferenceStore {
+  private prepared: Statements | null = null;
 
   constructor(
     private readonly db: Database,
     private readonly audit: AuditLog,
-  ) {
+  ) {}
+
+  /** Prepared on first use: a writer may open a database older than these columns (tests of migrations). */
+  private get statements(): Statements {
+    const db = this.db;
     const order = 'ORDER BY s.name, p.capability_type, p.capability_key';
-    this.selectAll = db.prepare(`SELECT ${COLUMNS} ${order}`);
-    this.selectServer = db.prepare(`SELECT ${COLUMNS} WHERE p.resource_id = ? ${order}`);
-    this.selectType = db.prepare(`SELECT ${COLUMNS} WHERE p.resource_id = ? AND p.capability_type = ? ${order}`);
-    this.selectOne = db.prepare(`SELECT ${COLUMNS} WHERE p.resource_id = ? AND p.capability_type = ? AND p.capability_key = ?`);
-    this.insert = db.prepare(
-      `INSERT INTO mcp_capability_preferences (resource_id, capability_type, capability_key, enabled, first_seen_at, last_seen_at)
-       VALUES (?, ?, ?, ?, ?, ?)`,
-    );
-    this.touch = db.prepare(
-      'UPDATE mcp_capability_preferences SET last_seen_at = ? WHERE resource_id = ? AND capability_type = ? AND capability_key = ?',
-    );
-    this.setEnabled = db.prepare(
-      'UPDATE mcp_capability_preferences SET enabled = ? WHERE resource_id = ? AND capability_type = ? AND capability_key = ?',
-    );
-    this.setWords = db.prepare(
-      'UPDATE mcp_capability_preferences SET own_name = ?, own_description = ? WHERE resource_id = ? AND capability_type = ? AND capability_key = ?',
-    );
-    this.nameHolder = db.prepare(
-      `SELECT capability_key FROM mcp_capability_preferences
-       WHERE resource_id = ? AND capability_type = ? AND capability_key <> ? AND (capability_key = ? OR own_name = ?) LIMIT 1`,
-    );
+    return (this.prepared ??= {
+      selectAll: db.prepare(`SELECT ${COLUMNS} ${order}`),
+      selectServer: db.prepare(`SELECT ${COLUMNS} WHERE p.resource_id = ? ${order}`),
+      selectType: db.prepare(`SELECT ${COLUMNS} WHERE p.resource_id = ? AND p.capability_type = ? ${order}`),
+      selectOne: db.prepare(`SELECT ${COLUMNS} WHERE p.resource_id = ? AND p.capability_type = ? AND p.capability_key = ?`),
+      insert: db.prepare(
+        `INSERT INTO mcp_capability_preferences (resource_id, capability_type, capability_key, enabled, first_seen_at, last_seen_at)
+         VALUES (?, ?, ?, ?, ?, ?)`,
+      ),
+      touch: db.prepare(
+        'UPDATE mcp_capability_preferences SET last_seen_at = ? WHERE resource_id = ? AND capability_type = ? AND capability_key = ?',
+      ),
+      setEnabled: db.prepare(
+        'UPDATE mcp_capability_preferences SET enabled = ? WHERE resource_id = ? AND capability_type = ? AND capability_key = ?',
+      ),
+      setWords: db.prepare(
+        'UPDATE mcp_capability_preferences SET own_name = ?, own_description = ? WHERE resource_id = ? AND capability_type = ? AND capability_key = ?',
+      ),
+      nameHolder: db.prepare(
+        `SELECT capability_key FROM mcp_capability_preferences
+         WHERE resource_id = ? AND capability_type = ? AND capability_key <> ? AND (capability_key = ? OR own_name = ?) LIMIT 1`,
+      ),
+    });
   }
 
   list(serverId?: number): PreferenceRow[] {
-    const rows = serverId === undefined ? this.selectAll.all() : this.selectServer.all(serverId);
+    const rows = serverId === undefined ? this.statements.selectAll.all() : this.statements.selectServer.all(serverId);
     return rows.map(toRow);
   }
 
   /** R4: insert what is new (audited), bump what is seen, keep what vanished. */
   reconcile(serverId: number, server: string, type: CapabilityType, keys: string[], autoEnable: boolean): PreferenceRow[] {
     return this.db.transaction(() => {
-      const known = new Set(this.selectType.all(serverId, type).map((row) => row.capability_key));
+      const known = new Set(this.statements.selectType.all(serverId, type).map((row) => row.capability_key));
       const at = now();
       for (const key of new Set(keys)) {
         if (known.has(key)) {
-          this.touch.run(at, serverId, type, key);
+          this.statements.touch.run(at, serverId, type, key);
         } else {
-          this.insert.run(serverId, type, key, autoEnable ? 1 : 0, at, at);
+          this.statements.insert.run(serverId, type, key, autoEnable ? 1 : 0, at, at);
           this.audit.record('system', 'capability_first_seen', server, { type, key, enabled: autoEnable });
         }
       }
-      return this.selectType.all(serverId, type).map(toRow);
+      return this.statements.selectType.all(serverId, type).map(toRow);
     })();
   }
 
@@ -86,7 +96,7 @@ export class PreferenceStore {
       const current = new Map<string, StoredPreference>();
       for (const change of changes) {
         const id = `${change.capability_type}\0${change.capability_key}`;
-        const row = current.get(id) ?? this.selectOne.get(serverId, change.capability_type, change.capability_key);
+        const row = current.get(id) ?? this.statements.selectOne.get(serverId, change.capability_type, change.capability_key);
         if (!row) {
           return {
             ok: false,
@@ -104,7 +114,7 @@ export class PreferenceStore {
         const row = current.get(id) as StoredPreference;
         const enabled = change.enabled ? 1 : 0;
         if (row.enabled === enabled) continue;
-        this.setEnabled.run(enabled, serverId, change.capability_type, change.capability_key);
+        this.statements.setEnabled.run(enabled, serverId, change.capability_type, change.capability_key);
         this.audit.record(actor, change.enabled ? 'capability_enabled' : 'capability_disabled', server, {
           type: change.capability_type,
           key: change.capability_key,
@@ -118,7 +128,7 @@ export class PreferenceStore {
   /** A name another key holds (its upstream name, live or not, or its own) is refused: every exposed name routes to one tool. */
   setOwnWords(serverId: number, server: string, type: CapabilityType, key: string, words: OwnWords, actor: AuditActor): Result<PreferenceRow> {
     return this.db.transaction((): Result<PreferenceRow> => {
-      const row = this.selectOne.get(serverId, type, key);
+      const row = this.statements.selectOne.get(serverId, type, key);
       if (!row) {
         return {
           ok: false,
@@ -129,7 +139,7 @@ export class PreferenceStore {
       const name = words.name === undefined ? row.own_name : words.name === key ? null : words.name;
       const description = words.description === undefined ? row.own_description : words.description;
       if (name !== null) {
-        const holder = this.nameHolder.get(serverId, type, key, name, name);
+        const holder = this.statements.nameHolder.get(serverId, type, key, name, name);
         if (holder) {
           return {
             ok: false,
@@ -142,7 +152,7 @@ export class PreferenceStore {
         }
       }
       if (name === row.own_name && description === row.own_description) return { ok: true, value: toRow(row) };
-      this.setWords.run(name, description, serverId, type, key);
+      this.statements.setWords.run(name, description, serverId, type, key);
       this.audit.record(actor, 'capability_words_set', server, { type, key, name, description });
       return { ok: true, value: toRow({ ...row, own_name: name, own_description: description }) };
     })();
