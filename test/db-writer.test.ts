@@ -61,7 +61,7 @@ t.test('migrations', async (t) => {
       const tables = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").pluck().all();
       t.same(tables, ['audit_log', 'invocations', 'mcp_capability_preferences', 'mcp_clients', 'mcp_servers', 'oauth_credentials', 'retention_policies', 'toolsets']);
       const preferenceColumns = db.prepare("SELECT name FROM pragma_table_info('mcp_capability_preferences')").pluck().all();
-      t.same(preferenceColumns, ['id', 'resource_id', 'capability_type', 'capability_key', 'enabled', 'first_seen_at', 'last_seen_at'], 'R1: no names, schemas or descriptions');
+      t.same(preferenceColumns, ['id', 'resource_id', 'capability_type', 'capability_key', 'enabled', 'first_seen_at', 'last_seen_at', 'own_name', 'own_description'], "R1: no upstream names, schemas or descriptions (only the user's own words)");
       t.same(db.prepare('SELECT table_name, days FROM retention_policies ORDER BY table_name').all(), [
         { table_name: 'audit', days: 365 },
         { table_name: 'invocations', days: 30 },

@@ -58,6 +58,7 @@ t.test('resolution: known names first, then the prefix, then the only unprefixed
     routes: () => routes,
     refresh: async () => routes,
     prefixes: () => prefixIndex(configs),
+    original: (_server: string, _kind: string, name: string) => name,
   });
   const known = new Map([['echo', { server: 'solo', original: 'echo' }]]);
   t.same(await resolveExposed(directory([config('solo', ''), config('fs', 'files')], known), 'tools', 'echo'), { server: 'solo', original: 'echo' });

@@ -51,7 +51,7 @@ t.test('merged lists: every exposed name matches, routes back to its server and 
       }, (name) => fitName(name, max));
       const names = merged.items.map((item) => String(item.name));
       if (new Set(names).size !== names.length) return false;
-      const directory: ResolverDirectory = { routes: () => merged.routes, refresh: async () => merged.routes, prefixes: () => index };
+      const directory: ResolverDirectory = { routes: () => merged.routes, refresh: async () => merged.routes, prefixes: () => index, original: (_server, _kind, name) => name };
       for (const name of names) {
         if (!MODEL_NAME_PATTERN.test(name) || name.length > max) return false;
         const route = merged.routes.get(name);

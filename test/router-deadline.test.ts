@@ -33,7 +33,7 @@ t.test('a list answers at the deadline counted from its start, even when posting
   const hung = fakeUpstream('hung', () => new Promise<ListAnswer>(() => undefined));
   const upstreams: UpstreamDirectory = { active: () => [slowToPost, hung], get: (name) => [slowToPost, hung].find((u) => u.name === name) };
   const servers: ServerDirectory = { config: (name) => upstreams.get(name)?.config, all: () => [slowToPost.config, hung.config] };
-  const gate = { version: 0, isEnabled: () => true, observe: async () => undefined } as unknown as CapabilityGate;
+  const gate = { version: 0, isEnabled: () => true, ownWords: () => undefined, observe: async () => undefined } as unknown as CapabilityGate;
   const router = new Router(upstreams, gate, servers, 60_000);
 
   const started = performance.now();

@@ -171,6 +171,9 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
     listChanged: (kind) => announcer.listChanged(kind),
     preferenceChanged: (server, change) => bus.publish({ type: 'preference', server, ...change, at: new Date().toISOString() }),
     exposedName: (server, key) => routing.router.namespaces.exposedName(server, key),
+    ownNameProblem: (server, name) => routing.router.namespaces.ownNameProblem(server, name),
+    wordsChanged: (server, row) =>
+      bus.publish({ type: 'words', server, capability_type: row.capability_type, capability_key: row.capability_key, own_name: row.own_name, own_description: row.own_description, at: new Date().toISOString() }),
   });
   const tester = new ConnectionTester(upstreamLogDir(home), (server) => writer.api.getOAuth(server));
   operations.attach({ writer, pool, router: routing.router, sessions, configs: () => registry?.all() ?? [] });

@@ -41,6 +41,7 @@ const METHODS: Record<keyof DbWriterApi, true> = {
   reconcile: true,
   getPreferences: true,
   setPreferences: true,
+  setOwnWords: true,
   audit: true,
   listAudit: true,
   recordInvocations: true,

@@ -37,7 +37,7 @@ export const ADMIN_CLOSE = {
 } as const;
 
 /** Every CofferEvent type, for validation of `subscribe`. */
-export const COFFER_EVENT_TYPES = ['health', 'list_changed', 'degraded', 'recovered', 'server', 'preference', 'audit', 'invocation', 'namespace_collision', 'config_file', 'toolset', 'client_bound'] as const satisfies readonly CofferEventType[];
+export const COFFER_EVENT_TYPES = ['health', 'list_changed', 'degraded', 'recovered', 'server', 'preference', 'words', 'audit', 'invocation', 'namespace_collision', 'config_file', 'toolset', 'client_bound'] as const satisfies readonly CofferEventType[];
 // Compile-time guard: a new event type must be added above.
 type MissingEventType = Exclude<CofferEventType, (typeof COFFER_EVENT_TYPES)[number]>;
 const everyEventTypeListed: MissingEventType extends never ? true : false = true;

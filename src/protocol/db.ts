@@ -22,6 +22,16 @@ export interface PreferenceRow {
   enabled: boolean;
   first_seen_at: string;
   last_seen_at: string;
+  /** The user's own name for a tool or prompt (the part after the namespace); null: the upstream's. */
+  own_name: string | null;
+  /** The user's own description; null: the upstream's. */
+  own_description: string | null;
+}
+
+/** The user's words for one tool or prompt: a field absent stays as it is, null goes back to the upstream's. */
+export interface OwnWords {
+  name?: string | null;
+  description?: string | null;
 }
 
 export interface PreferenceChange {
@@ -73,6 +83,12 @@ export interface DbWriterApi {
   getPreferences(server?: string): Promise<PreferenceRow[]>;
   /** All-or-nothing: RESOURCE_NOT_FOUND naming the first unknown key. Audited per change. */
   setPreferences(server: string, changes: PreferenceChange[], actor: AuditActor): Promise<Result<PreferenceRow[]>>;
+  /**
+   * The user's words for one known key (`words` already valid): RESOURCE_NOT_FOUND for an
+   * unknown key, RESOURCE_ALREADY_EXISTS for a name another key of the server has (as its
+   * own or the upstream's). Audited as capability_words_set when something changed.
+   */
+  setOwnWords(server: string, type: CapabilityType, key: string, words: OwnWords, actor: AuditActor): Promise<Result<PreferenceRow>>;
 
   audit(actor: AuditActor, eventType: string, server: string | null, payload: Record<string, unknown>): Promise<void>;
   listAudit(filter: { server?: string; event_type?: string; since?: string; limit?: number }): Promise<AuditEntry[]>;

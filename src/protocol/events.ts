@@ -38,6 +38,8 @@ export type CofferEvent =
   | { type: 'recovered'; server: string; kind: ListKind; at: string }
   | { type: 'server'; action: 'added' | 'updated' | 'removed'; server: string; at: string }
   | { type: 'preference'; server: string; capability_type: string; capability_key: string; enabled: boolean; at: string }
+  /** The user's own name or description of a tool or prompt changed (null: the upstream's again). */
+  | { type: 'words'; server: string; capability_type: string; capability_key: string; own_name: string | null; own_description: string | null; at: string }
   | { type: 'audit'; entry: AuditEntry }
   | { type: 'invocation'; invocation: InvocationRecord }
   /** A server with an empty namespace lists a name another server already exposes: it is exposed as `exposed` instead. */

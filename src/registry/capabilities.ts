@@ -1,16 +1,21 @@
 // The management view of one server's capabilities (R6, R8) and the switches
 // (R10). Live items come from the actor; flags and timestamps from the
 // preferences; known keys the upstream no longer offers are shown as not live.
-import { capabilityKey, IDENTITY_FIELD, KINDS, isPrimary, kindsOfType, LIST_KINDS, type CapabilitiesView, type CapabilityItem, type KindView, type ListKind } from '../protocol/capabilities.js';
-import type { AuditActor, PreferenceChange, PreferenceRow } from '../protocol/db.js';
-import { CofferError, type ErrorBody } from '../protocol/errors.js';
+import { capabilityKey, IDENTITY_FIELD, KINDS, isPrimary, kindsOfType, LIST_KINDS, type CapabilitiesView, type CapabilityItem, type CapabilityType, type KindView, type ListKind } from '../protocol/capabilities.js';
+import type { AuditActor, OwnWords, PreferenceChange, PreferenceRow } from '../protocol/db.js';
+import { CofferError, type ErrorBody, type Result } from '../protocol/errors.js';
 import type { DbWriterCalls } from '../db/writer-handle.js';
 import type { PreferenceGate } from '../router/preference-gate.js';
 import type { UpstreamLists } from '../router/upstream-lists.js';
 import type { UpstreamDirectory } from '../upstreams/upstream.js';
 
 function knownKeys(rows: PreferenceRow[]): Array<Omit<PreferenceRow, 'server' | 'first_seen_at'>> {
-  return rows.map(({ capability_type, capability_key, enabled, last_seen_at }) => ({ capability_type, capability_key, enabled, last_seen_at }));
+  return rows.map(({ capability_type, capability_key, enabled, last_seen_at, own_name, own_description }) => ({ capability_type, capability_key, enabled, last_seen_at, own_name, own_description }));
+}
+
+/** The user's words beside the upstream's own fields (null: none of the user's). */
+function ownWordsOf(row: PreferenceRow | undefined): { own_name: string | null; own_description: string | null } {
+  return { own_name: row?.own_name ?? null, own_description: row?.own_description ?? null };
 }
 
 /** Pure: one kind's view from its live answer (or failure) and the server's preference rows. */
@@ -30,14 +35,14 @@ export function kindView(
       const key = capabilityKey(kind, item);
       liveKeys.add(key);
       const row = byKey.get(key);
-      items.push({ ...item, key, live: true, enabled: row?.enabled ?? autoEnable, first_seen_at: row?.first_seen_at ?? null, last_seen_at: row?.last_seen_at ?? null });
+      items.push({ ...item, key, live: true, enabled: row?.enabled ?? autoEnable, first_seen_at: row?.first_seen_at ?? null, last_seen_at: row?.last_seen_at ?? null, ...ownWordsOf(row) });
     }
   }
   // Known but not offered now (R6): shown once, under the primary kind (resources rather than templates).
   if (isPrimary(kind)) {
     for (const row of byKey.values()) {
       if (liveKeys.has(row.capability_key) || claimedElsewhere.has(row.capability_key)) continue;
-      items.push({ key: row.capability_key, live: false, enabled: row.enabled, first_seen_at: row.first_seen_at, last_seen_at: row.last_seen_at });
+      items.push({ key: row.capability_key, live: false, enabled: row.enabled, first_seen_at: row.first_seen_at, last_seen_at: row.last_seen_at, ...ownWordsOf(row) });
     }
   }
   if (answer.state === 'failed') return { state: 'failed', items, error: answer.error };
@@ -56,6 +61,9 @@ export class CapabilityService {
       preferenceChanged(server: string, change: PreferenceChange): void;
       /** The name a tool or prompt is exposed under (its namespace, fitted to the name budget). */
       exposedName?(server: string, key: string): string;
+      /** Why a name cannot be the user's own for a tool or prompt of the server; null when it can. */
+      ownNameProblem?(server: string, name: string): string | null;
+      wordsChanged?(server: string, row: PreferenceRow): void;
     },
   ) {}
 
@@ -92,7 +100,7 @@ export class CapabilityService {
       const state = answer.ok ? (answer.state === 'live' ? { state: 'live' as const, items: answer.items } : { state: 'unsupported' as const }) : { state: 'failed' as const, error: answer.error };
       const shown = kindView(kind, state, rows, kind === 'resources' ? templateKeys : new Set(), record.config.auto_enable_new_capabilities);
       const exposedName = this.events.exposedName;
-      if (exposedName && IDENTITY_FIELD[kind] === 'name') shown.items = shown.items.map((item) => ({ ...item, exposed_name: exposedName(server, item.key) }));
+      if (exposedName && IDENTITY_FIELD[kind] === 'name') shown.items = shown.items.map((item) => ({ ...item, exposed_name: exposedName(server, (item.own_name as string | null) ?? item.key) }));
       view[KINDS[kind].viewField] = shown;
     }
     return view;
@@ -100,18 +108,41 @@ export class CapabilityService {
 
   /** All-or-nothing; the snapshot and every session see the change at once. */
   async set(server: string, changes: PreferenceChange[], actor: AuditActor): Promise<PreferenceRow[]> {
-    let result = await this.writer.setPreferences(server, changes, actor);
-    if (!result.ok && result.error.code === 'RESOURCE_NOT_FOUND' && this.upstreams.get(server)) {
-      // A key of a kind no one has listed yet: list it live (which reconciles) and try once more.
-      await this.view(server, false).catch(() => undefined);
-      result = await this.writer.setPreferences(server, changes, actor);
-    }
-    if (!result.ok) throw new CofferError(result.error.code, result.error.message, result.error.details);
-    this.gate.load(result.value);
+    const rows = await this.written(server, () => this.writer.setPreferences(server, changes, actor));
+    this.gate.load(rows);
     // Templates are announced with resources (one notification covers both).
     const kinds = new Set(changes.flatMap((change) => kindsOfType(change.capability_type)));
     for (const kind of kinds) if (isPrimary(kind)) this.events.listChanged(kind);
     for (const change of changes) this.events.preferenceChanged(server, change);
+    return rows;
+  }
+
+  /**
+   * The user's own name and description for a tool or prompt (`words` already
+   * parsed); like a switch, the snapshot and every session see it at once.
+   */
+  async setOwnWords(server: string, type: CapabilityType, key: string, words: OwnWords, actor: AuditActor): Promise<PreferenceRow> {
+    if (type === 'resource') throw new CofferError('CONFIG_INVALID', 'only tools and prompts have words of their own: a resource is named by its URI', { errors: [{ field: 'type', message: 'must be tool or prompt' }] });
+    const problem = typeof words.name === 'string' ? (this.events.ownNameProblem?.(server, words.name) ?? null) : null;
+    if (problem !== null) throw new CofferError('CONFIG_INVALID', `name: ${problem}`, { errors: [{ field: 'name', message: problem }] });
+    const [row] = await this.written(server, async () => {
+      const result = await this.writer.setOwnWords(server, type, key, words, actor);
+      return result.ok ? { ok: true as const, value: [result.value] } : result;
+    });
+    this.gate.load([row!]);
+    for (const kind of kindsOfType(type)) this.events.listChanged(kind);
+    this.events.wordsChanged?.(server, row!);
+    return row!;
+  }
+
+  /** A writer change of known keys; a key of a kind no one has listed yet is listed live (which reconciles) and the change tried once more. */
+  private async written(server: string, write: () => Promise<Result<PreferenceRow[]>>): Promise<PreferenceRow[]> {
+    let result = await write();
+    if (!result.ok && result.error.code === 'RESOURCE_NOT_FOUND' && this.upstreams.get(server)) {
+      await this.view(server, false).catch(() => undefined);
+      result = await write();
+    }
+    if (!result.ok) throw new CofferError(result.error.code, result.error.message, result.error.details);
     return result.value;
   }
 }

@@ -7,10 +7,20 @@ import type { ResourceSwitch } from './uri-rule.js';
 /** What decides whether a resource URI may be read: a switch, or the server's policy when no switch applies. */
 export type ResourceDecision = ResourceSwitch | { by: 'policy'; enabled: boolean };
 
+/** The user's words for one tool or prompt (null: the upstream's own). */
+export interface OwnWordsOf {
+  name: string | null;
+  description: string | null;
+}
+
 export interface CapabilityGate {
   /** Bumped whenever any answer of isEnabled may have changed. */
   readonly version: number;
   isEnabled(server: string, kind: ListKind, key: string): boolean;
+  /** The user's words for a tool or prompt, if any (bumps `version` when they change, like a switch). */
+  ownWords(server: string, kind: ListKind, key: string): OwnWordsOf | undefined;
+  /** The key whose own name is `name`, if any: the exposed own name is routed to the upstream's. */
+  keyOfOwnName(server: string, kind: ListKind, name: string): string | undefined;
   /** The rule for a URI (or a template's own key): its resource switch, else its templates' switches, else the policy. */
   resourceDecision(server: string, uri: string): ResourceDecision;
   /** Called with every live list before it is merged; resolves once the snapshot covers its keys. */

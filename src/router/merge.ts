@@ -4,6 +4,9 @@
 // another exposed name: those fall back to the server-name prefix, so every
 // exposed name routes to exactly one capability. An unprefixed name in another
 // registered server's prefix form is that server's: it is hidden, not exposed.
+// A tool or prompt with the user's own name is exposed under it in place of the
+// upstream's (the namespace stays), and routed to the upstream's; with the
+// user's own description, that replaces the upstream's.
 import { capabilityKey, IDENTITY_FIELD, type ListKind } from '../protocol/capabilities.js';
 import { namespaceName, namespaceUri, type Namespaced } from './namespace.js';
 
@@ -18,6 +21,9 @@ export interface UpstreamList {
 
 /** Whether one capability of one server is exposed (R10); the preference snapshot answers it. */
 export type IsEnabled = (server: string, kind: ListKind, key: string) => boolean;
+
+/** The user's own name and description of one tool or prompt, if any (null: the upstream's). */
+export type WordsOf = (server: string, kind: ListKind, key: string) => { name: string | null; description: string | null } | undefined;
 
 /** An unprefixed name that another server's name took: it is exposed as `exposed` instead. */
 export interface Collision extends Namespaced {
@@ -61,6 +67,8 @@ interface Entry {
   server: string;
   unprefixed: boolean;
   original: string;
+  /** What is exposed in place of `original`: the user's own name, else `original`. */
+  named: string;
   exposed: string;
   item: Item;
 }
@@ -84,23 +92,44 @@ function resolveCollisions(kind: ListKind, entries: Entry[], fit: FitName): Entr
     if (taken.length === 0) return fallen;
     for (const entry of taken) {
       entry.unprefixed = false;
-      entry.exposed = expose(kind, entry.server, entry.original, fit);
+      entry.exposed = expose(kind, entry.server, entry.named, fit);
       fallen.push(entry);
     }
   }
 }
 
-export function mergeLists(kind: ListKind, lists: UpstreamList[], isEnabled: IsEnabled, claimedBy: ClaimedBy = () => undefined, fit: FitName = (name) => name): Merged {
+/**
+ * The item as the user words it: own description in place of the upstream's, and the name
+ * to expose. An own name the upstream now gives another of its items is not applied: the
+ * upstream's name keeps its item (the user's was refused while that name was known).
+ */
+function worded(kind: ListKind, server: string, original: string, item: Item, upstreamNames: Set<string>, wordsOf: WordsOf): { named: string; item: Item } {
+  const words = IDENTITY_FIELD[kind] === 'name' ? wordsOf(server, kind, original) : undefined;
+  if (!words) return { named: original, item };
+  const named = words.name !== null && !upstreamNames.has(words.name) ? words.name : original;
+  return { named, item: words.description === null ? item : { ...item, description: words.description } };
+}
+
+export function mergeLists(
+  kind: ListKind,
+  lists: UpstreamList[],
+  isEnabled: IsEnabled,
+  claimedBy: ClaimedBy = () => undefined,
+  fit: FitName = (name) => name,
+  wordsOf: WordsOf = () => undefined,
+): Merged {
   const entries: Entry[] = [];
   const hidden: Hidden[] = [];
   for (const { server, namespace, items } of [...lists].sort((a, b) => (a.server < b.server ? -1 : a.server > b.server ? 1 : 0))) {
-    for (const item of items) {
-      const original = capabilityKey(kind, item);
-      const exposed = expose(kind, namespace, original, fit);
-      // Whose prefix form a name is in is a question about the name as the upstream gave it.
+    const upstreamNames = new Set(items.map((item) => capabilityKey(kind, item)));
+    for (const upstreamItem of items) {
+      const original = capabilityKey(kind, upstreamItem);
+      const { named, item } = worded(kind, server, original, upstreamItem, upstreamNames, wordsOf);
+      const exposed = expose(kind, namespace, named, fit);
+      // Whose prefix form a name is in is a question about the name as the upstream gave it (own names never contain `__`).
       const owner = namespace === '' ? claimedBy(kind, original) : undefined;
       if (owner !== undefined && owner !== server) hidden.push({ kind, server, original, claimedBy: owner });
-      else entries.push({ server, unprefixed: namespace === '', original, exposed, item });
+      else entries.push({ server, unprefixed: namespace === '', original, named, exposed, item });
     }
   }
   const collisions = resolveCollisions(kind, entries, fit).map(({ server, original, exposed }) => ({ kind, server, original, exposed }));
@@ -108,7 +137,7 @@ export function mergeLists(kind: ListKind, lists: UpstreamList[], isEnabled: IsE
   const items: Item[] = [];
   for (const entry of entries) {
     if (!routes.has(entry.exposed)) routes.set(entry.exposed, { server: entry.server, original: entry.original });
-    if (isEnabled(entry.server, kind, entry.original)) items.push(entry.exposed === entry.original ? entry.item : namespaceItem(kind, entry.exposed, entry.item));
+    if (isEnabled(entry.server, kind, entry.original)) items.push(entry.exposed === capabilityKey(kind, entry.item) ? entry.item : namespaceItem(kind, entry.exposed, entry.item));
   }
   return { items, routes, collisions, hidden };
 }

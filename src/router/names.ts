@@ -48,3 +48,17 @@ export function prefixProblem(prefix: string, budget: number): { message: string
   const why = FITS.test(prefix) ? `is ${prefix.length} characters; at most ${max} leave room for '__' and a readable name within the ${budget}-character name budget` : 'has characters model hosts refuse in tool names (only letters, digits, _ and -)';
   return { message: `namespace "${prefix}" ${why}: use --namespace ${suggestion}`, suggestion };
 }
+
+/**
+ * Why the user's own name for a tool or prompt cannot be exposed as it is
+ * (`<prefix>__<name>`, or `<name>` unprefixed); null when it can. It must be
+ * exposed unshortened (it is the user's word) and hold no `__` (it would read
+ * as a prefix form).
+ */
+export function ownNameProblem(name: string, prefix: string, budget: number): string | null {
+  if (!MODEL_NAME_PATTERN.test(name)) return `"${name}" is not a name model hosts accept: 1 to 64 letters, digits, _ and -`;
+  if (name.includes('__')) return `"${name}" contains '__', which separates a namespace from a name`;
+  const room = prefix === '' ? budget : budget - prefix.length - 2;
+  if (name.length > room) return `"${name}" is ${name.length} characters; under the namespace "${prefix}" at most ${room} fit the ${budget}-character name budget`;
+  return null;
+}

@@ -3,7 +3,7 @@
 // copies: a namespace change needs no actor restart.
 import type { ServerConfig } from '../protocol/server-config.js';
 import { namespaceName } from './namespace.js';
-import { DEFAULT_NAME_BUDGET, fitName } from './names.js';
+import { DEFAULT_NAME_BUDGET, fitName, ownNameProblem } from './names.js';
 import { prefixIndex, type PrefixIndex } from './resolver.js';
 
 /** The registered servers, enabled or not (the registry). */
@@ -30,6 +30,11 @@ export class Namespaces {
   exposedName(server: string, key: string): string {
     const namespace = this.of(server);
     return this.fit(namespace === '' ? key : namespaceName(namespace, key));
+  }
+
+  /** Why `name` cannot be the user's own name for a tool or prompt of `server` (names.ts); null when it can. */
+  ownNameProblem(server: string, name: string): string | null {
+    return ownNameProblem(name, this.of(server), this.nameBudget);
   }
 
   /** Built on first use after a change. */

@@ -6,7 +6,7 @@ import { CAPABILITY_TYPE_OF, capabilityKey, type CapabilityType, type ListKind }
 import type { DbWriterApi, PreferenceRow } from '../protocol/db.js';
 import type { Logger } from '../log.js';
 import type { Upstream } from '../upstreams/upstream.js';
-import type { CapabilityGate, ResourceDecision } from './gate.js';
+import type { CapabilityGate, OwnWordsOf, ResourceDecision } from './gate.js';
 import { ResourceSwitches } from './uri-rule.js';
 
 const keyOf = (server: string, type: CapabilityType, key: string): string => `${server}\u0000${type}\u0000${key}`;
@@ -14,6 +14,9 @@ const keyOf = (server: string, type: CapabilityType, key: string): string => `${
 export class PreferenceGate implements CapabilityGate {
   version = 0;
   private enabled = new Map<string, boolean>();
+  /** Only keys with words of their own; `byOwnName` is its reverse for names. */
+  private words = new Map<string, OwnWordsOf>();
+  private byOwnName = new Map<string, string>();
   /** Last actor list version reconciled, per server and kind: cached lists are not reconciled again. */
   private reconciled = new Map<string, number>();
   private reconciling = new Map<string, { version: number; done: Promise<void> }>();
@@ -34,21 +37,42 @@ export class PreferenceGate implements CapabilityGate {
         this.enabled.set(key, row.enabled);
         changed = true;
       }
+      if (this.loadWords(key, row)) changed = true;
     }
     if (changed) this.version++;
+  }
+
+  /** Whether the row's own words differ from the snapshot's (they are taken over if so). */
+  private loadWords(key: string, row: PreferenceRow): boolean {
+    const before = this.words.get(key);
+    const name = row.own_name ?? null;
+    const description = row.own_description ?? null;
+    if ((before?.name ?? null) === name && (before?.description ?? null) === description) return false;
+    if (before?.name != null) this.byOwnName.delete(keyOf(row.server, row.capability_type, before.name));
+    if (name === null && description === null) this.words.delete(key);
+    else this.words.set(key, { name, description });
+    if (name !== null) this.byOwnName.set(keyOf(row.server, row.capability_type, name), row.capability_key);
+    return true;
   }
 
   /** A server was removed or replaced: forget its snapshot. */
   forget(server: string): void {
     const prefix = `${server}\u0000`;
-    for (const key of this.enabled.keys()) if (key.startsWith(prefix)) this.enabled.delete(key);
-    for (const key of this.reconciled.keys()) if (key.startsWith(prefix)) this.reconciled.delete(key);
+    for (const map of [this.enabled, this.words, this.byOwnName, this.reconciled]) for (const key of map.keys()) if (key.startsWith(prefix)) map.delete(key);
     this.resourceSwitches.delete(server);
     this.version++;
   }
 
   isEnabled(server: string, kind: ListKind, key: string): boolean {
     return this.enabled.get(keyOf(server, CAPABILITY_TYPE_OF[kind], key)) ?? this.autoEnable(server);
+  }
+
+  ownWords(server: string, kind: ListKind, key: string): OwnWordsOf | undefined {
+    return this.words.get(keyOf(server, CAPABILITY_TYPE_OF[kind], key));
+  }
+
+  keyOfOwnName(server: string, kind: ListKind, name: string): string | undefined {
+    return this.byOwnName.get(keyOf(server, CAPABILITY_TYPE_OF[kind], name));
   }
 
   resourceDecision(server: string, uri: string): ResourceDecision {

@@ -3,7 +3,7 @@
 // unprefixed server listing such a name cannot take it over. Otherwise the
 // merged lists know every exposed name exactly; a name they do not know
 // belongs to the one unprefixed server, if there is exactly one. Never a
-// guess between two.
+// guess between two. A user's own name is routed to the upstream's name.
 import { IDENTITY_FIELD, type ListKind } from '../protocol/capabilities.js';
 import { prefixOf, type ServerConfig } from '../protocol/server-config.js';
 import { parseNamespacedName, parseNamespacedUri, type Namespaced } from './namespace.js';
@@ -15,6 +15,8 @@ export interface ResolverDirectory {
   refresh(kind: ListKind): Promise<Map<string, Namespaced> | undefined>;
   /** The prefixes of every registered server, enabled or not (rebuilt only when a server changes). */
   prefixes(): PrefixIndex;
+  /** The upstream's name of a tool or prompt of `server` exposed as `name` (the user's own name, else `name` itself). */
+  original(server: string, kind: ListKind, name: string): string;
 }
 
 export interface PrefixIndex {
@@ -55,11 +57,20 @@ export async function resolveExposed(directory: ResolverDirectory, kind: ListKin
   const { owners, unprefixed } = directory.prefixes();
   const split = splitPrefix(kind, value);
   const owner = split ? owners.get(split.server) : undefined;
-  if (split && owner !== undefined) return { server: owner, original: split.original };
+  if (split && owner !== undefined) {
+    // The last merge knows which own names it applied; without it, the switches' snapshot does.
+    const known = directory.routes(kind)?.get(value);
+    return known?.server === owner ? known : { server: owner, original: originalOf(directory, owner, kind, split.original) };
+  }
   // With unprefixed servers a name may be anything, and a shortened name has no prefix form: know the exposed names.
   const routes = directory.routes(kind) ?? (unprefixed.length > 0 || !split ? await directory.refresh(kind) : undefined);
   const known = routes?.get(value);
   if (known) return known;
-  if (unprefixed.length === 1) return { server: unprefixed[0]!, original: value };
+  if (unprefixed.length === 1) return { server: unprefixed[0]!, original: originalOf(directory, unprefixed[0]!, kind, value) };
   return unprefixed.length > 1 ? { ambiguous: unprefixed } : null;
+}
+
+/** Resources and templates have no own names. */
+function originalOf(directory: ResolverDirectory, server: string, kind: ListKind, name: string): string {
+  return IDENTITY_FIELD[kind] === 'name' ? directory.original(server, kind, name) : name;
 }

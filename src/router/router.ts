@@ -52,6 +52,7 @@ export class Router extends EventEmitter<RouterEvents> {
     routes: (kind) => this.merged.get(kind)?.routes,
     refresh: async (kind) => (await this.list(kind), this.merged.get(kind)?.routes),
     prefixes: () => this.namespaces.prefixes(),
+    original: (server, kind, name) => this.gate.keyOfOwnName(server, kind, name) ?? name,
   };
 
   constructor(
@@ -89,6 +90,7 @@ export class Router extends EventEmitter<RouterEvents> {
       (server, itemKind, key) => this.gate.isEnabled(server, itemKind, key),
       (itemKind, exposed) => claimant(prefixes, itemKind, exposed),
       this.namespaces.fit,
+      (server, itemKind, key) => this.gate.ownWords(server, itemKind, key),
     );
     this.merged.set(kind, { versions, gateVersion: this.gate.version, items: merged.items, routes: merged.routes });
     for (const collision of this.unannounced('collision', kind, merged.collisions)) this.emit('collision', collision);

@@ -24,7 +24,11 @@ export interface TabItem {
   live: boolean;
   enabled: boolean;
   last_seen_at: string | null;
+  /** The upstream's own description ('' when none or not live). */
   description: string;
+  /** The user's own name and description for a tool or prompt (null: the upstream's). */
+  own_name: string | null;
+  own_description: string | null;
   /** What to show as the schema when live: inputSchema, prompt arguments, resource fields. */
   schema: unknown;
 }
@@ -52,6 +56,8 @@ function itemOf(tab: Tab, item: CapabilityItem): TabItem {
     enabled: item.enabled,
     last_seen_at: item.last_seen_at,
     description: typeof item.description === 'string' ? item.description : '',
+    own_name: typeof item.own_name === 'string' ? item.own_name : null,
+    own_description: typeof item.own_description === 'string' ? item.own_description : null,
     schema: schemaOf(tab, item),
   };
 }
@@ -72,7 +78,17 @@ export function tabModel(loaded: Loaded, tab: Tab): TabModel {
       const type = TYPE_OF_TAB[tab];
       const items = loaded.known
         .filter((row) => row.capability_type === type)
-        .map((row) => ({ type, key: row.capability_key, live: false, enabled: row.enabled, last_seen_at: row.last_seen_at, description: '', schema: undefined }));
+        .map((row) => ({
+          type,
+          key: row.capability_key,
+          live: false,
+          enabled: row.enabled,
+          last_seen_at: row.last_seen_at,
+          description: '',
+          own_name: row.own_name ?? null,
+          own_description: row.own_description ?? null,
+          schema: undefined,
+        }));
       return { status: 'failed', error: loaded.error.message, items };
     }
     case 'view': {
@@ -88,14 +104,14 @@ export function tabModel(loaded: Loaded, tab: Tab): TabModel {
 /** The items of a tab the upstream offers now (its count on the tab, and after a refresh). */
 export const liveCount = (model: TabModel): number => model.items.filter((item) => item.live).length;
 
-/** A switch changed (here or by another client): patched into the loaded answer in place. */
-export function applyPreference(loaded: Loaded, type: string, key: string, enabled: boolean): void {
+/** A switch or the user's words changed (here or by another client): patched into the loaded answer in place. */
+export function applyPreference(loaded: Loaded, type: string, key: string, change: { enabled: boolean } | { own_name: string | null; own_description: string | null }): void {
   if (loaded.state === 'unreachable') {
-    for (const row of loaded.known) if (row.capability_type === type && row.capability_key === key) row.enabled = enabled;
+    for (const row of loaded.known) if (row.capability_type === type && row.capability_key === key) Object.assign(row, change);
   } else if (loaded.state === 'view') {
     for (const tab of TABS) {
       if (TYPE_OF_TAB[tab] !== type) continue;
-      for (const kind of kindsOf(loaded.view, tab)) for (const item of kind.items) if (item.key === key) item.enabled = enabled;
+      for (const kind of kindsOf(loaded.view, tab)) for (const item of kind.items) if (item.key === key) Object.assign(item, change);
     }
   }
 }

@@ -25,6 +25,8 @@ export function eventLine(event: CofferEvent): EventLine {
       return { at: event.at, label: 'server', server: event.server, text: event.action, tone: 'busy' };
     case 'preference':
       return { at: event.at, label: 'switch', server: event.server, text: `${event.capability_type} ${event.capability_key} ${event.enabled ? 'enabled' : 'disabled'}`, tone: event.enabled ? 'ok' : 'off' };
+    case 'words':
+      return { at: event.at, label: 'words', server: event.server, text: `${event.capability_type} ${event.capability_key}: ${event.own_name === null ? 'own name cleared' : `named ${event.own_name}`}${event.own_description === null ? '' : ', own description'}`, tone: 'busy' };
     case 'audit': {
       const { entry } = event;
       // First sightings are discovery; the rest is the lifecycle log.

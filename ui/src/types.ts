@@ -1,5 +1,6 @@
 // Shapes of the REST answers the views read: the daemon's own types (type-only imports; nothing of the server is bundled).
 import type { PreferenceRow } from '../../src/protocol/db.js';
+export type { OwnWords } from '../../src/protocol/db.js';
 
 export type { CapabilitiesView, CapabilityItem, CapabilityType, KindView } from '../../src/protocol/capabilities.js';
 export type { SessionMode, TransportConfig } from '../../src/protocol/server-config.js';

@@ -166,6 +166,12 @@ const api: DbWriterApi = {
     if (id === null) return serverNotFound(server);
     return preferences.set(id, server, changes, actor);
   },
+  async setOwnWords(server, type, key, words, actor) {
+    const { servers, preferences } = ready();
+    const id = servers.idOf(server);
+    if (id === null) return serverNotFound(server);
+    return preferences.setOwnWords(id, server, type, key, words, actor);
+  },
 
   async audit(actor, eventType, server, payload) {
     ready().audit.record(actor, eventType, server, payload);

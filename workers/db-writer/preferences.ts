@@ -1,7 +1,7 @@
 // mcp_capability_preferences (R1): per capability key, only the user's switch and when it was seen.
 import type { Database, Statement } from 'better-sqlite3';
 import type { CapabilityType } from '../../src/protocol/capabilities.js';
-import type { AuditActor, PreferenceChange, PreferenceRow } from '../../src/protocol/db.js';
+import type { AuditActor, OwnWords, PreferenceChange, PreferenceRow } from '../../src/protocol/db.js';
 import type { Result } from '../../src/protocol/errors.js';
 import type { AuditLog } from './audit.js';
 import { now } from './clock.js';
@@ -10,62 +10,83 @@ interface StoredPreference extends Omit<PreferenceRow, 'enabled'> {
   enabled: 0 | 1;
 }
 
-const COLUMNS = `s.name AS server, p.capability_type, p.capability_key, p.enabled, p.first_seen_at, p.last_seen_at
+const COLUMNS = `s.name AS server, p.capability_type, p.capability_key, p.enabled, p.first_seen_at, p.last_seen_at,
+  p.own_name, p.own_description
   FROM mcp_capability_preferences p JOIN mcp_servers s ON s.id = p.resource_id`;
 
 function toRow(stored: StoredPreference): PreferenceRow {
   return { ...stored, enabled: stored.enabled === 1 };
 }
 
+interface Statements {
+  selectAll: Statement<[], StoredPreference>;
+  selectServer: Statement<[number], StoredPreference>;
+  selectType: Statement<[number, CapabilityType], StoredPreference>;
+  selectOne: Statement<[number, CapabilityType, string], StoredPreference>;
+  insert: Statement<[number, CapabilityType, string, number, string, string]>;
+  touch: Statement<[string, number, CapabilityType, string]>;
+  setEnabled: Statement<[number, number, CapabilityType, string]>;
+  setWords: Statement<[string | null, string | null, number, CapabilityType, string]>;
+  /** Another key of the server and kind whose own or upstream name is this name. */
+  nameHolder: Statement<[number, CapabilityType, string, string, string], { capability_key: string }>;
+}
+
 export class PreferenceStore {
-  private readonly selectAll: Statement<[], StoredPreference>;
-  private readonly selectServer: Statement<[number], StoredPreference>;
-  private readonly selectType: Statement<[number, CapabilityType], StoredPreference>;
-  private readonly selectOne: Statement<[number, CapabilityType, string], StoredPreference>;
-  private readonly insert: Statement<[number, CapabilityType, string, number, string, string]>;
-  private readonly touch: Statement<[string, number, CapabilityType, string]>;
-  private readonly setEnabled: Statement<[number, number, CapabilityType, string]>;
+  private prepared: Statements | null = null;
 
   constructor(
     private readonly db: Database,
     private readonly audit: AuditLog,
-  ) {
+  ) {}
+
+  /** Prepared on first use: a writer may open a database older than these columns (tests of migrations). */
+  private get statements(): Statements {
+    const db = this.db;
     const order = 'ORDER BY s.name, p.capability_type, p.capability_key';
-    this.selectAll = db.prepare(`SELECT ${COLUMNS} ${order}`);
-    this.selectServer = db.prepare(`SELECT ${COLUMNS} WHERE p.resource_id = ? ${order}`);
-    this.selectType = db.prepare(`SELECT ${COLUMNS} WHERE p.resource_id = ? AND p.capability_type = ? ${order}`);
-    this.selectOne = db.prepare(`SELECT ${COLUMNS} WHERE p.resource_id = ? AND p.capability_type = ? AND p.capability_key = ?`);
-    this.insert = db.prepare(
-      `INSERT INTO mcp_capability_preferences (resource_id, capability_type, capability_key, enabled, first_seen_at, last_seen_at)
-       VALUES (?, ?, ?, ?, ?, ?)`,
-    );
-    this.touch = db.prepare(
-      'UPDATE mcp_capability_preferences SET last_seen_at = ? WHERE resource_id = ? AND capability_type = ? AND capability_key = ?',
-    );
-    this.setEnabled = db.prepare(
-      'UPDATE mcp_capability_preferences SET enabled = ? WHERE resource_id = ? AND capability_type = ? AND capability_key = ?',
-    );
+    return (this.prepared ??= {
+      selectAll: db.prepare(`SELECT ${COLUMNS} ${order}`),
+      selectServer: db.prepare(`SELECT ${COLUMNS} WHERE p.resource_id = ? ${order}`),
+      selectType: db.prepare(`SELECT ${COLUMNS} WHERE p.resource_id = ? AND p.capability_type = ? ${order}`),
+      selectOne: db.prepare(`SELECT ${COLUMNS} WHERE p.resource_id = ? AND p.capability_type = ? AND p.capability_key = ?`),
+      insert: db.prepare(
+        `INSERT INTO mcp_capability_preferences (resource_id, capability_type, capability_key, enabled, first_seen_at, last_seen_at)
+         VALUES (?, ?, ?, ?, ?, ?)`,
+      ),
+      touch: db.prepare(
+        'UPDATE mcp_capability_preferences SET last_seen_at = ? WHERE resource_id = ? AND capability_type = ? AND capability_key = ?',
+      ),
+      setEnabled: db.prepare(
+        'UPDATE mcp_capability_preferences SET enabled = ? WHERE resource_id = ? AND capability_type = ? AND capability_key = ?',
+      ),
+      setWords: db.prepare(
+        'UPDATE mcp_capability_preferences SET own_name = ?, own_description = ? WHERE resource_id = ? AND capability_type = ? AND capability_key = ?',
+      ),
+      nameHolder: db.prepare(
+        `SELECT capability_key FROM mcp_capability_preferences
+         WHERE resource_id = ? AND capability_type = ? AND capability_key <> ? AND (capability_key = ? OR own_name = ?) LIMIT 1`,
+      ),
+    });
   }
 
   list(serverId?: number): PreferenceRow[] {
-    const rows = serverId === undefined ? this.selectAll.all() : this.selectServer.all(serverId);
+    const rows = serverId === undefined ? this.statements.selectAll.all() : this.statements.selectServer.all(serverId);
     return rows.map(toRow);
   }
 
   /** R4: insert what is new (audited), bump what is seen, keep what vanished. */
   reconcile(serverId: number, server: string, type: CapabilityType, keys: string[], autoEnable: boolean): PreferenceRow[] {
     return this.db.transaction(() => {
-      const known = new Set(this.selectType.all(serverId, type).map((row) => row.capability_key));
+      const known = new Set(this.statements.selectType.all(serverId, type).map((row) => row.capability_key));
       const at = now();
       for (const key of new Set(keys)) {
         if (known.has(key)) {
-          this.touch.run(at, serverId, type, key);
+          this.statements.touch.run(at, serverId, type, key);
         } else {
-          this.insert.run(serverId, type, key, autoEnable ? 1 : 0, at, at);
+          this.statements.insert.run(serverId, type, key, autoEnable ? 1 : 0, at, at);
           this.audit.record('system', 'capability_first_seen', server, { type, key, enabled: autoEnable });
         }
       }
-      return this.selectType.all(serverId, type).map(toRow);
+      return this.statements.selectType.all(serverId, type).map(toRow);
     })();
   }
 
@@ -75,7 +96,7 @@ export class PreferenceStore {
       const current = new Map<string, StoredPreference>();
       for (const change of changes) {
         const id = `${change.capability_type}\0${change.capability_key}`;
-        const row = current.get(id) ?? this.selectOne.get(serverId, change.capability_type, change.capability_key);
+        const row = current.get(id) ?? this.statements.selectOne.get(serverId, change.capability_type, change.capability_key);
         if (!row) {
           return {
             ok: false,
@@ -93,7 +114,7 @@ export class PreferenceStore {
         const row = current.get(id) as StoredPreference;
         const enabled = change.enabled ? 1 : 0;
         if (row.enabled === enabled) continue;
-        this.setEnabled.run(enabled, serverId, change.capability_type, change.capability_key);
+        this.statements.setEnabled.run(enabled, serverId, change.capability_type, change.capability_key);
         this.audit.record(actor, change.enabled ? 'capability_enabled' : 'capability_disabled', server, {
           type: change.capability_type,
           key: change.capability_key,
@@ -101,6 +122,39 @@ export class PreferenceStore {
         current.set(id, { ...row, enabled });
       }
       return { ok: true, value: [...current.values()].map(toRow) };
+    })();
+  }
+
+  /** A name another key holds (its upstream name, live or not, or its own) is refused: every exposed name routes to one tool. */
+  setOwnWords(serverId: number, server: string, type: CapabilityType, key: string, words: OwnWords, actor: AuditActor): Result<PreferenceRow> {
+    return this.db.transaction((): Result<PreferenceRow> => {
+      const row = this.statements.selectOne.get(serverId, type, key);
+      if (!row) {
+        return {
+          ok: false,
+          error: { code: 'RESOURCE_NOT_FOUND', message: `server "${server}" has no known ${type} "${key}"`, details: { server, capability_type: type, capability_key: key } },
+        };
+      }
+      // The upstream's own name needs no override.
+      const name = words.name === undefined ? row.own_name : words.name === key ? null : words.name;
+      const description = words.description === undefined ? row.own_description : words.description;
+      if (name !== null) {
+        const holder = this.statements.nameHolder.get(serverId, type, key, name, name);
+        if (holder) {
+          return {
+            ok: false,
+            error: {
+              code: 'RESOURCE_ALREADY_EXISTS',
+              message: `server "${server}" already has a ${type} named "${name}" (${holder.capability_key}): choose another name`,
+              details: { server, capability_type: type, capability_key: key, name, taken_by: holder.capability_key },
+            },
+          };
+        }
+      }
+      if (name === row.own_name && description === row.own_description) return { ok: true, value: toRow(row) };
+      this.statements.setWords.run(name, description, serverId, type, key);
+      this.audit.record(actor, 'capability_words_set', server, { type, key, name, description });
+      return { ok: true, value: toRow({ ...row, own_name: name, own_description: description }) };
     })();
   }
 }

@@ -1,4 +1,4 @@
-// `coffer mcp cap list|enable|disable`, `coffer mcp refresh` (over the admin
+// `coffer mcp cap list|enable|disable|set`, `coffer mcp refresh` (over the admin
 // WebSocket, with progress), `coffer mcp test`: a server's capabilities (live
 // lists joined with the stored preferences) and its connection.
 import type { AdminClient, AdminConnectionError } from '../../admin/client.js';
@@ -12,6 +12,7 @@ import { formatCapabilityRef, parseCapabilityRefs, REF_SYNTAX, type CapabilityRe
 import { actionGroup, defineAction, type Action, type ActionContext } from '../command.js';
 import { EXIT, exitCodeForApiError, type ExitCode } from '../exit-codes.js';
 import { CliError, printFields, printJson, printLine, printMessage, printTable } from '../output.js';
+import { capSet } from './mcp-cap-words.js';
 import { serverPath } from './mcp-shared.js';
 
 /** details.known of a 503 UPSTREAM_UNAVAILABLE / 504 UPSTREAM_TIMEOUT (R6). */
@@ -61,12 +62,12 @@ function printCapabilities(view: CapabilitiesView): void {
     else heading = kind.items.length === 0 ? 'live, none' : `live, ${kind.items.length} (${enabled} enabled)`;
     printLine(`${label}: ${heading}`);
     if (kind.items.length === 0) continue;
-    // Tools and prompts also show the name clients see (namespaced, fitted to the name budget).
+    // Tools and prompts also show the name clients see (namespaced, fitted to the name budget; `*`: the user's own name).
     const named = kind.items.some((item) => typeof item.exposed_name === 'string');
     printTable(
       [
         ['REF', 'ENABLED', 'LIVE', 'LAST SEEN', ...(named ? ['EXPOSED AS'] : [])],
-        ...kind.items.map((item) => [`${type}:${item.key}`, yesNo(item.enabled), yesNo(item.live), item.last_seen_at ?? '-', ...(named ? [String(item.exposed_name)] : [])]),
+        ...kind.items.map((item) => [`${type}:${item.key}`, yesNo(item.enabled), yesNo(item.live), item.last_seen_at ?? '-', ...(named ? [`${String(item.exposed_name)}${typeof item.own_name === 'string' ? ' *' : ''}`] : [])]),
       ],
       '  ',
     );
@@ -149,7 +150,7 @@ async function setPreferences(context: ActionContext, name: string, refs: Capabi
   return EXIT.OK;
 }
 
-const capSubactions = [capList, capSwitch('enable'), capSwitch('disable')];
+const capSubactions = [capList, capSwitch('enable'), capSwitch('disable'), capSet];
 const capGroup = actionGroup('coffer mcp cap', capSubactions);
 
 const cap: Action = {

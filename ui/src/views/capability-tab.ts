@@ -1,10 +1,13 @@
 // One capability tab: its state line (failed vs empty, R8), then every item
 // with its switch, description and schema when live, or "not live" and when
-// it was last seen (R6). Thousands of items are paged and searchable.
+// it was last seen (R6). Tools and prompts show the user's own name and
+// description beside the upstream's, editable. Thousands of items are paged
+// and searchable.
 import type { TabItem, TabModel, Tab } from '../capability-model.js';
 import { h, replace, toggle } from '../dom.js';
 import { ago } from '../format.js';
 import { PagedList } from './paged-list.js';
+import { descriptions, ownNameBadge, wordsEditor, type SetWords } from './words-editor.js';
 
 const PAGE_SIZE = 100;
 
@@ -21,12 +24,14 @@ export class CapabilityTab {
   constructor(
     private readonly tab: Tab,
     private readonly setEnabled: SetEnabled,
+    /** Null where items have no words of their own (resources). */
+    private readonly setWords: SetWords | null = null,
   ) {
     this.list = new PagedList<TabItem>({
       label: `Search ${tab}`,
       pageSize: PAGE_SIZE,
       container: h('div', { class: 'rows capability-rows' }),
-      searchText: (item) => `${item.key} ${item.description}`.toLowerCase(),
+      searchText: (item) => `${item.key} ${item.own_name ?? ''} ${item.description} ${item.own_description ?? ''}`.toLowerCase(),
       renderRow: (item) => this.row(item),
       noMatch: `No ${tab} match the search.`,
     });
@@ -74,10 +79,12 @@ export class CapabilityTab {
         'div',
         { class: 'capability-main' },
         h('span', { class: 'mono key' }, item.key),
+        ownNameBadge(item),
         item.live ? null : h('span', { class: 'badge badge-off' }, 'not live'),
         item.live ? null : h('span', { class: 'muted last-seen', title: item.last_seen_at ?? '' }, `last seen ${ago(item.last_seen_at)}`),
-        item.description ? h('p', { class: 'description' }, item.description) : null,
+        ...descriptions(item),
         schema,
+        this.setWords ? wordsEditor(item, this.setWords) : null,
         error,
       ),
     );

@@ -7,7 +7,7 @@ import { applyPreference, liveCount, loadedCleanly, TABS, tabModel, type Loaded,
 import type { View, ViewContext } from '../context.js';
 import { h, replace } from '../dom.js';
 import { clock } from '../format.js';
-import type { CapabilitiesView, KnownKey } from '../types.js';
+import type { CapabilitiesView, KnownKey, OwnWords } from '../types.js';
 import { CapabilityTab } from './capability-tab.js';
 import { ServerHead } from './server-head.js';
 
@@ -37,7 +37,11 @@ export function serverPage(context: ViewContext, name: string, initialTab: Tab):
   const setEnabled = async (item: { type: string; key: string }, enabled: boolean): Promise<void> => {
     await context.api.post(serverPath(name, `/capabilities/${item.type}/${enabled ? 'enable' : 'disable'}`), { key: item.key });
   };
-  const tabs = Object.fromEntries(TABS.map((kind) => [kind, new CapabilityTab(kind, setEnabled)])) as Record<Tab, CapabilityTab>;
+  const setWords = async (item: { type: string; key: string }, words: OwnWords): Promise<void> => {
+    await context.api.post(serverPath(name, `/capabilities/${item.type}/words`), { key: item.key, ...words });
+  };
+  // Resources are named by their URIs: no words of their own.
+  const tabs = Object.fromEntries(TABS.map((kind) => [kind, new CapabilityTab(kind, setEnabled, kind === 'resources' ? null : setWords)])) as Record<Tab, CapabilityTab>;
   const tabLinks = Object.fromEntries(TABS.map((kind) => [kind, h('a', { class: 'tab', role: 'tab', href: `#/servers/${encodeURIComponent(name)}/${kind}` })])) as Record<Tab, HTMLAnchorElement>;
   const tabBody = h('div', { class: 'tab-body', role: 'tabpanel' });
   const refreshResult = h('p', { class: 'result', 'data-result': 'refresh', role: 'status' });
@@ -104,7 +108,11 @@ export function serverPage(context: ViewContext, name: string, initialTab: Tab):
     // list change, and reading again would fail again — round and round. Failed tabs say "refresh".
     if (event.type === 'list_changed' && event.server === name && loadedCleanly(loaded)) scheduleLoad();
     if (event.type === 'preference' && event.server === name) {
-      applyPreference(loaded, event.capability_type, event.capability_key, event.enabled);
+      applyPreference(loaded, event.capability_type, event.capability_key, { enabled: event.enabled });
+      renderTabs();
+    }
+    if (event.type === 'words' && event.server === name) {
+      applyPreference(loaded, event.capability_type, event.capability_key, { own_name: event.own_name, own_description: event.own_description });
       renderTabs();
     }
     if (event.type === 'server' && event.server === name && event.action === 'updated') scheduleLoad();
