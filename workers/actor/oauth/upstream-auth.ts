@@ -13,7 +13,7 @@ import { messageOf } from '../../../src/protocol/errors.js';
 import { signInCommand, type OAuthAction, type OAuthOutcome, type OAuthRecord } from '../../../src/protocol/oauth.js';
 import type { HttpAuth, Refusal } from '../http-auth.js';
 import type { ActorLog } from '../log.js';
-import { RecordProvider, sameIssuer, type OAuthClientConfig } from './provider.js';
+import { RecordProvider, type OAuthClientConfig } from './provider.js';
 
 /** How long a sign-in link (its state and PKCE verifier) stays usable. */
 export const SIGN_IN_TTL_MS = 10 * 60_000;
@@ -99,6 +99,9 @@ export class UpstreamAuth implements HttpAuth {
       const current = this.bearer();
       // Another request already got a new token since this one was sent: just retry with it.
       if (current !== null && sent !== current) return 'retry';
+      // Discovered afresh: a resource that moved to another authorization server is signed in there
+      // (the SDK drops a refresh token issued by the old one) instead of refreshing where it was.
+      this.provider.invalidateCredentials('discovery');
       if (this.renewable() && (await this.refresh())) return 'retry';
     }
     this.need = `upstream ${this.server} needs a sign-in: run '${signInCommand(this.server)}'`;
@@ -164,8 +167,9 @@ export class UpstreamAuth implements HttpAuth {
     // Single use: whatever happens next, this link is spent.
     this.attempts.delete(state);
     if (!attempt || attempt.expiresAt < Date.now()) throw new Error(`this sign-in link is unknown, spent or expired: run '${signInCommand(this.server)}' again`);
-    // RFC 9207: an answer that names another authorization server (or none, when it promised to) is a mix-up.
-    if (iss !== null ? attempt.issuer === undefined || !sameIssuer(iss, attempt.issuer) : attempt.issRequired) {
+    // RFC 9207: an answer that names another authorization server (or none, when it promised to) is a
+    // mix-up; §2.4 compares by simple string comparison, so a trailing slash is another issuer.
+    if (iss !== null ? iss !== attempt.issuer : attempt.issRequired) {
       throw new Error(`the authorization answer came from issuer ${iss ?? '(none)'}, expected ${attempt.issuer ?? '(unknown)'}: refused (RFC 9207)`);
     }
     Object.assign(this.provider, { redirect: attempt.redirect, verifier: attempt.verifier });
