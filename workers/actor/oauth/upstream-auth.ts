@@ -48,7 +48,7 @@ export interface UpstreamAuthHooks {
 export class UpstreamAuth implements HttpAuth {
   private readonly provider: RecordProvider;
   private need: string | null = null;
-  /** The scopes the upstream's challenges asked for (step-up adds to them). */
+  /** The scopes the upstream's challenges asked for (step-up adds to them), from the record's at first. */
   private scope: string | undefined;
   private resourceMetadataUrl: URL | undefined;
   private refreshing: Promise<boolean> | null = null;
@@ -67,6 +67,7 @@ export class UpstreamAuth implements HttpAuth {
     const kept = stored?.resource === url ? stored : null;
     if (stored && !kept) hooks.save(null);
     this.provider = new RecordProvider(kept ?? { resource: url }, () => this.hooks.save(this.provider.record), configured);
+    this.scope = kept?.scope;
     this.scheduleRefresh();
   }
 
@@ -183,6 +184,11 @@ export class UpstreamAuth implements HttpAuth {
 
   private authorized(): OAuthOutcome {
     this.need = null;
+    // The scopes this grant was asked for stay with the sealed record: a sign-in after a restart asks for them all again.
+    if (this.scope !== this.provider.record.scope) {
+      this.provider.record.scope = this.scope;
+      this.hooks.save(this.provider.record);
+    }
     this.log.note('signed in');
     this.scheduleRefresh();
     this.hooks.signedIn();
@@ -192,6 +198,7 @@ export class UpstreamAuth implements HttpAuth {
   private logout(): void {
     clearTimeout(this.refreshTimer);
     this.provider.record = { resource: this.url };
+    this.scope = undefined;
     this.attempts.clear();
     this.need = `upstream ${this.server} was signed out: run '${signInCommand(this.server)}'`;
     this.hooks.save(null);
