@@ -3,8 +3,14 @@
 // stdio under the empty namespace, so the suite sees the fixture's own names.
 // One daemon serves both requirement sets: 2025-11-25 (the legacy era, session
 // and initialize) and 2026-07-28 (the modern era, per-request _meta).
+// The client-auth part runs the suite's client-side auth scenarios (those a
+// requirement set scores, and the auth extensions it reports) with coffer as
+// the client: scripts/conformance-client.mjs starts a daemon of its own per
+// scenario, registers the scenario's server, signs in and lists/calls through
+// coffer. Its baseline is conformance/baseline-client-auth-<requirements>.yml
+// (`client: [scenario, ...]`).
 //
-//   node scripts/conformance.mjs [--requirements 2025-11-25|2026-07-28] [--scenario NAME] [--out FILE] [--keep]
+//   node scripts/conformance.mjs [--part server|client-auth] [--requirements 2025-11-25|2026-07-28] [--scenario NAME] [--out FILE] [--keep]
 //
 // The suite needs Node >= 22 while coffer stays on its own runtime: it runs as
 // `npx -y -p node@22 -p @modelcontextprotocol/conformance@<SUITE_VERSION> conformance ...`
@@ -35,11 +41,23 @@ const READY_TIMEOUT_MS = 30_000;
 /** Per scenario; the suite's default is 30 s, and a scenario waiting on something coffer never sends would hold a run that long. */
 const SCENARIO_TIMEOUT_MS = 15_000;
 const SUITE_TIMEOUT_MS = 15 * 60_000;
+const PARTS = ['server', 'client-auth'];
+/** The client the auth scenarios test, on this script's Node (coffer's runtime, not the suite's Node 22). */
+const CLIENT_COMMAND = `${process.execPath} ${join(ROOT, 'scripts', 'conformance-client.mjs')}`;
+/** Per client scenario: a daemon start, a sign-in and a call, on a loaded machine. */
+const CLIENT_SCENARIO_TIMEOUT_MS = 120_000;
+/** Client scenarios at once: each starts a daemon, and the suite's own parallel run of them all overloads a small machine. */
+const CLIENT_CONCURRENCY = 3;
 
 const { values: opts } = parseArgs({
-  options: { requirements: { type: 'string' }, scenario: { type: 'string' }, out: { type: 'string' }, keep: { type: 'boolean', default: false } },
+  options: { part: { type: 'string' }, requirements: { type: 'string' }, scenario: { type: 'string' }, out: { type: 'string' }, keep: { type: 'boolean', default: false } },
 });
 const selected = opts.requirements ? [opts.requirements] : REQUIREMENTS;
+const parts = opts.part ? [opts.part] : PARTS;
+if (!PARTS.includes(parts[0])) {
+  console.error(`conformance: --part must be one of ${PARTS.join(', ')}`);
+  process.exit(2);
+}
 for (const requirements of selected) {
   if (!REQUIREMENTS.includes(requirements)) {
     console.error(`conformance: --requirements must be one of ${REQUIREMENTS.join(', ')}`);
@@ -59,6 +77,7 @@ const compiled = (path) => import(pathToFileURL(join(ROOT, 'dist', 'src', path))
 const { ApiClient } = await compiled('cli/api-client.js');
 const { startDaemonProcess, stopDaemonProcess } = await compiled('cli/daemon-control.js');
 const { isProcessAlive, readDaemonFile } = await compiled('daemon/daemon-file.js');
+const { VERSION } = await compiled('version.js');
 
 const home = mkdtempSync(join(tmpdir(), 'coffer-conformance-'));
 const outputs = mkdtempSync(join(tmpdir(), 'coffer-conformance-out-'));
@@ -164,16 +183,17 @@ function verdict(name, checks, scored) {
   if (checks === undefined) return { name, scored, passed: false, counts: {}, failures: [{ id: name, errorMessage: 'no result: the suite crashed or timed out before this scenario finished' }] };
   const counts = {};
   for (const check of checks) counts[check.status] = (counts[check.status] ?? 0) + 1;
-  const failures = checks.filter((check) => check.status === 'FAILURE').map(({ id, errorMessage, details }) => ({ id, errorMessage, details }));
+  // Client scenarios often say why in the description only.
+  const failures = checks.filter((check) => check.status === 'FAILURE').map(({ id, errorMessage, description, details }) => ({ id, errorMessage: errorMessage || description, details }));
   const warnings = checks.filter((check) => check.status === 'WARNING').map(({ id, errorMessage }) => ({ id, errorMessage }));
   return { name, scored, passed: failures.length === 0, counts, failures, warnings };
 }
 
-/** The scenarios the committed baseline expects to fail (absent file: none). */
-function baseline(requirements) {
-  const file = join(BASELINES, `baseline-${requirements}.yml`);
+/** The scenarios a committed baseline expects to fail (absent file: none); `side` is its key, server or client. */
+function baseline(name, side) {
+  const file = join(BASELINES, `${name}.yml`);
   if (!existsSync(file)) return new Set();
-  return new Set(parseYaml(readFileSync(file, 'utf8'))?.server ?? []);
+  return new Set(parseYaml(readFileSync(file, 'utf8'))?.[side] ?? []);
 }
 
 /** Failures the baseline does not expect, and expected failures that now pass. */
@@ -187,9 +207,9 @@ function compare(rows, expected) {
   };
 }
 
-function printTable(requirements, rows, expected) {
+function printTable(title, rows, expected) {
   const width = Math.max('scenario'.length, ...rows.map((row) => row.name.length));
-  console.log(`\n--requirements ${requirements}\n${'scenario'.padEnd(width)}  scored  result  baseline  ok/fail/warn  first failure`);
+  console.log(`\n${title}\n${'scenario'.padEnd(width)}  scored  result  baseline  ok/fail/warn  first failure`);
   for (const row of rows) {
     const { SUCCESS = 0, FAILURE = 0, WARNING = 0 } = row.counts;
     const first = row.failures[0];
@@ -214,8 +234,48 @@ async function runRequirements(url, requirements) {
   const run = await runSuite(url, selection);
   if (run.timedOut) console.error(`conformance: the ${requirements} run was stopped after ${SUITE_TIMEOUT_MS} ms`);
   const rows = names.map((name) => verdict(name, run.checks.get(name), !unscored.includes(name)));
-  const expected = baseline(requirements);
-  printTable(requirements, rows, expected);
+  return summarise('server', requirements, rows, baseline(`baseline-${requirements}`, 'server'));
+}
+
+/** The client auth scenarios a requirement set scores, and the auth extensions it runs and reports. */
+async function clientAuthScenarios(requirements) {
+  const listed = await suite(['list', '--client', '--requirements', requirements], 120_000);
+  if (listed.code !== 0) throw new Error(`the suite could not list ${requirements}: ${listed.stderr.trim()}`);
+  const [required, reported = ''] = listed.stdout.split(/^Run and reported/m);
+  const clientPart = required.split(/^Client scenarios/m)[1] ?? '';
+  return {
+    scored: [...clientPart.matchAll(/^\s+- (auth\/\S+)$/gm)].map((match) => match[1]),
+    unscored: [...reported.matchAll(/^\s+- (auth\/\S+) \[client\]$/gm)].map((match) => match[1]),
+  };
+}
+
+/** One client scenario at the requirement set's wire version; it leaves <dir>/auth/<name>-<timestamp>/checks.json. */
+async function runClientScenario(requirements, name) {
+  const dir = mkdtempSync(join(outputs, 'client-'));
+  const args = ['client', '--command', CLIENT_COMMAND, '--scenario', name, '--spec-version', requirements, '--force', '--timeout', String(CLIENT_SCENARIO_TIMEOUT_MS), '-o', dir];
+  const result = await suite(args, CLIENT_SCENARIO_TIMEOUT_MS + 60_000);
+  if (result.timedOut) console.error(`conformance: client scenario ${name} was stopped`);
+  const parent = join(dir, dirname(name));
+  const entry = existsSync(parent) ? readdirSync(parent).find((item) => existsSync(join(parent, item, 'checks.json'))) : undefined;
+  return entry === undefined ? undefined : JSON.parse(readFileSync(join(parent, entry, 'checks.json'), 'utf8'));
+}
+
+async function runClientAuth(requirements) {
+  const { scored, unscored } = await clientAuthScenarios(requirements);
+  const names = opts.scenario ? [opts.scenario] : [...scored, ...unscored];
+  const checks = new Map();
+  const queue = [...names];
+  const worker = async () => {
+    for (let name = queue.shift(); name !== undefined; name = queue.shift()) checks.set(name, await runClientScenario(requirements, name));
+  };
+  await Promise.all(Array.from({ length: CLIENT_CONCURRENCY }, worker));
+  const rows = names.map((name) => verdict(name, checks.get(name), !unscored.includes(name)));
+  return summarise('client-auth', requirements, rows, baseline(`baseline-client-auth-${requirements}`, 'client'));
+}
+
+/** Prints one part's table and totals against its baseline. */
+function summarise(part, requirements, rows, expected) {
+  printTable(`${part} --requirements ${requirements}`, rows, expected);
   const comparison = compare(rows, expected);
   const scoredRows = rows.filter((row) => row.scored);
   const checks = checkCount(scoredRows);
@@ -228,22 +288,31 @@ async function runRequirements(url, requirements) {
     checks: checkCount(rows),
   };
   console.log(
-    `\n${requirements}: ${summary.passed}/${summary.scenarios} scenarios passed (scored: ${summary.scoredPassed}/${summary.scored}, ${checks.ok}/${checks.all} checks; all: ${summary.checks.ok}/${summary.checks.all} checks)` +
+    `\n${part} ${requirements}: ${summary.passed}/${summary.scenarios} scenarios passed (scored: ${summary.scoredPassed}/${summary.scored}, ${checks.ok}/${checks.all} checks; all: ${summary.checks.ok}/${summary.checks.all} checks)` +
       (comparison.unexpected.length ? `; UNEXPECTED failures: ${comparison.unexpected.join(', ')}` : '') +
       (comparison.stale.length ? `; STALE baseline entries (now passing, remove them): ${comparison.stale.join(', ')}` : '') +
       (comparison.gone.length ? `; baseline entries the suite no longer runs: ${comparison.gone.join(', ')}` : '') +
       (comparison.unexpected.length + comparison.stale.length + comparison.gone.length === 0 ? '; matches the baseline' : ''),
   );
-  return { requirements, rows, summary, baseline: comparison };
+  return { part, requirements, rows, summary, baseline: comparison };
 }
 
 let exitCode = 1;
 try {
-  const { port, version } = await startCoffer();
-  const url = `http://127.0.0.1:${port}/mcp`;
-  console.log(`conformance: coffer ${version} on ${url}, fronting the fixture over stdio with namespace ""; suite @modelcontextprotocol/conformance@${SUITE_VERSION}`);
   const runs = [];
-  for (const requirements of selected) runs.push(await runRequirements(url, requirements));
+  let url = null;
+  let version = VERSION;
+  if (parts.includes('server')) {
+    const coffer = await startCoffer();
+    url = `http://127.0.0.1:${coffer.port}/mcp`;
+    version = coffer.version;
+    console.log(`conformance: coffer ${version} on ${url}, fronting the fixture over stdio with namespace ""; suite @modelcontextprotocol/conformance@${SUITE_VERSION}`);
+    for (const requirements of selected) runs.push(await runRequirements(url, requirements));
+  }
+  if (parts.includes('client-auth')) {
+    console.log(`conformance: client auth scenarios with coffer as the client (${CLIENT_COMMAND}); suite @modelcontextprotocol/conformance@${SUITE_VERSION}`);
+    for (const requirements of selected) runs.push(await runClientAuth(requirements));
+  }
 
   const file = opts.out ? resolve(opts.out) : join(RESULTS, `conformance-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
   mkdirSync(dirname(file), { recursive: true });

@@ -16,6 +16,8 @@ export interface OAuthRecord {
   /** When the access token was obtained and when it expires (epoch ms), if the server said. */
   obtainedAt?: number;
   expiresAt?: number;
+  /** The scopes the last sign-in asked for (a step-up's wider ones too), kept so a restart asks for them again. */
+  scope?: string;
   /** The SDK's discovery state (protected resource and authorization server metadata). */
   discovery?: Record<string, unknown>;
 }

@@ -104,25 +104,51 @@ const headers = secretMap({
 
 const OAUTH_GRANTS = ['authorization_code', 'client_credentials'];
 
+function isHttpsUrlWithPath(value: string): boolean {
+  try {
+    const parsed = new URL(value);
+    return parsed.protocol === 'https:' && parsed.pathname !== '/';
+  } catch {
+    return false;
+  }
+}
+
 /**
  * An http/sse server's OAuth client (every value sealed like a header value): a
- * pre-registered client (client_id, client_secret), the scope to ask for when
- * the server names none, and the grant: authorization_code (a person signs
- * in; the default) or client_credentials (no person; needs both client values).
+ * pre-registered client (client_id, and client_secret or a private_key in PEM,
+ * PKCS#8, that signs private_key_jwt assertions with private_key_alg), a client
+ * ID metadata document URL (client_metadata_url, https, for authorization
+ * servers that support them), the scope to ask for when the server names none,
+ * and the grant: authorization_code (a person signs in; the default) or
+ * client_credentials (no person; needs client_id and a secret or key).
  */
 const oauthRules: SecretMapRules = {
-  key: /^(client_id|client_secret|scope|grant_type)$/,
-  keyRule: 'one of client_id, client_secret, scope, grant_type',
-  forbidden: /[\0\r\n]/,
-  forbiddenRule: 'NUL or line breaks',
+  key: /^(client_id|client_secret|private_key|private_key_alg|client_metadata_url|scope|grant_type)$/,
+  keyRule: 'one of client_id, client_secret, private_key, private_key_alg, client_metadata_url, scope, grant_type',
+  // A PEM key spans lines; line breaks in the other values are refused below.
+  forbidden: /\0/,
+  forbiddenRule: 'NUL',
   caseInsensitive: false,
 };
+/** RFC 7518 signature algorithms a private_key_jwt assertion may use. */
+const JWT_ALGS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA'];
 const oauth = checkedSecretMap(oauthRules)
   .superRefine((map, ctx) => {
+    for (const [key, item] of Object.entries(map)) {
+      if (key !== 'private_key' && typeof item === 'string' && /[\r\n]/.test(item)) ctx.addIssue({ code: 'custom', path: [key], message: 'must not contain line breaks' });
+    }
     const grant = map.grant_type;
     if (grant !== undefined && !OAUTH_GRANTS.includes(grant)) ctx.addIssue({ code: 'custom', path: ['grant_type'], message: `must be one of ${OAUTH_GRANTS.join(', ')}` });
-    if (grant === 'client_credentials' && (!map.client_id || !map.client_secret)) ctx.addIssue('client_credentials needs client_id and client_secret');
-    if (map.client_secret !== undefined && !map.client_id) ctx.addIssue({ code: 'custom', path: ['client_secret'], message: 'needs client_id' });
+    if (grant === 'client_credentials' && (!map.client_id || !(map.client_secret || map.private_key))) ctx.addIssue('client_credentials needs client_id and client_secret or private_key');
+    for (const key of ['client_secret', 'private_key'] as const) {
+      if (map[key] !== undefined && !map.client_id) ctx.addIssue({ code: 'custom', path: [key], message: 'needs client_id' });
+    }
+    if (map.client_secret !== undefined && map.private_key !== undefined) ctx.addIssue({ code: 'custom', path: ['private_key'], message: 'give client_secret or private_key, not both' });
+    if (map.private_key !== undefined && !/^-----BEGIN PRIVATE KEY-----/.test(map.private_key.trim())) ctx.addIssue({ code: 'custom', path: ['private_key'], message: 'must be a PKCS#8 PEM key (-----BEGIN PRIVATE KEY-----)' });
+    if (map.private_key_alg !== undefined && !JWT_ALGS.includes(map.private_key_alg)) ctx.addIssue({ code: 'custom', path: ['private_key_alg'], message: `must be one of ${JWT_ALGS.join(', ')}` });
+    if (map.client_metadata_url !== undefined && !isHttpsUrlWithPath(map.client_metadata_url)) {
+      ctx.addIssue({ code: 'custom', path: ['client_metadata_url'], message: 'must be an https:// URL with a path (a client ID metadata document)' });
+    }
   })
   .optional()
   .meta(secretMapMeta(oauthRules));

@@ -1,7 +1,8 @@
 // The SDK's OAuthClientProvider over one upstream's OAuthRecord: what the SDK's
 // auth() reads and saves (client registration, tokens, PKCE verifier,
 // discovery) lands in the record, and every change is handed to `persist`.
-import type { OAuthClientProvider, OAuthDiscoveryState } from '@modelcontextprotocol/sdk/client/auth.js';
+import type { AddClientAuthentication, OAuthClientProvider, OAuthDiscoveryState } from '@modelcontextprotocol/sdk/client/auth.js';
+import { createPrivateKeyJwtAuth } from '@modelcontextprotocol/sdk/client/auth-extensions.js';
 import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
 import type { OAuthRecord } from '../../../src/protocol/oauth.js';
 import { VERSION } from '../../../src/version.js';
@@ -22,9 +23,17 @@ export function sameIssuer(a: string, b: string): boolean {
 export interface OAuthClientConfig {
   client_id?: string;
   client_secret?: string;
+  /** PKCS#8 PEM: the client authenticates with a signed assertion (private_key_jwt, RFC 7523 §2.2) instead of a secret. */
+  private_key?: string;
+  private_key_alg?: string;
+  /** The https URL of coffer's client ID metadata document, used as client_id where the authorization server supports that. */
+  client_metadata_url?: string;
   scope?: string;
   grant_type?: string;
 }
+
+/** The private_key_jwt default when no algorithm is configured (RFC 7518's mandatory one). */
+const DEFAULT_JWT_ALG = 'RS256';
 
 export class RecordProvider implements OAuthClientProvider {
   /** The daemon's callback; set by a sign-in (none: refresh only). */
@@ -36,12 +45,20 @@ export class RecordProvider implements OAuthClientProvider {
   /** Filled by a sign-in the SDK started: where the person goes, and the verifier bound to it. */
   authorizationUrl: URL | undefined;
   verifier: string | undefined;
+  /** Set with a configured private key: the SDK then signs an assertion for every token request. */
+  readonly addClientAuthentication: AddClientAuthentication | undefined;
+  readonly clientMetadataUrl: string | undefined;
 
   constructor(
     public record: OAuthRecord,
     private readonly persist: () => void,
     private readonly configured: OAuthClientConfig,
-  ) {}
+  ) {
+    const { client_id, private_key, private_key_alg } = configured;
+    this.addClientAuthentication =
+      client_id && private_key ? createPrivateKeyJwtAuth({ issuer: client_id, subject: client_id, privateKey: private_key, alg: private_key_alg ?? DEFAULT_JWT_ALG }) : undefined;
+    this.clientMetadataUrl = configured.client_metadata_url;
+  }
 
   /** client_credentials: no person, no redirect; auth() then asks the token endpoint directly. */
   get machine(): boolean {
@@ -52,8 +69,10 @@ export class RecordProvider implements OAuthClientProvider {
     return this.machine ? undefined : this.redirect;
   }
 
-  get clientMetadata(): OAuthClientMetadata {
+  get clientMetadata(): OAuthClientMetadata & { application_type: string } {
     return {
+      // A local program with a loopback redirect (OpenID Connect Registration §2, required by SEP-837).
+      application_type: 'native',
       client_name: 'coffer',
       software_id: 'coffer',
       software_version: VERSION,

@@ -13,7 +13,7 @@ import { messageOf } from '../../../src/protocol/errors.js';
 import { signInCommand, type OAuthAction, type OAuthOutcome, type OAuthRecord } from '../../../src/protocol/oauth.js';
 import { isBearerChallenge, type HttpAuth, type Refusal } from '../http-auth.js';
 import type { ActorLog } from '../log.js';
-import { RecordProvider, sameIssuer, type OAuthClientConfig } from './provider.js';
+import { RecordProvider, type OAuthClientConfig } from './provider.js';
 
 /** How long a sign-in link (its state and PKCE verifier) stays usable. */
 export const SIGN_IN_TTL_MS = 10 * 60_000;
@@ -48,7 +48,7 @@ export interface UpstreamAuthHooks {
 export class UpstreamAuth implements HttpAuth {
   private readonly provider: RecordProvider;
   private need: string | null = null;
-  /** The scopes the upstream's challenges asked for (step-up adds to them). */
+  /** The scopes the upstream's challenges asked for (step-up adds to them), from the record's at first. */
   private scope: string | undefined;
   private resourceMetadataUrl: URL | undefined;
   private refreshing: Promise<boolean> | null = null;
@@ -67,6 +67,7 @@ export class UpstreamAuth implements HttpAuth {
     const kept = stored?.resource === url ? stored : null;
     if (stored && !kept) hooks.save(null);
     this.provider = new RecordProvider(kept ?? { resource: url }, () => this.hooks.save(this.provider.record), configured);
+    this.scope = kept?.scope;
     this.scheduleRefresh();
   }
 
@@ -98,6 +99,9 @@ export class UpstreamAuth implements HttpAuth {
       const current = this.bearer();
       // Another request already got a new token since this one was sent: just retry with it.
       if (current !== null && sent !== current) return 'retry';
+      // Discovered afresh: a resource that moved to another authorization server is signed in there
+      // (the SDK drops a refresh token issued by the old one) instead of refreshing where it was.
+      this.provider.invalidateCredentials('discovery');
       if (this.renewable() && (await this.refresh())) return 'retry';
     }
     this.need = `upstream ${this.server} needs a sign-in: run '${signInCommand(this.server)}'`;
@@ -163,8 +167,9 @@ export class UpstreamAuth implements HttpAuth {
     // Single use: whatever happens next, this link is spent.
     this.attempts.delete(state);
     if (!attempt || attempt.expiresAt < Date.now()) throw new Error(`this sign-in link is unknown, spent or expired: run '${signInCommand(this.server)}' again`);
-    // RFC 9207: an answer that names another authorization server (or none, when it promised to) is a mix-up.
-    if (iss !== null ? attempt.issuer === undefined || !sameIssuer(iss, attempt.issuer) : attempt.issRequired) {
+    // RFC 9207: an answer that names another authorization server (or none, when it promised to) is a
+    // mix-up; §2.4 compares by simple string comparison, so a trailing slash is another issuer.
+    if (iss !== null ? iss !== attempt.issuer : attempt.issRequired) {
       throw new Error(`the authorization answer came from issuer ${iss ?? '(none)'}, expected ${attempt.issuer ?? '(unknown)'}: refused (RFC 9207)`);
     }
     Object.assign(this.provider, { redirect: attempt.redirect, verifier: attempt.verifier });
@@ -178,6 +183,11 @@ export class UpstreamAuth implements HttpAuth {
 
   private authorized(): OAuthOutcome {
     this.need = null;
+    // The scopes this grant was asked for stay with the sealed record: a sign-in after a restart asks for them all again.
+    if (this.scope !== this.provider.record.scope) {
+      this.provider.record.scope = this.scope;
+      this.hooks.save(this.provider.record);
+    }
     this.log.note('signed in');
     this.scheduleRefresh();
     this.hooks.signedIn();
@@ -187,6 +197,7 @@ export class UpstreamAuth implements HttpAuth {
   private logout(): void {
     clearTimeout(this.refreshTimer);
     this.provider.record = { resource: this.url };
+    this.scope = undefined;
     this.attempts.clear();
     this.need = `upstream ${this.server} was signed out: run '${signInCommand(this.server)}'`;
     this.hooks.save(null);
