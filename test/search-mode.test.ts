@@ -1,5 +1,5 @@
 // Search mode through a running daemon, real upstreams and real clients of
-// both eras: the list is the two meta-tools; a search finds live tools by what
+// both eras: the list is the meta-tools (coffer__add_tools for 2025-era sessions only); a search finds live tools by what
 // they do, only among those its caller may see (switches, toolset); a call
 // through coffer__call_tool is gated and logged as the real tool.
 import t from 'tap';
@@ -10,6 +10,7 @@ import { modernClient } from './helpers/modern.js';
 
 const SEARCH = 'coffer__search_tools';
 const CALL = 'coffer__call_tool';
+const ADD = 'coffer__add_tools';
 
 async function withServers(options: Parameters<typeof startGateway>[0] = {}): Promise<Gateway> {
   const gateway = await startGateway(options);
@@ -45,7 +46,7 @@ t.test('a toolset in search mode lists the two meta-tools; a search finds only w
   t.equal(created.status, 201);
   t.equal(created.body.toolset?.mode ?? created.body.mode, 'search', 'the mode is kept');
   const client = await gateway.client('searcher', {}, undefined, '/mcp/finder');
-  t.same((await client.listTools()).tools.map((tool) => tool.name).sort(), [CALL, SEARCH], 'tools/list holds the meta-tools only');
+  t.same((await client.listTools()).tools.map((tool) => tool.name).sort(), [ADD, CALL, SEARCH], 'tools/list holds the meta-tools only');
 
   const echo = await found(client, 'return my arguments back');
   t.equal(echo[0], 'a__echo', `"return my arguments back" finds a__echo first (${echo.join(', ')})`);
@@ -71,7 +72,7 @@ t.test('a toolset in search mode lists the two meta-tools; a search finds only w
 t.test('a tool added upstream is found at once (the index follows the live list); COFFER_TOOLS_MODE=search puts /mcp in search mode for both eras', async (t) => {
   const gateway = await withServers({ toolsMode: 'search' });
   const legacy = await gateway.client('legacy');
-  t.same((await legacy.listTools()).tools.map((tool) => tool.name).sort(), [CALL, SEARCH]);
+  t.same((await legacy.listTools()).tools.map((tool) => tool.name).sort(), [ADD, CALL, SEARCH]);
   t.ok((await found(legacy, 'read an environment variable')).slice(0, 2).some((name) => name.endsWith('__getenv')), 'getenv is found by what it does');
   await legacy.callTool({ name: CALL, arguments: { name: 'a__mutate', arguments: { kind: 'tools' } } });
   let added: string[] = [];

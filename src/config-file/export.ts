@@ -3,7 +3,7 @@
 // else a name made from the server and the key — never as its value. Fields at
 // their defaults are left out, so the file reads like one a person wrote.
 import { DEFAULT_TIMEOUTS, type ServerConfig } from '../protocol/server-config.js';
-import type { ToolsetRecord } from '../protocol/toolsets.js';
+import { toolsetOptions, type ToolsetRecord } from '../protocol/toolsets.js';
 import { maskArgs, REDACTED } from '../registry/secret-args.js';
 import { CONFIG_FILE_VERSION } from './schema.js';
 import type { DeclaredSecrets } from './variables.js';
@@ -70,8 +70,8 @@ function exportServer(config: ServerConfig, declared: DeclaredSecrets | undefine
 }
 
 /** A toolset holds no secret: written as stored, defaults left out. */
-function exportToolset({ name, description, servers, mode }: ToolsetRecord): Record<string, unknown> {
-  return { name, ...(description !== '' ? { description } : {}), servers, ...(mode ? { mode } : {}) };
+function exportToolset({ name, description, servers, mode, pinned }: ToolsetRecord): Record<string, unknown> {
+  return { name, ...(description !== '' ? { description } : {}), servers, ...toolsetOptions({ mode, pinned }) };
 }
 
 export function exportConfig(configs: readonly ServerConfig[], toolsets: readonly ToolsetRecord[], declared: (server: string) => DeclaredSecrets | undefined): ExportedConfig {

@@ -203,9 +203,9 @@ export class ConfigFileSync {
       this.ownedToolsets.delete(name);
       done.removed.push(name);
     }
-    // `mode` is given even when absent, so a mode taken out of the file goes back to the default.
+    // `mode` and `pinned` are given even when absent, so what is taken out of the file goes back to the default.
     for (const spec of plan.update) {
-      await toolsets.update(spec.name, { description: spec.description, servers: spec.servers, mode: spec.mode }, 'system');
+      await toolsets.update(spec.name, { description: spec.description, servers: spec.servers, mode: spec.mode, pinned: spec.pinned ?? [] }, 'system');
       this.ownedToolsets.add(spec.name);
       done.updated.push(spec.name);
     }

@@ -3,7 +3,7 @@
 // rule naming a server that will not exist, or removing a toolset a client is
 // bound to (its sessions would lose their whole surface without anyone asking).
 import type { ServerConfig } from '../protocol/server-config.js';
-import type { ToolsetRecord, ToolsetSpec } from '../protocol/toolsets.js';
+import { toolsetOptions, type ToolsetRecord, type ToolsetSpec } from '../protocol/toolsets.js';
 import { planChanges, type Plan } from './plan.js';
 
 export interface ToolsetFileIssue {
@@ -12,7 +12,7 @@ export interface ToolsetFileIssue {
 }
 
 /** The user's part of a stored toolset, comparable with a file entry. */
-const specOf = ({ name, description, servers, mode }: ToolsetRecord): ToolsetSpec => ({ name, description, servers, ...(mode ? { mode } : {}) });
+const specOf = ({ name, description, servers, mode, pinned }: ToolsetRecord): ToolsetSpec => ({ name, description, servers, ...toolsetOptions({ mode, pinned }) });
 
 export function planToolsets(desired: readonly ToolsetSpec[], running: readonly ToolsetRecord[], owned: ReadonlySet<string>): Plan<ToolsetSpec> {
   return planChanges(desired, running.map(specOf), owned);

@@ -70,6 +70,8 @@ export interface DaemonOptions {
   nameBudget?: number;
   /** What /mcp lists: every tool ('full', default) or the search meta-tools; a toolset has its own mode. */
   toolsMode?: ToolsMode;
+  /** What /mcp in search mode lists beside the meta-tools: pins `SERVER/tool:<glob>`; a toolset has its own. */
+  pinnedTools?: string[];
   /** How long stop() lets open calls finish. */
   drainMs?: number;
   /** SSE keep-alive interval on /mcp (default 5 s); a call running longer switches its answer to SSE. */
@@ -147,7 +149,7 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
   announcer.follow(routing.router);
   const toolsetParts = setupToolsets({ writer: writer.api, servers, router: routing.router, bus, log, sessions: () => sessions, auth: () => mcpAuth });
   await toolsetParts.toolsets.load();
-  const search = new SearchMode(routing.router, options.toolsMode ?? 'full');
+  const search = new SearchMode(routing.router, options.toolsMode ?? 'full', options.pinnedTools);
   const dispatcher = new Dispatcher({ ...routing, views: toolsetParts.views, search }, { version: VERSION, pageSize: options.pageSize, onAnswered: operations.requestAnswered, tracing: operations.tracing }, log);
   const keepAliveMs = options.keepAliveMs ?? 5_000;
   const modern = new ModernEndpoint(new ModernMethods({ ...routing, views: toolsetParts.views, search, version: VERSION, pageSize: options.pageSize }), routing.features, { keepAliveMs, version: VERSION }, log);

@@ -149,19 +149,28 @@ export class Dispatcher {
     if (request.method === 'initialize') return this.initialize(session, params);
     if (request.method === 'ping') return {};
     const list = KIND_BY_LIST_METHOD.get(request.method);
-    const searching = this.search.modeOf(this.views.viewOf(session.toolset)) === 'search';
-    if (list === 'tools' && searching) return this.search.list();
+    const view = this.views.viewOf(session.toolset);
+    const searching = this.search.modeOf(view) === 'search';
+    const searcher = { key: session, listChanged: () => this.toolsChanged(session, request) };
+    if (list === 'tools' && searching) return listPage(list, this.search.list(view, await this.views.list(list, session), searcher), params, this.options.pageSize);
     if (list) return listPage(list, await this.views.list(list, session), params, this.options.pageSize);
     const call = KIND_BY_CALL_METHOD.get(request.method);
-    if (call === 'tools' && searching && this.search.isMetaTool(params.name)) {
+    if (call === 'tools' && searching && this.search.isMetaTool(params.name, true)) {
       return this.withContext(session, request, params, trace, async (ctx) =>
-        this.search.call(params, await this.views.list('tools', session), (forwarded) => this.calls.forward('tools', request.method, forwarded, ctx)),
+        this.search.call(params, await this.views.list('tools', session), (forwarded) => this.calls.forward('tools', request.method, forwarded, ctx), searcher),
       );
     }
     if (call) return this.withContext(session, request, params, trace, (ctx) => this.calls.forward(call, request.method, params, ctx));
     const feature = FEATURE_METHODS[request.method];
     if (feature) return this.withContext(session, request, params, trace, (ctx) => this.features[feature](params, ctx));
     throw new RpcError(JSONRPC.METHOD_NOT_FOUND, `method not found: ${request.method}`);
+  }
+
+  /** This session's own tools/list changed (search mode): told on the stream of the request that changed it. */
+  private toolsChanged(session: McpSession, request: JSONRPCRequest): void {
+    session.transport
+      .send({ jsonrpc: '2.0', method: 'notifications/tools/list_changed' }, { relatedRequestId: request.id })
+      .catch((error: unknown) => this.log.debug('list_changed not delivered', { session: session.id, error: String(error) }));
   }
 
   private initialize(session: McpSession, params: Record<string, unknown>): Record<string, unknown> {

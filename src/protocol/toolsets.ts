@@ -18,10 +18,17 @@ export interface ToolsetSpec {
   servers: ToolsetServerRule[];
   /** What the set's tools/list shows: its tools (default) or the search meta-tools. */
   mode?: 'full' | 'search';
+  /** In search mode, the set's tools listed beside the meta-tools: `SERVER/tool:<glob>`. */
+  pinned?: string[];
 }
 
 /** A toolset as stored. */
 export interface ToolsetRecord extends ToolsetSpec {
   created_at: string;
   updated_at: string;
+}
+
+/** The options of a spec besides its rules, present only when set (stored and exported that way). */
+export function toolsetOptions({ mode, pinned }: Pick<ToolsetSpec, 'mode' | 'pinned'>): Pick<ToolsetSpec, 'mode' | 'pinned'> {
+  return { ...(mode ? { mode } : {}), ...(pinned && pinned.length > 0 ? { pinned } : {}) };
 }

@@ -1,14 +1,18 @@
 // The tools a client sees in search mode instead of the whole surface: one to
-// find live tools by what they do, one to call a tool found that way. Their
-// names use coffer's own namespace, which no upstream can take.
+// find live tools by what they do, one to call a tool found that way and, for
+// a 2025-era session, one to add found tools to that session's own list.
+// Their names use coffer's own namespace, which no upstream can take.
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 
 export const SEARCH_TOOL = 'coffer__search_tools';
 export const CALL_TOOL = 'coffer__call_tool';
+export const ADD_TOOLS = 'coffer__add_tools';
 
 /** The most hits one search returns, whatever the caller asks. */
 export const MAX_SEARCH_LIMIT = 50;
 export const DEFAULT_SEARCH_LIMIT = 8;
+/** The most tools one coffer__add_tools call adds. */
+export const MAX_ADD_TOOLS = 50;
 
 export const META_TOOLS: Tool[] = [
   {
@@ -38,5 +42,27 @@ export const META_TOOLS: Tool[] = [
       },
       required: ['name'],
     },
+  },
+];
+
+/**
+ * Only where a session exists (the 2025 era): its list can grow for it alone.
+ * The 2026-07-28 era has no sessions, so a list there never varies by caller.
+ */
+export const SESSION_META_TOOLS: Tool[] = [
+  ...META_TOOLS,
+  {
+    name: ADD_TOOLS,
+    title: 'Add tools to this session',
+    description:
+      'Add tools found with coffer__search_tools to this session\'s tools/list, by their exact names, so they can be called directly from now on. The list changes for this session only (notifications/tools/list_changed follows).',
+    inputSchema: {
+      type: 'object',
+      properties: {
+        names: { type: 'array', items: { type: 'string' }, minItems: 1, maxItems: MAX_ADD_TOOLS, description: 'Tool names as coffer__search_tools returned them' },
+      },
+      required: ['names'],
+    },
+    annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   },
 ];

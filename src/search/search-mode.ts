@@ -1,7 +1,8 @@
-// Search mode: instead of every tool, a client sees coffer's two meta-tools —
-// one finds live tools by what they do, the other calls one so found. Policy
-// only: which mode a caller is in (its toolset's, else the gateway's), what its
-// tools/list is, and how a meta-tool call is answered. The index follows the
+// Search mode: instead of every tool, a client sees coffer's meta-tools — one
+// finds live tools by what they do, one calls a tool so found and, for a 2025-era
+// session, one adds found tools to that session's own list — plus the tools the
+// user pinned. Policy only: which mode a caller is in (its toolset's, else the
+// gateway's), what its tools/list is, and how a meta-tool call is answered. The index follows the
 // router's merged tools list (R2: live lists only, never stored) and answers
 // each caller from what that caller may see, so a disabled tool or one outside
 // its toolset is never found; a call through coffer__call_tool is forwarded
@@ -10,12 +11,21 @@ import { capabilityKey } from '../protocol/capabilities.js';
 import type { ToolsetView } from '../toolsets/view.js';
 import type { Router } from '../router/router.js';
 import { RpcError } from '../mcp/rpc-error.js';
-import { CALL_TOOL, DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT, META_TOOLS, SEARCH_TOOL } from './meta-tools.js';
+import { ADD_TOOLS, CALL_TOOL, DEFAULT_SEARCH_LIMIT, MAX_ADD_TOOLS, MAX_SEARCH_LIMIT, META_TOOLS, SEARCH_TOOL, SESSION_META_TOOLS } from './meta-tools.js';
+import { Pins } from './pins.js';
 import { ToolIndex, type SearchableTool } from './tool-index.js';
 
 export type ToolsMode = 'full' | 'search';
 
 type Item = Record<string, unknown>;
+
+/** A 2025-era session as search mode knows it: the tools it added are its own. */
+export interface SearchSession {
+  /** Identifies the session (held weakly: its added tools go with it). */
+  key: object;
+  /** Tells this session alone that its tools/list changed. */
+  listChanged(): void;
+}
 
 /** Parses the gateway-wide mode (COFFER_TOOLS_MODE); null when the text is neither. */
 export function parseToolsMode(text: string | undefined): ToolsMode | null {
@@ -29,35 +39,65 @@ export class SearchMode {
   private indexed: readonly Item[] | null = null;
   /** Per server, what its indexed tools were (names and descriptions), so only changed servers are re-indexed. */
   private readonly signatures = new Map<string, string>();
+  /** Per session, the exposed names of the tools it added with coffer__add_tools. */
+  private readonly added = new WeakMap<object, Set<string>>();
+  /** Per toolset view (replaced on every toolset change), its compiled pins. */
+  private readonly pins = new WeakMap<ToolsetView, Pins>();
+  private readonly defaultPins: Pins;
 
+  /** `defaultPins`: what /mcp in search mode lists beside the meta-tools (`SERVER/tool:<glob>`). */
   constructor(
     private readonly router: Pick<Router, 'list' | 'directory'>,
     private readonly defaultMode: ToolsMode,
-  ) {}
+    defaultPins: readonly string[] = [],
+  ) {
+    this.defaultPins = new Pins(defaultPins);
+  }
 
   /** A toolset's own mode, else the gateway's. */
   modeOf(view: ToolsetView | null): ToolsMode {
     return view?.spec.mode ?? this.defaultMode;
   }
 
-  isMetaTool(name: unknown): boolean {
-    return name === SEARCH_TOOL || name === CALL_TOOL;
+  /** `session`: whether the caller has a session (the 2025 era), where coffer__add_tools exists. */
+  isMetaTool(name: unknown, session: boolean): boolean {
+    return name === SEARCH_TOOL || name === CALL_TOOL || (session && name === ADD_TOOLS);
   }
 
-  /** tools/list in search mode: the meta-tools only. */
-  list(): { tools: Item[] } {
-    return { tools: META_TOOLS as unknown as Item[] };
+  /**
+   * tools/list in search mode: the meta-tools, then those of `visible` (what
+   * the caller sees after the switches and its toolset) that are pinned or
+   * that this session added — never a tool `visible` does not hold.
+   */
+  list(view: ToolsetView | null, visible: readonly Item[], session?: SearchSession): Item[] {
+    const meta = (session ? SESSION_META_TOOLS : META_TOOLS) as unknown as Item[];
+    const pins = view ? this.pinsOf(view) : this.defaultPins;
+    const added = session ? this.added.get(session.key) : undefined;
+    if (pins.empty && !added) return meta;
+    const routes = this.router.directory.routes('tools');
+    const shown = visible.filter((tool) => {
+      if (added?.has(tool.name as string)) return true;
+      const route = routes?.get(capabilityKey('tools', tool));
+      return route !== undefined && pins.has(route.server, route.original);
+    });
+    return [...meta, ...shown];
   }
 
   /**
    * Answers a meta-tool call. `visible`: the tools this caller may see (after
    * the switches and its toolset); `forward`: a direct tools/call of a real tool.
    */
-  async call(params: Record<string, unknown>, visible: readonly Item[], forward: (params: Record<string, unknown>) => Promise<Record<string, unknown>>): Promise<Record<string, unknown>> {
+  async call(
+    params: Record<string, unknown>,
+    visible: readonly Item[],
+    forward: (params: Record<string, unknown>) => Promise<Record<string, unknown>>,
+    session?: SearchSession,
+  ): Promise<Record<string, unknown>> {
     const args = (params.arguments ?? {}) as Record<string, unknown>;
+    if (params.name === ADD_TOOLS && session) return this.add(args.names, visible, session);
     if (params.name === CALL_TOOL) {
       if (typeof args.name !== 'string' || args.name === '') throw RpcError.invalidParams(`${CALL_TOOL} needs "name": a tool name as ${SEARCH_TOOL} returned it`);
-      if (this.isMetaTool(args.name)) throw RpcError.invalidParams(`${CALL_TOOL} calls the tools ${SEARCH_TOOL} finds, not coffer's own`);
+      if (this.isMetaTool(args.name, true)) throw RpcError.invalidParams(`${CALL_TOOL} calls the tools ${SEARCH_TOOL} finds, not coffer's own`);
       const inner = args.arguments ?? {};
       if (typeof inner !== 'object' || inner === null || Array.isArray(inner)) throw RpcError.invalidParams(`${CALL_TOOL}: "arguments" must be an object`);
       return forward({ ...params, name: args.name, arguments: inner });
@@ -73,6 +113,29 @@ export class SearchMode {
     });
     const text = found.length === 0 ? `No tool matches "${args.query}". Try other words for the task.` : JSON.stringify({ tools: found });
     return { content: [{ type: 'text', text }] };
+  }
+
+  /** Adds tools the caller sees to this session's list; list_changed follows when that list grew. */
+  private add(names: unknown, visible: readonly Item[], session: SearchSession): Record<string, unknown> {
+    if (!Array.isArray(names) || names.length === 0 || names.length > MAX_ADD_TOOLS || !names.every((name) => typeof name === 'string')) {
+      throw RpcError.invalidParams(`${ADD_TOOLS} needs "names": 1 to ${MAX_ADD_TOOLS} tool names as ${SEARCH_TOOL} returned them`);
+    }
+    const seen = new Set(visible.map((tool) => tool.name as string));
+    const unknown = names.filter((name) => !seen.has(name));
+    if (unknown.length > 0) throw RpcError.invalidParams(`${ADD_TOOLS}: no tool you can use is named ${unknown.map((name) => `"${name}"`).join(', ')}; find names with ${SEARCH_TOOL}`);
+    const added = this.added.get(session.key) ?? new Set<string>();
+    const fresh = names.filter((name) => !added.has(name));
+    for (const name of fresh) added.add(name);
+    this.added.set(session.key, added);
+    if (fresh.length > 0) session.listChanged();
+    const text = fresh.length === 0 ? 'Already in your tools/list: nothing changed.' : `Added to your tools/list: ${fresh.join(', ')}. Call them directly from now on.`;
+    return { content: [{ type: 'text', text }] };
+  }
+
+  private pinsOf(view: ToolsetView): Pins {
+    let pins = this.pins.get(view);
+    if (!pins) this.pins.set(view, (pins = new Pins(view.spec.pinned ?? [])));
+    return pins;
   }
 
   /** Brings the index up to the router's merged tools list, re-indexing only the servers whose tools changed. */

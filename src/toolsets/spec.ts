@@ -8,6 +8,7 @@ import { CAPABILITY_TYPES, type CapabilityType } from '../protocol/capabilities.
 import type { Result } from '../protocol/errors.js';
 import { SERVER_NAME_PATTERN } from '../protocol/server-config.js';
 import { TOOLSET_NAME_PATTERN, type ToolsetSpec } from '../protocol/toolsets.js';
+import { parsePin, PIN_SYNTAX } from '../search/pins.js';
 import { unwrap } from '../registry/registry.js';
 import { fieldErrors, invalid } from '../registry/server-config.js';
 
@@ -48,6 +49,17 @@ export const toolsetSpecSchema = z.strictObject({
     .max(1000, { error: 'at most 1000 servers' })
     .refine((rules) => new Set(rules.map((entry) => entry.server)).size === rules.length, { error: 'names a server twice: merge its patterns into one entry' }),
   mode: z.enum(['full', 'search'], { error: 'must be "full" (list the set\'s tools) or "search" (list the search meta-tools)' }).optional(),
+  pinned: z
+    .array(z.string({ error: 'must be a string' }).refine((text) => parsePin(text) !== null, { error: `must be ${PIN_SYNTAX}` }), { error: 'must be a list of pins' })
+    .max(1000, { error: 'at most 1000 pins' })
+    .optional(),
+}).superRefine((spec, ctx) => {
+  // A pin only picks among the set's own tools: one naming a server outside it would silently show nothing.
+  const servers = new Set(spec.servers.map((rule) => rule.server));
+  spec.pinned?.forEach((text, index) => {
+    const server = parsePin(text)?.server;
+    if (server !== undefined && !servers.has(server)) ctx.addIssue({ code: 'custom', path: ['pinned', index], message: `names server "${server}", which is not in the set: add a rule for it first` });
+  });
 });
 
 /** A valid spec with defaults applied, or CONFIG_INVALID naming every field at fault. */

@@ -4,7 +4,7 @@
 import type { DbWriterCalls } from '../db/writer-handle.js';
 import type { AuditActor, ClientCredential } from '../protocol/db.js';
 import { CofferError } from '../protocol/errors.js';
-import type { ToolsetRecord, ToolsetSpec } from '../protocol/toolsets.js';
+import { toolsetOptions, type ToolsetRecord, type ToolsetSpec } from '../protocol/toolsets.js';
 import { invalid, isJsonObject } from '../registry/server-config.js';
 import { unwrap } from '../registry/registry.js';
 import type { ServerDirectory } from '../router/namespaces.js';
@@ -65,11 +65,11 @@ export class Toolsets {
     return record;
   }
 
-  /** `patch`: description, servers and/or mode; what is given replaces what was. */
+  /** `patch`: description, servers, mode and/or pinned; what is given replaces what was. */
   async update(name: string, patch: unknown, actor: AuditActor): Promise<ToolsetRecord> {
-    const { name: _name, description, servers, mode } = this.get(name);
-    if (!isJsonObject(patch)) return unwrap(invalid([{ field: '(root)', message: 'must be an object {description?, servers?, mode?}' }], 'toolset'));
-    const record = unwrap(await this.writer.updateToolset(this.validated({ description, servers, ...(mode ? { mode } : {}), ...patch, name }), actor));
+    const { name: _name, description, servers, mode, pinned } = this.get(name);
+    if (!isJsonObject(patch)) return unwrap(invalid([{ field: '(root)', message: 'must be an object {description?, servers?, mode?, pinned?}' }], 'toolset'));
+    const record = unwrap(await this.writer.updateToolset(this.validated({ description, servers, ...toolsetOptions({ mode, pinned }), ...patch, name }), actor));
     this.keep(record);
     this.hooks.toolsetChanged(name, 'updated');
     return record;

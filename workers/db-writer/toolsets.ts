@@ -3,7 +3,7 @@
 import type { Database, Statement } from 'better-sqlite3';
 import type { AuditActor, ClientCredential } from '../../src/protocol/db.js';
 import type { Result } from '../../src/protocol/errors.js';
-import type { ToolsetRecord, ToolsetSpec } from '../../src/protocol/toolsets.js';
+import { toolsetOptions, type ToolsetRecord, type ToolsetSpec } from '../../src/protocol/toolsets.js';
 import type { AuditLog } from './audit.js';
 import { now } from './clock.js';
 
@@ -28,12 +28,12 @@ interface Statements {
 const COLUMNS = 'name, description, spec, created_at, updated_at';
 
 const toRecord = (row: Row): ToolsetRecord => {
-  const { servers, mode } = JSON.parse(row.spec) as Pick<ToolsetSpec, 'servers' | 'mode'>;
-  return { name: row.name, description: row.description, servers, ...(mode ? { mode } : {}), created_at: row.created_at, updated_at: row.updated_at };
+  const spec = JSON.parse(row.spec) as Pick<ToolsetSpec, 'servers' | 'mode' | 'pinned'>;
+  return { name: row.name, description: row.description, servers: spec.servers, ...toolsetOptions(spec), created_at: row.created_at, updated_at: row.updated_at };
 };
 
-/** The rules and the mode are kept in `spec`: name and description have columns of their own. */
-const specText = (spec: ToolsetSpec): string => JSON.stringify({ servers: spec.servers, ...(spec.mode ? { mode: spec.mode } : {}) });
+/** The rules, mode and pins are kept in `spec`: name and description have columns of their own. */
+const specText = (spec: ToolsetSpec): string => JSON.stringify({ servers: spec.servers, ...toolsetOptions(spec) });
 
 export function toolsetNotFound(name: string): Result<never> {
   return { ok: false, error: { code: 'RESOURCE_NOT_FOUND', message: `no toolset named "${name}": see 'coffer toolset list'`, details: { toolset: name } } };
@@ -73,14 +73,14 @@ export class ToolsetStore {
     const at = now();
     const row = this.statements.insert.get(spec.name, spec.description, specText(spec), at, at);
     if (!row) return { ok: false, error: { code: 'RESOURCE_ALREADY_EXISTS', message: `a toolset named "${spec.name}" exists: update it or pick another name`, details: { toolset: spec.name } } };
-    this.audit.record(actor, 'toolset_added', null, { toolset: spec.name, spec: { description: spec.description, servers: spec.servers, mode: spec.mode ?? 'full' } });
+    this.audit.record(actor, 'toolset_added', null, { toolset: spec.name, spec: { description: spec.description, servers: spec.servers, mode: spec.mode ?? 'full', pinned: spec.pinned ?? [] } });
     return { ok: true, value: toRecord(row) };
   }
 
   update(spec: ToolsetSpec, actor: AuditActor): Result<ToolsetRecord> {
     const row = this.statements.update.get(spec.description, specText(spec), now(), spec.name);
     if (!row) return toolsetNotFound(spec.name);
-    this.audit.record(actor, 'toolset_updated', null, { toolset: spec.name, spec: { description: spec.description, servers: spec.servers, mode: spec.mode ?? 'full' } });
+    this.audit.record(actor, 'toolset_updated', null, { toolset: spec.name, spec: { description: spec.description, servers: spec.servers, mode: spec.mode ?? 'full', pinned: spec.pinned ?? [] } });
     return { ok: true, value: toRecord(row) };
   }
 

@@ -8,6 +8,7 @@ import type { LogLevel } from '../../log.js';
 import { daemonUrl } from '../api-client.js';
 import { expectPositionals, parseCommandArgs, parsePort, parsePositiveInt } from '../args.js';
 import { DEFAULT_PAGE_SIZE } from '../../router/pagination.js';
+import { parsePin, PIN_SYNTAX, splitPins } from '../../search/pins.js';
 import { parseToolsMode } from '../../search/search-mode.js';
 import { DEFAULT_NAME_BUDGET, MIN_NAME_BUDGET } from '../../router/names.js';
 import type { Command } from '../command.js';
@@ -33,7 +34,9 @@ COFFER_LOG_LEVEL (debug|info|warn|error, default info), COFFER_PAGE_SIZE (items
 per page of tools/list and the other lists, default ${DEFAULT_PAGE_SIZE}: many clients
 read only the first page), COFFER_NAME_BUDGET (longest exposed tool or prompt
 name, ${MIN_NAME_BUDGET}-${DEFAULT_NAME_BUDGET}, default ${DEFAULT_NAME_BUDGET}; 51 when a host adds 'mcp__coffer__'),
-COFFER_TOOLS_MODE (full|search, default full: what /mcp lists; a toolset has its own).`;
+COFFER_TOOLS_MODE (full|search, default full: what /mcp lists; a toolset has its own),
+COFFER_PINNED_TOOLS (in search mode, tools /mcp lists beside the meta-tools:
+SERVER/tool:<glob> entries separated by commas; a toolset has its own 'pinned').`;
 
 function cacheTuningFromEnv(): { cacheTtlMs?: number } {
   const raw = process.env.COFFER_CACHE_TTL_MS;
@@ -93,6 +96,10 @@ export const serveCommand: Command = {
     const toolsMode = parseToolsMode(process.env.COFFER_TOOLS_MODE);
     if (toolsMode === null) throw new CliError(EXIT.USAGE, 'USAGE', `COFFER_TOOLS_MODE must be full or search, not '${process.env.COFFER_TOOLS_MODE}'`);
 
+    const pinnedTools = splitPins(process.env.COFFER_PINNED_TOOLS);
+    const badPin = pinnedTools.find((pin) => parsePin(pin) === null);
+    if (badPin !== undefined) throw new CliError(EXIT.USAGE, 'USAGE', `COFFER_PINNED_TOOLS: '${badPin}' must be ${PIN_SYNTAX}`);
+
     for (const note of homeNotes(home)) printMessage(`coffer: ${note}`);
     const running = await probeDaemon(home);
     if (running) {
@@ -100,7 +107,7 @@ export const serveCommand: Command = {
     }
     // Loaded here, not at the top: every other command stays free of the daemon's heavy imports.
     const { startDaemon, DEFAULT_PORT } = await import('../../daemon/daemon.js');
-    const daemon = await startDaemon({ home, port, logLevel: logLevelFromEnv(), tuning: cacheTuningFromEnv(), mcpAuth, configFile: values.config, pageSize, nameBudget, toolsMode }).catch((error: unknown) => {
+    const daemon = await startDaemon({ home, port, logLevel: logLevelFromEnv(), tuning: cacheTuningFromEnv(), mcpAuth, configFile: values.config, pageSize, nameBudget, toolsMode, pinnedTools }).catch((error: unknown) => {
       throw startFailure(error);
     });
     if (port === undefined && daemon.port !== DEFAULT_PORT) {

@@ -13,6 +13,7 @@ interface ToolsetInfo {
   description: string;
   servers: ToolsetServerRule[];
   mode?: 'full' | 'search';
+  pinned?: string[];
   endpoint: string;
   clients: string[];
   updated_at: string;
@@ -26,13 +27,16 @@ const ruleOptions = {
   include: { type: 'string', multiple: true },
   exclude: { type: 'string', multiple: true },
   mode: { type: 'string' },
+  pin: { type: 'string', multiple: true },
   json: { type: 'boolean' },
 } as const;
 
 const RULE_HELP = `      --server S             all of server S (its switches still apply)
       --include S/PATTERN    only what matches: tool:<glob>, prompt:<glob> or
                              resource:<glob> (* any characters, ? one)
-      --exclude S/PATTERN    never what matches (wins over --include)`;
+      --exclude S/PATTERN    never what matches (wins over --include)
+      --pin S/tool:GLOB      in search mode, list these tools of the set beside
+                             the meta-tools (a disabled tool stays hidden)`;
 
 /** `S/PATTERN` split at the first '/' (server names have none; patterns may). */
 function serverPattern(text: string, flag: string): [string, string] {
@@ -59,13 +63,14 @@ export function rulesOf(values: { server?: string[]; include?: string[]; exclude
 function printToolset(toolset: ToolsetInfo): void {
   printLine(`${toolset.name}  ${toolset.endpoint}${toolset.description ? `  ${toolset.description}` : ''}`);
   printLine(`mode: ${toolset.mode ?? 'full'}${toolset.mode === 'search' ? ' (tools/list shows coffer__search_tools and coffer__call_tool)' : ''}`);
+  if (toolset.pinned?.length) printLine(`pinned: ${toolset.pinned.join(' ')}`);
   printLine(`clients: ${toolset.clients.length === 0 ? '(none bound)' : toolset.clients.join(', ')}`);
   printTable([['SERVER', 'INCLUDE', 'EXCLUDE'], ...toolset.servers.map((rule) => [rule.server, rule.include?.join(' ') ?? '(all)', rule.exclude?.join(' ') ?? ''])]);
 }
 
 const add = defineAction(
   'add',
-  `add NAME [--description TEXT] (--server S | --include S/PATTERN)... [--exclude S/PATTERN]... [--mode full|search] [--json]
+  `add NAME [--description TEXT] (--server S | --include S/PATTERN)... [--exclude S/PATTERN]... [--mode full|search] [--pin S/tool:GLOB]... [--json]
       A toolset: clients of /mcp/NAME see only these capabilities; in search mode
       their tools/list holds coffer__search_tools and coffer__call_tool instead.
 ${RULE_HELP}
@@ -75,7 +80,7 @@ ${RULE_HELP}
     const [name] = expectPositionals(positionals, ['NAME']);
     const servers = rulesOf(values);
     if (!servers) throw usageError('a toolset needs at least one --server or --include');
-    const toolset = await api().post<ToolsetInfo>('/toolsets', { name, description: values.description ?? '', servers, ...(values.mode === undefined ? {} : { mode: values.mode }) });
+    const toolset = await api().post<ToolsetInfo>('/toolsets', { name, description: values.description ?? '', servers, ...(values.mode === undefined ? {} : { mode: values.mode }), ...(values.pin === undefined ? {} : { pinned: values.pin }) });
     if (values.json) printJson({ toolset });
     else printMessage(`toolset '${toolset.name}' added: point clients at ${toolset.endpoint} (or 'coffer shim --toolset ${toolset.name}')`);
     return EXIT.OK;
@@ -84,18 +89,20 @@ ${RULE_HELP}
 
 const update = defineAction(
   'update',
-  `update NAME [--description TEXT] [--server S]... [--include S/PATTERN]... [--exclude S/PATTERN]... [--mode full|search] [--json]
+  `update NAME [--description TEXT] [--server S]... [--include S/PATTERN]... [--exclude S/PATTERN]... [--mode full|search] [--pin S/tool:GLOB]... [--json]
       Rules given replace all of the old ones; --description alone keeps them.
+      --pin given replaces the pins (--pin '' clears them).
       Open sessions of the toolset get list_changed where their lists differ.`,
   ruleOptions,
   async (positionals, values, { api }) => {
     const [name] = expectPositionals(positionals, ['NAME']);
     const servers = rulesOf(values);
-    if (!servers && values.description === undefined && values.mode === undefined) throw usageError('nothing to change: give --description, --mode or rules');
+    if (!servers && values.description === undefined && values.mode === undefined && values.pin === undefined) throw usageError('nothing to change: give --description, --mode, --pin or rules');
     const toolset = await api().patch<ToolsetInfo>(toolsetPath(name!), {
       ...(servers ? { servers } : {}),
       ...(values.description === undefined ? {} : { description: values.description }),
       ...(values.mode === undefined ? {} : { mode: values.mode }),
+      ...(values.pin === undefined ? {} : { pinned: values.pin.filter((pin) => pin !== '') }),
     });
     if (values.json) printJson({ toolset });
     else printToolset(toolset);

@@ -72,10 +72,10 @@ export class ModernMethods {
     const forwarded = forwardable(params);
     if (method === 'server/discover') return this.stamp(this.discover());
     const list = KIND_BY_LIST_METHOD.get(method);
-    if (list === 'tools' && searching) return this.stamp({ ...this.parts.search.list(), ...CACHE_HINTS });
+    if (list === 'tools' && searching) return this.stamp({ ...listPage(list, this.parts.search.list(view, await this.parts.views.listFor(list, toolset)), forwarded, this.parts.pageSize), ...CACHE_HINTS });
     if (list) return this.stamp({ ...(listPage(list, await this.parts.views.listFor(list, toolset), forwarded, this.parts.pageSize)), ...CACHE_HINTS });
     const call = KIND_BY_CALL_METHOD.get(method);
-    if (call === 'tools' && searching && this.parts.search.isMetaTool(forwarded.name)) {
+    if (call === 'tools' && searching && this.parts.search.isMetaTool(forwarded.name, false)) {
       return this.stamp(await this.parts.search.call(forwarded, await this.parts.views.listFor('tools', toolset), (inner) => this.parts.calls.forward('tools', method, inner, ctx)));
     }
     if (call === 'resources') return this.stamp({ ...(await this.read(method, forwarded, ctx)), ...CACHE_HINTS });

@@ -1,0 +1,122 @@
+// What tools/list holds in search mode besides the meta-tools, through a
+// running daemon, real upstreams and real clients of both eras: the tools the
+// user pinned (per toolset, and for /mcp) — never one the switches or the set
+// hide — and, for a 2025-era session only, the tools it added itself with
+// coffer__add_tools, announced by list_changed to that session alone.
+import t from 'tap';
+import { McpError, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import { stdioFixture } from './fixtures/fixture-servers.js';
+import { startGateway, type Gateway } from './helpers/gateway.js';
+import { modernClient } from './helpers/modern.js';
+import { waitFor } from './helpers/wait.js';
+
+const META = ['coffer__call_tool', 'coffer__search_tools'];
+const SESSION_META = ['coffer__add_tools', ...META];
+
+async function withServers(options: Parameters<typeof startGateway>[0] = {}): Promise<Gateway> {
+  const gateway = await startGateway(options);
+  t.teardown(() => gateway.close());
+  await gateway.addServer(stdioFixture('a'));
+  await gateway.addServer(stdioFixture('b'));
+  return gateway;
+}
+
+/** The v1 and v2 clients alike. */
+const names = async (client: { listTools(): Promise<{ tools: Array<{ name: string }> }> }): Promise<string[]> => (await client.listTools()).tools.map((tool) => tool.name).sort();
+
+const toggle = (gateway: Gateway, server: string, key: string, on: boolean) => gateway.api('POST', `/servers/${server}/capabilities/tool/${on ? 'enable' : 'disable'}`, { key });
+
+async function refusal(call: Promise<unknown>): Promise<{ code: number; message: string }> {
+  const error = await call.then(
+    () => null,
+    (caught: unknown) => caught,
+  );
+  if (!(error instanceof McpError) && !(error instanceof Error && 'code' in error)) throw new Error(`expected an MCP error, got ${String(error)}`);
+  return { code: (error as { code: number }).code, message: (error as Error).message };
+}
+
+t.test('a toolset in search mode lists its pinned tools beside the meta-tools, never one the switches or the set hide', async (t) => {
+  const gateway = await withServers();
+  const outside = await gateway.api('POST', '/toolsets', { name: 'pinset', mode: 'search', servers: [{ server: 'a', exclude: ['tool:whoami'] }], pinned: ['b/tool:echo'] });
+  t.equal(outside.status, 422, 'a pin naming a server outside the set is refused');
+  t.match(JSON.stringify(outside.body), /pinned\[0\].*not in the set/);
+  t.equal((await gateway.api('POST', '/toolsets', { name: 'pinset', mode: 'search', servers: [{ server: 'a' }], pinned: ['a/echo'] })).status, 422, 'a malformed pin is refused');
+
+  const created = await gateway.api('POST', '/toolsets', { name: 'pinset', mode: 'search', servers: [{ server: 'a', exclude: ['tool:whoami'] }, { server: 'b' }], pinned: ['a/tool:echo', 'a/tool:who*', 'b/tool:get*'] });
+  t.equal(created.status, 201);
+  t.same(created.body.pinned, ['a/tool:echo', 'a/tool:who*', 'b/tool:get*'], 'the pins are kept');
+  const legacy = await gateway.client('pinned', {}, undefined, '/mcp/pinset');
+  t.same(await names(legacy), [...SESSION_META, 'a__echo', 'b__getenv'].sort(), 'meta-tools and the pinned tools; a__whoami is pinned but outside the set');
+  t.match(JSON.stringify((await legacy.callTool({ name: 'a__echo', arguments: { pinned: 'yes' } })).content), /pinned/, 'a pinned tool is called directly');
+
+  const modern = await modernClient(gateway, 'pin', { path: '/mcp/pinset' });
+  t.teardown(() => modern.close());
+  t.same(await names(modern), [...META, 'a__echo', 'b__getenv'].sort(), '2026-07-28: the same pins, no coffer__add_tools');
+
+  await toggle(gateway, 'a', 'echo', false);
+  t.same(await names(legacy), [...SESSION_META, 'b__getenv'].sort(), 'a switched-off pinned tool is not listed');
+  t.same(await names(modern), [...META, 'b__getenv'].sort(), '2026-07-28 too');
+  await toggle(gateway, 'a', 'echo', true);
+
+  const patched = await gateway.api('PATCH', '/toolsets/pinset', { description: 'kept pins' });
+  t.same(patched.body.pinned, created.body.pinned, 'an update that does not name the pins keeps them');
+  t.equal((await gateway.api('PATCH', '/toolsets/pinset', { pinned: [] })).status, 200);
+  t.same(await names(legacy), SESSION_META, 'pins cleared: the meta-tools only');
+});
+
+t.test('COFFER_PINNED_TOOLS (pinnedTools) pins tools on /mcp in search mode', async (t) => {
+  const gateway = await withServers({ toolsMode: 'search', pinnedTools: ['a/tool:getenv', 'nope/tool:*'] });
+  t.same(await names(await gateway.client('default-pins')), [...SESSION_META, 'a__getenv'].sort(), 'the pinned tool beside the meta-tools; a pin of no server shows nothing');
+  await toggle(gateway, 'a', 'getenv', false);
+  t.same(await names(await gateway.client('default-pins-2')), SESSION_META, 'disabled: not listed');
+});
+
+t.test('a 2025-era session adds found tools to its own list: list_changed reaches it alone; the 2026-07-28 era has no coffer__add_tools', async (t) => {
+  const gateway = await withServers({ toolsMode: 'search' });
+  const adder = await gateway.client('adder');
+  const other = await gateway.client('other');
+  const heard = { adder: 0, other: 0 };
+  for (const [key, client] of [['adder', adder], ['other', other]] as const) {
+    t.same(await names(client), SESSION_META);
+    client.setNotificationHandler(ToolListChangedNotificationSchema, () => void heard[key]++);
+  }
+
+  const answer = await adder.callTool({ name: 'coffer__add_tools', arguments: { names: ['b__echo', 'a__getenv'] } });
+  t.match(JSON.stringify(answer.content), /Added to your tools\/list: b__echo, a__getenv/);
+  await waitFor('list_changed on the adding session', () => heard.adder >= 1, 30_000);
+  t.same(await names(adder), [...SESSION_META, 'a__getenv', 'b__echo'].sort(), 'its list holds the added tools');
+  t.same(await names(other), SESSION_META, "another session's list is unchanged");
+  t.match(JSON.stringify((await adder.callTool({ name: 'b__echo', arguments: { direct: 1 } })).content), /direct/, 'an added tool is called directly');
+
+  const again = await adder.callTool({ name: 'coffer__add_tools', arguments: { names: ['b__echo'] } });
+  t.match(JSON.stringify(again.content), /nothing changed/, 'adding it again changes nothing');
+  t.match(await refusal(adder.callTool({ name: 'coffer__add_tools', arguments: { names: ['b__nope'] } })), { code: -32602, message: /b__nope/ }, 'an unknown name: invalid params');
+  t.match(await refusal(adder.callTool({ name: 'coffer__add_tools', arguments: {} })), { code: -32602 }, 'no names: invalid params');
+
+  // A switch is announced to both sessions, on the same stream as a stray one to `other` would have been (and after it).
+  await toggle(gateway, 'b', 'echo', false);
+  await waitFor('the switch heard by both', () => heard.adder >= 2 && heard.other >= 1, 30_000);
+  t.equal(heard.other, 1, 'the other session heard only the switch, never the add');
+  t.same(await names(adder), [...SESSION_META, 'a__getenv'].sort(), 'an added tool switched off leaves the list');
+  await toggle(gateway, 'a', 'whoami', false);
+  t.match(await refusal(adder.callTool({ name: 'coffer__add_tools', arguments: { names: ['a__whoami'] } })), { code: -32602 }, 'a disabled tool cannot be added');
+
+  const modern = await modernClient(gateway);
+  t.teardown(() => modern.close());
+  t.same(await names(modern), META, '2026-07-28: no coffer__add_tools, and none of the session’s tools');
+  const call = await modern.callTool({ name: 'coffer__add_tools', arguments: { names: ['a__getenv'] } }).then(
+    (result) => JSON.stringify(result),
+    (error: unknown) => String(error),
+  );
+  t.match(call, /coffer__add_tools|unknown|not found|-32602/i, '2026-07-28: coffer__add_tools is not a tool there');
+  t.same(await names(modern), META, 'and its list never varies');
+});
+
+t.test('in a toolset, a session adds only tools of its set', async (t) => {
+  const gateway = await withServers();
+  t.equal((await gateway.api('POST', '/toolsets', { name: 'only-a', mode: 'search', servers: [{ server: 'a' }] })).status, 201);
+  const client = await gateway.client('in-set', {}, undefined, '/mcp/only-a');
+  t.match(await refusal(client.callTool({ name: 'coffer__add_tools', arguments: { names: ['b__echo'] } })), { code: -32602, message: /b__echo/ }, 'a tool outside the set: invalid params');
+  await client.callTool({ name: 'coffer__add_tools', arguments: { names: ['a__echo'] } });
+  t.same(await names(client), [...SESSION_META, 'a__echo'].sort());
+});
