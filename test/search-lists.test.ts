@@ -6,20 +6,14 @@
 import t from 'tap';
 import { McpError, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { stdioFixture } from './fixtures/fixture-servers.js';
-import { startGateway, type Gateway } from './helpers/gateway.js';
+import { gatewayWith, startGateway, type Gateway } from './helpers/gateway.js';
 import { modernClient } from './helpers/modern.js';
 import { waitFor } from './helpers/wait.js';
 
 const META = ['coffer__call_tool', 'coffer__search_tools'];
 const SESSION_META = ['coffer__add_tools', ...META];
 
-async function withServers(options: Parameters<typeof startGateway>[0] = {}): Promise<Gateway> {
-  const gateway = await startGateway(options);
-  t.teardown(() => gateway.close());
-  await gateway.addServer(stdioFixture('a'));
-  await gateway.addServer(stdioFixture('b'));
-  return gateway;
-}
+const withServers = (options: Parameters<typeof startGateway>[0] = {}): Promise<Gateway> => gatewayWith(t, [stdioFixture('a'), stdioFixture('b')], options);
 
 /** The v1 and v2 clients alike. */
 const names = async (client: { listTools(): Promise<{ tools: Array<{ name: string }> }> }): Promise<string[]> => (await client.listTools()).tools.map((tool) => tool.name).sort();

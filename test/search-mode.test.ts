@@ -5,20 +5,14 @@
 import t from 'tap';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { stdioFixture } from './fixtures/fixture-servers.js';
-import { startGateway, type Gateway } from './helpers/gateway.js';
+import { gatewayWith, startGateway, type Gateway } from './helpers/gateway.js';
 import { modernClient } from './helpers/modern.js';
 
 const SEARCH = 'coffer__search_tools';
 const CALL = 'coffer__call_tool';
 const ADD = 'coffer__add_tools';
 
-async function withServers(options: Parameters<typeof startGateway>[0] = {}): Promise<Gateway> {
-  const gateway = await startGateway(options);
-  t.teardown(() => gateway.close());
-  await gateway.addServer(stdioFixture('a'));
-  await gateway.addServer(stdioFixture('b'));
-  return gateway;
-}
+const withServers = (options: Parameters<typeof startGateway>[0] = {}): Promise<Gateway> => gatewayWith(t, [stdioFixture('a'), stdioFixture('b')], options);
 
 /** The v1 and v2 clients alike: only callTool({name, arguments}) is used. */
 interface Caller {

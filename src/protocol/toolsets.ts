@@ -1,7 +1,7 @@
 // A toolset as it crosses to the DB writer and back: the user's own rules
 // (servers, patterns), never an upstream's names or schemas (R1).
 
-/** A toolset's name, as in `/mcp/<toolset>`. */
+/** A toolset's name: a path segment of `/mcp/<toolset>` as it is typed, no escaping ever needed. */
 export const TOOLSET_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 
 /** One server in a toolset: everything of it unless `include` says which; `exclude` wins over `include`. */

@@ -14,8 +14,6 @@ import { fieldErrors, invalid } from '../registry/server-config.js';
 
 export type { ToolsetRecord, ToolsetServerRule, ToolsetSpec } from '../protocol/toolsets.js';
 
-/** A path segment of /mcp/<toolset> as it is typed: no escaping ever needed. */
-
 export const PATTERN_SYNTAX = 'tool:<glob>, prompt:<glob> or resource:<glob> (* any characters, ? one)';
 
 export interface CapabilityPattern {

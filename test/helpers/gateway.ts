@@ -22,6 +22,14 @@ export interface Gateway {
   close(): Promise<void>;
 }
 
+/** A gateway closed at the test's end, with these servers registered and ready. */
+export async function gatewayWith(t: { teardown(fn: () => unknown): void }, servers: object[], options: Partial<DaemonOptions> = {}): Promise<Gateway> {
+  const gateway = await startGateway(options);
+  t.teardown(() => gateway.close());
+  for (const server of servers) await gateway.addServer(server);
+  return gateway;
+}
+
 export function tempHome(prefix = 'coffer-test-'): string {
   return mkdtempSync(join(tmpdir(), prefix));
 }
