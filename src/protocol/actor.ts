@@ -80,6 +80,8 @@ export interface ForwardRequest {
 /** A downstream session as the actor sees it. */
 export interface ClientRef {
   session: string;
+  /** A modern caller's credential digest: its calls each have a session, and are one client's for attribution. */
+  caller?: string;
   /** What the client declared at initialize; a per_session connection declares the same (sampling, elicitation, roots). */
   capabilities: Record<string, unknown>;
 }

@@ -8,7 +8,7 @@ import type { ClientRef, ForwardOutcome, Progress } from '../protocol/actor.js';
 import type { InvocationRecord, InvocationStatus } from '../protocol/events.js';
 import { RpcError } from '../mcp/rpc-error.js';
 import type { Upstream, UpstreamDirectory } from '../upstreams/upstream.js';
-import type { CallRoute } from './client-messages.js';
+import type { CallRoute, ClientAsk } from './client-messages.js';
 import { exposeResultUris } from './expose-results.js';
 import type { CapabilityGate } from './gate.js';
 import type { Namespaced } from './namespace.js';
@@ -31,6 +31,10 @@ export interface ForwardContext {
   requestId: string | number;
   /** What the session declared (per_session connections declare the same). */
   capabilities: Record<string, unknown>;
+  /** How the upstream's requests during the call reach its client; without it, the session's link. */
+  ask?: ClientAsk;
+  /** A modern caller's credential digest (its calls have sessions of their own but are one client's). */
+  caller?: string;
   /** The toolset the session sees; absent or null: the whole surface. */
   toolset?: ToolsetScope | null;
   /** Present when the client asked for progress (its progressToken). */
@@ -107,7 +111,7 @@ export class Calls {
         params: span ? withTraceMeta(stripProgressToken(params), span.traceparent, span.tracestate) : stripProgressToken(params),
         progress: ctx.onProgress !== undefined,
         // The capabilities only matter to a per_session connection (it declares them): no clone per call otherwise.
-        client: { session: ctx.sessionId, capabilities: upstream.config.session_mode === 'per_session' ? ctx.capabilities : {} } satisfies ClientRef,
+        client: { session: ctx.sessionId, capabilities: upstream.config.session_mode === 'per_session' ? ctx.capabilities : {}, ...(ctx.caller ? { caller: ctx.caller } : {}) } satisfies ClientRef,
         ...(span ? { timed: true } : {}),
       }, { onProgress: ctx.onProgress, ...(span ? { onUpstreamTimes: span.upstreamTimes } : {}) });
     } finally {
