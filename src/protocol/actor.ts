@@ -71,6 +71,8 @@ export interface ForwardRequest {
   progress: boolean;
   /** Overrides the server's request_ms. */
   timeoutMs?: number;
+  /** How long the client may take to answer the upstream's requests during this call (default: the server's request_ms). */
+  answerTimeoutMs?: number;
   /** The downstream session: picks its connection in per_session mode, and tells whom the upstream's requests during this call are for. */
   client?: ClientRef;
   /** The call is traced: the answer says when the actor sent it upstream and had the answer. */

@@ -35,6 +35,8 @@ export interface ForwardContext {
   ask?: ClientAsk;
   /** A modern caller's credential digest (its calls have sessions of their own but are one client's). */
   caller?: string;
+  /** How long the client may take to answer the upstream's requests (a modern caller answers on its retry). */
+  answerTimeoutMs?: number;
   /** The toolset the session sees; absent or null: the whole surface. */
   toolset?: ToolsetScope | null;
   /** Present when the client asked for progress (its progressToken). */
@@ -110,6 +112,7 @@ export class Calls {
         method,
         params: span ? withTraceMeta(stripProgressToken(params), span.traceparent, span.tracestate) : stripProgressToken(params),
         progress: ctx.onProgress !== undefined,
+        ...(ctx.answerTimeoutMs === undefined ? {} : { answerTimeoutMs: ctx.answerTimeoutMs }),
         // The capabilities only matter to a per_session connection (it declares them): no clone per call otherwise.
         client: { session: ctx.sessionId, capabilities: upstream.config.session_mode === 'per_session' ? ctx.capabilities : {}, ...(ctx.caller ? { caller: ctx.caller } : {}) } satisfies ClientRef,
         ...(span ? { timed: true } : {}),

@@ -12,8 +12,9 @@ import { nestsDeeperThan } from './nesting.js';
 
 export interface ClientRelayOptions {
   server: string;
-  /** How long a client may take to answer (the server's request_ms). */
+  /** How long a client may take to answer (the server's request_ms), unless its call says (answerTimeoutOf). */
   timeoutMs: number;
+  answerTimeoutOf?(forwardId: string): number | undefined;
   /** The downstream session of a forwarded call still in flight. */
   sessionOf(forwardId: string): string | undefined;
   /** Who made that call (its session, unless a client's calls each have one). */
@@ -81,6 +82,7 @@ export class ClientRelay {
     }
     const ticket = ++this.nextTicket;
     const release = target.forwardId === null ? undefined : this.options.hold?.(target.forwardId);
+    const timeoutMs = (target.forwardId === null ? undefined : this.options.answerTimeoutOf?.(target.forwardId)) ?? this.options.timeoutMs;
     return new Promise<ServerRequestAnswer>((resolve) => {
       const finish = (answer: ServerRequestAnswer, cancelled: string | null): void => {
         if (!this.waiting.delete(ticket)) return;
@@ -91,7 +93,7 @@ export class ClientRelay {
         resolve(answer);
       };
       const onAbort = (): void => finish(refusal('cancelled by the server'), String(signal.reason ?? 'cancelled by the server'));
-      const timer = setTimeout(() => finish(refusal(`the client did not answer ${method} within ${this.options.timeoutMs} ms`), 'timed out'), this.options.timeoutMs);
+      const timer = setTimeout(() => finish(refusal(`the client did not answer ${method} within ${timeoutMs} ms`), 'timed out'), timeoutMs);
       this.waiting.set(ticket, { resolve: (answer) => finish(answer, null), ...(notify ? { notify } : {}) });
       signal.addEventListener('abort', onAbort, { once: true });
       this.options.emit({ type: 'client_request', server: this.options.server, ticket, target, method, params });

@@ -23,6 +23,7 @@ interface InFlight {
   session: string | undefined;
   /** The client behind that session (a modern caller's credential; else the session). */
   client: string | undefined;
+  answerTimeoutMs: number | undefined;
 }
 
 export class Forwarder {
@@ -38,6 +39,11 @@ export class Forwarder {
   /** The client session of a call in flight (to attribute the upstream's requests during it). */
   sessionOf(id: string): string | undefined {
     return this.inFlight.get(id)?.session;
+  }
+
+  /** How long the client of a call in flight may take to answer the upstream's requests, if the call says. */
+  answerTimeoutOf(id: string): number | undefined {
+    return this.inFlight.get(id)?.answerTimeoutMs;
   }
 
   /** Who made a call in flight: calls of one client can share a question's attribution. */
@@ -59,7 +65,7 @@ export class Forwarder {
     }
     // Registered before the connection is there, so a cancel (or shutdown) while it opens is not lost.
     const abort = new AbortController();
-    const entry: InFlight = { abort, deadline: new Deadline(), session: req.client?.session, client: req.client?.caller ?? req.client?.session };
+    const entry: InFlight = { abort, deadline: new Deadline(), session: req.client?.session, client: req.client?.caller ?? req.client?.session, answerTimeoutMs: req.answerTimeoutMs };
     this.inFlight.set(req.id, entry);
     let lease: Lease | string | undefined;
     try {

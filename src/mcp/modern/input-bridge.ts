@@ -119,6 +119,7 @@ export class InputBridge {
       .run({
         sessionId: entry.callerId,
         caller: request.caller,
+        answerTimeoutMs: PARK_TTL_MS,
         requestId: request.requestId,
         capabilities: request.capabilities,
         signal: entry.abort.signal,
