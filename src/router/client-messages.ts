@@ -83,16 +83,25 @@ export class ClientMessages {
     const params = progressToken === undefined ? event.params : { ...event.params, _meta: { ...meta, progressToken } };
     let outcome: ForwardOutcome;
     try {
-      outcome = call?.ask
-        ? await call.ask(event.method, params, abort.signal)
+      outcome = call
+        ? await this.askOf(call)(event.method, params, abort.signal)
         : session === null || !this.link
           ? { ok: false, error: { code: JSONRPC.INTERNAL_ERROR, message: `the client call that caused ${event.method} has ended` } }
-          : await this.link.request(session, call?.requestId, event.method, params, abort.signal);
+          : await this.link.request(session, undefined, event.method, params, abort.signal);
     } finally {
       this.tickets.delete(key);
       if (progressToken !== undefined) this.progressTokens.delete(progressToken);
     }
     this.upstreams.get(event.server)?.command({ type: 'answer', ticket: event.ticket, outcome });
+  }
+
+  /** How the client of a call is asked something: the call's own way, else on its stream through the session's link. */
+  askOf(call: CallRoute): ClientAsk {
+    if (call.ask) return call.ask;
+    return (method, params, signal) =>
+      this.link
+        ? this.link.request(call.sessionId, call.requestId, method, params, signal)
+        : Promise.resolve({ ok: false, error: { code: JSONRPC.INTERNAL_ERROR, message: `no client link to ask ${method}` } });
   }
 
   /** The session a message is for: that of the call it came with, else the one its connection serves, if any. */

@@ -63,6 +63,8 @@ export interface RequestOptions {
   context?: string;
   /** Keeps timeoutMs (and can stop its clock while the client is asked something); one of its own otherwise. */
   deadline?: Deadline;
+  /** What the caller declared (a modern upstream is told what of it coffer can bridge). */
+  clientCapabilities?: Record<string, unknown>;
 }
 
 /** An upstream result, exactly as the upstream sent it. */
@@ -213,7 +215,7 @@ export class Connection {
     if (this.modern) {
       const local = this.modern.answerLocally(method, params);
       if (local) return local;
-      params = this.modern.envelope(params);
+      params = this.modern.envelope(params, options.clientCapabilities);
     }
     const result = await this.send(method, params, options);
     if (!this.modern) return result;

@@ -77,6 +77,7 @@ export class Forwarder {
         timeoutMs: req.timeoutMs ?? this.config.timeouts.request_ms,
         signal: abort.signal,
         deadline: entry.deadline,
+        ...(req.client ? { clientCapabilities: req.client.capabilities } : {}),
         context: req.id,
         // Only the fields the spec gives progress, with their types: nothing deep or odd crosses to the main thread.
         onprogress: req.progress

@@ -5,14 +5,17 @@
 // call stays in flight, and the caller's retry (the state and its
 // inputResponses) answers the questions and waits for what comes next —
 // another round, or the call's result. A park lives until its call's outcome
-// is delivered, or PARK_TTL_MS after its last input_required.
+// is delivered, or PARK_TTL_MS after its last input_required. An upstream of
+// the 2026 era answers input_required itself: that result goes to the caller
+// with the upstream's requestState sealed inside coffer's, and the retry is a
+// new call to that upstream with the answers and its state.
 import { randomUUID } from 'node:crypto';
 import type { Progress } from '../../protocol/actor.js';
 import { JSONRPC } from '../../protocol/errors.js';
 import type { ForwardContext } from '../../router/calls.js';
 import { RpcError } from '../rpc-error.js';
-import { Park, parseInputResponses, type ParkStep } from './park.js';
-import { RequestStateSeal, type StateBinding } from './request-state.js';
+import { Park, parseInputResponses, type ParkRequest, type ParkStep } from './park.js';
+import { RequestStateSeal, type StateBinding, type StateHandle } from './request-state.js';
 
 /** How long a caller has to retry after an input_required (the SDK's requestState lifetime). */
 export const PARK_TTL_MS = 10 * 60_000;
@@ -80,7 +83,14 @@ export class InputBridge {
     if (typeof responses === 'string') throw RpcError.invalidParams(responses);
     const binding: StateBinding = { caller: request.caller, method: request.method, target: String(params[NAME_FIELD[request.method] ?? 'name']) };
     const parkRequest = { capabilities: request.capabilities, responses };
-    const entry = params.requestState === undefined ? this.start(request, parkRequest) : this.resume(params.requestState, binding, parkRequest);
+    const handle = params.requestState === undefined ? null : this.seal.open(params.requestState, binding);
+    // A modern upstream's own round: a new call to it, with the answers and its state.
+    const entry =
+      handle === null
+        ? this.start(request, parkRequest, binding)
+        : handle.kind === 'wrap'
+          ? this.start(request, { capabilities: request.capabilities, responses: {} }, binding, { server: handle.server, inputResponses: responses, requestState: handle.upstream })
+          : this.resume(handle, parkRequest);
     entry.attached = request.listener;
     this.hooks.route(entry.callerId, request.listener);
     let step: ParkStep | null;
@@ -109,7 +119,7 @@ export class InputBridge {
     for (const entry of [...this.parks.values()]) this.close(entry, 'coffer is shutting down');
   }
 
-  private start(request: BridgedRequest, first: { capabilities: Record<string, unknown>; responses: Record<string, Record<string, unknown>> }): Entry {
+  private start(request: BridgedRequest, first: ParkRequest, binding: StateBinding, retry?: ForwardContext['retry']): Entry {
     if (this.parks.size >= MAX_PARKS) this.close(this.parks.values().next().value!, `more than ${MAX_PARKS} calls were waiting on their clients`);
     const park = new Park(first, GATHER_MS);
     const entry: Entry = { id: randomUUID(), park, callerId: this.hooks.callerId(), abort: new AbortController(), attached: null };
@@ -124,6 +134,8 @@ export class InputBridge {
         capabilities: request.capabilities,
         signal: entry.abort.signal,
         ask: (method, params, signal) => park.ask(method, params, signal),
+        onInputRequired: (server, result) => this.wrap(server, result, binding),
+        ...(retry ? { retry } : {}),
         ...(wantsProgress ? { onProgress: (progress: Progress) => entry.attached?.progress?.(progress) } : {}),
       })
       .then(
@@ -133,10 +145,16 @@ export class InputBridge {
     return entry;
   }
 
-  private resume(state: unknown, binding: StateBinding, request: { capabilities: Record<string, unknown>; responses: Record<string, Record<string, unknown>> }): Entry {
-    const handle = this.seal.open(state, binding);
-    const entry = handle.kind === 'park' ? this.parks.get(handle.park) : undefined;
-    if (!entry || handle.kind !== 'park') {
+  /** A modern upstream's input_required, made the caller's: its requests as they are, its state inside coffer's. */
+  private wrap(server: string, result: Record<string, unknown>, binding: StateBinding): Record<string, unknown> {
+    const upstream = typeof result.requestState === 'string' ? result.requestState : null;
+    const requestState = this.seal.seal({ kind: 'wrap', server, upstream }, binding, PARK_TTL_MS);
+    return { resultType: 'input_required', ...(result.inputRequests === undefined ? {} : { inputRequests: result.inputRequests }), requestState };
+  }
+
+  private resume(handle: Extract<StateHandle, { kind: 'park' }>, request: ParkRequest): Entry {
+    const entry = this.parks.get(handle.park);
+    if (!entry) {
       throw RpcError.coffer(JSONRPC.INVALID_PARAMS, 'REQUEST_STATE_EXPIRED', 'the call this requestState continues is over (its answer was given, it waited too long, or coffer restarted): call again without requestState and inputResponses');
     }
     if (entry.park.round !== handle.round || entry.attached) {
