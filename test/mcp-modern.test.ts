@@ -171,11 +171,10 @@ t.test('the modern wire\'s refusals', async (t) => {
   t.equal(notification.status, 202, 'a modern notification: 202');
 });
 
-t.test('an upstream request for a modern caller (sampling during a call) is refused with a clear message, the call does not hang', async (t) => {
+t.test('an upstream request a modern caller did not declare (sampling, no capability) fails the call with -32021 naming it, HTTP 400', async (t) => {
   const answer = await modernPost(gateway, 'tools/call', { name: `${NS}__test_sampling`, arguments: { prompt: 'hi' } }, {}, 1, 20_000);
-  const last = answer.messages.at(-1);
-  const text = JSON.stringify(last);
-  t.match(text, /2026-07-28/, 'the message says why');
+  t.equal(answer.status, 400);
+  t.match(answer.messages.at(-1), { id: 1, error: { code: -32021, message: /sampling/, data: { requiredCapabilities: { sampling: {} } } } });
 });
 
 t.test('a daemon that stops ends an open listen gracefully (its result, not a dropped stream)', async (t) => {

@@ -83,7 +83,7 @@ t.test('a modern-only upstream (legacy: reject) registers, lists and serves thro
   const refused = await client.callTool({ name: 'm__echo', arguments: { text: 'x' } }).then(() => null, (error: any) => error);
   t.equal(refused?.data?.code, 'TOOL_DISABLED', 'and not called');
 
-  // Asking the client for input (input_required) is not bridged yet: coffer declares no client capability, so the upstream refuses clearly.
+  // Asking a client that declared nothing for input: coffer tells the upstream so, and the upstream refuses clearly.
   const asked = await client.callTool({ name: 'm__ask', arguments: {} }).then(() => null, (error: any) => error);
   t.equal(asked?.code, -32021, 'missing client capability reaches the client as the upstream said it');
   t.match(asked?.message, /client capabilities do not declare/);

@@ -61,8 +61,8 @@ export class PostExchange {
     reply.onAbort(() => clearInterval(this.keepAlive));
   }
 
-  /** Sends one message that belongs to this POST; throws, like the SDK transport, when its client is gone. */
-  deliver(message: JSONRPCMessage): void {
+  /** Sends one message that belongs to this POST (`status`: of a JSON answer); throws, like the SDK transport, when its client is gone. */
+  deliver(message: JSONRPCMessage, status = 200): void {
     const response = isResponse(message);
     const json = serialise(message);
     if (response) this.answers.set(message.id, json!);
@@ -73,7 +73,7 @@ export class PostExchange {
     }
     if (json === null) return;
     if (this.streaming) this.reply.write(sseEvent(json), complete);
-    else if (complete) this.reply.send(200, this.headers('application/json'), this.ids.length === 1 ? json : `[${this.ids.map((id) => this.answers.get(id)).join(',')}]`);
+    else if (complete) this.reply.send(status, this.headers('application/json'), this.ids.length === 1 ? json : `[${this.ids.map((id) => this.answers.get(id)).join(',')}]`);
     // A batch's early answer waits for the others, unless something else starts a stream.
     else if (!response) this.stream(sseEvent(json));
     if (complete) this.finish();

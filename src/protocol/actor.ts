@@ -71,6 +71,8 @@ export interface ForwardRequest {
   progress: boolean;
   /** Overrides the server's request_ms. */
   timeoutMs?: number;
+  /** How long the client may take to answer the upstream's requests during this call (default: the server's request_ms). */
+  answerTimeoutMs?: number;
   /** The downstream session: picks its connection in per_session mode, and tells whom the upstream's requests during this call are for. */
   client?: ClientRef;
   /** The call is traced: the answer says when the actor sent it upstream and had the answer. */
@@ -80,6 +82,8 @@ export interface ForwardRequest {
 /** A downstream session as the actor sees it. */
 export interface ClientRef {
   session: string;
+  /** A modern caller's credential digest: its calls each have a session, and are one client's for attribution. */
+  caller?: string;
   /** What the client declared at initialize; a per_session connection declares the same (sampling, elicitation, roots). */
   capabilities: Record<string, unknown>;
 }

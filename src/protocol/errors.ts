@@ -37,6 +37,12 @@ export const ERROR_HTTP_STATUS = {
   UPSTREAM_AUTH_REQUIRED: 503,
   DAEMON_NOT_READY: 503,
   UPSTREAM_TIMEOUT: 504,
+  /** A requestState that is not coffer's, was changed, or belongs to another caller or request. */
+  REQUEST_STATE_INVALID: 400,
+  /** A requestState past its expiry, or whose parked call is gone: call again without it. */
+  REQUEST_STATE_EXPIRED: 400,
+  /** The call needs a client capability (sampling, elicitation, roots) the request did not declare. */
+  MISSING_CLIENT_CAPABILITY: 400,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_HTTP_STATUS;
@@ -67,6 +73,8 @@ export const JSONRPC = {
   UPSTREAM_AUTH_REQUIRED: -32014,
   /** A capability outside the session's toolset. */
   NOT_IN_TOOLSET: -32015,
+  /** MCP 2026-07-28: the request did not declare a client capability the call needs (data.requiredCapabilities). */
+  MISSING_CLIENT_CAPABILITY: -32021,
 } as const;
 
 export interface JsonRpcErrorBody {

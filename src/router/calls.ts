@@ -8,8 +8,9 @@ import type { ClientRef, ForwardOutcome, Progress } from '../protocol/actor.js';
 import type { InvocationRecord, InvocationStatus } from '../protocol/events.js';
 import { RpcError } from '../mcp/rpc-error.js';
 import type { Upstream, UpstreamDirectory } from '../upstreams/upstream.js';
-import type { CallRoute } from './client-messages.js';
+import type { CallRoute, ClientAsk } from './client-messages.js';
 import { exposeResultUris } from './expose-results.js';
+import { driveInputRequired } from './input-driver.js';
 import type { CapabilityGate } from './gate.js';
 import type { Namespaced } from './namespace.js';
 import type { Namespaces, ServerDirectory } from './namespaces.js';
@@ -31,6 +32,24 @@ export interface ForwardContext {
   requestId: string | number;
   /** What the session declared (per_session connections declare the same). */
   capabilities: Record<string, unknown>;
+  /** How the upstream's requests during the call reach its client; without it, the session's link. */
+  ask?: ClientAsk;
+  /** A modern caller's credential digest (its calls have sessions of their own but are one client's). */
+  caller?: string;
+  /** How long the client may take to answer the upstream's requests (a modern caller answers on its retry). */
+  answerTimeoutMs?: number;
+  /**
+   * A modern caller's retry of a modern upstream's input_required: its answers
+   * and the upstream's own requestState go to that upstream (the name must
+   * still lead there).
+   */
+  retry?: { server: string; inputResponses: Record<string, unknown>; requestState: string | null };
+  /**
+   * A modern caller gets an upstream's input_required result itself (this
+   * makes it the caller's); without it coffer asks the caller each request
+   * and retries the upstream until it completes.
+   */
+  onInputRequired?: (server: string, result: Record<string, unknown>) => Record<string, unknown>;
   /** The toolset the session sees; absent or null: the whole surface. */
   toolset?: ToolsetScope | null;
   /** Present when the client asked for progress (its progressToken). */
@@ -61,6 +80,8 @@ export class Calls {
     private readonly directory: ResolverDirectory,
     /** A routed call finished (or was refused by its switch). */
     private readonly onInvocation: (record: InvocationRecord) => void,
+    /** How a call's client is asked something (its own way, or its session's link). */
+    private readonly askOf: (route: CallRoute) => ClientAsk,
   ) {}
 
   /** Routes tools/call, resources/read or prompts/get to its upstream with the original name / URI; URIs in the result come back exposed. */
@@ -83,13 +104,31 @@ export class Calls {
         throw error;
       }
       route?.end();
-      const result = await this.send(upstream, method, { ...params, [field]: target.original }, ctx);
+      const sent = { ...params, [field]: target.original, ...this.retryParams(upstream.name, ctx) };
+      const answer = await this.send(upstream, method, sent, ctx);
+      const result = answer.resultType === 'input_required' ? await this.inputRequired(upstream, method, sent, answer, ctx) : answer;
       record({ status: 'ok', error_code: null });
       return exposeResultUris(kind, result, this.namespaces.of(upstream.name));
     } catch (error) {
       record(statusOf(error));
       throw error;
     }
+  }
+
+  /** The retry parameters for the upstream of a modern caller's retry, which must be the one that asked. */
+  private retryParams(server: string, ctx: ForwardContext): Record<string, unknown> {
+    if (!ctx.retry) return {};
+    if (ctx.retry.server !== server) {
+      throw RpcError.coffer(JSONRPC.INVALID_PARAMS, 'REQUEST_STATE_INVALID', `the requestState was given for server '${ctx.retry.server}', and the name now leads to '${server}': call again without requestState and inputResponses`);
+    }
+    return { inputResponses: ctx.retry.inputResponses, ...(ctx.retry.requestState === null ? {} : { requestState: ctx.retry.requestState }) };
+  }
+
+  /** An upstream's input_required: the modern caller's to answer, or asked of the legacy caller round by round. */
+  private inputRequired(upstream: Upstream, method: string, params: Record<string, unknown>, result: Record<string, unknown>, ctx: ForwardContext): Promise<Record<string, unknown>> | Record<string, unknown> {
+    if (ctx.onInputRequired) return ctx.onInputRequired(upstream.name, result);
+    const { inputResponses: _responses, requestState: _state, ...original } = params;
+    return driveInputRequired(result, this.askOf(ctx), (inputResponses, requestState) => this.send(upstream, method, { ...original, inputResponses, ...(requestState === undefined ? {} : { requestState }) }, ctx), ctx.signal);
   }
 
   /** Forwards one request to one upstream as it is; the upstream's error becomes an RpcError. */
@@ -106,8 +145,13 @@ export class Calls {
         method,
         params: span ? withTraceMeta(stripProgressToken(params), span.traceparent, span.tracestate) : stripProgressToken(params),
         progress: ctx.onProgress !== undefined,
-        // The capabilities only matter to a per_session connection (it declares them): no clone per call otherwise.
-        client: { session: ctx.sessionId, capabilities: upstream.config.session_mode === 'per_session' ? ctx.capabilities : {} } satisfies ClientRef,
+        ...(ctx.answerTimeoutMs === undefined ? {} : { answerTimeoutMs: ctx.answerTimeoutMs }),
+        // The capabilities only matter to a per_session connection (it declares them) and to a modern upstream (each request does): no clone per call otherwise.
+        client: {
+          session: ctx.sessionId,
+          capabilities: upstream.config.session_mode === 'per_session' || upstream.lastStatus.era === 'modern' ? ctx.capabilities : {},
+          ...(ctx.caller ? { caller: ctx.caller } : {}),
+        } satisfies ClientRef,
         ...(span ? { timed: true } : {}),
       }, { onProgress: ctx.onProgress, ...(span ? { onUpstreamTimes: span.upstreamTimes } : {}) });
     } finally {

@@ -1,6 +1,7 @@
 // The upstreams' messages for clients, as the actors attributed them: requests
-// (sampling, elicitation, roots) go to the session whose call caused them, on
-// that call's stream, and the answer goes back to the actor; log messages and
+// (sampling, elicitation, roots) go with the call that caused them (its own
+// way to ask, or its session's link, on that call's stream), and the answer
+// goes back to the actor; log messages and
 // resource updates go to the sessions that asked for them.
 import type { ActorEvent, ClientTarget, ForwardOutcome } from '../protocol/actor.js';
 import { JSONRPC } from '../protocol/errors.js';
@@ -13,10 +14,15 @@ export interface ClientLink {
   notify(session: string, relatedRequestId: string | number | undefined, method: string, params: Record<string, unknown>): void;
 }
 
+/** Asks the client of one call something (sampling, elicitation, roots) and waits for its answer. */
+export type ClientAsk = (method: string, params: Record<string, unknown>, signal: AbortSignal) => Promise<ForwardOutcome>;
+
 /** The downstream side of a forwarded call. */
 export interface CallRoute {
   sessionId: string;
   requestId: string | number;
+  /** How the upstream's requests during this call reach its client, when the call brings its own way (else the session's link). */
+  ask?: ClientAsk;
 }
 
 /** What the sessions asked to hear: resource updates and log messages (SessionFeatures keeps it). */
@@ -77,15 +83,25 @@ export class ClientMessages {
     const params = progressToken === undefined ? event.params : { ...event.params, _meta: { ...meta, progressToken } };
     let outcome: ForwardOutcome;
     try {
-      outcome =
-        session === null || !this.link
+      outcome = call
+        ? await this.askOf(call)(event.method, params, abort.signal)
+        : session === null || !this.link
           ? { ok: false, error: { code: JSONRPC.INTERNAL_ERROR, message: `the client call that caused ${event.method} has ended` } }
-          : await this.link.request(session, call?.requestId, event.method, params, abort.signal);
+          : await this.link.request(session, undefined, event.method, params, abort.signal);
     } finally {
       this.tickets.delete(key);
       if (progressToken !== undefined) this.progressTokens.delete(progressToken);
     }
     this.upstreams.get(event.server)?.command({ type: 'answer', ticket: event.ticket, outcome });
+  }
+
+  /** How the client of a call is asked something: the call's own way, else on its stream through the session's link. */
+  askOf(call: CallRoute): ClientAsk {
+    if (call.ask) return call.ask;
+    return (method, params, signal) =>
+      this.link
+        ? this.link.request(call.sessionId, call.requestId, method, params, signal)
+        : Promise.resolve({ ok: false, error: { code: JSONRPC.INTERNAL_ERROR, message: `no client link to ask ${method}` } });
   }
 
   /** The session a message is for: that of the call it came with, else the one its connection serves, if any. */

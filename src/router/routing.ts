@@ -33,7 +33,7 @@ export interface RoutingOptions {
 
 export function createRouting(pool: UpstreamPool, gate: CapabilityGate, servers: ServerDirectory, options: RoutingOptions): Routing {
   const router = new Router(pool, gate, servers, options.cacheTtlMs, options.nameBudget);
-  const calls = new Calls(pool, gate, servers, router.namespaces, router.directory, options.onInvocation);
+  const calls: Calls = new Calls(pool, gate, servers, router.namespaces, router.directory, options.onInvocation, (route) => clientMessages.askOf(route));
   const features = new SessionFeatures(calls, pool, options.onError);
   const clientMessages = new ClientMessages(pool, (id) => calls.routeOf(id), features);
 

@@ -10,6 +10,7 @@ import { VERSION } from '../../src/version.js';
 import { JsonRpcSession, ProtocolNoise, RpcError, type ServerRequestAnswer } from './jsonrpc-session.js';
 import { UpstreamAuthError, type HttpAuth } from './http-auth.js';
 import type { Era } from './era-negotiation.js';
+import { Deadline } from './deadline.js';
 import { handshake } from './handshake.js';
 import { InputRequiredError, ProbeExitedError, type ModernSession } from './modern-session.js';
 import type { ActorLog } from './log.js';
@@ -60,6 +61,10 @@ export interface RequestOptions {
   onprogress?: (progress: Progress) => void;
   /** The forwarded call's id, reported back with server messages that may belong to it. */
   context?: string;
+  /** Keeps timeoutMs (and can stop its clock while the client is asked something); one of its own otherwise. */
+  deadline?: Deadline;
+  /** What the caller declared (a modern upstream is told what of it coffer can bridge). */
+  clientCapabilities?: Record<string, unknown>;
 }
 
 /** An upstream result, exactly as the upstream sent it. */
@@ -210,7 +215,7 @@ export class Connection {
     if (this.modern) {
       const local = this.modern.answerLocally(method, params);
       if (local) return local;
-      params = this.modern.envelope(params);
+      params = this.modern.envelope(params, options.clientCapabilities);
     }
     const result = await this.send(method, params, options);
     if (!this.modern) return result;
@@ -225,10 +230,11 @@ export class Connection {
   private async send(method: string, params: Record<string, unknown> | undefined, options: RequestOptions): Promise<UpstreamResult> {
     const abort = new AbortController();
     let cause: 'timeout' | 'cancelled' | null = null;
-    const timer = setTimeout(() => {
+    const deadline = options.deadline ?? new Deadline();
+    deadline.arm(options.timeoutMs, () => {
       cause = 'timeout';
       abort.abort(new Error('timeout'));
-    }, options.timeoutMs);
+    });
     const onCancel = (): void => {
       cause ??= 'cancelled';
       abort.abort(options.signal?.reason);
@@ -245,7 +251,7 @@ export class Connection {
     } catch (error) {
       throw this.classify(error, cause, method, options.timeoutMs, sentAt);
     } finally {
-      clearTimeout(timer);
+      deadline.disarm();
       options.signal?.removeEventListener('abort', onCancel);
     }
   }

@@ -4,6 +4,7 @@ import type { ForwardOutcome, ForwardRequest, Progress } from '../../src/protoco
 import { JSONRPC, type JsonRpcErrorBody, messageOf } from '../../src/protocol/errors.js';
 import type { ServerConfig } from '../../src/protocol/server-config.js';
 import { RequestFailure } from './connection.js';
+import { Deadline } from './deadline.js';
 import { MAX_DEPTH } from './limits.js';
 import { nestsDeeperThan } from './nesting.js';
 import type { Lease, SessionConnections } from './session-connections.js';
@@ -17,8 +18,12 @@ const keepShared = (): void => undefined;
 
 interface InFlight {
   abort: AbortController;
+  deadline: Deadline;
   /** The downstream session that made the call. */
   session: string | undefined;
+  /** The client behind that session (a modern caller's credential; else the session). */
+  client: string | undefined;
+  answerTimeoutMs: number | undefined;
 }
 
 export class Forwarder {
@@ -36,6 +41,21 @@ export class Forwarder {
     return this.inFlight.get(id)?.session;
   }
 
+  /** How long the client of a call in flight may take to answer the upstream's requests, if the call says. */
+  answerTimeoutOf(id: string): number | undefined {
+    return this.inFlight.get(id)?.answerTimeoutMs;
+  }
+
+  /** Who made a call in flight: calls of one client can share a question's attribution. */
+  clientOf(id: string): string | undefined {
+    return this.inFlight.get(id)?.client;
+  }
+
+  /** Stops the time limit of a call in flight while its client is asked something; the release restarts it. */
+  hold(id: string): () => void {
+    return this.inFlight.get(id)?.deadline.hold() ?? (() => undefined);
+  }
+
   /** `onProgress` gets the upstream's progress when `req.progress` asked for it. */
   async forward(req: ForwardRequest, onProgress: (progress: Progress) => void): Promise<ForwardOutcome> {
     // A per_session client's log level is kept for its connection: setting it never opens one (a child process, for stdio).
@@ -45,7 +65,7 @@ export class Forwarder {
     }
     // Registered before the connection is there, so a cancel (or shutdown) while it opens is not lost.
     const abort = new AbortController();
-    const entry: InFlight = { abort, session: req.client?.session };
+    const entry: InFlight = { abort, deadline: new Deadline(), session: req.client?.session, client: req.client?.caller ?? req.client?.session, answerTimeoutMs: req.answerTimeoutMs };
     this.inFlight.set(req.id, entry);
     let lease: Lease | string | undefined;
     try {
@@ -56,6 +76,8 @@ export class Forwarder {
       const result = await lease.connection.request(req.method, req.params, {
         timeoutMs: req.timeoutMs ?? this.config.timeouts.request_ms,
         signal: abort.signal,
+        deadline: entry.deadline,
+        ...(req.client ? { clientCapabilities: req.client.capabilities } : {}),
         context: req.id,
         // Only the fields the spec gives progress, with their types: nothing deep or odd crosses to the main thread.
         onprogress: req.progress

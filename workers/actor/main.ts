@@ -52,7 +52,7 @@ const sessions = init.config.session_mode === 'per_session' ? new SessionConnect
 const cache = new ListCache(init.tuning.cacheTtlMs);
 const lister = new Lister(init.config, supervisor, cache, log, emit);
 const forwarder = new Forwarder(init.config, supervisor, sessions);
-const relay = new ClientRelay({ server: init.config.name, timeoutMs: init.config.timeouts.request_ms, sessionOf: (id) => forwarder.sessionOf(id), emit, note: (text) => log.note(text) });
+const relay = new ClientRelay({ server: init.config.name, timeoutMs: init.config.timeouts.request_ms, sessionOf: (id) => forwarder.sessionOf(id), clientOf: (id) => forwarder.clientOf(id), answerTimeoutOf: (id) => forwarder.answerTimeoutOf(id), hold: (id) => forwarder.hold(id), emit, note: (text) => log.note(text) });
 
 /** Sub-millisecond wall time, comparable across threads (each has its own performance.timeOrigin). */
 const epochMs = (): number => performance.timeOrigin + performance.now();

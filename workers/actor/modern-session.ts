@@ -14,12 +14,23 @@ import { UpstreamListener, type ListenFilter } from './listener.js';
 import type { UpstreamTransport } from './transports.js';
 
 /**
- * What coffer declares to a modern upstream: nothing yet. That era asks the
- * client for input with input_required results, which coffer does not bridge
- * to its clients yet, and a server must not ask what was not declared, so a
- * tool that can do without input runs without it.
+ * The client capabilities coffer can bridge to a modern upstream's
+ * input_required results (a legacy caller is asked them as server→client
+ * requests, a modern caller gets the result). Each request declares those
+ * of them its caller declared; a request of coffer's own (discover, lists)
+ * declares none.
  */
-export const MODERN_CLIENT_CAPABILITIES = {};
+const BRIDGED_CAPABILITIES = ['sampling', 'elicitation', 'roots'];
+
+/** The caller's capabilities that coffer bridges: what a modern upstream is told. */
+export function bridgedCapabilities(client: Record<string, unknown> | undefined): Record<string, unknown> {
+  const declared: Record<string, unknown> = {};
+  for (const key of BRIDGED_CAPABILITIES) if (client?.[key] !== undefined) declared[key] = client[key];
+  return declared;
+}
+
+/** The methods whose result may be input_required (the caller's retry is the next round). */
+const INPUT_REQUIRED_METHODS = new Set(['tools/call', 'prompts/get', 'resources/read']);
 
 /** A stdio server that ignores unknown methods never answers the probe: this long is waited before initialize. */
 const STDIO_PROBE_MAX_MS = 2_000;
@@ -32,7 +43,7 @@ export class ProbeExitedError extends Error {
   }
 }
 
-/** The upstream answered a request with input_required, which coffer cannot bridge yet. */
+/** The upstream answered input_required where the era does not allow it. */
 export class InputRequiredError extends Error {}
 
 export const SERVER_INFO_META = 'io.modelcontextprotocol/serverInfo';
@@ -74,11 +85,12 @@ export class ModernSession {
 
   /** The probe, and the liveness check of a modern session (ping is gone in that era). */
   discover(signal?: AbortSignal): Promise<Record<string, unknown>> {
-    return this.session.request('server/discover', this.envelope(undefined), { signal });
+    return this.session.request('server/discover', this.envelope(undefined, undefined), { signal });
   }
 
-  envelope(params: Record<string, unknown> | undefined): Record<string, unknown> {
-    return withEnvelope(params, MODERN_CLIENT_CAPABILITIES, this.clientInfo);
+  /** `client`: the capabilities of the caller the request is for (none for coffer's own). */
+  envelope(params: Record<string, unknown> | undefined, client: Record<string, unknown> | undefined): Record<string, unknown> {
+    return withEnvelope(params, bridgedCapabilities(client), this.clientInfo);
   }
 
   /**
@@ -102,10 +114,10 @@ export class ModernSession {
     }
   }
 
-  /** A modern result as coffer's clients expect one: an input_required result becomes a clear failure. */
+  /** A modern result as coffer's router expects one: input_required only where the era allows it (the router bridges it). */
   checkResult(method: string, result: Record<string, unknown>): Record<string, unknown> {
-    if (result.resultType === 'input_required') {
-      throw new InputRequiredError(`${method}: the upstream asked for client input (input_required), which coffer does not relay to 2026-07-28 upstreams yet`);
+    if (result.resultType === 'input_required' && !INPUT_REQUIRED_METHODS.has(method)) {
+      throw new InputRequiredError(`${method}: the upstream answered input_required, which MCP 2026-07-28 allows only for tools/call, prompts/get and resources/read`);
     }
     return result;
   }
@@ -133,7 +145,7 @@ export class ModernSession {
     let next = 0;
     const listen = this.upstream.listen;
     const open = (notifications: Record<string, unknown>, signal: AbortSignal): Promise<unknown> => {
-      const params = this.envelope({ notifications });
+      const params = this.envelope({ notifications }, undefined);
       if (listen) return listen({ jsonrpc: '2.0', id: `coffer-listen-${next++}`, method: 'subscriptions/listen', params }, signal);
       return this.session.request('subscriptions/listen', params, { signal });
     };

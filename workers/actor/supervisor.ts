@@ -14,10 +14,13 @@ import { ProbeExitedError } from './modern-session.js';
 import type { ActorLog } from './log.js';
 
 /**
- * The shared connection can relay sampling and elicitation to the client whose
- * call caused them; roots belong to one client, so only per_session declares them.
+ * The shared connection relays sampling, elicitation and roots to the client
+ * whose call caused them (if that client declared them; a modern client
+ * answers them as input_required). Roots asked outside any call belong to no
+ * one and are refused: roots without listChanged, as no single client's
+ * changes could be told to a connection every client shares.
  */
-const SHARED_CLIENT_CAPABILITIES = { sampling: {}, elicitation: {} };
+const SHARED_CLIENT_CAPABILITIES = { sampling: {}, elicitation: {}, roots: {} };
 
 export interface SupervisorHooks {
   onState(status: ActorStatus): void;

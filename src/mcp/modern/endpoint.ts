@@ -13,7 +13,11 @@ import type { SessionFeatures } from '../../router/session-features.js';
 import type { EraRejection, ModernMessage } from '../era.js';
 import { PostExchange } from '../post-exchange.js';
 import { RpcError } from '../rpc-error.js';
+import { KIND_BY_CALL_METHOD } from '../../protocol/capabilities.js';
+import type { ForwardContext } from '../../router/calls.js';
+import { InputBridge, type ParkListener } from './input-bridge.js';
 import { MODERN_CALLER_PREFIX, type ModernTarget } from './link.js';
+import { callerKey } from './request-state.js';
 import { ListenRegistry } from './listen.js';
 import type { ModernMethods } from './methods.js';
 import { checkRevision, checkStandardHeaders } from './validate.js';
@@ -44,6 +48,7 @@ export class ModernEndpoint {
   /** The exchanges in flight, by caller id: where the router's messages for them go. */
   private readonly exchanges = new Map<string, ModernTarget>();
   private readonly listens: ListenRegistry;
+  private readonly bridge: InputBridge;
   private next = 0;
 
   constructor(
@@ -53,6 +58,12 @@ export class ModernEndpoint {
     private readonly log: Logger,
   ) {
     this.listens = new ListenRegistry(features, options.keepAliveMs, { name: 'coffer', version: options.version }, log);
+    this.bridge = new InputBridge({
+      callerId: () => this.callerId(),
+      route: (caller, listener) => (listener ? this.exchanges.set(caller, listener) : this.exchanges.delete(caller)),
+      ended: (caller) => this.features.closeSessionConnections(caller),
+      stamp: (result) => methods.stamp(result),
+    });
   }
 
   /** Where the router's messages for a modern caller id go, while it is open. */
@@ -75,45 +86,68 @@ export class ModernEndpoint {
     if (!this.methods.serves(message.method)) {
       return sendError(reply, 404, id, { code: JSONRPC.METHOD_NOT_FOUND, message: `Method not found: ${message.method} is not a method of MCP ${revision} (coffer serves it to 2025-11-25 sessions only, if at all)` });
     }
-    return this.exchange(id, message.method, params, capabilities, toolset, reply);
+    return this.exchange(id, message.method, params, capabilities, headers, toolset, reply);
   }
 
-  private async exchange(requestId: string | number, method: string, params: Record<string, unknown>, capabilities: Record<string, unknown>, toolset: string | null, reply: HttpReply): Promise<void> {
-    const caller = `${MODERN_CALLER_PREFIX}${++this.next}`;
+  private async exchange(requestId: string | number, method: string, params: Record<string, unknown>, capabilities: Record<string, unknown>, headers: Record<string, string>, toolset: string | null, reply: HttpReply): Promise<void> {
     const controller = new AbortController();
     const exchange = new PostExchange([requestId], reply, undefined, this.options.keepAliveMs, () => undefined);
     reply.onAbort(() => controller.abort('the client closed the request'));
-    const deliver = (message: Parameters<PostExchange['deliver']>[0]) => {
+    const deliver = (message: Parameters<PostExchange['deliver']>[0], status?: number) => {
       try {
-        exchange.deliver(message);
+        exchange.deliver(message, status);
       } catch (error) {
         this.log.debug('modern answer not delivered', { method, error: String(error) });
       }
     };
     const meta = metaOf(params);
     const logLevel = meta?.[LOG_LEVEL_META_KEY];
-    // Log messages go only to a request that asked for them, at or above its level.
-    this.exchanges.set(caller, {
+    const progressToken = meta?.progressToken as string | number | undefined;
+    const listener: ParkListener = {
+      // Log messages go only to a request that asked for them, at or above its level.
       notify: (note, noteParams) => {
         if (note === 'notifications/message' && !(isLogLevel(logLevel) && admitsLevel(logLevel, noteParams.level))) return;
         deliver({ jsonrpc: '2.0', method: note, params: noteParams });
       },
-    });
-    const progressToken = meta?.progressToken as string | number | undefined;
-    const onProgress =
-      progressToken === undefined ? undefined : (progress: object) => deliver({ jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken, ...progress } });
+      ...(progressToken === undefined ? {} : { progress: (progress: object) => deliver({ jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken, ...progress } }) }),
+    };
     try {
-      const result = await this.methods.handle(method, params, { sessionId: caller, requestId, capabilities, signal: controller.signal, ...(onProgress ? { onProgress } : {}) }, toolset);
+      const result = KIND_BY_CALL_METHOD.has(method)
+        ? await this.bridge.serve({
+            method,
+            params,
+            requestId,
+            capabilities,
+            caller: callerKey(headers.authorization),
+            signal: controller.signal,
+            listener,
+            run: (ctx) => this.methods.handle(method, params, ctx, toolset),
+          })
+        : await this.single(method, params, { requestId, capabilities, signal: controller.signal }, listener, toolset);
       deliver({ jsonrpc: '2.0', id: requestId, result });
     } catch (error) {
       const rpc = error instanceof RpcError ? error : new RpcError(JSONRPC.INTERNAL_ERROR, 'internal error in coffer; see the daemon log');
       if (!(error instanceof RpcError)) this.log.error('modern request failed', { method, error: String(error) });
-      deliver({ jsonrpc: '2.0', id: requestId, error: rpc.toBody() });
+      // A missing client capability is always HTTP 400 (the SDK's ladder), in-band or not.
+      deliver({ jsonrpc: '2.0', id: requestId, error: rpc.toBody() }, rpc.code === JSONRPC.MISSING_CLIENT_CAPABILITY ? 400 : undefined);
+    }
+  }
+
+  /** A request answered in one go, as a caller id of its own. */
+  private async single(method: string, params: Record<string, unknown>, ctx: Pick<ForwardContext, 'requestId' | 'capabilities' | 'signal'>, listener: ParkListener, toolset: string | null): Promise<Record<string, unknown>> {
+    const caller = this.callerId();
+    this.exchanges.set(caller, listener);
+    try {
+      return await this.methods.handle(method, params, { ...ctx, sessionId: caller, ...(listener.progress ? { onProgress: listener.progress } : {}) }, toolset);
     } finally {
       this.exchanges.delete(caller);
       // A per_session upstream may have opened a connection for this caller: it ends with the request.
       this.features.closeSessionConnections(caller);
     }
+  }
+
+  private callerId(): string {
+    return `${MODERN_CALLER_PREFIX}${++this.next}`;
   }
 
   /** A list_changed every legacy session gets: to the listens that asked for it. */
@@ -123,5 +157,6 @@ export class ModernEndpoint {
 
   closeAll(): void {
     this.listens.closeAll();
+    this.bridge.closeAll();
   }
 }

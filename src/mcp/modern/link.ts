@@ -1,9 +1,10 @@
 // How the router reaches a modern caller: there is no session, so each
 // exchange (and each open subscriptions/listen) gets an id of its own, under
 // a prefix the legacy session ids (UUIDs) never have. Notifications for it
-// go to its stream; upstream requests for a modern caller (sampling,
-// elicitation, roots during a call) are refused until coffer bridges them as
-// input_required results.
+// go to its stream. Upstream requests for a modern caller (sampling,
+// elicitation, roots) travel with its call (input_required results, see
+// input-bridge.ts); one that reaches the link came outside such a call and is
+// refused.
 import type { ForwardOutcome } from '../../protocol/actor.js';
 import { JSONRPC } from '../../protocol/errors.js';
 import type { ClientLink } from '../../router/client-messages.js';
@@ -27,7 +28,7 @@ export class EraClientLink implements ClientLink {
       ok: false,
       error: {
         code: JSONRPC.METHOD_NOT_FOUND,
-        message: `Method not found: the caller speaks MCP 2026-07-28, and coffer does not yet relay ${method} to such a caller (it would be an input_required result); call from a 2025-11-25 session to use it`,
+        message: `Method not found: the caller speaks MCP 2026-07-28, which is asked ${method} only as the input_required result of a tools/call, prompts/get or resources/read`,
         data: { code: 'BAD_REQUEST' },
       },
     });

@@ -34,7 +34,7 @@ import {
  */
 const CACHE_HINTS = { ttlMs: 0, cacheScope: 'private' } as const;
 
-/** Parameters of the multi-round-trip retry, which coffer does not bridge yet: never forwarded to a legacy upstream. */
+/** Parameters of the multi-round-trip retry: coffer's business with its caller (input-bridge.ts), never forwarded as they came. */
 const RETRY_PARAMS = ['inputResponses', 'requestState'];
 /** The envelope is coffer's business with its caller; an upstream gets coffer's own (legacy: none). */
 const ENVELOPE_KEYS = [PROTOCOL_VERSION_META_KEY, CLIENT_CAPABILITIES_META_KEY, CLIENT_INFO_META_KEY, LOG_LEVEL_META_KEY];
@@ -78,7 +78,11 @@ export class ModernMethods {
     if (call === 'tools' && searching && this.parts.search.isMetaTool(forwarded.name, false)) {
       return this.stamp(await this.parts.search.call(forwarded, await this.parts.views.listFor('tools', toolset), (inner) => this.parts.calls.forward('tools', method, inner, ctx)));
     }
-    if (call === 'resources') return this.stamp({ ...(await this.read(method, forwarded, ctx)), ...CACHE_HINTS });
+    if (call === 'resources') {
+      const read = await this.read(method, forwarded, ctx);
+      // An interim input_required carries no cache hints; a read that needed input is not cacheable either way.
+      return this.stamp(read.resultType === 'input_required' ? read : { ...read, ...CACHE_HINTS });
+    }
     if (call) return this.stamp(await this.parts.calls.forward(call, method, forwarded, ctx));
     if (method === 'completion/complete') return this.stamp(await this.parts.features.complete(forwarded, ctx));
     throw new RpcError(JSONRPC.METHOD_NOT_FOUND, `method not found: ${method}`);

@@ -1,0 +1,197 @@
+// The modern era's multi-round-trip calls through coffer. A modern caller's
+// tools/call, prompts/get or resources/read runs in a Park: when its upstream
+// (of the 2025 era) asks the client something, the caller is answered
+// input_required with the questions and a sealed requestState, the upstream
+// call stays in flight, and the caller's retry (the state and its
+// inputResponses) answers the questions and waits for what comes next —
+// another round, or the call's result. A park lives until its call's outcome
+// is delivered, or PARK_TTL_MS after its last input_required. An upstream of
+// the 2026 era answers input_required itself: that result goes to the caller
+// with the upstream's requestState sealed inside coffer's, and the retry is a
+// new call to that upstream with the answers and its state.
+import { randomUUID } from 'node:crypto';
+import type { Progress } from '../../protocol/actor.js';
+import { JSONRPC } from '../../protocol/errors.js';
+import type { ForwardContext } from '../../router/calls.js';
+import { RpcError } from '../rpc-error.js';
+import { Park, parseInputResponses, type ParkRequest, type ParkStep } from './park.js';
+import { RequestStateSeal, type StateBinding, type StateHandle } from './request-state.js';
+
+/** How long a caller has to retry after an input_required (the SDK's requestState lifetime). */
+export const PARK_TTL_MS = 10 * 60_000;
+/** Questions asked within this of each other go in one input_required result. */
+export const GATHER_MS = 50;
+/** Parked calls at most; past it the oldest is given up. */
+export const MAX_PARKS = 1024;
+
+/** Where a parked call's notifications and progress go while a request of its caller waits on it. */
+export interface ParkListener {
+  notify(method: string, params: Record<string, unknown>): void;
+  progress?: (progress: Progress) => void;
+}
+
+/** One request of a modern caller for a call that may take several rounds. */
+export interface BridgedRequest {
+  method: string;
+  params: Record<string, unknown>;
+  requestId: string | number;
+  capabilities: Record<string, unknown>;
+  /** The caller's credential digest (callerKey): a requestState is only good for the caller it was given to. */
+  caller: string;
+  /** Closing the HTTP request: the caller gave up the call. */
+  signal: AbortSignal;
+  listener: ParkListener;
+  /** Runs the call (the methods' handler) as this caller id, with this context. */
+  run(ctx: Omit<ForwardContext, 'toolset'>): Promise<Record<string, unknown>>;
+}
+
+export interface BridgeHooks {
+  /** A new caller id for the router (unique, under the modern prefix). */
+  callerId(): string;
+  /** Whom the router's messages for a caller id reach (null: nobody now). */
+  route(callerId: string, listener: ParkListener | null): void;
+  /** The call of this caller id is over (its per-session connections can close). */
+  ended(callerId: string): void;
+  /** Stamps resultType and coffer's identity on a result. */
+  stamp(result: Record<string, unknown>): Record<string, unknown>;
+}
+
+interface Entry {
+  id: string;
+  park: Park;
+  callerId: string;
+  abort: AbortController;
+  ttl?: NodeJS.Timeout;
+  /** A request of the caller is waiting on the park now. */
+  attached: ParkListener | null;
+}
+
+const NAME_FIELD: Readonly<Record<string, 'name' | 'uri'>> = { 'tools/call': 'name', 'prompts/get': 'name', 'resources/read': 'uri' };
+
+export class InputBridge {
+  private readonly parks = new Map<string, Entry>();
+
+  constructor(
+    private readonly hooks: BridgeHooks,
+    private readonly seal = new RequestStateSeal(),
+  ) {}
+
+  /** Answers one request: the call's result, or input_required with what it waits for. */
+  async serve(request: BridgedRequest): Promise<Record<string, unknown>> {
+    const { params } = request;
+    const responses = parseInputResponses(params.inputResponses, 'inputResponses' in params);
+    if (typeof responses === 'string') throw RpcError.invalidParams(responses);
+    const binding: StateBinding = { caller: request.caller, method: request.method, target: String(params[NAME_FIELD[request.method] ?? 'name']) };
+    const parkRequest = { capabilities: request.capabilities, responses };
+    const handle = params.requestState === undefined ? null : this.seal.open(params.requestState, binding);
+    // A modern upstream's own round: a new call to it, with the answers and its state.
+    const entry =
+      handle === null
+        ? this.start(request, parkRequest, binding)
+        : handle.kind === 'wrap'
+          ? this.start(request, { capabilities: request.capabilities, responses: {} }, binding, { server: handle.server, inputResponses: responses, requestState: handle.upstream })
+          : this.resume(handle, parkRequest);
+    entry.attached = request.listener;
+    this.hooks.route(entry.callerId, request.listener);
+    let step: ParkStep | null;
+    try {
+      step = await entry.park.next(request.signal);
+    } finally {
+      entry.attached = null;
+      this.hooks.route(entry.callerId, null);
+    }
+    if (step === null) {
+      this.close(entry, 'the client closed the request');
+      throw new RpcError(JSONRPC.INTERNAL_ERROR, 'the client closed the request');
+    }
+    if (step.kind === 'ended') {
+      this.close(entry, null);
+      return this.hooks.stamp(this.outcome(entry.park, step.outcome));
+    }
+    entry.park.round++;
+    this.expireIn(entry);
+    const requestState = this.seal.seal({ kind: 'park', park: entry.id, round: entry.park.round }, binding, PARK_TTL_MS);
+    return this.hooks.stamp({ resultType: 'input_required', inputRequests: step.requests, requestState });
+  }
+
+  /** Daemon shutdown: every parked call is given up. */
+  closeAll(): void {
+    for (const entry of [...this.parks.values()]) this.close(entry, 'coffer is shutting down');
+  }
+
+  private start(request: BridgedRequest, first: ParkRequest, binding: StateBinding, retry?: ForwardContext['retry']): Entry {
+    if (this.parks.size >= MAX_PARKS) this.close(this.parks.values().next().value!, `more than ${MAX_PARKS} calls were waiting on their clients`);
+    const park = new Park(first, GATHER_MS);
+    const entry: Entry = { id: randomUUID(), park, callerId: this.hooks.callerId(), abort: new AbortController(), attached: null };
+    this.parks.set(entry.id, entry);
+    const wantsProgress = (request.params._meta as { progressToken?: unknown } | undefined)?.progressToken !== undefined;
+    request
+      .run({
+        sessionId: entry.callerId,
+        caller: request.caller,
+        answerTimeoutMs: PARK_TTL_MS,
+        requestId: request.requestId,
+        capabilities: request.capabilities,
+        signal: entry.abort.signal,
+        ask: (method, params, signal) => park.ask(method, params, signal),
+        onInputRequired: (server, result) => this.wrap(server, result, binding),
+        ...(retry ? { retry } : {}),
+        ...(wantsProgress ? { onProgress: (progress: Progress) => entry.attached?.progress?.(progress) } : {}),
+      })
+      .then(
+        (result) => park.end({ ok: true, result }),
+        (error: unknown) => park.end({ ok: false, error }),
+      );
+    return entry;
+  }
+
+  /** A modern upstream's input_required, made the caller's: its requests as they are, its state inside coffer's. */
+  private wrap(server: string, result: Record<string, unknown>, binding: StateBinding): Record<string, unknown> {
+    const upstream = typeof result.requestState === 'string' ? result.requestState : null;
+    const requestState = this.seal.seal({ kind: 'wrap', server, upstream }, binding, PARK_TTL_MS);
+    return { resultType: 'input_required', ...(result.inputRequests === undefined ? {} : { inputRequests: result.inputRequests }), requestState };
+  }
+
+  private resume(handle: Extract<StateHandle, { kind: 'park' }>, request: ParkRequest): Entry {
+    const entry = this.parks.get(handle.park);
+    if (!entry) {
+      throw RpcError.coffer(JSONRPC.INVALID_PARAMS, 'REQUEST_STATE_EXPIRED', 'the call this requestState continues is over (its answer was given, it waited too long, or coffer restarted): call again without requestState and inputResponses');
+    }
+    if (entry.park.round !== handle.round || entry.attached) {
+      throw RpcError.coffer(JSONRPC.INVALID_PARAMS, 'REQUEST_STATE_INVALID', 'this requestState was already used: retry with the requestState of the latest input_required result');
+    }
+    clearTimeout(entry.ttl);
+    entry.park.drive(request);
+    return entry;
+  }
+
+  /** The call's outcome for the caller; a failure after the upstream needed a capability the caller lacks is -32021. */
+  private outcome(park: Park, outcome: Extract<ParkStep, { kind: 'ended' }>['outcome']): Record<string, unknown> {
+    const missing = Object.keys(park.refused);
+    const failed = !outcome.ok || outcome.result.isError === true;
+    if (missing.length > 0 && failed) {
+      const why = outcome.ok ? 'the call failed' : `the call failed: ${outcome.error instanceof Error ? outcome.error.message : String(outcome.error)}`;
+      throw RpcError.coffer(JSONRPC.MISSING_CLIENT_CAPABILITY, 'MISSING_CLIENT_CAPABILITY', `the upstream asked for ${missing.join(', ')}, which the request did not declare in its clientCapabilities, and ${why}`, {
+        requiredCapabilities: park.refused,
+      });
+    }
+    if (!outcome.ok) throw outcome.error;
+    return outcome.result;
+  }
+
+  private expireIn(entry: Entry): void {
+    entry.ttl = setTimeout(() => this.close(entry, `the client did not retry within ${PARK_TTL_MS} ms of its input_required result`), PARK_TTL_MS);
+    entry.ttl.unref();
+  }
+
+  /** Ends a park: its call is cancelled unless it is over (`reason` null: its outcome was delivered). */
+  private close(entry: Entry, reason: string | null): void {
+    if (!this.parks.delete(entry.id)) return;
+    clearTimeout(entry.ttl);
+    if (reason !== null && !entry.park.isEnded) {
+      entry.park.abandon(reason);
+      entry.abort.abort(reason);
+    }
+    this.hooks.ended(entry.callerId);
+  }
+}

@@ -1,0 +1,155 @@
+// One modern call (tools/call, prompts/get, resources/read) whose upstream may
+// ask its client something mid-call — the 2025 era's server→client requests.
+// A modern client cannot be asked on its stream, so the call is kept in flight
+// ("parked") while the client is answered input_required with the questions,
+// and its retry brings the answers. The park collects the questions under
+// keys (the upstream's own hint, else one of coffer's, never reused within the
+// call), answers those the current request already carries, refuses those
+// whose capability it did not declare (as a 2025 client without it would be),
+// and tells its waiting exchange what happened next: the call ended, or
+// questions are waiting and none came for a short while (the gather window,
+// so questions asked together go in one input_required result).
+import type { ForwardOutcome } from '../../protocol/actor.js';
+import { requiredCapability } from '../../protocol/client-requests.js';
+import { JSONRPC } from '../../protocol/errors.js';
+import { isPlainObject, metaOf } from './wire.js';
+
+/** The _meta key under which an upstream may name its question (the inputRequests key the client sees). */
+export const INPUT_KEY_META_KEY = 'coffer/inputKey';
+
+export interface InputRequest {
+  method: string;
+  params: Record<string, unknown>;
+}
+
+/** What a waiting exchange is told. */
+export type ParkStep =
+  | { kind: 'ended'; outcome: { ok: true; result: Record<string, unknown> } | { ok: false; error: unknown } }
+  | { kind: 'input'; requests: Record<string, InputRequest> };
+
+/** What the current request of the call brought: its declared capabilities and its inputResponses. */
+export interface ParkRequest {
+  capabilities: Record<string, unknown>;
+  responses: Record<string, Record<string, unknown>>;
+}
+
+interface Question extends InputRequest {
+  answer(outcome: ForwardOutcome): void;
+}
+
+const KEY_PREFIX: Readonly<Record<string, string>> = { 'sampling/createMessage': 'sampling', 'elicitation/create': 'elicitation', 'roots/list': 'roots' };
+
+export class Park {
+  /** The round the next requestState names; a retry must name the current one. */
+  round = 0;
+  private readonly questions = new Map<string, Question>();
+  /** Capabilities the upstream needed and the client had not declared (for -32021 if the call then fails). */
+  readonly refused: Record<string, Record<string, never>> = {};
+  private ended: Extract<ParkStep, { kind: 'ended' }> | null = null;
+  private lastQuestionAt = 0;
+  private nextKey = 0;
+  private wake: (() => void) | null = null;
+
+  constructor(
+    private current: ParkRequest,
+    private readonly gatherMs: number,
+  ) {}
+
+  /** The request now driving the call (its first, or a retry). */
+  drive(request: ParkRequest): void {
+    this.current = request;
+    for (const [key, response] of Object.entries(request.responses)) this.questions.get(key)?.answer({ ok: true, result: response });
+  }
+
+  /** The call's outcome, once. */
+  end(outcome: Extract<ParkStep, { kind: 'ended' }>['outcome']): void {
+    this.ended = { kind: 'ended', outcome };
+    this.wake?.();
+  }
+
+  get isEnded(): boolean {
+    return this.ended !== null;
+  }
+
+  /** The upstream asks the client something during the call: answered now, refused, or held until a retry answers it. */
+  ask(method: string, params: Record<string, unknown>, signal: AbortSignal): Promise<ForwardOutcome> {
+    const capability = requiredCapability(method);
+    if (capability !== undefined && this.current.capabilities[capability] === undefined) {
+      this.refused[capability] = {};
+      return Promise.resolve({ ok: false, error: { code: JSONRPC.METHOD_NOT_FOUND, message: `Method not found: the client did not declare the ${capability} capability` } });
+    }
+    const { key, rest } = this.keyOf(method, params);
+    const given = this.current.responses[key];
+    if (given !== undefined) return Promise.resolve({ ok: true, result: given });
+    return new Promise<ForwardOutcome>((resolve) => {
+      const settle = (outcome: ForwardOutcome): void => {
+        if (!this.questions.delete(key)) return;
+        signal.removeEventListener('abort', onAbort);
+        resolve(outcome);
+      };
+      const onAbort = (): void => settle({ ok: false, error: { code: JSONRPC.INTERNAL_ERROR, message: String(signal.reason ?? 'cancelled by the server') } });
+      this.questions.set(key, { method, params: rest, answer: settle });
+      signal.addEventListener('abort', onAbort, { once: true });
+      this.lastQuestionAt = Date.now();
+      this.wake?.();
+    });
+  }
+
+  /** Waits for what the caller must hear next: the call's end, or its open questions once the gather window passed. */
+  async next(signal: AbortSignal): Promise<ParkStep | null> {
+    for (;;) {
+      if (this.ended) return this.ended;
+      if (signal.aborted) return null;
+      const quietIn = this.questions.size === 0 ? undefined : this.lastQuestionAt + this.gatherMs - Date.now();
+      if (quietIn !== undefined && quietIn <= 0) return { kind: 'input', requests: this.open() };
+      await new Promise<void>((resolve) => {
+        const timer = quietIn === undefined ? undefined : setTimeout(done, quietIn);
+        signal.addEventListener('abort', done, { once: true });
+        this.wake = done;
+        function done(): void {
+          clearTimeout(timer);
+          signal.removeEventListener('abort', done);
+          resolve();
+        }
+      });
+      this.wake = null;
+    }
+  }
+
+  /** Refuses every open question (the call is being given up). */
+  abandon(reason: string): void {
+    for (const question of [...this.questions.values()]) question.answer({ ok: false, error: { code: JSONRPC.INTERNAL_ERROR, message: reason } });
+  }
+
+  private open(): Record<string, InputRequest> {
+    return Object.fromEntries([...this.questions].map(([key, { method, params }]) => [key, { method, params }]));
+  }
+
+  /** The upstream's own key when it named one not in use, else coffer's; the hint is not passed on. */
+  private keyOf(method: string, params: Record<string, unknown>): { key: string; rest: Record<string, unknown> } {
+    const meta = metaOf(params);
+    const hint = meta?.[INPUT_KEY_META_KEY];
+    let rest = params;
+    if (meta && hint !== undefined) {
+      const { [INPUT_KEY_META_KEY]: _hint, ...others } = meta;
+      rest = Object.keys(others).length === 0 ? withoutMeta(params) : { ...params, _meta: others };
+    }
+    if (typeof hint === 'string' && hint.length > 0 && hint.length <= 128 && !this.questions.has(hint)) return { key: hint, rest };
+    return { key: `${KEY_PREFIX[method] ?? 'input'}-${++this.nextKey}`, rest };
+  }
+}
+
+function withoutMeta(params: Record<string, unknown>): Record<string, unknown> {
+  const { _meta: _dropped, ...rest } = params;
+  return rest;
+}
+
+/** inputResponses as a request carries them: absent, or an object of objects; anything else is a protocol error (null included). */
+export function parseInputResponses(value: unknown, present: boolean): Record<string, Record<string, unknown>> | string {
+  if (!present) return {};
+  if (!isPlainObject(value)) return 'inputResponses must be an object keyed by the inputRequests keys';
+  for (const [key, response] of Object.entries(value)) {
+    if (!isPlainObject(response)) return `inputResponses.${key.slice(0, 64)} must be an object (the client's result for that request)`;
+  }
+  return value as Record<string, Record<string, unknown>>;
+}
