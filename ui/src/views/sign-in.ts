@@ -75,11 +75,14 @@ class SignInFlows {
     replace(element, button, state);
   }
 
-  /** A server out of needs_auth (signed in here or from the CLI): how its last attempt ended no longer applies. */
+  /**
+   * A server out of needs_auth (signed in here or from the CLI): its last attempt no longer applies, even
+   * one still waiting (the live health can come before the next read of the attempt; its loop then ends).
+   * Only a start still asking the daemon is kept: its answer settles it.
+   */
   private forgetSettled(): void {
     for (const [name, attempt] of this.attempts) {
-      const settled = attempt.phase === 'connecting' || attempt.phase === 'failed';
-      if (settled && this.context.servers.get(name)?.health.state !== 'needs_auth') this.attempts.delete(name);
+      if (attempt.phase !== 'starting' && this.context.servers.get(name)?.health.state !== 'needs_auth') this.attempts.delete(name);
     }
   }
 
