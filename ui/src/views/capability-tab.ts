@@ -67,7 +67,7 @@ export class CapabilityTab {
   private row(item: TabItem): HTMLElement {
     const id = itemId(item);
     const asked = this.pending.get(id);
-    const error = h('span', { class: 'field-error' }, this.refusals.get(id));
+    const error = h('span', { class: 'field-error', 'data-error-for': 'switch' }, this.refusals.get(id));
     const sw = toggle(`enable ${item.type} ${item.key}`, asked ?? item.enabled, (enabled) => this.switchTo(item, enabled));
     sw.querySelector('input')!.disabled = asked !== undefined;
     const schema = item.schema === undefined ? null : h('details', { class: 'schema' }, h('summary', {}, 'schema'), h('pre', { class: 'mono' }, JSON.stringify(item.schema, null, 2)));
@@ -117,7 +117,8 @@ export class CapabilityTab {
     const input = row.querySelector<HTMLInputElement>('input[role="switch"]')!;
     input.checked = checked;
     input.disabled = busy;
-    replace(row.querySelector('.field-error')!, message);
+    // The switch's own message: a row holds other fields' errors too (its words editor).
+    replace(row.querySelector('.field-error[data-error-for="switch"]')!, message);
   }
 }
 
