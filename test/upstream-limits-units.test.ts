@@ -2,13 +2,15 @@
 // stack used, escapes and brackets in strings), what a message too deep to
 // parse becomes, the in-flight ledger, and a POST's answer that holds
 // serialised text, so its keep-alive timer can never throw.
+import { PassThrough } from 'node:stream';
 import t from 'tap';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import type { HttpReply } from '../src/http/reply.js';
 import { PostExchange, serialise } from '../src/mcp/post-exchange.js';
 import { approximateChars, InFlightLedger } from '../src/upstreams/in-flight.js';
+import { readSse } from '../workers/actor/http-bodies.js';
 import { parseInbound, TooDeepError } from '../workers/actor/inbound.js';
-import { MAX_PARSE_DEPTH } from '../workers/actor/limits.js';
+import { AnswerBudget, MAX_PARSE_DEPTH } from '../workers/actor/limits.js';
 import { nestsDeeperThan, textDepth, topLevel } from '../workers/actor/nesting.js';
 import { deepText } from './fixtures/fault-control.js';
 
@@ -79,4 +81,24 @@ t.test('a POST answer too deep to serialise is an error with its id; the keep-al
   t.match(written[0], /^event: message\ndata: \{"jsonrpc":"2.0","id":3,"error"/, 'the held answer went out with the keep-alive, as text');
   exchange.deliver({ jsonrpc: '2.0', id: 1, result: {} });
   t.ok(finished);
+});
+
+t.test("SSE answers: a stream cut off at the budget gives its share back at once, so a stream refused in the same turn doesn't starve the rest", async (t) => {
+  const budget = new AnswerBudget(100);
+  const stream = (): PassThrough & { complete: boolean } => Object.assign(new PassThrough(), { complete: false });
+  const a = stream();
+  const b = stream();
+  const readA = readSse(a as never, () => {}, () => {}, budget);
+  const readB = readSse(b as never, () => {}, () => {}, budget);
+  // Both are in the middle of an event: A holds 60, B 30; B's next 20 would pass 100, so B is cut off.
+  a.emit('data', `data: ${'a'.repeat(54)}`);
+  b.emit('data', `data: ${'b'.repeat(24)}`);
+  b.emit('data', 'b'.repeat(20));
+  await t.rejects(readB, { message: /answers in flight/ }, 'B is cut off');
+  // In the same turn A's next 35 fit only if B's 30 came back already.
+  a.emit('data', 'a'.repeat(35));
+  a.emit('data', '\n\n');
+  a.complete = true;
+  a.end();
+  await t.resolves(readA, 'A is read to its end');
 });

@@ -36,6 +36,9 @@ export async function readText<T>(res: IncomingMessage, use: (text: string) => T
     const text = await new Promise<string>((resolve, reject) => {
       const parts: string[] = [];
       const fail = (error: Error): void => {
+        // Nothing of this body will be used: its share goes back now, for the answers still being read.
+        answers.give(chars);
+        chars = 0;
         res.destroy();
         reject(error);
       };
@@ -86,7 +89,7 @@ export function errorText(res: IncomingMessage): Promise<string> {
  * their budget (AnswerBudgetError; the response is destroyed). An event's
  * share is held until it has been delivered.
  */
-export function readSse(res: IncomingMessage, onEvent: (event: SseEvent) => void, onDropped: (error: Error) => void): Promise<void> {
+export function readSse(res: IncomingMessage, onEvent: (event: SseEvent) => void, onDropped: (error: Error) => void, budget = answers): Promise<void> {
   return new Promise((resolve, reject) => {
     const parser = new SseParser();
     // Taken from the budget since the last event ended: the parser never holds more.
@@ -94,12 +97,15 @@ export function readSse(res: IncomingMessage, onEvent: (event: SseEvent) => void
     const release = (keep: number): void => {
       const chars = held - keep;
       held = keep;
-      if (chars > 0) setImmediate(() => answers.give(chars));
+      if (chars > 0) setImmediate(() => budget.give(chars));
     };
     res.setEncoding('utf8');
     res.on('data', (chunk: string) => {
-      if (!answers.take(chunk.length)) {
-        release(0);
+      if (!budget.take(chunk.length)) {
+        // Only the parser held these (every event before them was delivered): they go back now, not on the next
+        // turn, or streams refused in the same turn would all be cut before any share came back.
+        budget.give(held);
+        held = 0;
         res.destroy();
         reject(new AnswerBudgetError());
         return;
