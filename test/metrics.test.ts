@@ -9,6 +9,7 @@ import { protocolEra } from '../src/ops/metrics.js';
 import { startGateway, tempHome, waitFor } from './helpers/gateway.js';
 import { parsePrometheusText, sampleValue, type Family } from './helpers/prom-text.js';
 import { faultSwitch, stdioFixture } from './fixtures/fixture-servers.js';
+import { modernClient } from './helpers/modern.js';
 
 async function scrape(url: string, token?: string): Promise<Map<string, Family>> {
   const response = await fetch(`${url}/metrics`, { headers: token ? { authorization: `Bearer ${token}` } : {}, signal: AbortSignal.timeout(60_000) });
@@ -72,6 +73,17 @@ t.test('/metrics: token, parse, values move with real traffic, bounded labels', 
   t.same([...labels].filter((label) => !ALLOWED_LABELS.has(label)), [], 'no unexpected label (no tool names)');
   const values = [...after.values()].flatMap((family) => family.samples.flatMap((sample) => Object.values(sample.labels)));
   t.notOk(values.some((value) => /echo|slow|nope/.test(value)), 'no tool name in any label value');
+
+  const modern = await modernClient(gateway);
+  t.teardown(() => modern.close());
+  await modern.listTools();
+  for (let i = 0; i < 2; i++) await modern.callTool({ name: 'alpha__echo', arguments: { i } });
+  await modern.callTool({ name: 'nowhere__nope', arguments: {} }).catch(() => undefined);
+  const later = await scrape(gateway.url, gateway.daemon.token);
+  const requests = (families: Map<string, Family>, method: string, outcome: string) => sampleValue(families, 'coffer_mcp_requests_total', { method, outcome }) ?? 0;
+  t.equal(requests(later, 'tools/call', 'ok') - requests(after, 'tools/call', 'ok'), 2, 'a 2026-07-28 caller\'s calls are counted too');
+  t.equal(requests(later, 'tools/call', 'RESOURCE_NOT_FOUND') - requests(after, 'tools/call', 'RESOURCE_NOT_FOUND'), 1, 'and its refusals, by their code');
+  t.ok(requests(later, 'tools/list', 'ok') > requests(after, 'tools/list', 'ok'), 'and its lists');
 });
 
 t.test('/metrics: deadline misses, degradation and reconnects of a real upstream', async (t) => {

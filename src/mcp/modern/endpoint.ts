@@ -27,6 +27,8 @@ export interface ModernOptions {
   /** SSE keep-alive comments; shorter than the HTTP server's idle timeout. */
   keepAliveMs: number;
   version: string;
+  /** Each request once answered, with its error (null when it succeeded): the metrics count both eras. */
+  onAnswered?(method: string, error: unknown): void;
 }
 
 function sendError(reply: HttpReply, status: number, id: string | number | null, error: { code: number; message: string; data?: unknown }): void {
@@ -124,8 +126,10 @@ export class ModernEndpoint {
             run: (ctx) => this.methods.handle(method, params, ctx, toolset),
           })
         : await this.single(method, params, { requestId, capabilities, signal: controller.signal }, listener, toolset);
+      this.options.onAnswered?.(method, null);
       deliver({ jsonrpc: '2.0', id: requestId, result });
     } catch (error) {
+      this.options.onAnswered?.(method, error);
       const rpc = error instanceof RpcError ? error : new RpcError(JSONRPC.INTERNAL_ERROR, 'internal error in coffer; see the daemon log');
       if (!(error instanceof RpcError)) this.log.error('modern request failed', { method, error: String(error) });
       // A missing client capability is always HTTP 400 (the SDK's ladder), in-band or not.
