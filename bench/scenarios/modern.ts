@@ -118,6 +118,10 @@ export async function modernScenario(ctx: Context): Promise<Row[]> {
       },
     };
 
+    // Every path must list the whole upstream, or the list rows would time something else.
+    const listed = await Promise.all([listAll(legacyVia), listAll(legacyDirect)].map((list) => list.then((answer) => answer.tools)).concat([modernListAll(modernVia), modernListAll(modernDirect)]));
+    if (listed.some((count) => count !== settings.toolsPerUpstream)) throw new Error(`lists of ${listed.join(', ')} tools, not ${settings.toolsPerUpstream} on every path`);
+
     ctx.log('modern: tools/call, legacy and modern paths interleaved');
     const calls = await measure(paths, 'call', { rounds: settings.callRounds, warmup: 100, warmupMs: settings.warmupMs, deadlineMs: settings.loopDeadlineMs });
     ctx.log('modern: warm tools/list, legacy and modern paths interleaved');
