@@ -10,6 +10,7 @@ import { parseArgs } from 'node:util';
 import { createMcpHandler, Server, type McpHttpHandler } from '@modelcontextprotocol/server';
 import { readBody, relay } from '../../test/fixtures/web-relay.js';
 import { toolList } from './mcp-core.js';
+import { serveLocal } from './serve-local.js';
 
 const { values } = parseArgs({ options: { tools: { type: 'string', default: '20' } } });
 const TOOLS = toolList(Number(values.tools));
@@ -32,21 +33,4 @@ const server = createServer((req, res) => {
       if (!res.headersSent) res.writeHead(500).end(String(error));
     });
 });
-server.keepAliveTimeout = 60_000;
-server.maxRequestsPerSocket = 0;
-
-server.listen(0, '127.0.0.1', () => {
-  const address = server.address();
-  if (address === null || typeof address === 'string') throw new Error('no TCP address');
-  process.stdout.write(`${JSON.stringify({ port: address.port, pid: process.pid, url: `http://127.0.0.1:${address.port}/mcp` })}\n`);
-});
-
-function shutdown(): void {
-  server.closeAllConnections();
-  server.close(() => process.exit(0));
-  setTimeout(() => process.exit(0), 500).unref();
-}
-process.on('SIGTERM', shutdown);
-process.on('SIGINT', shutdown);
-// The harness is our parent: when it goes, so do we.
-process.on('disconnect', shutdown);
+serveLocal(server, (port) => ({ url: `http://127.0.0.1:${port}/mcp` }));
