@@ -1,6 +1,8 @@
 // The measuring clients: the real SDK Client over Streamable HTTP (coffer,
 // direct, floor), legacy SSE (the peer only offers that), or stdio (direct to
-// a stdio upstream). listAll follows nextCursor, as a real client must.
+// a stdio upstream), and the v2 SDK Client pinned to the 2026-07-28 era.
+// listAll follows nextCursor, as a real client must.
+import { Client as ModernClient, StreamableHTTPClientTransport as ModernTransport } from '@modelcontextprotocol/client';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -21,13 +23,22 @@ export async function connect(endpoint: McpEndpoint, transport: Transport = 'htt
   return client;
 }
 
+/** A v2 client that speaks only the 2026-07-28 era (no initialize, the envelope on every request). */
+export async function connectModern(endpoint: McpEndpoint): Promise<ModernClient> {
+  const client = new ModernClient({ name: 'bench', version: '1.0.0' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } });
+  const url = new URL(typeof endpoint === 'string' ? endpoint : endpoint.url);
+  const requestInit = typeof endpoint === 'string' ? undefined : { headers: { authorization: `Bearer ${endpoint.token}` } };
+  await client.connect(new ModernTransport(url, { requestInit }), { timeout: 30_000 });
+  return client;
+}
+
 export async function connectStdio(command: string, args: string[]): Promise<Client> {
   const client = new Client({ name: 'bench', version: '1.0.0' });
   await client.connect(new StdioClientTransport({ command, args, stderr: 'ignore' }), { timeout: 30_000 });
   return client;
 }
 
-export async function closeAll(clients: Iterable<Client | undefined>): Promise<void> {
+export async function closeAll(clients: Iterable<Client | ModernClient | undefined>): Promise<void> {
   await Promise.all([...clients].map((client) => client?.close().catch(() => undefined)));
 }
 
@@ -50,6 +61,16 @@ export async function listAll(client: Client, timeoutMs = 30_000): Promise<{ too
 export async function echo(client: Client, tool: string, timeoutMs = 30_000): Promise<void> {
   const result = await client.callTool({ name: tool, arguments: { text: 'ping' } }, undefined, { timeout: timeoutMs });
   if (result.isError) throw new Error(`${tool} answered isError`);
+}
+
+export async function modernEcho(client: ModernClient, tool: string, timeoutMs = 30_000): Promise<void> {
+  const result = await client.callTool({ name: tool, arguments: { text: 'ping' } }, { timeout: timeoutMs });
+  if (result.isError) throw new Error(`${tool} answered isError`);
+}
+
+/** One tools/list from the server itself: the v2 client would otherwise answer from its own cache while the list's ttlMs lasts. */
+export async function modernListAll(client: ModernClient, timeoutMs = 30_000): Promise<number> {
+  return (await client.listTools(undefined, { timeout: timeoutMs, cacheMode: 'bypass' })).tools.length;
 }
 
 /** Every tool object of every page (to install the same merged list in the floor). */

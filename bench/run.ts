@@ -11,6 +11,7 @@ import { callScenarios } from './scenarios/calls.js';
 import type { Context, Settings } from './scenarios/context.js';
 import { fanoutScenarios, footprintScenario, type ScalePoint } from './scenarios/fanout.js';
 import { hungScenarios } from './scenarios/hung.js';
+import { modernScenario } from './scenarios/modern.js';
 import { spreadScenarios } from './scenarios/spread.js';
 import { opsScenario } from './scenarios/ops.js';
 import { lineChart } from './svg.js';
@@ -19,7 +20,8 @@ import { BENCH_DIST, MCP_HUB_VERSION, SDK_VERSION } from './targets/paths.js';
 
 const USAGE = `usage: npm run bench [-- options]
   --quick              every row with fewer repetitions and smaller counts (a few minutes)
-  --only LIST          comma list of calls, fanout, hung, spread, footprint (only the footprint rows, which fanout includes),
+  --only LIST          comma list of calls, fanout, hung, spread, modern (tools/call and tools/list in both protocol eras),
+                       footprint (only the footprint rows, which fanout includes),
                        ops (call cost of metrics and tracing: not in the default set)
   --footprint-at N     upstreams of the footprint rows (200 full, 10 quick)
   --cpu-prof DIR       profile the coffer daemon of the call scenarios
@@ -27,7 +29,7 @@ const USAGE = `usage: npm run bench [-- options]
   --help               this text
 exit codes: 0 ran (targets met or not), 1 a scenario failed, 2 usage error or watchdog`;
 
-const SCENARIOS = ['calls', 'fanout', 'hung', 'footprint', 'spread', 'ops'];
+const SCENARIOS = ['calls', 'fanout', 'hung', 'footprint', 'spread', 'modern', 'ops'];
 
 const values = parseOrExit(
   {
@@ -77,7 +79,7 @@ const settings: Settings = {
   readyTimeoutMs: (count) => 30_000 + count * 2_000,
   ...(values['cpu-prof'] ? { cpuProfDir: values['cpu-prof'] } : {}),
 };
-const only = new Set((values.only ?? 'calls,fanout,hung,spread').split(','));
+const only = new Set((values.only ?? 'calls,fanout,hung,spread,modern').split(','));
 /** Whole-run bound: a stuck step fails the run instead of hanging it. */
 const WATCHDOG_MS = quick ? 240_000 : 55 * 60_000;
 
@@ -109,6 +111,7 @@ try {
     ],
     ['hung', async () => void rows.push(...(await hungScenarios(ctx)))],
     ['spread', async () => void rows.push(...(await spreadScenarios(ctx)))],
+    ['modern', async () => void rows.push(...(await modernScenario(ctx)))],
     ['footprint', async () => void rows.push(...(await footprintScenario(ctx)))],
     ['ops', async () => void rows.push(...(await opsScenario(ctx)))],
   ];
@@ -127,9 +130,9 @@ try {
 }
 
 const elapsedS = (Date.now() - started) / 1000;
-// Spread rows (one per upstream count) keep their measured order after the throughput row.
-const order = ['call-overhead-http', 'call-overhead-stdio', 'warm-list', 'cold-list', 'hung-startup', 'hung-midsession', 'hung-calls', 'throughput', 'spread', 'footprint-rss', 'footprint-start', 'scale', 'ops-overhead'];
-const rank = (id: string): number => order.indexOf(id.startsWith('spread-') ? 'spread' : id);
+const order = ['call-overhead-http', 'call-overhead-stdio', 'warm-list', 'cold-list', 'hung-startup', 'hung-midsession', 'hung-calls', 'throughput', 'spread', 'modern', 'footprint-rss', 'footprint-start', 'scale', 'ops-overhead'];
+// Spread and era rows (several each) keep their measured order within their place.
+const rank = (id: string): number => order.indexOf(id.startsWith('spread-') ? 'spread' : id.startsWith('modern-') ? 'modern' : id);
 rows.sort((a, b) => rank(a.id) - rank(b.id));
 const stamp = new Date().toISOString().replace(/[:.]/g, '-');
 mkdirSync(values.out, { recursive: true });

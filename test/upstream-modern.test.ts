@@ -7,6 +7,7 @@ import t, { type Test } from 'tap';
 import { ResourceUpdatedNotificationSchema, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { spawnHello, stdioFixture, type HelloChild } from './fixtures/fixture-servers.js';
 import { startGateway, waitFor, type Gateway } from './helpers/gateway.js';
+import { modernPost } from './helpers/modern.js';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -221,4 +222,29 @@ t.test('ttlMs: 0 on a modern upstream does not turn client lists into an upstrea
   await new Promise((resolve) => setTimeout(resolve, 1_100));
   await clients[0]!.listTools();
   t.ok((await upstream.log()).filter((entry) => entry.method === 'tools/list').length - before > lists, 'a list after the interval is fetched again');
+});
+
+t.test('a private upstream list (cacheScope: "private") is coffer\'s own: listed once on its connection, served to every caller, each answer private', async (t) => {
+  const upstream = await modernUpstream(t, '--legacy', 'reject', '--cache-scope', 'private');
+  const gateway = await gatewayFor(t);
+  await gateway.addServer(httpServer('p', upstream.hello.url));
+  const token = async (name: string) => (await gateway.api('POST', '/clients', { name })).body.token as string;
+  const [alice, bob] = [await token('alice'), await token('bob')];
+  const upstreamLists = async () => (await upstream.log()).filter((entry) => entry.method === 'tools/list');
+
+  const legacyNames = await toolNames(await gateway.client('alice', {}, alice));
+  const afterAlice = (await upstreamLists()).length;
+  const bobAnswer = await modernPost(gateway, 'tools/list', {}, { authorization: `Bearer ${bob}` });
+  t.equal(bobAnswer.status, 200, 'a modern list with another client\'s token');
+  const bobList = bobAnswer.messages[0].result;
+  t.same(bobList.tools.map((tool: { name: string }) => tool.name).sort(), legacyNames, 'another client, of the other era, gets the same list');
+  t.equal((await upstreamLists()).length, afterAlice, 'from coffer\'s copy: the second caller caused no upstream list');
+  t.match(bobList, { ttlMs: 0, cacheScope: 'private' }, 'to each caller its list is private (and never to be cached)');
+  // The one principal the upstream ever sees is coffer: its envelope, no caller's credential or capabilities.
+  const lists = await upstreamLists();
+  t.ok(lists.length >= 1, 'the upstream was listed');
+  for (const entry of lists) {
+    t.match(entry.meta?.['io.modelcontextprotocol/clientInfo'], { name: 'coffer' }, 'listed as coffer');
+    t.same(entry.meta?.['io.modelcontextprotocol/clientCapabilities'], {}, 'with coffer\'s own capabilities');
+  }
 });

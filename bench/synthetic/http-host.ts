@@ -14,6 +14,7 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { parseArgs } from 'node:util';
 import { answer, DEFAULT_BEHAVIOUR, HANG, type RpcMessage, type ServerBehaviour } from './mcp-core.js';
+import { serveLocal } from './serve-local.js';
 
 const { values } = parseArgs({ options: { tools: { type: 'string', default: '20' }, latency: { type: 'string', default: '0' } } });
 let defaults: ServerBehaviour = { ...DEFAULT_BEHAVIOUR, tools: Number(values.tools), latencyMs: Number(values.latency) };
@@ -102,22 +103,6 @@ const server = createServer((req, res) => {
       if (!res.headersSent) sendJson(res, 400, JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32700, message: String(error) } }));
     });
 });
-server.keepAliveTimeout = 60_000;
-server.maxRequestsPerSocket = 0;
-
-server.listen(0, '127.0.0.1', () => {
-  const address = server.address();
-  if (address === null || typeof address === 'string') throw new Error('no TCP address');
-  process.stdout.write(`${JSON.stringify({ port: address.port, pid: process.pid })}\n`);
-});
-
-function shutdown(): void {
+serveLocal(server, undefined, () => {
   for (const res of hung) res.destroy();
-  server.closeAllConnections();
-  server.close(() => process.exit(0));
-  setTimeout(() => process.exit(0), 500).unref();
-}
-process.on('SIGTERM', shutdown);
-process.on('SIGINT', shutdown);
-// The harness is our parent: when it goes, so do we.
-process.on('disconnect', shutdown);
+});

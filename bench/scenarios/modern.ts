@@ -1,0 +1,138 @@
+// The two protocol eras side by side: what coffer adds to a tools/call and a
+// warm tools/list when client and upstream both speak 2025-11-25 (legacy: the
+// SDK v1 client, the synthetic HTTP host) and when both speak 2026-07-28
+// (modern: the v2 client pinned to it, a v2 modern-only server). Each era has
+// its own daemon with its one upstream, so each list holds that upstream's
+// tools only; all four paths run interleaved round by round in one loop. The
+// daemons' main-thread CPU per request is read beside the latency: it is where
+// the modern envelope, validation and parking would cost, and load disturbs it
+// far less than latency.
+import type { Client as ModernClient } from '@modelcontextprotocol/client';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { closeAll, connect, connectModern, echo, listAll, modernEcho, modernListAll } from '../clients.js';
+import { interleave, type Interleaved, type LoopOptions, type Path } from '../measure.js';
+import { mainThreadCpuNs, startChild, type Child } from '../proc.js';
+import { fig, type Row } from '../report.js';
+import { Coffer } from '../targets/coffer.js';
+import { MODERN_SERVER } from '../targets/paths.js';
+import type { Context } from './context.js';
+
+/** The host index of the legacy upstream, apart from the other scenarios' upstreams. */
+const LEGACY_INDEX = 9000;
+const ERAS = ['legacy', 'modern'] as const;
+type Era = (typeof ERAS)[number];
+
+interface EraPaths {
+  coffer: Coffer;
+  /** Through coffer and direct to the upstream, for a call and for a list. */
+  call: { coffer: () => Promise<unknown>; direct: () => Promise<unknown> };
+  list: { coffer: () => Promise<unknown>; direct: () => Promise<unknown> };
+}
+
+interface Measured {
+  loop: Interleaved;
+  warmupRounds: number;
+  /** Each era's daemon: main-thread µs per counted round (one request of that era each). */
+  cpuUs: Record<Era, number>;
+}
+
+/** The four paths of `op`, named `<era>-<coffer|direct>`, warmed up, then counted with the daemons' CPU read around the count. */
+async function measure(paths: Record<Era, EraPaths>, op: 'call' | 'list', options: LoopOptions): Promise<Measured> {
+  const steps: Path[] = ERAS.flatMap((era) => (['coffer', 'direct'] as const).map((via) => ({ name: `${era}-${via}`, step: paths[era][op][via] })));
+  const warm = await interleave(steps, { ...options, rounds: 0 });
+  const before = cpuNow(paths);
+  const loop = await interleave(steps, { ...options, warmup: 0, warmupMs: 0 });
+  const after = cpuNow(paths);
+  const cpuUs = Object.fromEntries(ERAS.map((era) => [era, (after[era] - before[era]) / Math.max(1, loop.rounds) / 1000])) as Record<Era, number>;
+  return { loop, warmupRounds: warm.warmup[steps[0]!.name]!.length, cpuUs };
+}
+
+const cpuNow = (paths: Record<Era, EraPaths>): Record<Era, number> => Object.fromEntries(ERAS.map((era) => [era, mainThreadCpuNs(paths[era].coffer.pid)])) as Record<Era, number>;
+
+/** What coffer adds on one era's path: its median and p99 minus the direct path's. */
+const added = (loop: Interleaved, era: Era) => {
+  const via = loop.summaries[`${era}-coffer`]!;
+  const direct = loop.summaries[`${era}-direct`]!;
+  return { median: via.median - direct.median, p99: via.p99 - direct.p99 };
+};
+
+/** A row per era; the modern one is judged against the legacy one measured in the same loop. */
+function eraRows(id: string, what: string, measured: Measured): Row[] {
+  const { loop, warmupRounds, cpuUs } = measured;
+  const legacy = added(loop, 'legacy');
+  const modern = added(loop, 'modern');
+  const client = { legacy: 'SDK v1 client, 2025-11-25 upstream', modern: 'SDK v2 client pinned to 2026-07-28, modern-only upstream' };
+  return ERAS.map((era) => {
+    const own = era === 'legacy' ? legacy : modern;
+    return {
+      id: `${id}-${era}`,
+      scenario: `${what}, ${era} era (${client[era]}), after ${warmupRounds} warm-up rounds`,
+      unit: 'ms',
+      coffer: fig(loop.summaries[`${era}-coffer`]!),
+      base: { ...fig(loop.summaries[`${era}-direct`]!), label: 'direct' },
+      peer: null,
+      headline:
+        `added ${own.median.toFixed(2)} ms median, ${own.p99.toFixed(2)} ms p99; main thread ${cpuUs[era].toFixed(0)} µs per request` +
+        (era === 'modern' ? ` (legacy adds ${legacy.median.toFixed(2)} / ${legacy.p99.toFixed(2)} ms, ${cpuUs.legacy.toFixed(0)} µs)` : ''),
+      target: era === 'modern' ? 'adds no more than the legacy path (median)' : 'reference for the modern row',
+      met: era === 'modern' ? modern.median <= legacy.median : null,
+      extra: { addedMedianMs: own.median, addedP99Ms: own.p99, mainThreadUsPerRequest: cpuUs[era], warmupRounds, rounds: loop.rounds, cutShort: loop.cutShort },
+    };
+  });
+}
+
+export async function modernScenario(ctx: Context): Promise<Row[]> {
+  const { settings, host } = ctx;
+  const clients: Array<Client | ModernClient> = [];
+  const daemons: Coffer[] = [];
+  let upstream: Child | undefined;
+  try {
+    ctx.log('modern: starting a modern-only upstream and one coffer per era');
+    upstream = await startChild(process.execPath, [MODERN_SERVER, '--tools', String(settings.toolsPerUpstream)]);
+    const modernUrl = upstream.hello.url as string;
+    const legacyUrl = host.url(LEGACY_INDEX);
+    const profile = settings.cpuProfDir ? { cpuProfDir: settings.cpuProfDir } : {};
+    const [legacyCoffer, modernCoffer] = await Promise.all([Coffer.start(profile), Coffer.start(profile)]);
+    daemons.push(legacyCoffer!, modernCoffer!);
+    await legacyCoffer!.register([{ name: 'l', url: legacyUrl }]);
+    await modernCoffer!.register([{ name: 'm', url: modernUrl }]);
+    await Promise.all(daemons.map((coffer) => coffer.waitReady(1, settings.readyTimeoutMs(1))));
+    const era = (await modernCoffer!.api('GET', '/servers/m')).body?.health?.era;
+    if (era !== 'modern') throw new Error(`the modern upstream is spoken to in the ${String(era)} era, not the modern one`);
+
+    const legacyVia = await connect(legacyCoffer!.mcp);
+    const legacyDirect = await connect(legacyUrl);
+    const modernVia = await connectModern(modernCoffer!.mcp);
+    const modernDirect = await connectModern(modernUrl);
+    clients.push(legacyVia, legacyDirect, modernVia, modernDirect);
+    const paths: Record<Era, EraPaths> = {
+      legacy: {
+        coffer: legacyCoffer!,
+        call: { coffer: () => echo(legacyVia, 'l__echo'), direct: () => echo(legacyDirect, 'echo') },
+        list: { coffer: () => listAll(legacyVia), direct: () => listAll(legacyDirect) },
+      },
+      modern: {
+        coffer: modernCoffer!,
+        call: { coffer: () => modernEcho(modernVia, 'm__echo'), direct: () => modernEcho(modernDirect, 'echo') },
+        list: { coffer: () => modernListAll(modernVia), direct: () => modernListAll(modernDirect) },
+      },
+    };
+
+    // Every path must list the whole upstream, or the list rows would time something else.
+    const listed = await Promise.all([listAll(legacyVia), listAll(legacyDirect)].map((list) => list.then((answer) => answer.tools)).concat([modernListAll(modernVia), modernListAll(modernDirect)]));
+    if (listed.some((count) => count !== settings.toolsPerUpstream)) throw new Error(`lists of ${listed.join(', ')} tools, not ${settings.toolsPerUpstream} on every path`);
+
+    ctx.log('modern: tools/call, legacy and modern paths interleaved');
+    const calls = await measure(paths, 'call', { rounds: settings.callRounds, warmup: 100, warmupMs: settings.warmupMs, deadlineMs: settings.loopDeadlineMs });
+    ctx.log('modern: warm tools/list, legacy and modern paths interleaved');
+    const lists = await measure(paths, 'list', { rounds: settings.callRounds, warmup: 100, deadlineMs: settings.loopDeadlineMs });
+    return [
+      ...eraRows('modern-call', 'tools/call echo through coffer vs direct', calls),
+      ...eraRows('modern-list', `warm tools/list (${settings.toolsPerUpstream} tools) through coffer vs direct`, lists),
+    ];
+  } finally {
+    await closeAll(clients);
+    await Promise.all(daemons.map((coffer) => coffer.stop()));
+    await upstream?.stop(2_000);
+  }
+}

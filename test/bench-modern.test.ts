@@ -1,0 +1,77 @@
+// The bench's era rows, run for real at a tiny size: a coffer per era, the
+// synthetic legacy host and the v2 modern-only upstream, the SDK v1 and v2
+// clients. The rows must exist, each with what coffer adds over its own era's
+// direct path, and the modern rows judged against the legacy ones.
+import t from 'tap';
+import type { Settings } from '../bench/scenarios/context.js';
+import { modernScenario } from '../bench/scenarios/modern.js';
+import { table } from '../bench/report.js';
+import { startHost } from '../bench/targets/host.js';
+
+const ROUNDS = 20;
+const TOOLS = 5;
+
+/** The quick settings, shrunk: only what the era rows read matters here. */
+const settings: Settings = {
+  quick: true,
+  toolsPerUpstream: TOOLS,
+  fanoutTools: TOOLS,
+  listAt: 1,
+  coldAt: 1,
+  hungUpstreams: 1,
+  callRounds: ROUNDS,
+  warmupMs: 0,
+  listRounds: 1,
+  coldRestarts: 1,
+  throughputClients: 1,
+  throughputMs: 1,
+  throughputRounds: 1,
+  hungDeadlineMs: 500,
+  hungLists: 1,
+  hungCalls: 1,
+  peerHungWaitMs: 1,
+  scalePoints: [1],
+  peerScaleMax: 1,
+  footprintUpstreams: 1,
+  spreadPoints: [1],
+  spreadLatencyRounds: 1,
+  loopDeadlineMs: 120_000,
+  readyTimeoutMs: () => 60_000,
+};
+
+t.test('modern rows: tools/call and warm tools/list, legacy and modern paths, coffer against direct', async (t) => {
+  const host = await startHost(TOOLS);
+  t.teardown(() => host.stop());
+  const rows = await modernScenario({ settings, host, log: () => undefined });
+
+  t.same(
+    rows.map((row) => row.id),
+    ['modern-call-legacy', 'modern-call-modern', 'modern-list-legacy', 'modern-list-modern'],
+  );
+  for (const row of rows) {
+    t.equal(row.unit, 'ms', row.id);
+    for (const figure of [row.coffer!, row.base!]) {
+      t.equal(figure.n, ROUNDS, `${row.id}: every round counted`);
+      t.ok(figure.median > 0 && Number.isFinite(figure.median) && figure.p99 >= figure.median, `${row.id}: median ${figure.median} ms, p99 ${figure.p99} ms`);
+    }
+    t.equal(row.base!.label, 'direct');
+    t.equal(row.peer, null, 'no peer in these rows');
+    const extra = row.extra as { addedMedianMs: number; addedP99Ms: number; mainThreadUsPerRequest: number; cutShort: boolean };
+    t.equal(extra.addedMedianMs, row.coffer!.median - row.base!.median, `${row.id}: added = coffer − direct`);
+    t.ok(extra.mainThreadUsPerRequest > 0 && Number.isFinite(extra.mainThreadUsPerRequest), `${row.id}: main thread ${extra.mainThreadUsPerRequest} µs per request`);
+    t.equal(extra.cutShort, false);
+    t.match(row.headline, /^added -?\d+\.\d\d ms median, -?\d+\.\d\d ms p99; main thread \d+ µs per request/);
+  }
+  const [callLegacy, callModern, listLegacy, listModern] = rows as [(typeof rows)[0], (typeof rows)[0], (typeof rows)[0], (typeof rows)[0]];
+  for (const [legacy, modern] of [
+    [callLegacy, callModern],
+    [listLegacy, listModern],
+  ] as const) {
+    t.equal(legacy.met, null, 'the legacy row is the reference');
+    t.equal(modern.met, (modern.extra!.addedMedianMs as number) <= (legacy.extra!.addedMedianMs as number), 'the modern row is judged against the legacy one');
+    t.match(modern.scenario, /modern era \(SDK v2 client pinned to 2026-07-28/);
+    t.match(modern.headline, /\(legacy adds /);
+  }
+  t.match(listModern.scenario, new RegExp(`warm tools/list \\(${TOOLS} tools\\)`));
+  t.match(table(rows), /\| tools\/call echo through coffer vs direct, modern era/);
+});
