@@ -49,6 +49,8 @@ export class Bm25<F extends string> {
   /** Per slot, the last query term (1-based) that counted towards `matched`. */
   private lastTerm = new Int32Array(0);
   private touched = new Int32Array(0);
+  /** Per slot, 1 while a remove() is dropping it. */
+  private leaving = new Uint8Array(0);
 
   constructor(
     weights: Readonly<Record<F, number>>,
@@ -95,15 +97,17 @@ export class Bm25<F extends string> {
    * costs one pass over the postings of their terms, not one per tool.
    */
   remove(ids: Iterable<string>): void {
-    const gone = new Set<number>();
+    const { leaving } = this;
+    const gone: number[] = [];
     const affected = new Set<number>();
     for (const id of ids) {
       const slot = this.slotOf.get(id);
       if (slot === undefined) continue;
-      gone.add(slot);
+      gone.push(slot);
+      leaving[slot] = 1;
       for (const termId of this.termsOf[slot]!) affected.add(termId);
     }
-    if (gone.size === 0) return;
+    if (gone.length === 0) return;
     for (const termId of affected) {
       let empty = true;
       for (const fieldPostings of this.postings) {
@@ -111,7 +115,7 @@ export class Bm25<F extends string> {
         if (!list) continue;
         let kept = 0;
         for (let i = 0; i < list.length; i += 2) {
-          if (gone.has(list[i]!)) continue;
+          if (leaving[list[i]!] === 1) continue;
           list[kept++] = list[i]!;
           list[kept++] = list[i + 1]!;
         }
@@ -121,6 +125,7 @@ export class Bm25<F extends string> {
       if (empty) this.dropTerm(termId);
     }
     for (const slot of gone) {
+      leaving[slot] = 0;
       this.fields.forEach((_, f) => {
         this.totalLength[f] -= this.lengths[f]![slot]!;
         this.lengths[f]![slot] = 0;
@@ -209,6 +214,7 @@ export class Bm25<F extends string> {
     this.matched = new Int32Array(capacity);
     this.lastTerm = new Int32Array(capacity);
     this.touched = new Int32Array(capacity);
+    this.leaving = new Uint8Array(capacity);
   }
 }
 
