@@ -1,9 +1,10 @@
-// The tool search index: BM25 (coffer's own top-k scorer, bm25.ts) over each live tool's name, title,
-// description, parameter names and descriptions, and its server's name. Built
-// only from the lists the router holds (R2), never persisted; one server's
-// tools are replaced as a whole when its list changes. Which tools a caller
-// may see is decided at query time by the caller (the switches, a toolset),
-// so one index serves every view and never returns a tool its caller cannot use.
+// The tool search index: BM25 (coffer's own top-k scorer, bm25.ts) over each
+// live tool's name, title, description, parameter names and descriptions, and
+// its server's name. Built only from the lists the router holds (R2), never
+// persisted; one server's tools are replaced as a whole when its list changes.
+// Which tools a caller may see is decided at query time by the caller (the
+// switches, a toolset), so one index serves every view and never returns a
+// tool its caller cannot use.
 import { Bm25, type FieldTerms } from './bm25.js';
 import { synonymsOf, terms } from './vocabulary.js';
 
@@ -22,9 +23,9 @@ export interface Hit {
 }
 
 /**
- * Three fields, not one per source: a query costs one pass over each field's
- * postings of each term, so fewer fields is what keeps a search at 10,000
- * tools within budget (and measured no worse on the query sets).
+ * Three fields: splitting the body into description and parameters, or giving
+ * the description's first sentence a field of its own, ranked no better on
+ * the tuning set.
  * head: the name and title, what the tool does in its author's own words;
  * body: the description, the parameters' names and descriptions, the server's name;
  * aka: synonyms of the name's and title's words.
