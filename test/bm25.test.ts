@@ -108,19 +108,19 @@ t.test('property: the top k are the first k of the full ranking', async (t) => {
 });
 
 t.test('property: after any removes and adds, the index ranks like one built from what is left', async (t) => {
+  // few ids, so removes hit live documents and re-adds replace them; every word of the vocabulary queried, so every posting list is compared
   const step = fc.oneof(
-    fc.record({ add: fc.integer({ min: 0, max: 15 }), fields: document }),
-    fc.record({ remove: fc.array(fc.integer({ min: 0, max: 15 }), { maxLength: 4 }) }),
+    fc.record({ add: fc.integer({ min: 0, max: 7 }), fields: document }),
+    fc.record({ remove: fc.array(fc.integer({ min: 0, max: 7 }), { maxLength: 3 }) }),
   );
   t.doesNotThrow(() =>
     fc.assert(
-      fc.property(fc.array(step, { maxLength: 40 }), query, (steps, terms) => {
+      fc.property(fc.array(step, { maxLength: 40 }), (steps) => {
         const changed = scorer({ head: 2, body: 1 });
         const live = new Map<string, FieldTerms<Field>>();
         for (const change of steps) {
           if ('add' in change) {
             changed.add(`d${change.add}`, change.fields);
-            live.delete(`d${change.add}`);
             live.set(`d${change.add}`, change.fields);
           } else {
             changed.remove(change.remove.map((n) => `d${n}`));
@@ -129,10 +129,13 @@ t.test('property: after any removes and adds, the index ranks like one built fro
         }
         const fresh = scorer({ head: 2, body: 1 });
         for (const [id, fields] of live) fresh.add(id, fields);
-        const a = changed.top(terms, 16);
-        const b = fresh.top(terms, 16);
-        return changed.size === live.size && a.length === b.length && a.every((hit, i) => hit.id === b[i]!.id && Math.abs(hit.score - b[i]!.score) < 1e-9);
+        return vocabulary.every((word) => {
+          const a = changed.top([word], 8);
+          const b = fresh.top([word], 8);
+          return changed.size === live.size && a.length === b.length && a.every((hit, i) => hit.id === b[i]!.id && Math.abs(hit.score - b[i]!.score) < 1e-9);
+        });
       }),
+      { numRuns: 300 },
     ),
   );
 });

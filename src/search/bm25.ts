@@ -38,8 +38,12 @@ export class Bm25<F extends string> {
   private readonly ids: (string | undefined)[] = [];
   private readonly slotOf = new Map<string, number>();
   private readonly freeSlots: number[] = [];
-  /** Per slot, the distinct term ids of the document, so removing it touches only its own postings. */
-  private readonly termsOf: Int32Array[] = [];
+  /**
+   * Per slot, for each term of the document: its id, then per field where the
+   * document stands in that term's postings (-1: not in that field), so a
+   * removal goes straight to its own postings.
+   */
+  private readonly placesOf: Int32Array[] = [];
   /** Per field, per slot, the field's length in terms; and the sum over documents. */
   private readonly lengths: number[][];
   private readonly totalLength: Float64Array;
@@ -49,8 +53,6 @@ export class Bm25<F extends string> {
   /** Per slot, the last query term (1-based) that counted towards `matched`. */
   private lastTerm = new Int32Array(0);
   private touched = new Int32Array(0);
-  /** Per slot, 1 while a remove() is dropping it. */
-  private leaving = new Uint8Array(0);
 
   constructor(
     weights: Readonly<Record<F, number>>,
@@ -69,12 +71,13 @@ export class Bm25<F extends string> {
 
   /** Adds a document; an id already present is replaced. */
   add(id: string, document: FieldTerms<F>): void {
-    if (this.slotOf.has(id)) this.remove([id]);
+    this.remove([id]);
     const slot = this.freeSlots.pop() ?? this.ids.length;
     this.ids[slot] = id;
     this.slotOf.set(id, slot);
     this.grow(this.ids.length);
-    const own = new Set<number>();
+    const rows = new Map<number, number>();
+    const places: number[] = [];
     this.fields.forEach((field, f) => {
       const counts = new Map<number, number>();
       for (const term of document[field]) {
@@ -82,57 +85,59 @@ export class Bm25<F extends string> {
         counts.set(termId, (counts.get(termId) ?? 0) + 1);
       }
       for (const [termId, count] of counts) {
-        (this.postings[f]![termId] ??= []).push(slot, count);
-        own.add(termId);
+        let row = rows.get(termId);
+        if (row === undefined) {
+          row = places.length;
+          rows.set(termId, row);
+          places.push(termId, ...this.fields.map(() => -1));
+        }
+        const list = (this.postings[f]![termId] ??= []);
+        places[row + 1 + f] = list.length;
+        list.push(slot, count);
       }
       this.lengths[f]![slot] = document[field].length;
       this.totalLength[f] += document[field].length;
     });
-    this.termsOf[slot] = Int32Array.from(own);
+    this.placesOf[slot] = Int32Array.from(places);
   }
 
   /**
-   * Removes documents (unknown ids are ignored). Each term they held has its
-   * postings filtered once for the whole batch, so replacing a server's tools
-   * costs one pass over the postings of their terms, not one per tool.
+   * Removes documents (unknown ids are ignored). Each of a document's postings
+   * is swapped with its list's last one and cut off, so a removal costs the
+   * document's own terms, however many other documents share them.
    */
   remove(ids: Iterable<string>): void {
-    const { leaving } = this;
-    const gone: number[] = [];
-    const affected = new Set<number>();
+    const stride = this.fields.length + 1;
     for (const id of ids) {
       const slot = this.slotOf.get(id);
       if (slot === undefined) continue;
-      gone.push(slot);
-      leaving[slot] = 1;
-      for (const termId of this.termsOf[slot]!) affected.add(termId);
-    }
-    if (gone.length === 0) return;
-    for (const termId of affected) {
-      let empty = true;
-      for (const fieldPostings of this.postings) {
-        const list = fieldPostings[termId];
-        if (!list) continue;
-        let kept = 0;
-        for (let i = 0; i < list.length; i += 2) {
-          if (leaving[list[i]!] === 1) continue;
-          list[kept++] = list[i]!;
-          list[kept++] = list[i + 1]!;
-        }
-        list.length = kept;
-        if (kept > 0) empty = false;
+      const places = this.placesOf[slot]!;
+      for (let row = 0; row < places.length; row += stride) {
+        const termId = places[row]!;
+        let held = false;
+        this.postings.forEach((fieldPostings, f) => {
+          const list = fieldPostings[termId];
+          const at = places[row + 1 + f]!;
+          if (list && at >= 0) {
+            const last = list.length - 2;
+            if (at !== last) {
+              list[at] = list[last]!;
+              list[at + 1] = list[last + 1]!;
+              this.movePlace(list[at]!, termId, f, at);
+            }
+            list.length = last;
+          }
+          if (list && list.length > 0) held = true;
+        });
+        if (!held) this.dropTerm(termId);
       }
-      if (empty) this.dropTerm(termId);
-    }
-    for (const slot of gone) {
-      leaving[slot] = 0;
       this.fields.forEach((_, f) => {
         this.totalLength[f] -= this.lengths[f]![slot]!;
         this.lengths[f]![slot] = 0;
       });
-      this.slotOf.delete(this.ids[slot]!);
+      this.slotOf.delete(id);
       this.ids[slot] = undefined;
-      this.termsOf[slot] = new Int32Array(0);
+      this.placesOf[slot] = new Int32Array(0);
       this.freeSlots.push(slot);
     }
   }
@@ -201,6 +206,18 @@ export class Bm25<F extends string> {
     return termId;
   }
 
+  /** Records that `slot`'s posting of `termId` in field `f` now stands at `at`. */
+  private movePlace(slot: number, termId: number, f: number, at: number): void {
+    const places = this.placesOf[slot]!;
+    const stride = this.fields.length + 1;
+    for (let row = 0; row < places.length; row += stride) {
+      if (places[row] === termId) {
+        places[row + 1 + f] = at;
+        return;
+      }
+    }
+  }
+
   private dropTerm(termId: number): void {
     this.termIds.delete(this.termNames[termId]!);
     for (const fieldPostings of this.postings) fieldPostings[termId] = [];
@@ -214,7 +231,6 @@ export class Bm25<F extends string> {
     this.matched = new Int32Array(capacity);
     this.lastTerm = new Int32Array(capacity);
     this.touched = new Int32Array(capacity);
-    this.leaving = new Uint8Array(capacity);
   }
 }
 
