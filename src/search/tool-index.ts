@@ -1,11 +1,12 @@
-// The tool search index: BM25 (MiniSearch) over each live tool's name, title,
-// description, parameter names and descriptions, and its server's name. Built
-// only from the lists the router holds (R2), never persisted; one server's
-// tools are replaced as a whole when its list changes. Which tools a caller
-// may see is decided at query time by the caller (the switches, a toolset),
-// so one index serves every view and never returns a tool its caller cannot use.
-import MiniSearch from 'minisearch';
-import { synonymsOf, terms, words } from './vocabulary.js';
+// The tool search index: BM25 (coffer's own top-k scorer, bm25.ts) over each
+// live tool's name, title, description, parameter names and descriptions, and
+// its server's name. Built only from the lists the router holds (R2), never
+// persisted; one server's tools are replaced as a whole when its list changes.
+// Which tools a caller may see is decided at query time by the caller (the
+// switches, a toolset), so one index serves every view and never returns a
+// tool its caller cannot use.
+import { Bm25, type FieldTerms } from './bm25.js';
+import { synonymsOf, terms } from './vocabulary.js';
 
 export interface SearchableTool {
   /** The name clients see (namespaced); unique across the index. */
@@ -22,21 +23,23 @@ export interface Hit {
 }
 
 /**
- * Three fields, not one per source: a query costs one pass over each field's
- * postings of each term, so fewer fields is what keeps a search at 10,000
- * tools within budget (and measured no worse on the query sets).
+ * Three fields: splitting the body into description and parameters, or giving
+ * the description's first sentence a field of its own, ranked no better on
+ * the tuning set.
+ * head: the name and title, what the tool does in its author's own words;
+ * body: the description, the parameters' names and descriptions, the server's name;
+ * aka: synonyms of the name's and title's words.
  */
-interface Doc {
-  id: string;
-  /** The name and title: what the tool does, in its author's own words. */
-  head: string;
-  /** The description, the parameters' names and descriptions, the server's name. */
-  body: string;
-  /** Synonyms of the name's and title's words (already stemmed). */
-  aka: string;
-}
+type Field = 'head' | 'body' | 'aka';
 
-const BOOST = { head: 3, body: 1, aka: 1 };
+/**
+ * Chosen on the tuning set only (a grid over k1, b, delta and the weights of
+ * head and aka). Synonyms weigh more than the body: a user's word for what a
+ * tool does says more than a word somewhere in its description; and a long
+ * description is discounted less (b) because its length is mostly parameters.
+ */
+const BOOST: Record<Field, number> = { head: 3, body: 1, aka: 2 };
+const PARAMS = { k1: 1.2, b: 0.5, delta: 0.5 };
 
 /** The text of a tool's parameters: each property's name and description, one level deep. */
 function paramText(schema: unknown): string {
@@ -47,38 +50,35 @@ function paramText(schema: unknown): string {
     .join(' ');
 }
 
+/** A tool's terms per field. */
+function fieldsOf(tool: SearchableTool): FieldTerms<Field> {
+  const head = terms(`${tool.name} ${tool.title ?? ''}`);
+  return {
+    head,
+    body: terms(`${tool.description ?? ''} ${paramText(tool.inputSchema)} ${tool.server}`),
+    aka: terms(synonymsOf(head).join(' ')),
+  };
+}
+
 export class ToolIndex {
-  private readonly search_ = new MiniSearch<Doc>({
-    fields: ['head', 'body', 'aka'],
-    tokenize: words,
-    processTerm: (word) => terms(word)[0] ?? null,
-    searchOptions: { boost: BOOST },
-  });
+  private readonly scorer = new Bm25<Field>(BOOST, PARAMS);
   private readonly byServer = new Map<string, string[]>();
 
   /** Replaces every tool of `server` (its list changed, or it was added); an empty list removes it. */
   replaceServer(server: string, tools: readonly SearchableTool[]): void {
-    for (const id of this.byServer.get(server) ?? []) this.search_.discard(id);
+    this.scorer.remove(this.byServer.get(server) ?? []);
     this.byServer.delete(server);
     if (tools.length === 0) return;
-    this.search_.addAll(
-      tools.map((tool) => ({
-        id: tool.name,
-        head: `${tool.name} ${tool.title ?? ''}`,
-        body: `${tool.description ?? ''} ${paramText(tool.inputSchema)} ${tool.server}`,
-        aka: synonymsOf(terms(`${tool.name} ${tool.title ?? ''}`)).join(' '),
-      })),
-    );
+    for (const tool of tools) this.scorer.add(tool.name, fieldsOf(tool));
     this.byServer.set(server, tools.map((tool) => tool.name));
   }
 
   get size(): number {
-    return this.search_.documentCount;
+    return this.scorer.size;
   }
 
   /** The best `limit` tools for `query` among those `visible` admits, best first. */
   find(query: string, limit: number, visible: (name: string) => boolean = () => true): Hit[] {
-    const results = this.search_.search(query, { filter: (result) => visible(result.id as string), combineWith: 'OR' });
-    return results.slice(0, limit).map((result) => ({ name: result.id as string, score: result.score }));
+    return this.scorer.top(terms(query), limit, visible).map((hit) => ({ name: hit.id, score: hit.score }));
   }
 }

@@ -103,11 +103,25 @@ export function words(text: string): string[] {
     .filter((word) => word.length > 0);
 }
 
+/**
+ * Stems already computed: re-indexing a server stems the same few thousand
+ * words again, and stemming is most of its cost. Emptied when full, so words
+ * from queries cannot grow it without bound.
+ */
+const stems = new Map<string, string>();
+const STEMS_HELD = 50_000;
+
 /** A word as the index stores it, or null for a word that says nothing (stop words). */
 export function term(word: string): string | null {
   const lower = word.toLowerCase();
   if (STOP.has(lower)) return null;
-  return stemmer(lower);
+  let stem = stems.get(lower);
+  if (stem === undefined) {
+    if (stems.size >= STEMS_HELD) stems.clear();
+    stem = stemmer(lower);
+    stems.set(lower, stem);
+  }
+  return stem;
 }
 
 /** The search terms of a text. */
