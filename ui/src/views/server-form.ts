@@ -1,10 +1,12 @@
 // Add or edit a server in a dialog. The form only turns fields into the API's
 // JSON; the daemon validates, and its message and field errors are shown as
 // they are (the same words as `coffer mcp add` and the REST API).
-import { ApiError, serverPath } from '../api.js';
+import { serverPath } from '../api.js';
 import type { ViewContext } from '../context.js';
 import { h, replace } from '../dom.js';
-import { SESSION_MODE_TEXT } from '../format.js';
+import { PROTOCOL_TEXT, PROTOCOLS, SESSION_MODE_TEXT } from '../format.js';
+import type { ProtocolSetting } from '../types.js';
+import { field, showFormErrors } from './form-fields.js';
 import type { ServerView, SessionMode, TransportConfig } from '../types.js';
 
 type TransportType = TransportConfig['type'];
@@ -40,21 +42,6 @@ function timeoutValue(raw: string): number | string | undefined {
  */
 function changedFields(before: Record<string, unknown>, after: Record<string, unknown>): Record<string, unknown> {
   return Object.fromEntries(Object.entries(after).filter(([key, value]) => JSON.stringify(value) !== JSON.stringify(before[key])));
-}
-
-interface Field {
-  /** The API field path this input answers for (errors on it and below it show here). */
-  path: string;
-  input: HTMLInputElement | HTMLTextAreaElement | HTMLSelectElement;
-  error: HTMLElement;
-  wrapper: HTMLElement;
-}
-
-function field(path: string, label: string, input: Field['input'], hint = ''): Field {
-  const error = h('span', { class: 'field-error', 'data-error-for': path });
-  input.setAttribute('name', path);
-  const wrapper = h('label', { class: 'field' }, h('span', { class: 'field-label' }, label), input, hint ? h('span', { class: 'muted hint' }, hint) : null, error);
-  return { path, input, error, wrapper };
 }
 
 export function openServerForm(context: ViewContext, existing: ServerView | null): HTMLDialogElement {
@@ -94,7 +81,10 @@ export function openServerForm(context: ViewContext, existing: ServerView | null
   const sessionMode = field('session_mode', 'Session mode', h('select', {}, h('option', { value: 'shared' }, 'shared'), h('option', { value: 'per_session' }, 'per session')), SESSION_MODE_TEXT[existing?.session_mode ?? 'shared']);
   sessionMode.input.value = existing?.session_mode ?? 'shared';
   sessionMode.input.addEventListener('change', () => replace(sessionMode.wrapper.querySelector('.hint')!, SESSION_MODE_TEXT[sessionMode.input.value as SessionMode]));
-  const fields = [name, description, type, command, args, env, cwd, url, headers, connectMs, requestMs, deadlineMs, namespace, sessionMode];
+  const protocol = field('protocol', 'Protocol (the MCP era spoken to this upstream)', h('select', {}, ...PROTOCOLS.map((value) => h('option', { value }, value))), PROTOCOL_TEXT[existing?.protocol ?? 'auto']);
+  protocol.input.value = existing?.protocol ?? 'auto';
+  protocol.input.addEventListener('change', () => replace(protocol.wrapper.querySelector('.hint')!, PROTOCOL_TEXT[protocol.input.value as ProtocolSetting] ?? ''));
+  const fields = [name, description, type, command, args, env, cwd, url, headers, connectMs, requestMs, deadlineMs, namespace, sessionMode, protocol];
 
   const stdioFields = h('div', { class: 'field-group' }, command.wrapper, args.wrapper, env.wrapper, cwd.wrapper);
   const networkFields = h('div', { class: 'field-group' }, url.wrapper, headers.wrapper);
@@ -120,6 +110,7 @@ export function openServerForm(context: ViewContext, existing: ServerView | null
     networkFields,
     namespace.wrapper,
     sessionMode.wrapper,
+    protocol.wrapper,
     h('div', { class: 'field-row' }, connectMs.wrapper, requestMs.wrapper, deadlineMs.wrapper),
     h('label', { class: 'check' }, autoEnable, ' Enable new capabilities when first seen'),
     h('div', { class: 'actions' }, h('button', { type: 'button', onclick: () => dialog.close() }, 'Cancel'), submit),
@@ -148,21 +139,13 @@ export function openServerForm(context: ViewContext, existing: ServerView | null
       timeouts,
       ...(prefix === undefined ? {} : { namespace: prefix }),
       session_mode: sessionMode.input.value,
+      protocol: protocol.input.value,
     };
   };
   // What the form opened with, to send only what changed (the form is valid here: it shows stored values).
   const opened = existing ? body() : {};
 
-  const showErrors = (error: Error): void => {
-    replace(message, error.message);
-    message.classList.add('shown');
-    const fieldErrors = error instanceof ApiError ? error.fieldErrors : [];
-    for (const candidate of fields) {
-      const mine = fieldErrors.filter((entry) => entry.field === candidate.path || entry.field.startsWith(`${candidate.path}.`) || entry.field.startsWith(`${candidate.path}[`));
-      replace(candidate.error, mine.map((entry) => `${entry.field}: ${entry.message}`).join('; '));
-      candidate.wrapper.classList.toggle('invalid', mine.length > 0);
-    }
-  };
+  const showErrors = (error: Error): void => showFormErrors(message, fields, error);
 
   form.addEventListener('submit', (event) => {
     event.preventDefault();
