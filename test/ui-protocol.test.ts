@@ -6,7 +6,7 @@ import t from 'tap';
 import type { Request } from 'playwright-core';
 import { FIXTURE } from './fixtures/fixture-servers.js';
 import { loggedInPage, openBrowser } from './helpers/browser.js';
-import { startGateway } from './helpers/gateway.js';
+import { gatewayWith } from './helpers/gateway.js';
 
 const SLOW = { timeout: 60_000 };
 t.setTimeout(300_000);
@@ -15,8 +15,7 @@ const context = await openBrowser(t);
 const sent = (request: Request): Record<string, unknown> => JSON.parse(request.postData() ?? 'null');
 
 t.test('the protocol select is saved and shown with the negotiated era; an invalid value gets the API message', async (t) => {
-  const gateway = await startGateway();
-  t.teardown(() => gateway.close());
+  const gateway = await gatewayWith(t, []);
   const page = await loggedInPage(context, gateway);
   await page.getByRole('button', { name: 'Add server' }).click();
   const dialog = page.locator('dialog');

@@ -5,7 +5,8 @@ import type { ViewContext } from '../context.js';
 import { h } from '../dom.js';
 import { patternOf, withCapabilities, type CapabilityRef } from '../toolset-model.js';
 import type { ToolsetInfo } from '../types.js';
-import { field, showFormErrors } from './form-fields.js';
+import { openFormDialog } from './form-dialog.js';
+import { field } from './form-fields.js';
 import { toolsetPath } from './toolset-form.js';
 
 /** The select's value for a new toolset (a toolset name never starts with a space). */
@@ -19,40 +20,22 @@ export function openAddToToolset(context: ViewContext, server: string, items: re
   target.input.addEventListener('change', showName);
   showName();
 
-  const message = h('div', { class: 'form-message', role: 'alert' });
-  const submit = h('button', { type: 'submit', class: 'primary' }, 'Add');
-  const title = `Add ${items.length} of ${server} to a toolset`;
-  const form = h(
-    'form',
-    { class: 'add-to-toolset', method: 'dialog' },
-    h('h2', {}, title),
-    h('ul', { class: 'mono picked' }, ...items.map((item) => h('li', {}, `${server}/${patternOf(item)}`))),
-    message,
-    target.wrapper,
-    name.wrapper,
-    h('div', { class: 'actions' }, h('button', { type: 'button', onclick: () => dialog.close() }, 'Cancel'), submit),
-  );
-  const dialog = h('dialog', { class: 'dialog', 'aria-label': title }, form);
-
-  form.addEventListener('submit', (event) => {
-    event.preventDefault();
-    const existing = toolsets.find((toolset) => toolset.name === target.input.value);
-    const toolset = existing?.name ?? name.input.value;
-    submit.disabled = true;
-    const saved = existing
-      ? context.api.patch<ToolsetInfo>(toolsetPath(existing.name), { servers: withCapabilities(existing.servers, server, items) })
-      : context.api.post<ToolsetInfo>('/toolsets', { name: toolset, servers: withCapabilities([], server, items) });
-    saved
-      .then(async () => {
-        dialog.close();
-        await context.toolsets.reload();
-        added(toolset);
-      })
-      .catch((error: Error) => showFormErrors(message, [target, name], error))
-      .finally(() => (submit.disabled = false));
+  const chosen = (): ToolsetInfo | undefined => toolsets.find((toolset) => toolset.name === target.input.value);
+  return openFormDialog<ToolsetInfo>({
+    title: `Add ${items.length} of ${server} to a toolset`,
+    kind: 'add-to-toolset',
+    submitLabel: 'Add',
+    body: [h('ul', { class: 'mono picked' }, ...items.map((item) => h('li', {}, `${server}/${patternOf(item)}`))), target.wrapper, name.wrapper],
+    fields: [target, name],
+    send: () => {
+      const existing = chosen();
+      return existing
+        ? context.api.patch<ToolsetInfo>(toolsetPath(existing.name), { servers: withCapabilities(existing.servers, server, items) })
+        : context.api.post<ToolsetInfo>('/toolsets', { name: name.input.value, servers: withCapabilities([], server, items) });
+    },
+    saved: async (toolset) => {
+      await context.toolsets.reload();
+      added(toolset.name);
+    },
   });
-  dialog.addEventListener('close', () => dialog.remove());
-  document.body.appendChild(dialog);
-  dialog.showModal();
-  return dialog;
 }

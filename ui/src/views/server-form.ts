@@ -6,7 +6,8 @@ import type { ViewContext } from '../context.js';
 import { h, replace } from '../dom.js';
 import { PROTOCOL_TEXT, PROTOCOLS, SESSION_MODE_TEXT } from '../format.js';
 import type { ProtocolSetting } from '../types.js';
-import { field, showFormErrors } from './form-fields.js';
+import { field } from './form-fields.js';
+import { openFormDialog } from './form-dialog.js';
 import type { ServerView, SessionMode, TransportConfig } from '../types.js';
 
 type TransportType = TransportConfig['type'];
@@ -96,27 +97,6 @@ export function openServerForm(context: ViewContext, existing: ServerView | null
   type.input.addEventListener('change', showTransport);
   showTransport();
 
-  const message = h('div', { class: 'form-message', role: 'alert' });
-  const submit = h('button', { type: 'submit', class: 'primary' }, existing ? 'Save' : 'Add server');
-  const form = h(
-    'form',
-    { class: 'server-form', method: 'dialog' },
-    h('h2', {}, existing ? `Edit ${existing.name}` : 'Add a server'),
-    message,
-    name.wrapper,
-    description.wrapper,
-    type.wrapper,
-    stdioFields,
-    networkFields,
-    namespace.wrapper,
-    sessionMode.wrapper,
-    protocol.wrapper,
-    h('div', { class: 'field-row' }, connectMs.wrapper, requestMs.wrapper, deadlineMs.wrapper),
-    h('label', { class: 'check' }, autoEnable, ' Enable new capabilities when first seen'),
-    h('div', { class: 'actions' }, h('button', { type: 'button', onclick: () => dialog.close() }, 'Cancel'), submit),
-  );
-  const dialog = h('dialog', { class: 'dialog', 'aria-label': existing ? `Edit ${existing.name}` : 'Add a server' }, form);
-
   const body = (): Record<string, unknown> => {
     const kind = type.input.value as TransportType;
     const transportBody: Record<string, unknown> =
@@ -145,33 +125,32 @@ export function openServerForm(context: ViewContext, existing: ServerView | null
   // What the form opened with, to send only what changed (the form is valid here: it shows stored values).
   const opened = existing ? body() : {};
 
-  const showErrors = (error: Error): void => showFormErrors(message, fields, error);
-
-  form.addEventListener('submit', (event) => {
-    event.preventDefault();
-    let request: Record<string, unknown>;
-    try {
-      request = body();
-    } catch (error) {
-      return showErrors(error as Error);
-    }
-    if (existing) {
-      request = changedFields(opened, request);
-      if (Object.keys(request).length === 0) return dialog.close();
-    }
-    submit.disabled = true;
-    const saved = existing ? context.api.patch<ServerView>(serverPath(existing.name), request) : context.api.post<ServerView>('/servers', request);
-    saved
-      .then(async (server) => {
-        dialog.close();
-        await context.servers.reload();
-        location.hash = `#/servers/${encodeURIComponent(server.name)}/tools`;
-      })
-      .catch(showErrors)
-      .finally(() => (submit.disabled = false));
+  return openFormDialog<ServerView>({
+    title: existing ? `Edit ${existing.name}` : 'Add a server',
+    kind: 'server-form',
+    submitLabel: existing ? 'Save' : 'Add server',
+    body: [
+      name.wrapper,
+      description.wrapper,
+      type.wrapper,
+      stdioFields,
+      networkFields,
+      namespace.wrapper,
+      sessionMode.wrapper,
+      protocol.wrapper,
+      h('div', { class: 'field-row' }, connectMs.wrapper, requestMs.wrapper, deadlineMs.wrapper),
+      h('label', { class: 'check' }, autoEnable, ' Enable new capabilities when first seen'),
+    ],
+    fields,
+    send: () => {
+      const request = body();
+      if (!existing) return context.api.post<ServerView>('/servers', request);
+      const changed = changedFields(opened, request);
+      return Object.keys(changed).length === 0 ? null : context.api.patch<ServerView>(serverPath(existing.name), changed);
+    },
+    saved: async (server) => {
+      await context.servers.reload();
+      location.hash = `#/servers/${encodeURIComponent(server.name)}/tools`;
+    },
   });
-  dialog.addEventListener('close', () => dialog.remove());
-  document.body.appendChild(dialog);
-  dialog.showModal();
-  return dialog;
 }

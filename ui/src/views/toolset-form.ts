@@ -5,7 +5,8 @@ import type { ViewContext } from '../context.js';
 import { h } from '../dom.js';
 import type { ToolsetInfo } from '../types.js';
 import { rulesOf, ruleText } from '../../../src/toolsets/rule-text.js';
-import { field, lines, showFormErrors } from './form-fields.js';
+import { openFormDialog } from './form-dialog.js';
+import { field, lines } from './form-fields.js';
 
 export const toolsetPath = (name: string): string => `/toolsets/${encodeURIComponent(name)}`;
 
@@ -28,19 +29,6 @@ export function openToolsetForm(context: ViewContext, existing: ToolsetInfo | nu
   const pinned = field('pinned', 'Pinned in search mode (SERVER/tool:GLOB per line)', textarea(existing?.pinned ?? []));
   const fields = [name, description, mode, servers, include, exclude, pinned];
 
-  const message = h('div', { class: 'form-message', role: 'alert' });
-  const submit = h('button', { type: 'submit', class: 'primary' }, existing ? 'Save' : 'Create toolset');
-  const title = existing ? `Edit toolset ${existing.name}` : 'New toolset';
-  const form = h(
-    'form',
-    { class: 'toolset-form', method: 'dialog' },
-    h('h2', {}, title),
-    message,
-    ...fields.map((entry) => entry.wrapper),
-    h('div', { class: 'actions' }, h('button', { type: 'button', onclick: () => dialog.close() }, 'Cancel'), submit),
-  );
-  const dialog = h('dialog', { class: 'dialog', 'aria-label': title }, form);
-
   const body = (): Record<string, unknown> => {
     const rules = rulesOf({ server: lines(servers.input.value), include: lines(include.input.value), exclude: lines(exclude.input.value) }, (list, problem) => new Error(`${LIST_LABEL[list]} ${problem}`));
     return {
@@ -52,26 +40,13 @@ export function openToolsetForm(context: ViewContext, existing: ToolsetInfo | nu
     };
   };
 
-  form.addEventListener('submit', (event) => {
-    event.preventDefault();
-    let request: Record<string, unknown>;
-    try {
-      request = body();
-    } catch (error) {
-      return showFormErrors(message, fields, error as Error);
-    }
-    submit.disabled = true;
-    const saved = existing ? context.api.patch<ToolsetInfo>(toolsetPath(existing.name), request) : context.api.post<ToolsetInfo>('/toolsets', request);
-    saved
-      .then(async () => {
-        dialog.close();
-        await context.toolsets.reload();
-      })
-      .catch((error: Error) => showFormErrors(message, fields, error))
-      .finally(() => (submit.disabled = false));
+  return openFormDialog<ToolsetInfo>({
+    title: existing ? `Edit toolset ${existing.name}` : 'New toolset',
+    kind: 'toolset-form',
+    submitLabel: existing ? 'Save' : 'Create toolset',
+    body: fields.map((entry) => entry.wrapper),
+    fields,
+    send: () => (existing ? context.api.patch<ToolsetInfo>(toolsetPath(existing.name), body()) : context.api.post<ToolsetInfo>('/toolsets', body())),
+    saved: () => context.toolsets.reload(),
   });
-  dialog.addEventListener('close', () => dialog.remove());
-  document.body.appendChild(dialog);
-  dialog.showModal();
-  return dialog;
 }
