@@ -10,18 +10,15 @@ import { openToolsetForm, toolsetPath } from './toolset-form.js';
 const endpointUrl = (toolset: ToolsetInfo): string => `${location.origin}${toolset.endpoint}`;
 
 function copyButton(text: string, done: HTMLElement): HTMLButtonElement {
-  return h(
-    'button',
-    {
-      type: 'button',
-      onclick: () =>
-        void navigator.clipboard.writeText(text).then(
-          () => replace(done, 'copied'),
-          () => replace(done, 'copy it by hand: the browser refused the clipboard'),
-        ),
-    },
-    'Copy',
-  );
+  const copy = (): void =>
+    // No clipboard outside a secure context (a page not on loopback): a refusal, not a throw.
+    void Promise.resolve()
+      .then(() => navigator.clipboard.writeText(text))
+      .then(
+        () => replace(done, 'copied'),
+        () => replace(done, 'copy it by hand: the browser refused the clipboard'),
+      );
+  return h('button', { type: 'button', onclick: copy }, 'Copy');
 }
 
 function rulesTable(toolset: ToolsetInfo): HTMLElement {
