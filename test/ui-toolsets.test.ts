@@ -103,7 +103,6 @@ t.test("a delete refused while a client is bound shows the API's 409 message; un
   const expected = await gateway.api('DELETE', '/toolsets/dev');
   t.equal(expected.status, 409);
   t.equal(await refusal.textContent(), expected.body.error.message, "the API's 409 message, word for word");
-  await screenshot(page, 'toolset-delete-refused');
 
   await page.getByLabel('toolset of cursor').selectOption({ label: 'the whole surface (/mcp)' });
   await page.locator('[data-result="bind"]', { hasText: 'cursor now sees the whole surface; its open sessions were closed' }).waitFor(SLOW);
