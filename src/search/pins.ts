@@ -4,7 +4,7 @@
 // switches so it survives renames of the exposed name; it only picks among
 // the tools the caller already sees (switches, toolset), never adds one. Pure.
 import { SERVER_NAME_PATTERN } from '../protocol/server-config.js';
-import { globToRegExp } from '../toolsets/view.js';
+import { globToRegExp } from '../toolsets/patterns.js';
 
 export const PIN_SYNTAX = 'SERVER/tool:<glob> (* any characters, ? one), e.g. fs/tool:read_*';
 

@@ -4,30 +4,17 @@
 // uriTemplate>`), with `*` and `?` as wildcards; nothing of an upstream's own
 // lists (schemas, descriptions) is ever stored (R1). Pure.
 import { z } from 'zod';
-import { CAPABILITY_TYPES, type CapabilityType } from '../protocol/capabilities.js';
 import type { Result } from '../protocol/errors.js';
 import { SERVER_NAME_PATTERN } from '../protocol/server-config.js';
 import { TOOLSET_NAME_PATTERN, type ToolsetSpec } from '../protocol/toolsets.js';
 import { parsePin, PIN_SYNTAX } from '../search/pins.js';
+import { parsePattern } from './patterns.js';
 import { unwrap } from '../registry/registry.js';
 import { fieldErrors, invalid } from '../registry/server-config.js';
 
 export type { ToolsetRecord, ToolsetServerRule, ToolsetSpec } from '../protocol/toolsets.js';
 
 export const PATTERN_SYNTAX = 'tool:<glob>, prompt:<glob> or resource:<glob> (* any characters, ? one)';
-
-export interface CapabilityPattern {
-  type: CapabilityType;
-  glob: string;
-}
-
-/** `tool:read_*` → its type and glob; null when malformed. */
-export function parsePattern(text: string): CapabilityPattern | null {
-  const at = text.indexOf(':');
-  const type = text.slice(0, at) as CapabilityType;
-  const glob = text.slice(at + 1);
-  return at > 0 && CAPABILITY_TYPES.includes(type) && glob !== '' ? { type, glob } : null;
-}
 
 const pattern = z.string({ error: 'must be a string' }).refine((text) => parsePattern(text) !== null, { error: `must be ${PATTERN_SYNTAX}` });
 const patterns = z.array(pattern, { error: 'must be a list of patterns' }).max(1000, { error: 'at most 1000 patterns' });

@@ -4,7 +4,8 @@
 // Pure.
 import { capabilityKey, CAPABILITY_TYPE_OF, type ListKind, type CapabilityType } from '../protocol/capabilities.js';
 import type { Namespaced } from '../router/namespace.js';
-import { parsePattern, type ToolsetSpec } from './spec.js';
+import type { ToolsetSpec } from '../protocol/toolsets.js';
+import { globToRegExp, parsePattern } from './patterns.js';
 
 type Matchers = Partial<Record<CapabilityType, RegExp[]>>;
 
@@ -12,12 +13,6 @@ interface CompiledRule {
   /** null: every capability of the server. */
   include: Matchers | null;
   exclude: Matchers;
-}
-
-/** `*` any run of characters, `?` one; everything else literal. Anchored. */
-export function globToRegExp(glob: string): RegExp {
-  const body = glob.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.');
-  return new RegExp(`^${body}$`, 's');
 }
 
 function compile(patterns: readonly string[]): Matchers {

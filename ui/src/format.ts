@@ -1,5 +1,5 @@
 // How values read on screen: health, transports, times. Pure.
-import type { ServerHealth, SessionMode, TransportConfig } from './types.js';
+import type { ProtocolSetting, ServerHealth, SessionMode, TransportConfig } from './types.js';
 
 /** CSS modifier of a badge or activity line. */
 export type Tone = 'ok' | 'busy' | 'bad' | 'off';
@@ -33,6 +33,19 @@ export const SESSION_MODE_TEXT: Record<SessionMode, string> = {
   shared: 'one upstream connection for every client session',
   per_session: "one connection per client session: the client's own roots, log level and subscriptions",
 };
+
+/** One line on each protocol setting; its keys are exactly the values the API takes (the config schema's type). */
+export const PROTOCOL_TEXT: Record<ProtocolSetting, string> = {
+  auto: 'probe with server/discover (2026-07-28), fall back to initialize (2025-11-25)',
+  '2025-11-25': 'speak only the 2025-11-25 era (initialize)',
+  '2026-07-28': 'speak only the 2026-07-28 era; fails when the upstream does not offer it',
+};
+export const PROTOCOLS = Object.keys(PROTOCOL_TEXT) as ProtocolSetting[];
+
+/** The setting and, once connected, what the upstream negotiated: `auto · speaking 2025-11-25 (legacy era)`. */
+export function protocolSummary(setting: ProtocolSetting, health: Pick<ServerHealth, 'protocol_version' | 'era'>): string {
+  return health.protocol_version ? `${setting} · speaking ${health.protocol_version} (${health.era} era)` : `${setting} · not connected`;
+}
 
 /** How a server's names reach clients: `fs__<name>`, or unprefixed for the empty namespace. */
 export function namespaceSummary(namespace: string): string {

@@ -1,11 +1,13 @@
 // Entry point of the web UI: log in (from a one-time link or this tab's
-// earlier login), connect the live events, load the servers, show the page.
+// earlier login), connect the live events, load the servers and toolsets,
+// show the page.
 import { Api } from './api.js';
 import { h, replace } from './dom.js';
 import { LiveEvents } from './live.js';
 import { ServerStore } from './server-store.js';
 import { establishSession, forgetSession } from './session.js';
 import { mountShell } from './shell.js';
+import { ToolsetStore } from './toolset-store.js';
 
 const root = document.getElementById('app')!;
 
@@ -43,9 +45,10 @@ async function boot(): Promise<void> {
   const api = new Api(token, expired);
   const live = new LiveEvents(token, expired);
   const servers = new ServerStore(api, live);
+  const toolsets = new ToolsetStore(api, live);
   live.start();
-  await servers.reload();
-  if (!ended) mountShell(root, { api, live, servers });
+  await Promise.all([servers.reload(), toolsets.reload()]);
+  if (!ended) mountShell(root, { api, live, servers, toolsets });
 }
 
 void boot();

@@ -1,6 +1,7 @@
 // Every registered server with its health, kept current from the admin
 // WebSocket: health, degraded and recovered events patch it in place; a
-// server added, changed or removed reloads the list (its config changed).
+// server added, changed or removed reloads the list (its config changed), and
+// so does one that connected (what it negotiated).
 import type { Api } from './api.js';
 import type { LiveEvents } from './live.js';
 import type { CofferEvent, ServerView } from './types.js';
@@ -79,7 +80,10 @@ export class ServerStore {
       case 'health': {
         const server = this.servers.get(event.server);
         if (!server) return;
-        server.health = { ...server.health, state: event.state, last_error: event.last_error, since: event.at };
+        // Ready is a new connection: what it negotiated (protocol version, era) is read from the list; no other state has one.
+        const connected = event.state === 'ready';
+        server.health = { ...server.health, state: event.state, last_error: event.last_error, since: event.at, ...(connected ? {} : { protocol_version: null, era: null }) };
+        if (connected) this.scheduleReload();
         return this.changed();
       }
       case 'degraded':

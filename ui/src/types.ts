@@ -1,5 +1,6 @@
 // Shapes of the REST answers the views read: the daemon's own types (type-only imports; nothing of the server is bundled).
-import type { PreferenceRow } from '../../src/protocol/db.js';
+import type { ClientCredential, PreferenceRow } from '../../src/protocol/db.js';
+import type { ToolsetRecord } from '../../src/protocol/toolsets.js';
 export type { OwnWords } from '../../src/protocol/db.js';
 
 export type { CapabilitiesView, CapabilityItem, CapabilityType, KindView } from '../../src/protocol/capabilities.js';
@@ -17,3 +18,9 @@ export type { InvocationRow } from '../../src/protocol/db.js';
 export type { TestConnectionReport as TestReport } from '../../src/protocol/jobs.js';
 /** GET/POST /servers/{name}/oauth: how the server's last sign-in went (never a token). */
 export type { SignInStatus } from '../../src/oauth/sign-ins.js';
+export type { ProtocolSetting } from '../../src/protocol/server-config.js';
+export type { ToolsetServerRule } from '../../src/protocol/toolsets.js';
+/** GET /toolsets: each toolset with its endpoint and the clients bound to it. */
+export type ToolsetInfo = ToolsetRecord & { endpoint: string; clients: string[] };
+/** GET /clients: a client credential (never its token) and the toolset it is held to (null: the whole surface). */
+export type ClientInfo = Pick<ClientCredential, 'name' | 'created_at' | 'toolset'>;

@@ -7,6 +7,7 @@ import { defineAction, groupCommand, type Command } from '../command.js';
 import { EXIT } from '../exit-codes.js';
 import { printJson, printLine, printMessage, printTable, usageError } from '../output.js';
 import type { ToolsetServerRule } from '../../protocol/toolsets.js';
+import { rulesOf as rulesText, type RuleText } from '../../toolsets/rule-text.js';
 
 interface ToolsetInfo {
   name: string;
@@ -38,27 +39,8 @@ const RULE_HELP = `      --server S             all of server S (its switches st
       --pin S/tool:GLOB      in search mode, list these tools of the set beside
                              the meta-tools (a disabled tool stays hidden)`;
 
-/** `S/PATTERN` split at the first '/' (server names have none; patterns may). */
-function serverPattern(text: string, flag: string): [string, string] {
-  const at = text.indexOf('/');
-  if (at <= 0 || at === text.length - 1) throw usageError(`--${flag} '${text}': expected SERVER/PATTERN, e.g. fs/tool:read_*`);
-  return [text.slice(0, at), text.slice(at + 1)];
-}
-
-/** The rules the options give (--server ones first, then those only patterns name); undefined when none is given. */
-export function rulesOf(values: { server?: string[]; include?: string[]; exclude?: string[] }): ToolsetServerRule[] | undefined {
-  const rules = new Map<string, ToolsetServerRule>();
-  const rule = (server: string) => rules.get(server) ?? rules.set(server, { server }).get(server)!;
-  for (const server of values.server ?? []) rule(server);
-  for (const [flag, field] of [['include', 'include'], ['exclude', 'exclude']] as const) {
-    for (const text of values[flag] ?? []) {
-      const [server, pattern] = serverPattern(text, flag);
-      const entry = rule(server);
-      (entry[field] ??= []).push(pattern);
-    }
-  }
-  return rules.size === 0 ? undefined : [...rules.values()];
-}
+/** The rules the options give; undefined when none is given. */
+export const rulesOf = (values: RuleText): ToolsetServerRule[] | undefined => rulesText(values, (flag, message) => usageError(`--${flag} ${message}`));
 
 function printToolset(toolset: ToolsetInfo): void {
   printLine(`${toolset.name}  ${toolset.endpoint}${toolset.description ? `  ${toolset.description}` : ''}`);

@@ -1,8 +1,9 @@
 // One capability tab: its state line (failed vs empty, R8), then every item
 // with its switch, description and schema when live, or "not live" and when
 // it was last seen (R6). Tools and prompts show the user's own name and
-// description beside the upstream's, editable. Thousands of items are paged
-// and searchable.
+// description beside the upstream's, editable. Each row names the toolsets
+// holding it; rows picked with their box go to a toolset with "Add to
+// toolset…". Thousands of items are paged and searchable.
 import type { TabItem, TabModel, Tab } from '../capability-model.js';
 import { h, replace, toggle } from '../dom.js';
 import { ago } from '../format.js';
@@ -16,14 +17,26 @@ const noneDiscovered = (tab: Tab): string => `no ${tab} discovered`;
 
 export type SetEnabled = (item: TabItem, enabled: boolean) => Promise<void>;
 
+/** The toolsets side of a tab: which sets hold an item, and adding picked items to one. */
+export interface ToolsetPicks {
+  holding(item: TabItem): string[];
+  /** Opens "Add to toolset…"; `added` runs once they are in the named toolset. */
+  add(items: TabItem[], added: (toolset: string) => void): void;
+}
+
 export class CapabilityTab {
   readonly element: HTMLElement;
   private readonly state = h('div', { class: 'tab-state', role: 'status' });
   private readonly list: PagedList<TabItem>;
+  /** Picked rows by key, kept across searches, pages and reloads. */
+  private readonly picked = new Map<string, TabItem>();
+  private readonly addButton = h('button', { type: 'button', class: 'add-to-toolset', disabled: true, onclick: () => this.addPicked() }, 'Add to toolset…');
+  private readonly pickResult = h('span', { class: 'muted pick-result', role: 'status' });
 
   constructor(
     private readonly tab: Tab,
     private readonly setEnabled: SetEnabled,
+    private readonly toolsets: ToolsetPicks,
     /** Null where items have no words of their own (resources). */
     private readonly setWords: SetWords | null = null,
   ) {
@@ -35,7 +48,7 @@ export class CapabilityTab {
       renderRow: (item) => this.row(item),
       noMatch: `No ${tab} match the search.`,
     });
-    this.element = h('div', { class: 'capability-tab', 'data-tab': tab }, this.state, this.list.element);
+    this.element = h('div', { class: 'capability-tab', 'data-tab': tab }, this.state, h('div', { class: 'tab-tools' }, this.addButton, this.pickResult), this.list.element);
   }
 
   show(model: TabModel): void {
@@ -70,10 +83,14 @@ export class CapabilityTab {
     const error = h('span', { class: 'field-error', 'data-error-for': 'switch' }, this.refusals.get(id));
     const sw = toggle(`enable ${item.type} ${item.key}`, asked ?? item.enabled, (enabled) => this.switchTo(item, enabled));
     sw.querySelector('input')!.disabled = asked !== undefined;
+    const pick = h('input', { type: 'checkbox', class: 'pick', 'aria-label': `pick ${item.type} ${item.key}`, checked: this.picked.has(item.key) });
+    pick.addEventListener('change', () => this.setPicked(item, pick.checked));
+    const holding = this.toolsets.holding(item);
     const schema = item.schema === undefined ? null : h('details', { class: 'schema' }, h('summary', {}, 'schema'), h('pre', { class: 'mono' }, JSON.stringify(item.schema, null, 2)));
     return h(
       'div',
       { class: `row capability-row${item.live ? '' : ' not-live'}`, 'data-key': item.key },
+      pick,
       sw,
       h(
         'div',
@@ -82,12 +99,29 @@ export class CapabilityTab {
         ownNameBadge(item),
         item.live ? null : h('span', { class: 'badge badge-off' }, 'not live'),
         item.live ? null : h('span', { class: 'muted last-seen', title: item.last_seen_at ?? '' }, `last seen ${ago(item.last_seen_at)}`),
+        holding.length === 0 ? null : h('span', { class: 'in-toolsets', 'data-toolsets': holding.join(' ') }, ...holding.map((toolset) => h('a', { class: 'badge badge-toolset', href: '#/toolsets', title: `in toolset ${toolset}` }, toolset))),
         ...descriptions(item),
         schema,
         this.setWords ? wordsEditor(item, this.setWords) : null,
         error,
       ),
     );
+  }
+
+  private setPicked(item: TabItem, picked: boolean): void {
+    if (picked) this.picked.set(item.key, item);
+    else this.picked.delete(item.key);
+    this.addButton.disabled = this.picked.size === 0;
+    replace(this.pickResult, this.picked.size === 0 ? '' : `${this.picked.size} picked`);
+  }
+
+  private addPicked(): void {
+    this.toolsets.add([...this.picked.values()], (toolset) => {
+      this.picked.clear();
+      this.addButton.disabled = true;
+      for (const box of this.element.querySelectorAll<HTMLInputElement>('input.pick')) box.checked = false;
+      replace(this.pickResult, `Added to toolset ${toolset}.`);
+    });
   }
 
   /** A switch flipped here: on a refusal that switch, and only it, goes back, with the API's message. */

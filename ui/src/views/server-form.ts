@@ -1,10 +1,13 @@
 // Add or edit a server in a dialog. The form only turns fields into the API's
 // JSON; the daemon validates, and its message and field errors are shown as
 // they are (the same words as `coffer mcp add` and the REST API).
-import { ApiError, serverPath } from '../api.js';
+import { serverPath } from '../api.js';
 import type { ViewContext } from '../context.js';
 import { h, replace } from '../dom.js';
-import { SESSION_MODE_TEXT } from '../format.js';
+import { PROTOCOL_TEXT, PROTOCOLS, SESSION_MODE_TEXT } from '../format.js';
+import type { ProtocolSetting } from '../types.js';
+import { field } from './form-fields.js';
+import { openFormDialog } from './form-dialog.js';
 import type { ServerView, SessionMode, TransportConfig } from '../types.js';
 
 type TransportType = TransportConfig['type'];
@@ -40,21 +43,6 @@ function timeoutValue(raw: string): number | string | undefined {
  */
 function changedFields(before: Record<string, unknown>, after: Record<string, unknown>): Record<string, unknown> {
   return Object.fromEntries(Object.entries(after).filter(([key, value]) => JSON.stringify(value) !== JSON.stringify(before[key])));
-}
-
-interface Field {
-  /** The API field path this input answers for (errors on it and below it show here). */
-  path: string;
-  input: HTMLInputElement | HTMLTextAreaElement | HTMLSelectElement;
-  error: HTMLElement;
-  wrapper: HTMLElement;
-}
-
-function field(path: string, label: string, input: Field['input'], hint = ''): Field {
-  const error = h('span', { class: 'field-error', 'data-error-for': path });
-  input.setAttribute('name', path);
-  const wrapper = h('label', { class: 'field' }, h('span', { class: 'field-label' }, label), input, hint ? h('span', { class: 'muted hint' }, hint) : null, error);
-  return { path, input, error, wrapper };
 }
 
 export function openServerForm(context: ViewContext, existing: ServerView | null): HTMLDialogElement {
@@ -94,7 +82,10 @@ export function openServerForm(context: ViewContext, existing: ServerView | null
   const sessionMode = field('session_mode', 'Session mode', h('select', {}, h('option', { value: 'shared' }, 'shared'), h('option', { value: 'per_session' }, 'per session')), SESSION_MODE_TEXT[existing?.session_mode ?? 'shared']);
   sessionMode.input.value = existing?.session_mode ?? 'shared';
   sessionMode.input.addEventListener('change', () => replace(sessionMode.wrapper.querySelector('.hint')!, SESSION_MODE_TEXT[sessionMode.input.value as SessionMode]));
-  const fields = [name, description, type, command, args, env, cwd, url, headers, connectMs, requestMs, deadlineMs, namespace, sessionMode];
+  const protocol = field('protocol', 'Protocol (the MCP era spoken to this upstream)', h('select', {}, ...PROTOCOLS.map((value) => h('option', { value }, value))), PROTOCOL_TEXT[existing?.protocol ?? 'auto']);
+  protocol.input.value = existing?.protocol ?? 'auto';
+  protocol.input.addEventListener('change', () => replace(protocol.wrapper.querySelector('.hint')!, PROTOCOL_TEXT[protocol.input.value as ProtocolSetting] ?? ''));
+  const fields = [name, description, type, command, args, env, cwd, url, headers, connectMs, requestMs, deadlineMs, namespace, sessionMode, protocol];
 
   const stdioFields = h('div', { class: 'field-group' }, command.wrapper, args.wrapper, env.wrapper, cwd.wrapper);
   const networkFields = h('div', { class: 'field-group' }, url.wrapper, headers.wrapper);
@@ -105,26 +96,6 @@ export function openServerForm(context: ViewContext, existing: ServerView | null
   };
   type.input.addEventListener('change', showTransport);
   showTransport();
-
-  const message = h('div', { class: 'form-message', role: 'alert' });
-  const submit = h('button', { type: 'submit', class: 'primary' }, existing ? 'Save' : 'Add server');
-  const form = h(
-    'form',
-    { class: 'server-form', method: 'dialog' },
-    h('h2', {}, existing ? `Edit ${existing.name}` : 'Add a server'),
-    message,
-    name.wrapper,
-    description.wrapper,
-    type.wrapper,
-    stdioFields,
-    networkFields,
-    namespace.wrapper,
-    sessionMode.wrapper,
-    h('div', { class: 'field-row' }, connectMs.wrapper, requestMs.wrapper, deadlineMs.wrapper),
-    h('label', { class: 'check' }, autoEnable, ' Enable new capabilities when first seen'),
-    h('div', { class: 'actions' }, h('button', { type: 'button', onclick: () => dialog.close() }, 'Cancel'), submit),
-  );
-  const dialog = h('dialog', { class: 'dialog', 'aria-label': existing ? `Edit ${existing.name}` : 'Add a server' }, form);
 
   const body = (): Record<string, unknown> => {
     const kind = type.input.value as TransportType;
@@ -148,47 +119,38 @@ export function openServerForm(context: ViewContext, existing: ServerView | null
       timeouts,
       ...(prefix === undefined ? {} : { namespace: prefix }),
       session_mode: sessionMode.input.value,
+      protocol: protocol.input.value,
     };
   };
   // What the form opened with, to send only what changed (the form is valid here: it shows stored values).
   const opened = existing ? body() : {};
 
-  const showErrors = (error: Error): void => {
-    replace(message, error.message);
-    message.classList.add('shown');
-    const fieldErrors = error instanceof ApiError ? error.fieldErrors : [];
-    for (const candidate of fields) {
-      const mine = fieldErrors.filter((entry) => entry.field === candidate.path || entry.field.startsWith(`${candidate.path}.`) || entry.field.startsWith(`${candidate.path}[`));
-      replace(candidate.error, mine.map((entry) => `${entry.field}: ${entry.message}`).join('; '));
-      candidate.wrapper.classList.toggle('invalid', mine.length > 0);
-    }
-  };
-
-  form.addEventListener('submit', (event) => {
-    event.preventDefault();
-    let request: Record<string, unknown>;
-    try {
-      request = body();
-    } catch (error) {
-      return showErrors(error as Error);
-    }
-    if (existing) {
-      request = changedFields(opened, request);
-      if (Object.keys(request).length === 0) return dialog.close();
-    }
-    submit.disabled = true;
-    const saved = existing ? context.api.patch<ServerView>(serverPath(existing.name), request) : context.api.post<ServerView>('/servers', request);
-    saved
-      .then(async (server) => {
-        dialog.close();
-        await context.servers.reload();
-        location.hash = `#/servers/${encodeURIComponent(server.name)}/tools`;
-      })
-      .catch(showErrors)
-      .finally(() => (submit.disabled = false));
+  return openFormDialog<ServerView>({
+    title: existing ? `Edit ${existing.name}` : 'Add a server',
+    kind: 'server-form',
+    submitLabel: existing ? 'Save' : 'Add server',
+    body: [
+      name.wrapper,
+      description.wrapper,
+      type.wrapper,
+      stdioFields,
+      networkFields,
+      namespace.wrapper,
+      sessionMode.wrapper,
+      protocol.wrapper,
+      h('div', { class: 'field-row' }, connectMs.wrapper, requestMs.wrapper, deadlineMs.wrapper),
+      h('label', { class: 'check' }, autoEnable, ' Enable new capabilities when first seen'),
+    ],
+    fields,
+    send: () => {
+      const request = body();
+      if (!existing) return context.api.post<ServerView>('/servers', request);
+      const changed = changedFields(opened, request);
+      return Object.keys(changed).length === 0 ? null : context.api.patch<ServerView>(serverPath(existing.name), changed);
+    },
+    saved: async (server) => {
+      await context.servers.reload();
+      location.hash = `#/servers/${encodeURIComponent(server.name)}/tools`;
+    },
   });
-  dialog.addEventListener('close', () => dialog.remove());
-  document.body.appendChild(dialog);
-  dialog.showModal();
-  return dialog;
 }

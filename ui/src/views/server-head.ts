@@ -5,7 +5,7 @@
 import { serverPath } from '../api.js';
 import type { ViewContext } from '../context.js';
 import { h, replace } from '../dom.js';
-import { namespaceSummary, SESSION_MODE_TEXT, transportSummary } from '../format.js';
+import { namespaceSummary, PROTOCOL_TEXT, protocolSummary, SESSION_MODE_TEXT, transportSummary } from '../format.js';
 import type { ServerView, TestReport } from '../types.js';
 import { healthBadge } from './health-badge.js';
 import { openServerForm } from './server-form.js';
@@ -23,8 +23,8 @@ function testReportText(report: TestReport): string {
 
 /** The fields of a server the head shows; other changes (health.since, timeouts, env) leave it as it is. */
 function shownFields(server: ServerView): unknown[] {
-  const { name, description, transport, namespace, session_mode, enabled, health } = server;
-  return [name, description, transport.type, transportSummary(transport), namespace, session_mode, enabled, health.state, health.degraded, health.last_error];
+  const { name, description, transport, namespace, session_mode, protocol, enabled, health } = server;
+  return [name, description, transport.type, transportSummary(transport), namespace, session_mode, protocol, health.protocol_version, enabled, health.state, health.degraded, health.last_error];
 }
 
 export class ServerHead {
@@ -69,6 +69,10 @@ export class ServerHead {
         h('span', { class: 'tag' }, 'sessions'),
         ' ',
         h('span', { class: 'session-mode', title: SESSION_MODE_TEXT[server.session_mode] }, server.session_mode === 'per_session' ? 'per session' : 'shared'),
+        ' ',
+        h('span', { class: 'tag' }, 'protocol'),
+        ' ',
+        h('span', { class: 'protocol', 'data-protocol': server.protocol, 'data-era': server.health.era ?? '', title: PROTOCOL_TEXT[server.protocol] }, protocolSummary(server.protocol, server.health)),
       ),
       server.health.last_error ? h('p', { class: 'last-error' }, `Last error: ${server.health.last_error}`) : null,
       h(

@@ -8,7 +8,9 @@ import type { View, ViewContext } from '../context.js';
 import { h, replace } from '../dom.js';
 import { clock } from '../format.js';
 import type { CapabilitiesView, KnownKey, OwnWords } from '../types.js';
-import { CapabilityTab } from './capability-tab.js';
+import { membership } from '../toolset-model.js';
+import { openAddToToolset } from './add-to-toolset.js';
+import { CapabilityTab, type ToolsetPicks } from './capability-tab.js';
 import { ServerHead } from './server-head.js';
 
 const RELOAD_DEBOUNCE_MS = 300;
@@ -40,8 +42,10 @@ export function serverPage(context: ViewContext, name: string, initialTab: Tab):
   const setWords = async (item: { type: string; key: string }, words: OwnWords): Promise<void> => {
     await context.api.post(serverPath(name, `/capabilities/${item.type}/words`), { key: item.key, ...words });
   };
+  let holding = membership(context.toolsets.toolsets, name);
+  const picks: ToolsetPicks = { holding: (item) => holding(item), add: (items, added) => openAddToToolset(context, name, items, added) };
   // Resources are named by their URIs: no words of their own.
-  const tabs = Object.fromEntries(TABS.map((kind) => [kind, new CapabilityTab(kind, setEnabled, kind === 'resources' ? null : setWords)])) as Record<Tab, CapabilityTab>;
+  const tabs = Object.fromEntries(TABS.map((kind) => [kind, new CapabilityTab(kind, setEnabled, picks, kind === 'resources' ? null : setWords)])) as Record<Tab, CapabilityTab>;
   const tabLinks = Object.fromEntries(TABS.map((kind) => [kind, h('a', { class: 'tab', role: 'tab', href: `#/servers/${encodeURIComponent(name)}/${kind}` })])) as Record<Tab, HTMLAnchorElement>;
   const tabBody = h('div', { class: 'tab-body', role: 'tabpanel' });
   const refreshResult = h('p', { class: 'result', 'data-result': 'refresh', role: 'status' });
@@ -103,6 +107,10 @@ export function serverPage(context: ViewContext, name: string, initialTab: Tab):
   };
 
   const stopServers = context.servers.onChange(serverChanged);
+  const stopToolsets = context.toolsets.onChange(() => {
+    holding = membership(context.toolsets.toolsets, name);
+    renderTabs();
+  });
   const stopEvents = context.live.onEvent((event) => {
     // Only after a clean load: a failed list evicts the connection (R7), whose reconnect announces a
     // list change, and reading again would fail again — round and round. Failed tabs say "refresh".
@@ -142,6 +150,7 @@ export function serverPage(context: ViewContext, name: string, initialTab: Tab):
       clearTimeout(reloadTimer);
       loadSeq++;
       stopServers();
+      stopToolsets();
       stopEvents();
     },
   };
