@@ -4,6 +4,7 @@
 // side, prints a table, writes bench/results/<timestamp>.json and .svg.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { actorStartRows } from './actor-start.js';
 import { parseOrExit, positiveInteger } from './cli-args.js';
 import { killAllChildren } from './proc.js';
 import { machine, table, type Row } from './report.js';
@@ -20,18 +21,21 @@ import { BENCH_DIST, MCP_HUB_VERSION, SDK_VERSION } from './targets/paths.js';
 const USAGE = `usage: npm run bench [-- options]
   --quick              every row with fewer repetitions and smaller counts (a few minutes)
   --only LIST          comma list of calls, fanout, hung, spread, footprint (only the footprint rows, which fanout includes),
-                       ops (call cost of metrics and tracing: not in the default set)
+                       ops (call cost of metrics and tracing: not in the default set),
+                       actor-start (boot CPU, RSS per actor and time to all ready at 50 and 200 upstreams: not in the default set)
+  --floor              with actor-start: the same figures for bare worker threads, what any worker costs
   --footprint-at N     upstreams of the footprint rows (200 full, 10 quick)
   --cpu-prof DIR       profile the coffer daemon of the call scenarios
   --out DIR            where the JSON and SVG go (default bench/results)
   --help               this text
 exit codes: 0 ran (targets met or not), 1 a scenario failed, 2 usage error or watchdog`;
 
-const SCENARIOS = ['calls', 'fanout', 'hung', 'footprint', 'spread', 'ops'];
+const SCENARIOS = ['calls', 'fanout', 'hung', 'footprint', 'spread', 'ops', 'actor-start'];
 
 const values = parseOrExit(
   {
     quick: { type: 'boolean', default: false },
+    floor: { type: 'boolean', default: false },
     only: { type: 'string' },
     'cpu-prof': { type: 'string' },
     'footprint-at': { type: 'string' },
@@ -73,6 +77,7 @@ const settings: Settings = {
   footprintUpstreams: footprintAt ?? (quick ? 10 : 200),
   spreadPoints: quick ? [10, 50] : [10, 50, 200],
   spreadLatencyRounds: quick ? 200 : 1000,
+  actorStartPoints: quick ? [50] : [50, 200],
   loopDeadlineMs: quick ? 12_000 : 45_000,
   readyTimeoutMs: (count) => 30_000 + count * 2_000,
   ...(values['cpu-prof'] ? { cpuProfDir: values['cpu-prof'] } : {}),
@@ -111,6 +116,7 @@ try {
     ['spread', async () => void rows.push(...(await spreadScenarios(ctx)))],
     ['footprint', async () => void rows.push(...(await footprintScenario(ctx)))],
     ['ops', async () => void rows.push(...(await opsScenario(ctx)))],
+    ['actor-start', async () => void rows.push(...(await actorStartRows(ctx, values.floor)))],
   ];
   for (const [name, scenario] of scenarios) {
     if (!only.has(name)) continue;
@@ -128,8 +134,8 @@ try {
 
 const elapsedS = (Date.now() - started) / 1000;
 // Spread rows (one per upstream count) keep their measured order after the throughput row.
-const order = ['call-overhead-http', 'call-overhead-stdio', 'warm-list', 'cold-list', 'hung-startup', 'hung-midsession', 'hung-calls', 'throughput', 'spread', 'footprint-rss', 'footprint-start', 'scale', 'ops-overhead'];
-const rank = (id: string): number => order.indexOf(id.startsWith('spread-') ? 'spread' : id);
+const order = ['call-overhead-http', 'call-overhead-stdio', 'warm-list', 'cold-list', 'hung-startup', 'hung-midsession', 'hung-calls', 'throughput', 'spread', 'footprint-rss', 'footprint-start', 'scale', 'ops-overhead', 'actor-start'];
+const rank = (id: string): number => order.indexOf(id.startsWith('spread-') ? 'spread' : id.startsWith('actor-start') ? 'actor-start' : id);
 rows.sort((a, b) => rank(a.id) - rank(b.id));
 const stamp = new Date().toISOString().replace(/[:.]/g, '-');
 mkdirSync(values.out, { recursive: true });
