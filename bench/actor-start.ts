@@ -6,17 +6,15 @@
 // with and without the actors' resourceLimits: what any worker costs here.
 import { processCpuMs, sleep, startChild } from './proc.js';
 import { single, type Row } from './report.js';
-import { Coffer, type UpstreamSpec } from './targets/coffer.js';
+import { Coffer } from './targets/coffer.js';
+import { hostedUpstreams } from './targets/host.js';
 import { BENCH_DIST } from './targets/paths.js';
 import type { Context } from './scenarios/context.js';
-import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
+import { ACTOR_RESOURCE_LIMITS } from '../src/upstreams/actor.js';
+import { DEFAULT_CONCURRENT_BOOTS } from '../src/upstreams/pool.js';
 
 const BASE = 7000;
-/** The pool's default bound of concurrent boots, so the floor starts workers as actors are started. */
-const BOOT_CONCURRENCY = 2 * availableParallelism();
-/** What src/upstreams/actor.ts gives each actor worker. */
-const ACTOR_LIMITS = { maxYoungGenerationSizeMb: 2, maxOldGenerationSizeMb: 256 };
 
 interface Start {
   readyS: number;
@@ -36,15 +34,14 @@ export async function actorStartRows(ctx: Context, floor: boolean): Promise<Row[
       { id: 'actor-start-cpu', scenario: `boot CPU per actor, ${n} upstreams (daemon CPU at all ready − empty daemon's start, ÷ ${n})`, unit: 'ms', coffer: single(start.cpuPerActorMs), base: null, peer: null, headline: `${start.cpuPerActorMs.toFixed(0)} ms per actor`, target: 'lower is better', met: null },
       { id: 'actor-start-rss', scenario: `RSS per actor, ${n} upstreams (daemon RSS with ${n} ready − empty daemon, ÷ ${n})`, unit: 'MB', coffer: single(start.rssPerActorMb), base: null, peer: null, headline: `${start.rssPerActorMb.toFixed(1)} MB per actor (daemon ${start.rssEmptyMb.toFixed(0)} → ${start.rssReadyMb.toFixed(0)} MB)`, target: '≤ 6 MB at 200', met: n === 200 ? start.rssPerActorMb <= 6 : null },
     );
-    if (floor) rows.push(await floorRow(ctx, n, null), await floorRow(ctx, n, ACTOR_LIMITS));
+    if (floor) rows.push(await floorRow(ctx, n, null), await floorRow(ctx, n, ACTOR_RESOURCE_LIMITS));
   }
   return rows;
 }
 
 async function measureStart(ctx: Context, n: number): Promise<Start> {
   const { settings, host } = ctx;
-  await host.configure({ ranges: [{ from: BASE, to: BASE + n, behaviour: { tools: settings.toolsPerUpstream } }] });
-  const specs: UpstreamSpec[] = Array.from({ length: n }, (_unused, i) => ({ name: `a${i}`, url: host.url(BASE + i) }));
+  const specs = await hostedUpstreams(host, BASE, n, settings.toolsPerUpstream, 'a');
   const coffer = await Coffer.start();
   try {
     await sleep(500);
@@ -68,8 +65,9 @@ async function measureStart(ctx: Context, n: number): Promise<Start> {
   }
 }
 
+/** Bare workers started as the pool starts actors (the same bound on boots at once). */
 async function floorRow(ctx: Context, n: number, limits: object | null): Promise<Row> {
-  const args = [join(BENCH_DIST, 'worker-floor.js'), '--workers', String(n), '--concurrency', String(BOOT_CONCURRENCY), ...(limits ? ['--limits', JSON.stringify(limits)] : [])];
+  const args = [join(BENCH_DIST, 'worker-floor.js'), '--workers', String(n), '--concurrency', String(DEFAULT_CONCURRENT_BOOTS), ...(limits ? ['--limits', JSON.stringify(limits)] : [])];
   const child = await startChild(process.execPath, args, { helloTimeoutMs: ctx.settings.readyTimeoutMs(n) });
   await child.stop();
   const floor = child.hello as { rssPerWorkerMb: number; cpuPerWorkerMs: number; allOnlineMs: number };

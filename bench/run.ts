@@ -24,6 +24,7 @@ const USAGE = `usage: npm run bench [-- options]
                        ops (call cost of metrics and tracing: not in the default set),
                        actor-start (boot CPU, RSS per actor and time to all ready at 50 and 200 upstreams: not in the default set)
   --floor              with actor-start: the same figures for bare worker threads, what any worker costs
+  --actor-start-at N   upstreams of the actor-start rows (50 and 200 full, 50 quick)
   --footprint-at N     upstreams of the footprint rows (200 full, 10 quick)
   --cpu-prof DIR       profile the coffer daemon of the call scenarios
   --out DIR            where the JSON and SVG go (default bench/results)
@@ -39,16 +40,19 @@ const values = parseOrExit(
     only: { type: 'string' },
     'cpu-prof': { type: 'string' },
     'footprint-at': { type: 'string' },
+    'actor-start-at': { type: 'string' },
     out: { type: 'string', default: join(BENCH_DIST, '..', '..', 'bench', 'results') },
   },
   USAGE,
   (parsed) => {
     if (positiveInteger(parsed['footprint-at']) === null) return '--footprint-at must be a positive integer';
+    if (positiveInteger(parsed['actor-start-at']) === null) return '--actor-start-at must be a positive integer';
     const unknown = (parsed.only ?? '').split(',').filter((name) => name !== '' && !SCENARIOS.includes(name));
     return unknown.length > 0 ? `--only: unknown scenario ${unknown.join(', ')}` : null;
   },
 );
 const footprintAt = positiveInteger(values['footprint-at']);
+const actorStartAt = positiveInteger(values['actor-start-at']);
 
 const quick = values.quick;
 const settings: Settings = {
@@ -77,7 +81,7 @@ const settings: Settings = {
   footprintUpstreams: footprintAt ?? (quick ? 10 : 200),
   spreadPoints: quick ? [10, 50] : [10, 50, 200],
   spreadLatencyRounds: quick ? 200 : 1000,
-  actorStartPoints: quick ? [50] : [50, 200],
+  actorStartPoints: actorStartAt ? [actorStartAt] : quick ? [50] : [50, 200],
   loopDeadlineMs: quick ? 12_000 : 45_000,
   readyTimeoutMs: (count) => 30_000 + count * 2_000,
   ...(values['cpu-prof'] ? { cpuProfDir: values['cpu-prof'] } : {}),
