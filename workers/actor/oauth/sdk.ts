@@ -1,8 +1,8 @@
 // The SDK's OAuth code, loaded on first use. With its zod schemas and jose it
-// is most of the actor's code (≈ 5 MB of RSS and ≈ 80 ms of CPU per worker
-// here), and most upstreams never answer a challenge nor hold a token to
+// is most of the actor's code, a large share of every worker's start-up CPU
+// and RSS, and most upstreams never answer a challenge nor hold a token to
 // refresh. The actor bundle keeps these dynamic imports as a chunk of its own
-// (scripts/build-actor.mjs).
+// (scripts/build-actor.mjs; README, Performance).
 import type { ActorLog } from '../log.js';
 
 type AuthModule = typeof import('@modelcontextprotocol/sdk/client/auth.js');
