@@ -94,3 +94,11 @@ export function mainThreadCpuNs(pid: number): number {
 }
 
 export { sleep, waitFor } from '../test/helpers/wait.js';
+
+/** CPU time of a whole process (every thread, live ones and ended ones) so far, in ms, from /proc (10 ms ticks). */
+export function processCpuMs(pid: number): number {
+  // The command name (field 2) may hold spaces: count fields after its closing parenthesis.
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  const TICK_MS = 10;
+  return (Number(fields[11]) + Number(fields[12])) * TICK_MS;
+}

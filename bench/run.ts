@@ -4,6 +4,7 @@
 // side, prints a table, writes bench/results/<timestamp>.json and .svg.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { actorStartRows } from './actor-start.js';
 import { parseOrExit, positiveInteger } from './cli-args.js';
 import { killAllChildren } from './proc.js';
 import { machine, table, type Row } from './report.js';
@@ -22,31 +23,38 @@ const USAGE = `usage: npm run bench [-- options]
   --quick              every row with fewer repetitions and smaller counts (a few minutes)
   --only LIST          comma list of calls, fanout, hung, spread, modern (tools/call and tools/list in both protocol eras),
                        footprint (only the footprint rows, which fanout includes),
-                       ops (call cost of metrics and tracing: not in the default set)
+                       ops (call cost of metrics and tracing: not in the default set),
+                       actor-start (boot CPU, RSS per actor and time to all ready at 50 and 200 upstreams: not in the default set)
+  --floor              with actor-start: the same figures for bare worker threads, what any worker costs
+  --actor-start-at N   upstreams of the actor-start rows (50 and 200 full, 50 quick)
   --footprint-at N     upstreams of the footprint rows (200 full, 10 quick)
   --cpu-prof DIR       profile the coffer daemon of the call scenarios
   --out DIR            where the JSON and SVG go (default bench/results)
   --help               this text
 exit codes: 0 ran (targets met or not), 1 a scenario failed, 2 usage error or watchdog`;
 
-const SCENARIOS = ['calls', 'fanout', 'hung', 'footprint', 'spread', 'modern', 'ops'];
+const SCENARIOS = ['calls', 'fanout', 'hung', 'footprint', 'spread', 'modern', 'ops', 'actor-start'];
 
 const values = parseOrExit(
   {
     quick: { type: 'boolean', default: false },
+    floor: { type: 'boolean', default: false },
     only: { type: 'string' },
     'cpu-prof': { type: 'string' },
     'footprint-at': { type: 'string' },
+    'actor-start-at': { type: 'string' },
     out: { type: 'string', default: join(BENCH_DIST, '..', '..', 'bench', 'results') },
   },
   USAGE,
   (parsed) => {
     if (positiveInteger(parsed['footprint-at']) === null) return '--footprint-at must be a positive integer';
+    if (positiveInteger(parsed['actor-start-at']) === null) return '--actor-start-at must be a positive integer';
     const unknown = (parsed.only ?? '').split(',').filter((name) => name !== '' && !SCENARIOS.includes(name));
     return unknown.length > 0 ? `--only: unknown scenario ${unknown.join(', ')}` : null;
   },
 );
 const footprintAt = positiveInteger(values['footprint-at']);
+const actorStartAt = positiveInteger(values['actor-start-at']);
 
 const quick = values.quick;
 const settings: Settings = {
@@ -75,6 +83,7 @@ const settings: Settings = {
   footprintUpstreams: footprintAt ?? (quick ? 10 : 200),
   spreadPoints: quick ? [10, 50] : [10, 50, 200],
   spreadLatencyRounds: quick ? 200 : 1000,
+  actorStartPoints: actorStartAt ? [actorStartAt] : quick ? [50] : [50, 200],
   loopDeadlineMs: quick ? 12_000 : 45_000,
   readyTimeoutMs: (count) => 30_000 + count * 2_000,
   ...(values['cpu-prof'] ? { cpuProfDir: values['cpu-prof'] } : {}),
@@ -114,6 +123,7 @@ try {
     ['modern', async () => void rows.push(...(await modernScenario(ctx)))],
     ['footprint', async () => void rows.push(...(await footprintScenario(ctx)))],
     ['ops', async () => void rows.push(...(await opsScenario(ctx)))],
+    ['actor-start', async () => void rows.push(...(await actorStartRows(ctx, values.floor)))],
   ];
   for (const [name, scenario] of scenarios) {
     if (!only.has(name)) continue;
@@ -130,9 +140,10 @@ try {
 }
 
 const elapsedS = (Date.now() - started) / 1000;
-const order = ['call-overhead-http', 'call-overhead-stdio', 'warm-list', 'cold-list', 'hung-startup', 'hung-midsession', 'hung-calls', 'throughput', 'spread', 'modern', 'footprint-rss', 'footprint-start', 'scale', 'ops-overhead'];
-// Spread and era rows (several each) keep their measured order within their place.
-const rank = (id: string): number => order.indexOf(id.startsWith('spread-') ? 'spread' : id.startsWith('modern-') ? 'modern' : id);
+const order = ['call-overhead-http', 'call-overhead-stdio', 'warm-list', 'cold-list', 'hung-startup', 'hung-midsession', 'hung-calls', 'throughput', 'spread', 'modern', 'footprint-rss', 'footprint-start', 'scale', 'ops-overhead', 'actor-start'];
+// Spread, era and actor-start rows (several each) keep their measured order within their place.
+const FAMILIES = ['spread', 'modern', 'actor-start'];
+const rank = (id: string): number => order.indexOf(FAMILIES.find((family) => id.startsWith(family)) ?? id);
 rows.sort((a, b) => rank(a.id) - rank(b.id));
 const stamp = new Date().toISOString().replace(/[:.]/g, '-');
 mkdirSync(values.out, { recursive: true });

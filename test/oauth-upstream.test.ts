@@ -9,9 +9,10 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { CLI_ENTRY } from '../src/paths.js';
+import { actorEntry, CLI_ENTRY, upstreamLogDir } from '../src/paths.js';
 import { runCli } from './helpers/cli.js';
 import { startGateway, waitFor, type Gateway } from './helpers/gateway.js';
+import { networkConfig, startNetworkFixture } from './fixtures/fixture-servers.js';
 import { READ_SCOPE, startOAuthFixture, WRITE_SCOPE, type OAuthFixture } from './fixtures/oauth-servers.js';
 
 const NAME = 'remote';
@@ -75,6 +76,21 @@ t.test('OAuth sign-in to a remote upstream', async (t) => {
     t.equal(list.body.error.code, 'UPSTREAM_AUTH_REQUIRED');
     t.notOk((await client.listTools()).tools.some((tool) => tool.name.startsWith(`${NAME}__`)), 'lists leave it out');
     t.ok(rs.seen.length > 0 && rs.seen.every((header) => header === undefined), 'nothing was sent as a credential');
+  });
+
+  await t.test('the sign-in code is loaded by an actor that met a challenge, never by one that did not', async (t) => {
+    // workers/actor/oauth/sdk.ts: most of an actor's code, loaded on first use (the sign-in below then proves it works).
+    const LOADED = 'loading the sign-in code';
+    const actorLog = (server: string): string => readFileSync(join(upstreamLogDir(gateway.home), `${server}.log`), 'utf8');
+    const plain = await startNetworkFixture('http');
+    t.teardown(() => plain.kill());
+    t.equal((await api('POST', '/servers', networkConfig('plain', 'http', plain.url))).status, 201);
+    await waitFor('plain ready', async () => (await gateway.api('GET', '/servers/plain')).body.health.state === 'ready', 20_000);
+    t.ok((await client.listTools()).tools.some((tool) => tool.name.startsWith('plain__')), 'the plain upstream is listed');
+    await waitFor(`${NAME}'s log to note the sign-in code`, () => actorLog(NAME).includes(LOADED), 20_000);
+    t.notMatch(actorLog('plain'), LOADED, 'an HTTP upstream that never challenged did not load it');
+    t.notMatch(readFileSync(actorEntry(), 'utf8'), 'function discoverOAuthProtectedResourceMetadata', 'the code every actor loads at start holds none of it');
+    t.equal((await api('DELETE', '/servers/plain')).status, 204);
   });
 
   await t.test('a headless sign-in: PKCE S256, resource indicator, scope from the challenge; the link works once', async (t) => {

@@ -36,6 +36,8 @@ export interface Settings {
   footprintUpstreams: number;
   /** Upstream counts of the spread-load rows. */
   spreadPoints: number[];
+  /** Upstream counts of the actor-start rows. */
+  actorStartPoints: number[];
   /** Interleaved rounds of the spread latency loop. */
   spreadLatencyRounds: number;
   /** Deadline of any one measuring loop. */

@@ -9,6 +9,7 @@ import { fig, single, type Row } from '../report.js';
 import { growthOrder, summarize, type Summary } from '../stats.js';
 import { Coffer, type UpstreamSpec } from '../targets/coffer.js';
 import { startPeer, type Peer } from '../targets/peer.js';
+import { hostedUpstreams } from '../targets/host.js';
 import type { Context } from './context.js';
 
 export interface ScalePoint {
@@ -36,8 +37,7 @@ export async function fanoutScenarios(ctx: Context): Promise<FanoutResult> {
   const maxPoint = Math.max(...settings.scalePoints, settings.footprintUpstreams, COLD_AT, WARM_AT);
   // Host indices of their own, so the tool count per upstream can differ from the call scenarios'.
   const BASE = 2000;
-  await host.configure({ ranges: [{ from: BASE, to: BASE + maxPoint, behaviour: { tools: T } }] });
-  const specs: UpstreamSpec[] = Array.from({ length: maxPoint }, (_unused, i) => ({ name: `s${i}`, url: host.url(BASE + i) }));
+  const specs = await hostedUpstreams(host, BASE, maxPoint, T, 's');
   const rows: Row[] = [];
   const scale: ScalePoint[] = [];
   const coffer = await Coffer.start();
@@ -112,8 +112,7 @@ export async function footprintScenario(ctx: Context): Promise<Row[]> {
   const { settings, host } = ctx;
   const n = settings.footprintUpstreams;
   const BASE = 5000;
-  await host.configure({ ranges: [{ from: BASE, to: BASE + n, behaviour: { tools: settings.fanoutTools } }] });
-  const specs: UpstreamSpec[] = Array.from({ length: n }, (_unused, i) => ({ name: `f${i}`, url: host.url(BASE + i) }));
+  const specs = await hostedUpstreams(host, BASE, n, settings.fanoutTools, 'f');
   const coffer = await Coffer.start();
   try {
     await sleep(500);

@@ -1,6 +1,7 @@
 // The synthetic HTTP upstream host, as the harness sees it.
 import { startChild, type Child } from '../proc.js';
 import type { ServerBehaviour } from '../synthetic/mcp-core.js';
+import type { UpstreamSpec } from './coffer.js';
 import { HTTP_HOST } from './paths.js';
 
 export interface Host {
@@ -32,4 +33,10 @@ export async function startHost(tools: number): Promise<Host> {
     setFloor: (list) => post('/ctl/floor', { tools: list }),
     stop: () => child.stop(2_000),
   };
+}
+
+/** `count` upstreams on the host from index `from`, `tools` tools each, named `<prefix><i>`: ready to register. */
+export async function hostedUpstreams(host: Host, from: number, count: number, tools: number, prefix: string): Promise<UpstreamSpec[]> {
+  await host.configure({ ranges: [{ from, to: from + count, behaviour: { tools } }] });
+  return Array.from({ length: count }, (_unused, i) => ({ name: `${prefix}${i}`, url: host.url(from + i) }));
 }

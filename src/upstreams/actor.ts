@@ -52,7 +52,7 @@ const DEFAULT_SHUTDOWN_DEADLINE_MS = 6_000;
  */
 const ANSWER_GRACE_MS = 5_000;
 /** A smaller young generation saves ~5 MB of RSS per actor; actors allocate little. */
-const ACTOR_RESOURCE_LIMITS = { maxYoungGenerationSizeMb: 2, maxOldGenerationSizeMb: 256 };
+export const ACTOR_RESOURCE_LIMITS = { maxYoungGenerationSizeMb: 2, maxOldGenerationSizeMb: 256 };
 const NOT_STARTED = 'actor stopped before it started';
 
 /** A message waiting for its answer: a forward's progress comes before it. */

@@ -28,7 +28,7 @@ export interface OAuthRecords {
 
 const RESPAWN_DELAY_MS = 1_000;
 /** Workers booting at once: two per core keeps the cores busy while a boot waits on file reads. */
-const DEFAULT_CONCURRENT_BOOTS = 2 * availableParallelism();
+export const DEFAULT_CONCURRENT_BOOTS = 2 * availableParallelism();
 
 export class UpstreamPool extends EventEmitter<PoolEvents> implements UpstreamDirectory {
   private entries = new Map<string, UpstreamActor>();

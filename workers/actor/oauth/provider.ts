@@ -2,10 +2,10 @@
 // auth() reads and saves (client registration, tokens, PKCE verifier,
 // discovery) lands in the record, and every change is handed to `persist`.
 import type { AddClientAuthentication, OAuthClientProvider, OAuthDiscoveryState } from '@modelcontextprotocol/sdk/client/auth.js';
-import { createPrivateKeyJwtAuth } from '@modelcontextprotocol/sdk/client/auth-extensions.js';
 import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
 import type { OAuthRecord } from '../../../src/protocol/oauth.js';
 import { VERSION } from '../../../src/version.js';
+import { authExtensions } from './sdk.js';
 
 /** Compares two issuer identifiers as parsed URLs, tolerating one trailing slash (as the SDK does). */
 export function sameIssuer(a: string, b: string): boolean {
@@ -55,8 +55,12 @@ export class RecordProvider implements OAuthClientProvider {
     private readonly configured: OAuthClientConfig,
   ) {
     const { client_id, private_key, private_key_alg } = configured;
-    this.addClientAuthentication =
-      client_id && private_key ? createPrivateKeyJwtAuth({ issuer: client_id, subject: client_id, privateKey: private_key, alg: private_key_alg ?? DEFAULT_JWT_ALG }) : undefined;
+    if (client_id && private_key) {
+      let signer: Promise<AddClientAuthentication> | undefined;
+      const sign = (): Promise<AddClientAuthentication> =>
+        (signer ??= authExtensions().then(({ createPrivateKeyJwtAuth }) => createPrivateKeyJwtAuth({ issuer: client_id, subject: client_id, privateKey: private_key, alg: private_key_alg ?? DEFAULT_JWT_ALG })));
+      this.addClientAuthentication = async (...args) => (await sign())(...args);
+    }
     this.clientMetadataUrl = configured.client_metadata_url;
   }
 

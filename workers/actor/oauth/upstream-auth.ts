@@ -8,12 +8,12 @@
 // is the official SDK's auth(); this module decides when to run it and keeps
 // its results bound to one upstream URL.
 import { randomBytes } from 'node:crypto';
-import { auth, extractWWWAuthenticateParams } from '@modelcontextprotocol/sdk/client/auth.js';
 import { messageOf } from '../../../src/protocol/errors.js';
 import { signInCommand, type OAuthAction, type OAuthOutcome, type OAuthRecord } from '../../../src/protocol/oauth.js';
 import { isBearerChallenge, type HttpAuth, type Refusal } from '../http-auth.js';
 import type { ActorLog } from '../log.js';
 import { RecordProvider, type OAuthClientConfig } from './provider.js';
+import { authSdk } from './sdk.js';
 
 /** How long a sign-in link (its state and PKCE verifier) stays usable. */
 export const SIGN_IN_TTL_MS = 10 * 60_000;
@@ -85,6 +85,7 @@ export class UpstreamAuth implements HttpAuth {
 
   async refused(status: number, challenge: string | undefined, sent: string | undefined, retried: boolean): Promise<Refusal> {
     if (!isBearerChallenge(challenge)) return null;
+    const { extractWWWAuthenticateParams } = await authSdk(this.log);
     const params = extractWWWAuthenticateParams(new Response(null, { headers: { 'www-authenticate': challenge } }));
     if (params.resourceMetadataUrl) this.resourceMetadataUrl = params.resourceMetadataUrl;
     if (status === 403) {
@@ -149,6 +150,7 @@ export class UpstreamAuth implements HttpAuth {
     Object.assign(provider, { redirect, nextState: state, hideTokens: true, authorizationUrl: undefined, verifier: undefined });
     let result: 'AUTHORIZED' | 'REDIRECT';
     try {
+      const { auth } = await authSdk(this.log);
       result = await auth(provider, { serverUrl: this.url, scope: this.scope, resourceMetadataUrl: this.resourceMetadataUrl });
     } finally {
       provider.hideTokens = false;
@@ -174,6 +176,7 @@ export class UpstreamAuth implements HttpAuth {
     }
     Object.assign(this.provider, { redirect: attempt.redirect, verifier: attempt.verifier });
     try {
+      const { auth } = await authSdk(this.log);
       await auth(this.provider, { serverUrl: this.url, authorizationCode: code, scope: this.scope, resourceMetadataUrl: this.resourceMetadataUrl });
     } finally {
       this.provider.verifier = undefined;
@@ -237,6 +240,7 @@ export class UpstreamAuth implements HttpAuth {
     const registered = this.provider.record.client?.redirect_uris;
     this.provider.redirect ??= Array.isArray(registered) && typeof registered[0] === 'string' ? registered[0] : 'http://127.0.0.1/oauth/callback';
     try {
+      const { auth } = await authSdk(this.log);
       const result = await auth(this.provider, { serverUrl: this.url, scope: this.scope, resourceMetadataUrl: this.resourceMetadataUrl });
       const renewed = result === 'AUTHORIZED' && this.provider.record.tokens?.access_token !== undefined && this.provider.record.tokens.access_token !== before;
       if (renewed) this.log.note('access token refreshed');
