@@ -34,6 +34,7 @@ const settings: Settings = {
   peerScaleMax: 1,
   footprintUpstreams: 1,
   spreadPoints: [1],
+  actorStartPoints: [1],
   spreadLatencyRounds: 1,
   loopDeadlineMs: 120_000,
   readyTimeoutMs: () => 60_000,
