@@ -58,7 +58,7 @@ t.test('a modern-only upstream (legacy: reject) registers, lists and serves thro
   t.match(tested.body, { ok: true, protocol_version: MODERN, server_info: { name: 'coffer-modern-upstream' }, capabilities: { tools: 5, resources: 1, prompts: 1 } }, 'the test connection (R9) speaks the modern era too');
 
   const client = await gateway.client();
-  t.same(await toolNames(client), ['m__add', 'm__ask', 'm__echo', 'm__regional'], 'the tool with an invalid x-mcp-header is left out');
+  t.same(await toolNames(client), ['m__add', 'm__ask', 'm__echo', 'm__regional', 'm__wait'], 'the tool with an invalid x-mcp-header is left out');
   t.equal(firstText(await client.callTool({ name: 'm__echo', arguments: { text: 'hi' } })), 'hi');
   t.equal(firstText(await client.callTool({ name: 'm__regional', arguments: { region: 'eu-west', q: 'x' } })), 'region=eu-west');
   t.equal(((await client.readResource({ uri: 'coffer://m/modern://readme' })).contents[0] as { text: string }).text, 'modern era');
