@@ -13,32 +13,21 @@ import { StdioClientTransport as StdioClientTransportV2 } from '@modelcontextpro
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { CreateMessageRequestSchema, ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import t, { type Test } from 'tap';
 import { CLI_ENTRY } from '../src/paths.js';
-import { CONFORMANCE_FIXTURE, spawnHello, type HelloChild } from './fixtures/fixture-servers.js';
-import { startGateway, waitFor, type Gateway } from './helpers/gateway.js';
+import { CONFORMANCE_FIXTURE } from './fixtures/fixture-servers.js';
+import { waitFor } from './helpers/gateway.js';
 import { mcpAuthHeader } from './helpers/mcp-post.js';
-import { MODERN, modernClient } from './helpers/modern.js';
+import { MODERN, modernClient, modernFront } from './helpers/modern.js';
 
-const MODERN_FIXTURE = join(dirname(fileURLToPath(import.meta.url)), 'fixtures', 'modern-upstream.js');
 const LEGACY_TOOL = 'c__test_simple_text';
 const LEGACY_TEXT = 'This is a simple text response for testing.';
 const MODERN_TOOL = 'm__echo';
 
-let upstream: HelloChild<{ url: string; control: string }>;
-let gateway: Gateway;
+const front = modernFront(t);
 
 t.before(async () => {
-  upstream = await spawnHello<{ url: string; control: string }>(MODERN_FIXTURE, ['--legacy', 'reject']);
-  gateway = await startGateway();
-  await gateway.addServer({ name: 'm', transport: { type: 'http', url: upstream.hello.url } });
-  await gateway.addServer({ name: 'c', namespace: 'c', transport: { type: 'stdio', command: process.execPath, args: [CONFORMANCE_FIXTURE, '--transport', 'stdio'], env: {}, cwd: null } });
-});
-t.teardown(async () => {
-  await gateway.close();
-  await upstream.kill();
+  await front.gateway.addServer({ name: 'c', namespace: 'c', transport: { type: 'stdio', command: process.execPath, args: [CONFORMANCE_FIXTURE, '--transport', 'stdio'], env: {}, cwd: null } });
 });
 
 /** What every client answers, whatever its API. */
@@ -59,7 +48,7 @@ function sdkCaller(client: { listTools(): Promise<{ tools: Array<{ name: string 
 
 /** `coffer shim` as a stdio server command, toward this gateway's daemon. */
 function shimCommand(): { command: string; args: string[]; env: Record<string, string>; stderr: 'pipe' } {
-  return { command: process.execPath, args: [CLI_ENTRY, 'shim'], env: { ...(process.env as Record<string, string>), COFFER_HOME: gateway.home }, stderr: 'pipe' };
+  return { command: process.execPath, args: [CLI_ENTRY, 'shim'], env: { ...(process.env as Record<string, string>), COFFER_HOME: front.gateway.home }, stderr: 'pipe' };
 }
 
 async function shimV2(capabilities: Record<string, unknown> = {}): Promise<ClientV2> {
@@ -82,9 +71,9 @@ async function bothUpstreams(t: Test, caller: Caller): Promise<void> {
   t.equal(await caller.call(MODERN_TOOL, { text: 'both eras' }), 'both eras', 'a call to the 2026 upstream');
 }
 
-const cancelledWaits = async (): Promise<number> => ((await (await fetch(`${upstream.hello.control}/cancelled`)).json()) as { cancelled: number }).cancelled;
+const cancelledWaits = async (): Promise<number> => ((await (await fetch(`${front.upstream.hello.control}/cancelled`)).json()) as { cancelled: number }).cancelled;
 const waitCalls = async (): Promise<number> =>
-  ((await (await fetch(`${upstream.hello.control}/log`)).json()) as Array<{ method: string; params?: { name?: string } }>).filter((entry) => entry.method === 'tools/call' && entry.params?.name === 'wait').length;
+  ((await (await fetch(`${front.upstream.hello.control}/log`)).json()) as Array<{ method: string; params?: { name?: string } }>).filter((entry) => entry.method === 'tools/call' && entry.params?.name === 'wait').length;
 
 /** Calls m__wait, cancels it once the upstream has it, and checks the upstream saw the cancel. */
 async function cancelsWait(t: Test, call: (signal: AbortSignal) => Promise<unknown>): Promise<void> {
@@ -103,7 +92,7 @@ async function cancelsWait(t: Test, call: (signal: AbortSignal) => Promise<unkno
 
 t.test('the SDK v2 client over /mcp, in auto mode and pinned to 2026-07-28', async (t) => {
   for (const mode of ['auto', 'pin'] as const) {
-    const client = await modernClient(gateway, mode);
+    const client = await modernClient(front.gateway, mode);
     t.teardown(() => client.close());
     t.equal(client.getProtocolEra(), 'modern', `${mode}: the modern era`);
     await bothUpstreams(t, sdkCaller(client));
@@ -111,12 +100,12 @@ t.test('the SDK v2 client over /mcp, in auto mode and pinned to 2026-07-28', asy
 });
 
 t.test('the SDK v1 client over /mcp', async (t) => {
-  const client = await gateway.client('v1-http');
+  const client = await front.gateway.client('v1-http');
   await bothUpstreams(t, sdkCaller(client));
 });
 
 t.test('@ai-sdk/mcp over /mcp (HTTP transport)', async (t) => {
-  const client = await createMCPClient({ transport: { type: 'http', url: `${gateway.url}/mcp`, headers: mcpAuthHeader(gateway) } });
+  const client = await createMCPClient({ transport: { type: 'http', url: `${front.gateway.url}/mcp`, headers: mcpAuthHeader(front.gateway) } });
   t.teardown(() => client.close());
   await bothUpstreams(t, {
     tools: async () => (await client.listTools()).tools.map((tool) => tool.name),
@@ -148,7 +137,7 @@ t.test('coffer shim driven by a v2 client pinned to 2026-07-28', async (t) => {
   const changed = new Promise<void>((resolve) => client.setNotificationHandler('notifications/tools/list_changed', () => resolve()));
   const subscription = await client.listen({ toolsListChanged: true });
   t.match(subscription.honoredFilter, { toolsListChanged: true }, 'the listen is acknowledged through the shim');
-  await fetch(`${upstream.hello.control}/tool`, { method: 'POST', body: JSON.stringify({ name: 'late' }) });
+  await fetch(`${front.upstream.hello.control}/tool`, { method: 'POST', body: JSON.stringify({ name: 'late' }) });
   await changed;
   t.pass('a list change arrives on the listen held open through the shim');
   await subscription.close();
