@@ -185,10 +185,11 @@ export class Relay {
 
   /** Stays 'sending' until answered: a lost link's session is not its concern, only its own POST's failure is. */
   private postOn(link: Link, entry: Pending, modern: NonNullable<Pending['modern']>): void {
-    modern.abort = new AbortController();
-    postModern(link.endpoint, entry.request, modern.revision, modern.abort.signal, (answer) => this.fromDaemon(link, answer)).then(
+    const abort = (modern.abort = new AbortController());
+    postModern(link.endpoint, entry.request, modern.revision, abort.signal, (answer) => this.fromDaemon(link, answer)).then(
       () => {
-        if (this.ledger.isOpen(entry)) this.sendFailed(link, entry.request, entry, new Error('the daemon ended the answer without answering'));
+        // Aborted: cancelled by the client, or the shim is closing; neither is a failure.
+        if (!abort.signal.aborted && this.ledger.isOpen(entry)) this.sendFailed(link, entry.request, entry, new Error('the daemon ended the answer without answering'));
       },
       (error: unknown) => this.sendFailed(link, entry.request, entry, error),
     );
