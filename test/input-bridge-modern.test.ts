@@ -6,13 +6,8 @@
 // then sampling, each state checked), the v1 and v2 SDK clients over HTTP.
 import t from 'tap';
 import { CreateMessageRequestSchema, ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
-import { spawnHello, type HelloChild } from './fixtures/fixture-servers.js';
-import { startGateway, type Gateway } from './helpers/gateway.js';
-import { CAPABILITIES_KEY, modernClient, modernPost } from './helpers/modern.js';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { CAPABILITIES_KEY, modernClient, modernFront, modernPost } from './helpers/modern.js';
 
-const MODERN_FIXTURE = join(dirname(fileURLToPath(import.meta.url)), 'fixtures', 'modern-upstream.js');
 const ASKED = { elicitation: {}, sampling: {} };
 
 interface Logged {
@@ -21,25 +16,14 @@ interface Logged {
   params: Record<string, any> | undefined;
 }
 
-let upstream: HelloChild<{ url: string; control: string }>;
-let gateway: Gateway;
+const front = modernFront(t);
 
-t.before(async () => {
-  upstream = await spawnHello<{ url: string; control: string }>(MODERN_FIXTURE, ['--legacy', 'reject']);
-  gateway = await startGateway();
-  await gateway.addServer({ name: 'm', transport: { type: 'http', url: upstream.hello.url } });
-});
-t.teardown(async () => {
-  await gateway.close();
-  upstream.kill();
-});
-
-const calls = async (): Promise<Logged[]> => ((await (await fetch(`${upstream.hello.control}/log`)).json()) as Logged[]).filter((entry) => entry.method === 'tools/call');
+const calls = async (): Promise<Logged[]> => ((await (await fetch(`${front.upstream.hello.control}/log`)).json()) as Logged[]).filter((entry) => entry.method === 'tools/call');
 const firstText = (result: any): string => result.content[0].text;
 
 t.test('a 2025 client is asked the upstream’s inputRequests on its call, and coffer retries the upstream round by round', async (t) => {
   const before = (await calls()).length;
-  const client = await gateway.client('legacy-asked', ASKED);
+  const client = await front.gateway.client('legacy-asked', ASKED);
   t.teardown(() => client.close());
   const asked: string[] = [];
   client.setRequestHandler(ElicitRequestSchema, async (request) => (asked.push(request.params.message), { action: 'accept', content: { name: 'Ada' } }));
@@ -52,19 +36,19 @@ t.test('a 2025 client is asked the upstream’s inputRequests on its call, and c
 });
 
 t.test('a 2026 client gets the upstream’s input_required with coffer’s sealed state, and its v2 SDK completes the rounds', async (t) => {
-  const client = await modernClient(gateway, 'pin', { capabilities: ASKED });
+  const client = await modernClient(front.gateway, 'pin', { capabilities: ASKED });
   t.teardown(() => client.close());
   client.setRequestHandler('elicitation/create', async () => ({ action: 'accept', content: { name: 'Bea' } }));
   client.setRequestHandler('sampling/createMessage', async () => ({ role: 'assistant', content: { type: 'text', text: 'calm' }, model: 'm', stopReason: 'endTurn' }));
   t.equal(firstText(await client.callTool({ name: 'm__ask', arguments: {} })), 'state-ok name=Bea mood=calm');
 
   const caps = { _meta: { [CAPABILITIES_KEY]: ASKED } };
-  const first = (await modernPost(gateway, 'tools/call', { name: 'm__ask', arguments: {}, ...caps })).messages.at(-1) as any;
+  const first = (await modernPost(front.gateway, 'tools/call', { name: 'm__ask', arguments: {}, ...caps })).messages.at(-1) as any;
   t.match(first.result, { resultType: 'input_required', inputRequests: { name: { method: 'elicitation/create' } } }, 'the requests as the upstream wrote them');
   t.not(first.result.requestState, 'asked-name', "the upstream's state is not shown as it is");
-  const tampered = (await modernPost(gateway, 'tools/call', { name: 'm__ask', arguments: {}, ...caps, inputResponses: { name: { action: 'accept', content: { name: 'X' } } }, requestState: `${first.result.requestState}x` }, {}, 2)).messages.at(-1) as any;
+  const tampered = (await modernPost(front.gateway, 'tools/call', { name: 'm__ask', arguments: {}, ...caps, inputResponses: { name: { action: 'accept', content: { name: 'X' } } }, requestState: `${first.result.requestState}x` }, {}, 2)).messages.at(-1) as any;
   t.match(tampered.error, { code: -32602, data: { code: 'REQUEST_STATE_INVALID' } }, 'a changed state is refused');
-  const second = (await modernPost(gateway, 'tools/call', { name: 'm__ask', arguments: {}, ...caps, inputResponses: { name: { action: 'accept', content: { name: 'Cid' } } }, requestState: first.result.requestState }, {}, 3)).messages.at(-1) as any;
+  const second = (await modernPost(front.gateway, 'tools/call', { name: 'm__ask', arguments: {}, ...caps, inputResponses: { name: { action: 'accept', content: { name: 'Cid' } } }, requestState: first.result.requestState }, {}, 3)).messages.at(-1) as any;
   t.match(second.result, { resultType: 'input_required', inputRequests: { mood: { method: 'sampling/createMessage' } } }, 'the second round');
   t.equal((await calls()).at(-1)!.params?.requestState, 'asked-name', 'the upstream got its own state back');
 });

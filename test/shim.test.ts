@@ -1,11 +1,14 @@
 // `coffer shim` end to end: a real SDK Client over stdio spawns the real CLI,
 // which auto-starts a daemon fronting server-everything; the daemon is then
-// restarted under it, and large messages pass.
+// restarted under it, and large messages pass. A 2026-07-28 client (SDK v2)
+// gets the same continuity.
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Client as ClientV2 } from '@modelcontextprotocol/client';
+import { StdioClientTransport as StdioClientTransportV2 } from '@modelcontextprotocol/client/stdio';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
@@ -132,5 +135,25 @@ t.test('a request fails with DAEMON_UNREACHABLE when no daemon comes back in tim
   );
   t.match(failure, { code: -32010, data: { code: 'UPSTREAM_UNAVAILABLE', reason: 'DAEMON_UNREACHABLE' } });
   t.match(failure?.message, /DAEMON_UNREACHABLE/);
+  await client.close();
+});
+
+t.test('a 2026-07-28 client through the shim, across a daemon restart and a token rotation', async (t) => {
+  t.equal(readDaemonFile(home), null, 'no daemon runs at first');
+  const client = new ClientV2({ name: 'shim-test-modern', version: '2.4.0' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } });
+  await client.connect(new StdioClientTransportV2({ command: process.execPath, args: [CLI_ENTRY, 'shim'], env, stderr: 'pipe' }));
+  t.equal(client.getProtocolEra(), 'modern', 'server/discover answered through the shim, which started a daemon');
+  const echo = async (message: string): Promise<string> => text((await client.callTool({ name: 'every__echo', arguments: { message } })) as CallToolResult);
+  await waitFor('every__echo listed', async () => (await client.listTools()).tools.some((tool) => tool.name === 'every__echo'));
+  t.equal(await echo('modern'), 'Echo: modern', 'tools/call as a 2026-07-28 request through the shim');
+
+  const first = readDaemonFile(home)!;
+  t.equal((await runCli('daemon', 'stop')).code, 0);
+  t.equal((await runCli('daemon', 'start')).code, 0);
+  t.not(readDaemonFile(home)!.pid, first.pid, 'a new daemon');
+  t.equal(await echo('restarted'), 'Echo: restarted', 'the next call reaches the new daemon');
+
+  t.equal((await runCli('daemon', 'rotate-token')).code, 0);
+  t.equal(await echo('rotated'), 'Echo: rotated', 'and the next one after a token rotation');
   await client.close();
 });

@@ -56,10 +56,10 @@ t.test('a modern-only upstream (legacy: reject) registers, lists and serves thro
   t.equal(state.era, 'modern', 'health reports the era');
   t.equal(state.protocol_version, MODERN, 'and the version');
   const tested = await gateway.api('POST', '/servers/m/test');
-  t.match(tested.body, { ok: true, protocol_version: MODERN, server_info: { name: 'coffer-modern-upstream' }, capabilities: { tools: 5, resources: 1, prompts: 1 } }, 'the test connection (R9) speaks the modern era too');
+  t.match(tested.body, { ok: true, protocol_version: MODERN, server_info: { name: 'coffer-modern-upstream' }, capabilities: { tools: 6, resources: 1, prompts: 1 } }, 'the test connection (R9) speaks the modern era too');
 
   const client = await gateway.client();
-  t.same(await toolNames(client), ['m__add', 'm__ask', 'm__echo', 'm__regional'], 'the tool with an invalid x-mcp-header is left out');
+  t.same(await toolNames(client), ['m__add', 'm__ask', 'm__echo', 'm__regional', 'm__wait'], 'the tool with an invalid x-mcp-header is left out');
   t.equal(firstText(await client.callTool({ name: 'm__echo', arguments: { text: 'hi' } })), 'hi');
   t.equal(firstText(await client.callTool({ name: 'm__regional', arguments: { region: 'eu-west', q: 'x' } })), 'region=eu-west');
   t.equal(((await client.readResource({ uri: 'coffer://m/modern://readme' })).contents[0] as { text: string }).text, 'modern era');

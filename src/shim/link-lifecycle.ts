@@ -22,7 +22,8 @@ export interface DaemonEndpoint {
 export interface Link {
   transport: StreamableHTTPClientTransport;
   generation: number;
-  identity: string;
+  /** Where the link goes; 2026-07-28-era requests are POSTed there on their own (modern-post.ts). */
+  endpoint: DaemonEndpoint;
 }
 
 export interface LinkOptions {
@@ -83,7 +84,7 @@ export class LinkLifecycle {
   /** The link is dead: drop it, let the relay settle what was in flight on it, and look for the daemon again. */
   lost(link: Link, why: string): void {
     if (link !== this.current) return;
-    this.options.log(`link ${link.generation} to ${link.identity} lost: ${why}`);
+    this.options.log(`link ${link.generation} to ${link.endpoint.identity} lost: ${why}`);
     this.current = null;
     link.transport.onerror = undefined;
     link.transport.onclose = undefined;
@@ -96,7 +97,7 @@ export class LinkLifecycle {
   /** A stream error: the daemon may be gone or restarted, or only one stream broke. */
   async check(link: Link): Promise<void> {
     const endpoint = await this.options.locate().catch(() => null);
-    if (endpoint?.identity !== link.identity) this.lost(link, endpoint ? 'the daemon was restarted' : 'the daemon is gone');
+    if (endpoint?.identity !== link.endpoint.identity) this.lost(link, endpoint ? 'the daemon was restarted' : 'the daemon is gone');
   }
 
   async close(): Promise<void> {
@@ -119,7 +120,7 @@ export class LinkLifecycle {
         reconnectionOptions: { maxRetries: 0, initialReconnectionDelay: 1_000, maxReconnectionDelay: 1_000, reconnectionDelayGrowFactor: 1 },
       }),
       generation: ++this.generation,
-      identity: endpoint.identity,
+      endpoint,
     };
     link.transport.onmessage = (message) => this.events.message(link, message);
     link.transport.onerror = (error) => {
@@ -135,7 +136,7 @@ export class LinkLifecycle {
       throw error;
     }
     this.current = link;
-    this.options.log(`link ${link.generation} to ${link.identity} open (session ${link.transport.sessionId ?? 'none'})`);
+    this.options.log(`link ${link.generation} to ${link.endpoint.identity} open (session ${link.transport.sessionId ?? 'none'})`);
     this.events.up(link);
   }
 }

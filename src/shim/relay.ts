@@ -1,16 +1,21 @@
 // The shim's relay: JSON-RPC messages pass unchanged between the client's stdio
-// and the daemon's /mcp. What it adds is continuity across daemon restarts: a
-// lost link is replaced by a new session (link-lifecycle.ts) that is
-// re-initialised with the client's own `initialize` (handshake.ts), and what
-// could not be delivered is sent again (request-ledger.ts says what is owed
-// and what is safe to resend). This module routes messages and decides, for
-// each failed send, whether to resend, queue or fail it.
+// and the daemon's /mcp, in either era (era-route.ts): a 2025-11-25 client's
+// through one Streamable HTTP session, each 2026-07-28 request as a POST of
+// its own (modern-post.ts), cancelled by closing it. What it adds is
+// continuity across daemon restarts: a lost link is replaced by a new session
+// (link-lifecycle.ts) that is re-initialised with the client's own
+// `initialize` (handshake.ts), and what could not be delivered is sent again
+// (request-ledger.ts says what is owed and what is safe to resend). This
+// module routes messages and decides, for each failed send, whether to
+// resend, queue or fail it.
 import type { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { isJSONRPCNotification, isJSONRPCRequest, type JSONRPCErrorResponse, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { isJSONRPCNotification, isJSONRPCRequest, type JSONRPCErrorResponse, type JSONRPCMessage, type JSONRPCNotification } from '@modelcontextprotocol/sdk/types.js';
 import { DaemonStarter } from './daemon-start.js';
+import { routeOf } from './era-route.js';
 import { HandshakeReplay } from './handshake.js';
 import { LinkLifecycle, type DaemonEndpoint, type Link } from './link-lifecycle.js';
+import { postModern } from './modern-post.js';
 import { classify, describe, rejection, unreachable } from './relay-answers.js';
 import { RequestLedger, safeToResend, type Pending } from './request-ledger.js';
 
@@ -70,14 +75,23 @@ export class Relay {
   }
 
   async close(): Promise<void> {
-    this.ledger.clearDeadlines();
+    this.ledger.close();
     await this.links.close();
   }
 
   private fromClient(message: JSONRPCMessage): void {
+    const route = routeOf(message);
+    if (route.era === 'refused') {
+      if (isJSONRPCRequest(message)) this.toClient({ jsonrpc: '2.0', id: message.id, error: route.error });
+      else this.options.log(`dropped ${describe(message)}: ${route.error.message}`);
+      return;
+    }
     if (isJSONRPCRequest(message)) {
-      this.ledger.track(message);
+      this.ledger.track(message, route.era === 'modern' ? { revision: route.revision } : undefined);
     } else if (isJSONRPCNotification(message)) {
+      if (this.cancelledModern(message)) return;
+      // No other client notification means anything in that era (/mcp answers it 202 and drops it).
+      if (route.era === 'modern') return;
       this.handshake.clientNotified(message.method);
     } else if (message.id !== undefined) {
       // The client's answer to a daemon request: only the session that asked can use it.
@@ -111,9 +125,24 @@ export class Relay {
   }
 
   private fail(entry: Pending, response: JSONRPCErrorResponse): void {
+    this.drop(entry);
+    this.toClient(response);
+  }
+
+  private drop(entry: Pending): void {
     this.ledger.settle(entry);
     this.queue = this.queue.filter((message) => message !== entry.request);
-    this.toClient(response);
+  }
+
+  /** A 2026-07-28-era request is cancelled by closing its POST (the daemon then cancels it); true when `notification` did that. */
+  private cancelledModern(notification: JSONRPCNotification): boolean {
+    if (notification.method !== 'notifications/cancelled') return false;
+    const id = notification.params?.requestId;
+    const entry = typeof id === 'string' || typeof id === 'number' ? this.ledger.get(id) : undefined;
+    if (!entry?.modern) return false;
+    entry.modern.abort?.abort();
+    this.drop(entry);
+    return true;
   }
 
   private deliver(message: JSONRPCMessage): void {
@@ -144,12 +173,25 @@ export class Relay {
       clearTimeout(entry.deadline);
       entry.phase = 'sending';
       entry.generation = link.generation;
+      if (entry.modern) return this.postOn(link, entry, entry.modern);
     }
     link.transport.send(message).then(
       () => {
         if (entry?.phase === 'sending') entry.phase = 'sent';
       },
       (error: unknown) => this.sendFailed(link, message, entry, error),
+    );
+  }
+
+  /** Stays 'sending' until answered: a lost link's session is not its concern, only its own POST's failure is. */
+  private postOn(link: Link, entry: Pending, modern: NonNullable<Pending['modern']>): void {
+    const abort = (modern.abort = new AbortController());
+    postModern(link.endpoint, entry.request, modern.revision, abort.signal, (answer) => this.fromDaemon(link, answer)).then(
+      () => {
+        // Aborted: cancelled by the client, or the shim is closing; neither is a failure.
+        if (!abort.signal.aborted && this.ledger.isOpen(entry)) this.sendFailed(link, entry.request, entry, new Error('the daemon ended the answer without answering'));
+      },
+      (error: unknown) => this.sendFailed(link, entry.request, entry, error),
     );
   }
 

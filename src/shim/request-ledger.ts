@@ -11,6 +11,8 @@ export interface Pending {
   /** The link generation it was last sent on; 0 before that. */
   generation: number;
   deadline?: NodeJS.Timeout;
+  /** Set for a 2026-07-28-era request (its revision; POSTed on its own), unset for one of the 2025 session. */
+  modern?: { revision: string | undefined; abort?: AbortController };
 }
 
 /** Requests without side effects: sent again when the daemon vanished while they ran. */
@@ -27,6 +29,8 @@ const SAFE_TO_RESEND = new Set([
   'resources/unsubscribe',
   'completion/complete',
   'logging/setLevel',
+  'server/discover',
+  'subscriptions/listen',
 ]);
 
 export function safeToResend(method: string): boolean {
@@ -38,8 +42,8 @@ export class RequestLedger {
   /** Daemon→client requests awaiting the client's answer, with the link generation that asked. */
   private readonly serverRequests = new Map<RequestId, number>();
 
-  track(request: JSONRPCRequest): void {
-    this.pending.set(request.id, { request, phase: 'queued', generation: 0 });
+  track(request: JSONRPCRequest, modern?: Pending['modern']): void {
+    this.pending.set(request.id, { request, phase: 'queued', generation: 0, ...(modern && { modern }) });
   }
 
   get(id: RequestId): Pending | undefined {
@@ -65,8 +69,12 @@ export class RequestLedger {
     entry.deadline = setTimeout(expired, ms);
   }
 
-  clearDeadlines(): void {
-    for (const entry of this.pending.values()) clearTimeout(entry.deadline);
+  /** The shim is closing: no timer fires and no modern POST stays open. */
+  close(): void {
+    for (const entry of this.pending.values()) {
+      clearTimeout(entry.deadline);
+      entry.modern?.abort?.abort();
+    }
   }
 
   serverAsked(id: RequestId, generation: number): void {

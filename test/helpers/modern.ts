@@ -2,12 +2,50 @@
 // or probing), and raw modern POSTs (the envelope and the standard headers
 // built here, the credential by mcp-post.ts).
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import type { Gateway } from './gateway.js';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { spawnHello, type HelloChild } from '../fixtures/fixture-servers.js';
+import { startGateway, type Gateway } from './gateway.js';
 import { mcpAuthHeader, mcpPost, type McpAnswer } from './mcp-post.js';
 
 export const MODERN = '2026-07-28';
 export const PROTOCOL_VERSION_KEY = 'io.modelcontextprotocol/protocolVersion';
 export const CAPABILITIES_KEY = 'io.modelcontextprotocol/clientCapabilities';
+export const MODERN_FIXTURE = join(dirname(fileURLToPath(import.meta.url)), '..', 'fixtures', 'modern-upstream.js');
+
+export type ModernUpstream = HelloChild<{ url: string; control: string }>;
+
+export interface ModernFront {
+  readonly gateway: Gateway;
+  readonly upstream: ModernUpstream;
+}
+
+/**
+ * A gateway fronting the v2 fixture over HTTP as server `m`, which serves only
+ * the 2026-07-28 era (`--legacy reject`): started before the file's tests,
+ * closed after them (read its fields inside tests).
+ */
+export function modernFront(t: { before(fn: () => unknown): void; teardown(fn: () => unknown): void }): ModernFront {
+  let started: { gateway: Gateway; upstream: ModernUpstream } | undefined;
+  t.before(async () => {
+    const upstream = await spawnHello<{ url: string; control: string }>(MODERN_FIXTURE, ['--legacy', 'reject']);
+    const gateway = await startGateway();
+    started = { gateway, upstream };
+    await gateway.addServer({ name: 'm', transport: { type: 'http', url: upstream.hello.url } });
+  });
+  t.teardown(async () => {
+    await started?.gateway.close();
+    await started?.upstream.kill();
+  });
+  return {
+    get gateway() {
+      return started!.gateway;
+    },
+    get upstream() {
+      return started!.upstream;
+    },
+  };
+}
 
 /** A v2 client over /mcp: `pin` insists on 2026-07-28, `auto` probes with server/discover and falls back to initialize. */
 export async function modernClient(

@@ -1,0 +1,78 @@
+// One 2026-07-28-era request from the shim's client to the daemon's /mcp: a
+// POST of its own (that era has no session), with the standard headers built
+// from the body, whose answer (one JSON body, or an SSE stream carrying the
+// request's progress and log messages before its result, or a
+// subscriptions/listen stream held open) is handed on message by message.
+// Failures are thrown as the legacy transport throws them, so the relay judges
+// both eras' failed sends alike (relay-answers.ts).
+import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { JSONRPCMessage, JSONRPCRequest } from '@modelcontextprotocol/sdk/types.js';
+import { modernHeaders } from '../../workers/actor/modern-envelope.js';
+import { SseParser } from '../../workers/actor/sse-parser.js';
+import type { DaemonEndpoint } from './link-lifecycle.js';
+
+/** Statuses that are not the daemon's answer to the request: a rotated token (401) and a daemon starting or stopping (503). */
+const NOT_AN_ANSWER = new Set([401, 503]);
+
+/** The daemon does not check Mcp-Param-* (they mirror arguments for intermediaries that route on them). */
+const noHeaderParams = (): [] => [];
+
+function headersFor(request: JSONRPCRequest, revision: string | undefined, token: string): Record<string, string> {
+  return {
+    ...(modernHeaders(request, noHeaderParams) as Record<string, string>),
+    // The client's own revision, so an unserved one is refused as such (-32022), not as a header mismatch.
+    ...(revision !== undefined && { 'mcp-protocol-version': revision }),
+    authorization: `Bearer ${token}`,
+    'content-type': 'application/json',
+    accept: 'application/json, text/event-stream',
+  };
+}
+
+/** The JSON-RPC error an HTTP error status carries for this request, if its body is one. */
+function errorAnswer(text: string, request: JSONRPCRequest): JSONRPCMessage | undefined {
+  try {
+    const body = JSON.parse(text) as { id?: unknown; error?: unknown };
+    return (body.id === request.id || body.id === null) && typeof body.error === 'object' && body.error !== null ? ({ ...body, id: request.id } as JSONRPCMessage) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+async function readEvents(body: ReadableStream<Uint8Array>, onMessage: (message: JSONRPCMessage) => void): Promise<void> {
+  const parser = new SseParser();
+  const decoder = new TextDecoder();
+  for await (const chunk of body as unknown as AsyncIterable<Uint8Array>) {
+    for (const event of parser.push(decoder.decode(chunk, { stream: true }))) {
+      if (event.data !== '') onMessage(JSON.parse(event.data) as JSONRPCMessage);
+    }
+  }
+}
+
+/**
+ * Posts `request` and hands each message of the answer to `onMessage`;
+ * resolves when the answer has ended (or `signal` aborted it: the daemon
+ * then cancels the request), throws when it could not be had.
+ */
+export async function postModern(
+  endpoint: DaemonEndpoint,
+  request: JSONRPCRequest,
+  revision: string | undefined,
+  signal: AbortSignal,
+  onMessage: (message: JSONRPCMessage) => void,
+): Promise<void> {
+  try {
+    const response = await fetch(endpoint.mcpUrl, { method: 'POST', headers: headersFor(request, revision, endpoint.token), body: JSON.stringify(request), signal });
+    if (!response.ok) {
+      const text = await response.text();
+      const answer = NOT_AN_ANSWER.has(response.status) ? undefined : errorAnswer(text, request);
+      if (!answer) throw new StreamableHTTPError(response.status, `Error POSTing to endpoint: ${text}`);
+      return onMessage(answer);
+    }
+    if (!response.body) return;
+    if (response.headers.get('content-type')?.includes('text/event-stream')) return await readEvents(response.body, onMessage);
+    onMessage(JSON.parse(await response.text()) as JSONRPCMessage);
+  } catch (error) {
+    if (signal.aborted) return;
+    throw error;
+  }
+}
