@@ -2,6 +2,7 @@
 // schedule: the wait shows as state `backoff`, calls meanwhile answer
 // UPSTREAM_UNAVAILABLE at once, the waits double while it keeps dying and
 // start over after a long life, and stop() during a wait leaves nothing running.
+import { readFileSync } from 'node:fs';
 import { Worker, type WorkerOptions } from 'node:worker_threads';
 import t from 'tap';
 import { actorEntry } from '../src/paths.js';
@@ -22,6 +23,20 @@ function killableActor(t: Teardown, name: string) {
   };
   const actor = startActor(t, stdioFixture(name), {}, { restart: SCHEDULE, newWorker });
   return { actor, workers };
+}
+
+/**
+ * The process runs: neither gone nor a zombie. A stdio child whose worker was
+ * killed stays a zombie until the daemon exits, as only the dead worker's
+ * event loop would have reaped it.
+ */
+function running(pid: number): boolean {
+  if (!isAlive(pid)) return false;
+  try {
+    return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  } catch {
+    return false;
+  }
 }
 
 /** Kills the current worker; answers the backoff status it announced, when, and the index of that event. */
@@ -56,10 +71,9 @@ t.test('the waits double while the worker keeps dying, calls meanwhile fail fast
     await waitFor('the replacement worker', () => workers.length > spawned, 10_000, 2);
     const waited = workers.at(-1)!.spawnedAt - at;
     t.ok(waited >= delayMs - 50, `the replacement came ${waited} ms after the backoff state (wait ${delayMs} ms)`);
-    // The next kill comes once the replacement talks: a death well inside resetAfterMs.
-    await actor.waitForState('connecting', index + 1);
+    // The replacements after the first die as they boot: well inside resetAfterMs, however slow the machine.
   }
-  t.notOk(isAlive(childBefore), 'the dead worker left no stdio child behind');
+  t.notOk(running(childBefore), 'the dead worker left no stdio child running');
 
   await actor.waitForState('ready', lastBackoff);
   t.match(toolJson(await callTool(actor, 'echo', { text: 'back' })), { text: 'back' }, 'the last replacement answers');
@@ -80,6 +94,6 @@ t.test('stop() during the wait: no replacement, no child left', async (t) => {
   t.ok(Date.now() - stopped < 2_000, 'stop() does not wait for the replacement');
   await sleep(SCHEDULE.baseMs + 500);
   t.equal(workers.length, 1, 'no replacement worker was started');
-  t.notOk(isAlive(child), 'no stdio child running');
+  t.notOk(running(child), 'no stdio child running');
   t.match(await callTool(actor, 'echo'), { ok: false, error: { data: { code: 'UPSTREAM_UNAVAILABLE' } } }, 'calls after stop() are refused');
 });
