@@ -120,6 +120,7 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
     { dbPath: join(home, 'coffer.db'), migrationsDir: MIGRATIONS_DIR, keyPath: join(home, 'secret.key') },
     {
       onDeath: (error) => log.error('DB writer died; restarting it', { error: error.message }),
+      onRestartWait: ({ attempt, delayMs }) => log.warn('DB writer replacement scheduled', { attempt, in_ms: delayMs }),
       onRestart: () => log.info('DB writer restarted'),
       onAudit: (entry) => bus.publish({ type: 'audit', entry }),
       onPrune: (pruned) => log.debug('pruned', pruned),

@@ -3,8 +3,9 @@
 // (lists, forwards, cancels, commands, shutdown) on one ordered port, decodes list
 // payloads, relays its events, and makes sure that a dead or stuck worker
 // neither hangs callers nor leaves a child process behind; a worker that died
-// is replaced when respawnDelayMs is set.
-import { MessageChannel, Worker } from 'node:worker_threads';
+// is replaced on a restart schedule when one is given (src/supervision/), and
+// the wait shows as state `backoff`.
+import { MessageChannel, Worker, type WorkerOptions } from 'node:worker_threads';
 import type { ActorCommand, ActorEvent, ActorHeap, ActorInit, ActorStatus, ActorTuning, CallAnswer, CallMessage, CallReply, ForwardOutcome, ForwardRequest, Progress } from '../protocol/actor.js';
 import type { ListKind } from '../protocol/capabilities.js';
 import { JSONRPC, messageOf, type ErrorBody } from '../protocol/errors.js';
@@ -12,6 +13,8 @@ import { decodeList } from '../protocol/list-codec.js';
 import type { OAuthAction, OAuthOutcome, OAuthRecord } from '../protocol/oauth.js';
 import type { ServerConfig } from '../protocol/server-config.js';
 import { actorEntry } from '../paths.js';
+import { Restarter, type RestartWait } from '../supervision/restarter.js';
+import type { RestartSchedule } from '../supervision/restart-schedule.js';
 import { approximateChars, busyForward, inFlight, MAX_IN_FLIGHT_PER_UPSTREAM } from './in-flight.js';
 import type { ForwardHooks, Upstream } from './upstream.js';
 
@@ -24,8 +27,10 @@ export interface ActorOptions {
   shutdownDeadlineMs?: number;
   /** Waits for a turn to boot, with the function that ends the turn (on the worker's first event or its exit). Absent: boot at once. */
   bootSlot?: () => Promise<() => void>;
-  /** A worker that died without stop() is replaced this long after its death. Absent: it is not. */
-  respawnDelayMs?: number;
+  /** A worker that died without stop() is replaced on this schedule. Absent: it is not. */
+  restart?: RestartSchedule;
+  /** Starts the actor worker; a test passes its own to get at the worker it kills. */
+  newWorker?: (options: WorkerOptions) => Worker;
   /** The stored OAuth state of an HTTP/SSE upstream, read before each boot. */
   oauthRecord?: () => Promise<OAuthRecord | null>;
 }
@@ -70,6 +75,14 @@ function initialStatus(server: string): ActorStatus {
   return { server, state: 'connecting', since: Date.now(), attempts: 0, lastError: null, serverInfo: null, protocolVersion: null, era: null, pid: null };
 }
 
+/** Waiting for a replacement worker: no connection, and why and until when, for callers and every status surface. */
+function waitingStatus(server: string, reason: string, wait: RestartWait): ActorStatus {
+  const lastError = `${reason}; a new actor worker starts in ${wait.delayMs} ms (${new Date(wait.at).toISOString()}, attempt ${wait.attempt})`;
+  return { ...initialStatus(server), state: 'backoff', attempts: wait.attempt, lastError };
+}
+
+const newActorWorker = (options: WorkerOptions): Worker => new Worker(actorEntry(), options);
+
 /** The answer of an actor that is not running (dead, stopped, or stopped before it booted). */
 export function unavailableList(server: string, kind: ListKind, reason: string): Extract<ActorListAnswer, { ok: false }> {
   return { ok: false, kind, error: { code: 'UPSTREAM_UNAVAILABLE', message: `${server}: ${reason}`, details: { server } } };
@@ -99,12 +112,14 @@ export class UpstreamActor implements Upstream {
   private nextSeq = 0;
   private stopping: Promise<void> | null = null;
   private cleanShutdown = false;
+  private readonly restarter: Restarter | null;
 
   constructor(
     private readonly options: ActorOptions,
     private readonly callbacks: ActorCallbacks,
   ) {
     this.lastStatus = initialStatus(this.name);
+    this.restarter = options.restart ? new Restarter(options.restart, { replace: () => this.replace(), onWait: (wait) => this.awaitReplacement(wait) }) : null;
     this.started = this.boot();
   }
 
@@ -136,7 +151,7 @@ export class UpstreamActor implements Upstream {
     const events = new MessageChannel();
     const calls = new MessageChannel();
     const init: ActorInit = { config: this.config, logFile: this.options.logFile, tuning: this.options.tuning, events: events.port2, calls: calls.port2, oauth };
-    const worker = new Worker(actorEntry(), {
+    const worker = (this.options.newWorker ?? newActorWorker)({
       workerData: init,
       transferList: [events.port2, calls.port2],
       resourceLimits: ACTOR_RESOURCE_LIMITS,
@@ -171,23 +186,26 @@ export class UpstreamActor implements Upstream {
         if (!this.stopping) {
           this.killOrphanedChild();
           this.callbacks.onExit(reason);
-          this.scheduleRespawn();
+          this.restarter?.died();
         }
         resolve(reason);
       });
     });
   }
 
-  private scheduleRespawn(): void {
-    const delayMs = this.options.respawnDelayMs;
-    if (delayMs === undefined) return;
-    setTimeout(() => {
-      if (this.stopping) return;
-      this.lastStatus = initialStatus(this.name);
-      this.exitReason = null;
-      this.worker = null;
-      this.started = this.boot();
-    }, delayMs).unref();
+  /** Calls meanwhile answer at once with the wait, and every status surface shows it. */
+  private awaitReplacement(wait: RestartWait): void {
+    this.lastStatus = waitingStatus(this.name, this.exitReason ?? 'actor worker gone', wait);
+    this.exitReason = this.lastStatus.lastError;
+    this.callbacks.onEvent({ type: 'state', server: this.name, status: this.lastStatus });
+  }
+
+  private replace(): Promise<boolean> {
+    this.lastStatus = initialStatus(this.name);
+    this.exitReason = null;
+    this.worker = null;
+    this.started = this.boot();
+    return this.started;
   }
 
   /**
@@ -279,6 +297,7 @@ export class UpstreamActor implements Upstream {
 
   /** Shuts the actor down (child stopped), terminates the worker after the deadline. Idempotent. */
   stop(): Promise<void> {
+    this.restarter?.stop();
     this.stopping ??= this.shutdown();
     return this.stopping;
   }

@@ -9,6 +9,7 @@ import type { ListKind } from '../protocol/capabilities.js';
 import type { OAuthAction, OAuthOutcome, OAuthRecord } from '../protocol/oauth.js';
 import type { ServerConfig } from '../protocol/server-config.js';
 import type { Logger } from '../log.js';
+import type { RestartSchedule } from '../supervision/restart-schedule.js';
 import { UpstreamActor } from './actor.js';
 import { BootSlots } from './boot-slots.js';
 import type { Upstream, UpstreamDirectory } from './upstream.js';
@@ -26,7 +27,13 @@ export interface OAuthRecords {
   save(server: string, record: OAuthRecord | null): void;
 }
 
-const RESPAWN_DELAY_MS = 1_000;
+/**
+ * An actor worker that died is replaced after 1 s, doubling to a minute while
+ * it keeps dying; one that stayed up a minute starts over. No give-up: a death
+ * is coffer's or memory's fault, not the upstream's, and a try a minute costs
+ * little (disable and enable the server to try at once).
+ */
+const ACTOR_RESTART: RestartSchedule = { baseMs: 1_000, capMs: 60_000, resetAfterMs: 60_000 };
 /** Workers booting at once: two per core keeps the cores busy while a boot waits on file reads. */
 export const DEFAULT_CONCURRENT_BOOTS = 2 * availableParallelism();
 
@@ -50,7 +57,7 @@ export class UpstreamPool extends EventEmitter<PoolEvents> implements UpstreamDi
     const name = config.name;
     if (this.entries.has(name)) return;
     const actor = new UpstreamActor(
-      { config, logFile: join(this.logDir, `${name}.log`), tuning: this.tuning, bootSlot: () => this.boots.acquire(), respawnDelayMs: RESPAWN_DELAY_MS,
+      { config, logFile: join(this.logDir, `${name}.log`), tuning: this.tuning, bootSlot: () => this.boots.acquire(), restart: ACTOR_RESTART,
         ...(this.oauthRecords ? { oauthRecord: () => this.oauthRecords!.load(name) } : {}) },
       {
         onEvent: (event) => this.onEvent(name, event),

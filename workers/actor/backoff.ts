@@ -1,5 +1,6 @@
-// Reconnect delays: exponential with jitter, capped. Pure, so the policy is unit-testable.
+// Reconnect delays: the shared doubling schedule (src/supervision/), with jitter. Pure, so the policy is unit-testable.
 import type { ActorTuning } from '../../src/protocol/actor.js';
+import { restartDelay } from '../../src/supervision/restart-schedule.js';
 
 export type BackoffTuning = Pick<ActorTuning, 'backoffInitialMs' | 'backoffMaxMs' | 'crashLoopLimit'>;
 
@@ -16,7 +17,6 @@ export interface RetryPlan {
  */
 export function retryPlan(failures: number, tuning: BackoffTuning, random: () => number = Math.random): RetryPlan {
   if (failures >= tuning.crashLoopLimit) return { state: 'failed', delayMs: tuning.backoffMaxMs };
-  const exponential = tuning.backoffInitialMs * 2 ** Math.max(0, failures - 1);
-  const capped = Math.min(tuning.backoffMaxMs, exponential);
+  const capped = restartDelay({ baseMs: tuning.backoffInitialMs, capMs: tuning.backoffMaxMs }, Math.max(0, failures - 1));
   return { state: 'backoff', delayMs: Math.round(capped / 2 + (capped / 2) * random()) };
 }
