@@ -130,7 +130,10 @@ t.test('coffer shim driven by a v2 client pinned to 2026-07-28', async (t) => {
   const progress: number[] = [];
   const withProgress = (await client.callTool({ name: 'c__test_tool_with_progress', arguments: {} }, { onprogress: (note) => void progress.push(note.progress) })) as AnyResult;
   t.match(textOf(withProgress), /^Progress reported to /, 'the call carried a progress token');
-  t.same(progress, [0, 50, 100], 'progress arrives on the call, before its answer');
+  // The last update leaves the upstream right before the result; when both reach the SDK client in one stdio read
+  // it drops that update (notification handlers run a microtask after the response has removed the call's handler).
+  t.same(progress.slice(0, 2), [0, 50], 'progress arrives on the call, before its answer');
+  t.ok(progress.length <= 3 && (progress.length < 3 || progress[2] === 100), `in order, nothing else: ${progress.join(',')}`);
 
   await cancelsWait(t, (signal) => client.callTool({ name: 'm__wait', arguments: {} }, { signal }));
 
