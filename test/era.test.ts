@@ -85,9 +85,12 @@ const meta = fc.record(
 );
 /** Mostly well-formed envelopes, so the header cross-checks are reached often. */
 const goodMeta = fc.record({ [V]: versions, [CAPS]: fc.constantFrom({}, { sampling: {} }), [LEVEL]: fc.constantFrom('debug', 'info') }, { requiredKeys: [V, CAPS] });
+/** A 2026-07-28 claim whose other envelope keys are often malformed, so the envelope check is reached every run. */
+const claimedMeta = fc.record({ [V]: fc.constant('2026-07-28'), [CAPS]: capabilities, [INFO]: clientInfo }, { requiredKeys: [V] });
 const params = fc.oneof(
   fc.constant(undefined),
   fc.record({ _meta: goodMeta, name: fc.constantFrom('a', 'b') }, { requiredKeys: ['_meta'] }),
+  fc.record({ _meta: claimedMeta, name: fc.constantFrom('a', 'b') }, { requiredKeys: ['_meta'] }),
   fc.record({ _meta: fc.oneof(meta, json), name: fc.constantFrom('a', 'b'), protocolVersion: versions }, { requiredKeys: [] }),
   json,
 );
