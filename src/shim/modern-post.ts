@@ -7,8 +7,8 @@
 // both eras' failed sends alike (relay-answers.ts).
 import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { JSONRPCMessage, JSONRPCRequest } from '@modelcontextprotocol/sdk/types.js';
-import { modernHeaders } from '../../workers/actor/modern-envelope.js';
-import { SseParser } from '../../workers/actor/sse-parser.js';
+import { modernHeaders } from '../protocol/modern-envelope.js';
+import { SseParser } from '../protocol/sse-parser.js';
 import type { DaemonEndpoint } from './link-lifecycle.js';
 
 /** Statuses that are not the daemon's answer to the request: a rotated token (401) and a daemon starting or stopping (503). */
