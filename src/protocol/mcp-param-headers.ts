@@ -50,7 +50,7 @@ export class ToolHeaderParams {
   private readonly byTool = new Map<string, readonly HeaderParam[]>();
 
   /** The tools to keep; records their header arguments and notes each one left out. */
-  admit(tools: unknown[], note: (text: string) => void): unknown[] {
+  admit(tools: readonly unknown[], note: (text: string) => void): unknown[] {
     return tools.filter((tool) => {
       if (!isObject(tool) || typeof tool.name !== 'string') return true;
       const headers = toolHeaders(tool.inputSchema);

@@ -1,0 +1,48 @@
+// Mcp-Param-* on a modern tools/call: a tool whose inputSchema annotates an
+// argument `"x-mcp-header": "<Name>"` makes a 2026-07-28 client mirror that
+// argument in an `Mcp-Param-<Name>` header, so intermediaries can route on it
+// without reading the body; the server must refuse a call whose header is
+// missing or disagrees with the argument (400, -32020, as for the standard
+// headers). An argument that is null or absent needs no header, and a header
+// without an argument is ignored. Pure, but for a memo per merged list.
+import { ToolHeaderParams, type HeaderParam } from '../../protocol/mcp-param-headers.js';
+import { headerMismatch, type EraRejection } from '../era.js';
+import { decodeHeaderValue, isPlainObject, stripOws } from './wire.js';
+
+/** Each merged tools list's declarations, built once (a merge is a new array; unchanged lists are the same one). */
+const declarationsOf = new WeakMap<readonly unknown[], ToolHeaderParams>();
+
+/** The header arguments `tool` declares in `tools` (none when its declaration is invalid: clients exclude such a tool). */
+export function declaredHeaders(tools: readonly unknown[], tool: string): readonly HeaderParam[] {
+  let declarations = declarationsOf.get(tools);
+  if (!declarations) {
+    declarations = new ToolHeaderParams();
+    declarations.admit(tools, () => undefined);
+    declarationsOf.set(tools, declarations);
+  }
+  return declarations.of(tool);
+}
+
+/** A JSON number as the header may write it (the spec compares numbers by value: 42.0 is 42). */
+const DECIMAL = /^-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?$/;
+
+function agrees(decoded: string, value: string | number | boolean): boolean {
+  if (typeof value === 'number') return DECIMAL.test(decoded) && Number(decoded) === value;
+  return decoded === String(value);
+}
+
+/** The refusal of a call whose Mcp-Param-* headers (lower-cased names) do not mirror its declared arguments, else undefined. */
+export function checkParamHeaders(declared: readonly HeaderParam[], args: unknown, headers: Readonly<Record<string, string | undefined>>): EraRejection | undefined {
+  for (const { argument, header } of declared) {
+    const value = isPlainObject(args) ? args[argument] : undefined;
+    if (typeof value !== 'string' && typeof value !== 'number' && typeof value !== 'boolean') continue;
+    const name = `Mcp-Param-${header}`;
+    const body = `arguments.${argument}=${JSON.stringify(value)}`;
+    const raw = headers[`mcp-param-${header.toLowerCase()}`];
+    if (raw === undefined) return headerMismatch('param-header-missing', name, `the body carries ${body} but the ${name} header is absent`);
+    const decoded = decodeHeaderValue(stripOws(raw));
+    if (decoded === undefined) return headerMismatch('param-header-invalid-encoding', name, `the ${name} header carries an invalid Base64 sentinel value`);
+    if (!agrees(decoded, value)) return headerMismatch('param-header-mismatch', name, `the ${name} header says ${JSON.stringify(decoded)} but the body carries ${body}`);
+  }
+  return undefined;
+}
