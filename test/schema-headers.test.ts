@@ -10,21 +10,11 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import t from 'tap';
 import { checkParamHeaders, declaredHeaders } from '../src/mcp/modern/param-headers.js';
 import { CONFORMANCE_FIXTURE, stdioFixture } from './fixtures/fixture-servers.js';
+import { SCHEMA_2020_12 } from './fixtures/schema-2020-12.js';
 import { gatewayWith, type Gateway } from './helpers/gateway.js';
 import { modernClient, modernPost } from './helpers/modern.js';
 
 const HEADER_TOOL = 'c__test_custom_headers';
-const SCHEMA_2020 = {
-  $schema: 'https://json-schema.org/draft/2020-12/schema',
-  type: 'object',
-  $defs: { address: { $anchor: 'addressDef', type: 'object', properties: { city: { type: 'string' } } } },
-  properties: { address: { $ref: '#/$defs/address' }, phone: { type: 'string' }, email: { type: 'string' }, extra: true },
-  allOf: [{ anyOf: [{ required: ['phone'] }, { required: ['email'] }] }],
-  if: { required: ['phone'] },
-  then: { properties: { email: false } },
-  else: { required: ['email'] },
-  additionalProperties: false,
-};
 
 type Tool = { name: string; inputSchema: Record<string, unknown> };
 
@@ -70,7 +60,7 @@ t.test('a JSON Schema 2020-12 inputSchema reaches clients of both eras with ever
   for (const [era, tools] of [['2025-11-25', legacy], ['2026-07-28', modern]] as const) {
     t.same(tools.find((tool) => tool.name === 'c__json_schema_2020_12_tool')?.inputSchema, own, `${era}: the fixture's schema, unchanged`);
     // A boolean property schema is valid 2020-12 that a 2025 SDK client refuses: it becomes its object equivalent, nothing else changes.
-    t.same(tools.find((tool) => tool.name === 's__schema_2020')?.inputSchema, { ...SCHEMA_2020, properties: { ...SCHEMA_2020.properties, extra: {} } }, `${era}: repaired where strict clients refuse it, every other keyword kept`);
+    t.same(tools.find((tool) => tool.name === 's__schema_2020')?.inputSchema, { ...SCHEMA_2020_12, properties: { ...SCHEMA_2020_12.properties, extra: {} } }, `${era}: repaired where strict clients refuse it, every other keyword kept`);
   }
 });
 
