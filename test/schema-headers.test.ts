@@ -33,7 +33,7 @@ t.test('unit: the declared Mcp-Param-* headers of a call are checked against its
   const tools = [{ name: 'x', inputSchema: { type: 'object', properties: { region: { type: 'string', 'x-mcp-header': 'Region' }, n: { type: 'integer', 'x-mcp-header': 'N' }, q: { type: 'string' } } } }];
   const declared = declaredHeaders(tools, 'x');
   t.same(declared, [{ argument: 'region', header: 'Region' }, { argument: 'n', header: 'N' }]);
-  t.equal(declaredHeaders(tools, 'x'), declared, 'one scan per merged list');
+  t.equal(declaredHeaders(tools, 'x'), declared, 'remembered per merged list');
   t.same(declaredHeaders([{ name: 'bad', inputSchema: { type: 'object', properties: { o: { type: 'object', 'x-mcp-header': 'O' } } } }], 'bad'), [], 'an invalid declaration declares nothing');
   const cell = (args: unknown, headers: Record<string, string>) => checkParamHeaders(declared, args, headers)?.cell ?? 'ok';
   t.equal(cell({ region: 'eu', n: 3 }, { 'mcp-param-region': 'eu', 'mcp-param-n': '3' }), 'ok');

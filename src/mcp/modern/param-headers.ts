@@ -5,22 +5,43 @@
 // missing or disagrees with the argument (400, -32020, as for the standard
 // headers). An argument that is null or absent needs no header, and a header
 // without an argument is ignored. Pure, but for a memo per merged list.
-import { ToolHeaderParams, type HeaderParam } from '../../protocol/mcp-param-headers.js';
+import { toolHeaders, type HeaderParam } from '../../protocol/mcp-param-headers.js';
 import { headerMismatch, type EraRejection } from '../era.js';
 import { decodeHeaderValue, isPlainObject, stripOws } from './wire.js';
 
-/** Each merged tools list's declarations, built once (a merge is a new array; unchanged lists are the same one). */
-const declarationsOf = new WeakMap<readonly unknown[], ToolHeaderParams>();
+interface ListDeclarations {
+  tools: Map<string, unknown>;
+  declared: Map<string, readonly HeaderParam[]>;
+}
+
+/**
+ * Per merged tools list (a merge is a new array; an unchanged list is the same
+ * one): its tools by name, and the declarations of those called so far. A
+ * tool's schema is walked on its first call, not every schema on every merge.
+ */
+const listDeclarations = new WeakMap<readonly unknown[], ListDeclarations>();
+
+function declarationsOf(tools: readonly unknown[]): ListDeclarations {
+  let found = listDeclarations.get(tools);
+  if (!found) {
+    const byName = new Map<string, unknown>();
+    for (const tool of tools) if (isPlainObject(tool) && typeof tool.name === 'string') byName.set(tool.name, tool.inputSchema);
+    found = { tools: byName, declared: new Map() };
+    listDeclarations.set(tools, found);
+  }
+  return found;
+}
 
 /** The header arguments `tool` declares in `tools` (none when its declaration is invalid: clients exclude such a tool). */
 export function declaredHeaders(tools: readonly unknown[], tool: string): readonly HeaderParam[] {
-  let declarations = declarationsOf.get(tools);
-  if (!declarations) {
-    declarations = new ToolHeaderParams();
-    declarations.admit(tools, () => undefined);
-    declarationsOf.set(tools, declarations);
+  const { tools: schemas, declared } = declarationsOf(tools);
+  let params = declared.get(tool);
+  if (params === undefined) {
+    const headers = toolHeaders(schemas.get(tool));
+    params = headers.ok ? headers.params : [];
+    declared.set(tool, params);
   }
-  return declarations.of(tool);
+  return params;
 }
 
 /** A JSON number as the header may write it (the spec compares numbers by value: 42.0 is 42). */
