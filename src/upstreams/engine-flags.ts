@@ -7,11 +7,14 @@
 import { setFlagsFromString } from 'node:v8';
 
 /**
- * Compile straight to Sparkplug's baseline code instead of interpreting a
- * function until it is warm: a cold actor's per-call path (its own code and
- * Node's HTTP client) then runs as baseline code from the first call.
+ * Give a function its feedback vector on its first call, not after it has run
+ * a while: until then its property loads and calls go through V8's generic
+ * paths (no inline caches) and it cannot tier up, which is where a cold
+ * actor's per-call path (its own code and Node's HTTP client) stays. Costs a
+ * little memory per function run; Sparkplug for everything
+ * (`--always-sparkplug`) was measured too and costs boot CPU instead.
  */
-export const DEFAULT_ENGINE_FLAGS: readonly string[] = ['--always-sparkplug'];
+export const DEFAULT_ENGINE_FLAGS: readonly string[] = ['--no-lazy-feedback-allocation'];
 
 /** A V8 option, optionally with a value: nothing a shell or V8's parser could read as two. */
 const FLAG = /^--[a-z0-9][a-z0-9_-]*(=[A-Za-z0-9_.-]+)?$/;
