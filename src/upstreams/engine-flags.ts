@@ -10,9 +10,9 @@ import { setFlagsFromString } from 'node:v8';
  * Give a function its feedback vector on its first call, not after it has run
  * a while: until then its property loads and calls go through V8's generic
  * paths (no inline caches) and it cannot tier up, which is where a cold
- * actor's per-call path (its own code and Node's HTTP client) stays. Costs a
- * little memory per function run; Sparkplug for everything
- * (`--always-sparkplug`) was measured too and costs boot CPU instead.
+ * actor's per-call path (its own code and Node's HTTP client) stays. Costs
+ * some boot CPU per actor (a vector for every function it runs); Sparkplug for
+ * everything (`--always-sparkplug`) cost more (README, Spread load).
  */
 export const DEFAULT_ENGINE_FLAGS: readonly string[] = ['--no-lazy-feedback-allocation'];
 
