@@ -6,6 +6,7 @@
 //   node dist/bench/daemon-runner.js --home DIR [--tuning JSON] [--page-size N]
 import { parseArgs } from 'node:util';
 import { startDaemon } from '../src/daemon/daemon.js';
+import { parseEngineFlags } from '../src/upstreams/engine-flags.js';
 
 const { values } = parseArgs({
   // No --page-size: the shipped default (1000 items per page), so clients page as they would for real.
@@ -21,6 +22,8 @@ const daemon = await startDaemon({
   tuning: JSON.parse(values.tuning) as object,
   ...(values['page-size'] ? { pageSize: Number(values['page-size']) } : {}),
   drainMs: 200,
+  // COFFER_V8_FLAGS as `coffer serve` reads it, for A/B runs of the actors' V8 options.
+  engineFlags: parseEngineFlags(process.env.COFFER_V8_FLAGS),
 });
 process.stdout.write(`${JSON.stringify({ port: daemon.port, token: daemon.token, pid: process.pid })}\n`);
 

@@ -40,6 +40,7 @@ import { PreferenceGate } from '../router/preference-gate.js';
 import { createRouting } from '../router/routing.js';
 import { setupToolsets } from '../toolsets/setup.js';
 import { SearchMode, type ToolsMode } from '../search/search-mode.js';
+import { applyEngineFlags, DEFAULT_ENGINE_FLAGS } from '../upstreams/engine-flags.js';
 import { UpstreamPool } from '../upstreams/pool.js';
 import { Operations } from '../ops/operations.js';
 import { opsSettings, type MetricsMode } from '../ops/ops-settings.js';
@@ -84,6 +85,8 @@ export interface DaemonOptions {
   otlpEndpoint?: string | null;
   /** A config file (YAML or JSON) declaring servers: applied at start, then watched. */
   configFile?: string;
+  /** V8 options for the actor isolates (process-wide), default DEFAULT_ENGINE_FLAGS. */
+  engineFlags?: readonly string[];
 }
 
 export interface RunningDaemon {
@@ -110,6 +113,10 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
   const startConfig = readStartConfig(options.configFile);
   const log = new Logger(options.logToStderr ? null : join(home, 'logs', 'daemon.log'), options.logLevel ?? 'info');
   for (const note of tightened) log.warn('COFFER_HOME tightened', { change: note });
+  // Before the first worker (the DB writer's included) starts: V8 reads them as each isolate compiles.
+  const engineFlags = options.engineFlags ?? DEFAULT_ENGINE_FLAGS;
+  applyEngineFlags(engineFlags);
+  log.info('V8 options for the actors', { flags: engineFlags.join(' ') });
   const startedAt = new Date().toISOString();
   let phase: DaemonStatus['status'] = 'starting';
   const operations = new Operations(opsSettings({ metrics: options.metrics, otlpEndpoint: options.otlpEndpoint }));

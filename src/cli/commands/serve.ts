@@ -11,6 +11,7 @@ import { DEFAULT_PAGE_SIZE } from '../../router/pagination.js';
 import { parsePin, PIN_SYNTAX, splitPins } from '../../search/pins.js';
 import { parseToolsMode } from '../../search/search-mode.js';
 import { DEFAULT_NAME_BUDGET, MIN_NAME_BUDGET } from '../../router/names.js';
+import { DEFAULT_ENGINE_FLAGS, EngineFlagsError, parseEngineFlags } from '../../upstreams/engine-flags.js';
 import type { Command } from '../command.js';
 import { probeDaemon } from '../daemon-control.js';
 import { EXIT } from '../exit-codes.js';
@@ -36,7 +37,9 @@ read only the first page), COFFER_NAME_BUDGET (longest exposed tool or prompt
 name, ${MIN_NAME_BUDGET}-${DEFAULT_NAME_BUDGET}, default ${DEFAULT_NAME_BUDGET}; 51 when a host adds 'mcp__coffer__'),
 COFFER_TOOLS_MODE (full|search, default full: what /mcp lists; a toolset has its own),
 COFFER_PINNED_TOOLS (in search mode, tools /mcp lists beside the meta-tools:
-SERVER/tool:<glob> entries separated by commas; a toolset has its own 'pinned').`;
+SERVER/tool:<glob> entries separated by commas; a toolset has its own 'pinned'),
+COFFER_V8_FLAGS (V8 options of the actors' isolates, separated by spaces, default
+'${DEFAULT_ENGINE_FLAGS.join(' ')}'; empty for none).`;
 
 function cacheTuningFromEnv(): { cacheTtlMs?: number } {
   const raw = process.env.COFFER_CACHE_TTL_MS;
@@ -77,6 +80,15 @@ function startFailure(error: unknown): unknown {
   return error;
 }
 
+function engineFlagsFromEnv(): readonly string[] {
+  try {
+    return parseEngineFlags(process.env.COFFER_V8_FLAGS);
+  } catch (error) {
+    if (error instanceof EngineFlagsError) throw new CliError(EXIT.USAGE, 'USAGE', error.message);
+    throw error;
+  }
+}
+
 export const serveCommand: Command = {
   name: 'serve',
   summary: 'run the daemon in the foreground',
@@ -96,6 +108,7 @@ export const serveCommand: Command = {
     const toolsMode = parseToolsMode(process.env.COFFER_TOOLS_MODE);
     if (toolsMode === null) throw new CliError(EXIT.USAGE, 'USAGE', `COFFER_TOOLS_MODE must be full or search, not '${process.env.COFFER_TOOLS_MODE}'`);
 
+    const engineFlags = engineFlagsFromEnv();
     const pinnedTools = splitPins(process.env.COFFER_PINNED_TOOLS);
     const badPin = pinnedTools.find((pin) => parsePin(pin) === null);
     if (badPin !== undefined) throw new CliError(EXIT.USAGE, 'USAGE', `COFFER_PINNED_TOOLS: '${badPin}' must be ${PIN_SYNTAX}`);
@@ -107,7 +120,7 @@ export const serveCommand: Command = {
     }
     // Loaded here, not at the top: every other command stays free of the daemon's heavy imports.
     const { startDaemon, DEFAULT_PORT } = await import('../../daemon/daemon.js');
-    const daemon = await startDaemon({ home, port, logLevel: logLevelFromEnv(), tuning: cacheTuningFromEnv(), mcpAuth, configFile: values.config, pageSize, nameBudget, toolsMode, pinnedTools }).catch((error: unknown) => {
+    const daemon = await startDaemon({ home, port, logLevel: logLevelFromEnv(), tuning: cacheTuningFromEnv(), mcpAuth, configFile: values.config, pageSize, nameBudget, toolsMode, pinnedTools, engineFlags }).catch((error: unknown) => {
       throw startFailure(error);
     });
     if (port === undefined && daemon.port !== DEFAULT_PORT) {
