@@ -152,6 +152,8 @@ export interface ActorStatus {
   serverInfo: { name: string; version: string } | null;
   /** The connected upstream's `instructions`, cleaned and bounded (src/protocol/instructions.ts); absent if it sent none. */
   instructions?: string;
+  /** The ids of the extensions the connected upstream declares (capabilities.extensions); absent if none. */
+  extensions?: string[];
   protocolVersion: string | null;
   /** legacy: initialize (2025-11-25 and before); modern: per-request envelope (2026-07-28). Null while not connected. */
   era: 'legacy' | 'modern' | null;

@@ -130,6 +130,16 @@ export class Router extends EventEmitter<RouterEvents> {
   }
 
   /** The instructions of the enabled upstreams connected now, each with the namespace its names are exposed under. */
+  /** The extensions the connected, enabled upstreams declare (what coffer can route to one of them). */
+  upstreamExtensions(): Set<string> {
+    const found = new Set<string>();
+    for (const upstream of this.upstreams.active()) {
+      const { state, extensions } = upstream.lastStatus;
+      if (state === 'ready') for (const id of extensions ?? []) found.add(id);
+    }
+    return found;
+  }
+
   upstreamInstructions(): UpstreamInstructions[] {
     const found: UpstreamInstructions[] = [];
     for (const upstream of this.upstreams.active()) {

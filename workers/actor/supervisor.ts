@@ -70,6 +70,7 @@ export class Supervisor {
       lastError: this.lastError,
       serverInfo: this.current?.serverInfo ?? null,
       ...(this.current?.instructions ? { instructions: this.current.instructions } : {}),
+      ...extensionsOf(this.current?.capabilities),
       protocolVersion: this.current?.protocolVersion ?? null,
       era: this.current?.era ?? null,
       pid: this.current?.pid ?? null,
@@ -241,4 +242,12 @@ export class Supervisor {
     this.closing.add(closing);
     void closing.finally(() => this.closing.delete(closing));
   }
+}
+
+/** The extension ids an upstream declares, for the status (what the router may advertise as routable). */
+function extensionsOf(capabilities: object | undefined): { extensions?: string[] } {
+  const extensions = (capabilities as { extensions?: unknown } | undefined)?.extensions;
+  if (typeof extensions !== 'object' || extensions === null || Array.isArray(extensions)) return {};
+  const ids = Object.keys(extensions);
+  return ids.length > 0 ? { extensions: ids } : {};
 }

@@ -7,6 +7,7 @@
 // unknown here and answered 404 by the endpoint.
 import { KIND_BY_CALL_METHOD, KIND_BY_LIST_METHOD } from '../../protocol/capabilities.js';
 import { JSONRPC } from '../../protocol/errors.js';
+import { TASK_METHODS, TASKS_EXTENSION } from '../../protocol/extensions.js';
 import { aggregateInstructions } from '../../protocol/instructions.js';
 import type { Calls, ForwardContext } from '../../router/calls.js';
 import type { SearchMode } from '../../search/search-mode.js';
@@ -16,6 +17,7 @@ import type { SessionFeatures } from '../../router/session-features.js';
 import { checkParamLengths } from '../param-limits.js';
 import { RpcError } from '../rpc-error.js';
 import { listPage, OWN_INSTRUCTIONS, SERVER_CAPABILITIES } from '../surface.js';
+import { TaskRoutes } from './tasks.js';
 import {
   CLIENT_CAPABILITIES_META_KEY,
   CLIENT_INFO_META_KEY,
@@ -53,21 +55,25 @@ export interface ModernParts {
 
 export class ModernMethods {
   private readonly serverInfo: { name: string; version: string };
+  private readonly tasks: TaskRoutes;
 
   constructor(private readonly parts: ModernParts) {
     this.serverInfo = { name: 'coffer', version: parts.version };
+    this.tasks = new TaskRoutes(parts.calls);
   }
 
   /** Whether the endpoint serves this method in the modern era (else 404 -32601). */
   serves(method: string): boolean {
-    return method === 'server/discover' || method === 'completion/complete' || KIND_BY_LIST_METHOD.has(method) || KIND_BY_CALL_METHOD.has(method);
+    return method === 'server/discover' || method === 'completion/complete' || KIND_BY_LIST_METHOD.has(method) || KIND_BY_CALL_METHOD.has(method) || TASK_METHODS.has(method);
   }
 
   /** Answers one request; an RpcError becomes an in-band error. */
   async handle(method: string, params: Record<string, unknown>, caller: ForwardContext, toolset: string | null): Promise<Record<string, unknown>> {
     checkParamLengths(method, params);
     const view = this.parts.views.viewOf(toolset);
-    const ctx: ForwardContext = { ...caller, toolset: view };
+    // A caller of the tasks extension gets its upstreams' tasks under coffer's ids (tasks.ts).
+    const tasks = caller.caller !== undefined && TaskRoutes.declared(caller.capabilities) ? { onTask: this.tasks.hook(caller.caller) } : {};
+    const ctx: ForwardContext = { ...caller, toolset: view, ...tasks };
     const searching = this.parts.search.modeOf(view) === 'search';
     const forwarded = forwardable(params);
     if (method === 'server/discover') return this.stamp(this.discover());
@@ -85,6 +91,7 @@ export class ModernMethods {
     }
     if (call) return this.stamp(await this.parts.calls.forward(call, method, forwarded, ctx));
     if (method === 'completion/complete') return this.stamp(await this.parts.features.complete(forwarded, ctx));
+    if (TASK_METHODS.has(method)) return this.stamp(await this.tasks.handle(method, forwarded, ctx));
     throw new RpcError(JSONRPC.METHOD_NOT_FOUND, `method not found: ${method}`);
   }
 
@@ -102,7 +109,8 @@ export class ModernMethods {
   private discover(): Record<string, unknown> {
     return {
       supportedVersions: [...MODERN_VERSIONS],
-      capabilities: SERVER_CAPABILITIES,
+      // The tasks extension only while an upstream that serves it is connected: coffer routes tasks, it runs none.
+      capabilities: this.parts.router.upstreamExtensions().has(TASKS_EXTENSION) ? { ...SERVER_CAPABILITIES, extensions: { [TASKS_EXTENSION]: {} } } : SERVER_CAPABILITIES,
       instructions: aggregateInstructions(OWN_INSTRUCTIONS, this.parts.router.upstreamInstructions()),
       // The instructions follow the enabled, connected servers.
       ...CACHE_HINTS,
