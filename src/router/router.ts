@@ -53,6 +53,10 @@ export class Router extends EventEmitter<RouterEvents> {
     refresh: async (kind) => (await this.list(kind), this.merged.get(kind)?.routes),
     prefixes: () => this.namespaces.prefixes(),
     original: (server, kind, name) => this.gate.keyOfOwnName(server, kind, name) ?? name,
+    serves: (server, kind) => {
+      const status = this.upstreams.get(server)?.lastStatus;
+      return status?.state === 'ready' && status.serves ? status.serves.includes(kind) : undefined;
+    },
   };
 
   constructor(

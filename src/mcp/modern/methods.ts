@@ -75,7 +75,8 @@ export class ModernMethods {
     const tasks = caller.caller !== undefined && TaskRoutes.declared(caller.capabilities) ? { onTask: this.tasks.hook(caller.caller) } : {};
     const ctx: ForwardContext = { ...caller, toolset: view, ...tasks };
     const searching = this.parts.search.modeOf(view) === 'search';
-    const forwarded = forwardable(params);
+    // tasks/update's inputResponses are the task's answers, not a retry: they go to the upstream.
+    const forwarded = forwardable(params, TASK_METHODS.has(method) ? [] : RETRY_PARAMS);
     if (method === 'server/discover') return this.stamp(this.discover());
     const list = KIND_BY_LIST_METHOD.get(method);
     if (list === 'tools' && searching) return this.stamp({ ...listPage(list, this.parts.search.list(view, await this.parts.views.listFor(list, toolset)), forwarded, this.parts.pageSize), ...CACHE_HINTS });
@@ -129,10 +130,10 @@ function isNotFound(error: RpcError): boolean {
   return error.code === -32002 || error.code === JSONRPC.INVALID_PARAMS;
 }
 
-/** The params an upstream gets: without the retry parameters and the envelope (other _meta keys, e.g. progressToken and trace context, stay). */
-function forwardable(params: Record<string, unknown>): Record<string, unknown> {
+/** The params an upstream gets: without the `coffers` parameters and the envelope (other _meta keys, e.g. progressToken and trace context, stay). */
+function forwardable(params: Record<string, unknown>, coffers: readonly string[]): Record<string, unknown> {
   const copy = { ...params };
-  for (const key of RETRY_PARAMS) delete copy[key];
+  for (const key of coffers) delete copy[key];
   const meta = metaOf(params);
   if (meta !== undefined) {
     const rest = { ...meta };
