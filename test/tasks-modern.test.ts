@@ -7,9 +7,10 @@
 // pieces: the modern-only tasks fixture over stdio, a daemon, raw modern POSTs
 // and the v1 SDK client.
 import t from 'tap';
+import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { dirname, join } from 'node:path';
-import { gatewayWith, type Gateway } from './helpers/gateway.js';
+import { gatewayWith, waitFor, type Gateway } from './helpers/gateway.js';
 import { CAPABILITIES_KEY, modernPost } from './helpers/modern.js';
 import { sleep } from './helpers/wait.js';
 
@@ -17,6 +18,12 @@ const FIXTURE = join(dirname(fileURLToPath(import.meta.url)), 'fixtures', 'tasks
 const TASKS = 'io.modelcontextprotocol/tasks';
 const WITH_TASKS = { extensions: { [TASKS]: {} }, elicitation: {} };
 const server = (name: string) => ({ name, transport: { type: 'stdio', command: process.execPath, args: [FIXTURE], env: {}, cwd: null } });
+
+/** The tasks fixture's processes (children of this process: the actors are its worker threads). */
+function fixturePids(): number[] {
+  const lines = execFileSync('ps', ['-o', 'pid=,args=', '--ppid', String(process.pid)], { encoding: 'utf8' }).split('\n');
+  return lines.filter((line) => line.includes('tasks-upstream')).map((line) => Number.parseInt(line.trim(), 10));
+}
 
 let ids = 0;
 /** One modern request's answer (result or error); `capabilities` are the request's own, `authorization` replaces the daemon's token. */
@@ -90,6 +97,19 @@ t.test('a task whose tool, server or upstream is gone answers at once with a sta
   const started = Date.now();
   t.match((await rpc(gateway, 'tasks/get', { taskId })).error, { code: -32602, data: { code: 'TASK_NOT_FOUND', server: 'a' } }, 'its server removed');
   t.ok(Date.now() - started < 2_000, 'no wait');
+});
+
+t.test('a task whose upstream process dies answers an error at once, then the restarted upstream’s own unknown-task error', async (t) => {
+  const gateway = await gatewayWith(t, [server('a')]);
+  const { taskId } = (await rpc(gateway, 'tools/call', { name: 'a__slow_compute', arguments: { seconds: 60 } })).result;
+  const pid = fixturePids()[0]!;
+  process.kill(pid, 'SIGKILL');
+  const started = Date.now();
+  const answer = await rpc(gateway, 'tasks/get', { taskId });
+  t.ok(Date.now() - started < 5_000, 'no hang');
+  t.ok(answer.error, `an error: ${JSON.stringify(answer.error)}`);
+  await waitFor('a new upstream process', async () => fixturePids().some((other) => other !== pid) && (await gateway.api('GET', '/servers/a')).body.health.state === 'ready', 60_000);
+  t.match((await rpc(gateway, 'tasks/get', { taskId })).error, { code: -32602 }, 'the new process does not know the task: the extension’s unknown-task error');
 });
 
 t.test('a caller without the extension gets the synchronous path, in both eras', async (t) => {
