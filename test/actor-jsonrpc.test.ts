@@ -2,7 +2,7 @@
 // splitting, and JSON-RPC correlation, progress, cancellation and server requests.
 import t from 'tap';
 import { JsonRpcSession, RpcError, SessionClosedError, type JsonRpcMessage, type MessageTransport } from '../workers/actor/jsonrpc-session.js';
-import { SseParser } from '../workers/actor/sse-parser.js';
+import { SseParser } from '../src/protocol/sse-parser.js';
 import { LineSplitter, parseLine } from '../workers/actor/stdio-transport.js';
 
 class FakeTransport implements MessageTransport {

@@ -4,7 +4,7 @@
 import t from 'tap';
 import { Coalescer } from '../workers/actor/coalesce.js';
 import { MessageTooLargeError } from '../workers/actor/limits.js';
-import { SseParser } from '../workers/actor/sse-parser.js';
+import { SseParser } from '../src/protocol/sse-parser.js';
 import { LineSplitter } from '../workers/actor/stdio-transport.js';
 
 const chunked = (text: string, size: number): string[] => Array.from({ length: Math.ceil(text.length / size) }, (_unused, i) => text.slice(i * size, (i + 1) * size));

@@ -64,6 +64,31 @@ t.test('schema normalisation', async (t) => {
   t.same(prompts, [{ name: 'p', arguments: [{ name: 'a' }] }, { name: 'q', arguments: [] }]);
 });
 
+t.test('schema normalisation keeps what it does not understand: a 2020-12 schema loses no keyword', async (t) => {
+  const schema = {
+    $schema: 'https://json-schema.org/draft/2020-12/schema',
+    type: 'object',
+    $defs: { a: { $anchor: 'A', type: 'string' } },
+    properties: { a: { $ref: '#/$defs/a' }, any: true, none: false, junk: 7 },
+    required: ['a', 3],
+    allOf: [{ anyOf: [{ required: ['a'] }] }],
+    if: { required: ['a'] },
+    then: {},
+    else: { not: {} },
+    unevaluatedProperties: false,
+  };
+  const { properties: _properties, required: _required, ...rest } = schema;
+  t.same(repairInputSchema(schema), { ...rest, properties: { a: { $ref: '#/$defs/a' }, any: {}, none: { not: {} } }, required: ['a'] }, 'boolean subschemas become their object equivalents, non-schemas go, the rest stays');
+  const valid = { type: 'object', properties: { a: { type: 'string' } }, allOf: [{ required: ['a'] }], if: {}, then: {}, else: {}, $defs: { x: { $anchor: 'X' } } };
+  const { items, notes } = normaliseItems('tools', [
+    { name: 'valid', inputSchema: valid },
+    { name: 'typeless', inputSchema: { $defs: { x: {} }, properties: { a: true } }, outputSchema: { type: 'object', properties: { r: true }, $defs: { y: {} } } },
+  ]);
+  t.equal(items[0]!.inputSchema, valid, 'a schema strict clients take is the same object');
+  t.same(items[1], { name: 'typeless', inputSchema: { type: 'object', $defs: { x: {} }, properties: { a: {} } }, outputSchema: { type: 'object', properties: { r: {} }, $defs: { y: {} } } });
+  t.equal(notes.length, 2, 'both repairs are noted');
+});
+
 t.test('list cache: TTL, versions, drops, shared fetches', async (t) => {
   let now = 1_000;
   const cache = new ListCache(100, () => now);

@@ -3,8 +3,10 @@
 // fixture over stdio) and a 2026-07-28-only one (the v2 fixture, `legacy:
 // 'reject'`, over HTTP). Against it: the SDK v2 client in `auto` and pinned
 // to 2026-07-28, the v1 client and @ai-sdk/mcp over /mcp, and `coffer shim`
-// driven by a pinned v2 client and by a v1 client over stdio. Each lists
-// both upstreams' tools and calls one of each; through the shim an
+// driven by a v2 client (auto and pinned) and by a v1 client over stdio. Each
+// lists both upstreams' tools and calls one of each; through the shim a call
+// to a tool with an x-mcp-header argument carries the Mcp-Param-* header the
+// daemon checks (the stdio client has none to send), an
 // elicitation crosses the era bridge each way, a call is cancelled, progress
 // arrives on its call, and a subscriptions/listen stays open for a change.
 import { createMCPClient } from '@ai-sdk/mcp';
@@ -23,6 +25,8 @@ import { MODERN, modernClient, modernFront } from './helpers/modern.js';
 const LEGACY_TOOL = 'c__test_simple_text';
 const LEGACY_TEXT = 'This is a simple text response for testing.';
 const MODERN_TOOL = 'm__echo';
+/** Declares x-mcp-header arguments: a modern call needs their Mcp-Param-* headers. */
+const HEADER_TOOL = 'c__test_custom_headers';
 
 const front = modernFront(t);
 
@@ -51,8 +55,8 @@ function shimCommand(): { command: string; args: string[]; env: Record<string, s
   return { command: process.execPath, args: [CLI_ENTRY, 'shim'], env: { ...(process.env as Record<string, string>), COFFER_HOME: front.gateway.home }, stderr: 'pipe' };
 }
 
-async function shimV2(capabilities: Record<string, unknown> = {}): Promise<ClientV2> {
-  const client = new ClientV2({ name: 'v2-shim', version: '2.4.0' }, { capabilities, versionNegotiation: { mode: { pin: MODERN } } });
+async function shimV2(capabilities: Record<string, unknown> = {}, mode: 'auto' | 'pin' = 'pin'): Promise<ClientV2> {
+  const client = new ClientV2({ name: `v2-shim-${mode}`, version: '2.4.0' }, { capabilities, versionNegotiation: { mode: mode === 'pin' ? { pin: MODERN } : 'auto' } });
   await client.connect(new StdioClientTransportV2(shimCommand()));
   return client;
 }
@@ -119,6 +123,8 @@ t.test('coffer shim driven by a v2 client pinned to 2026-07-28', async (t) => {
   t.equal(client.getProtocolEra(), 'modern', 'server/discover answered through the shim');
   t.match(client.getServerVersion(), { name: 'coffer' });
   await bothUpstreams(t, sdkCaller(client));
+  const region = textOf((await client.callTool({ name: HEADER_TOOL, arguments: { region: 'eu-west', query: 'q' } })) as AnyResult);
+  t.equal(region, 'custom headers tool called with: {"region":"eu-west","query":"q"}', 'the shim mirrors an x-mcp-header argument into its Mcp-Param-* header');
 
   // The 2025 upstream asks elicitation/create; the shim's modern client gets input_required and retries with its answer.
   const asked: string[] = [];
@@ -145,6 +151,17 @@ t.test('coffer shim driven by a v2 client pinned to 2026-07-28', async (t) => {
   t.pass('a list change arrives on the listen held open through the shim');
   await subscription.close();
   await waitFor('the new tool listed', async () => (await sdkCaller(client).tools()).includes('m__late'));
+});
+
+t.test('coffer shim driven by a v2 client in auto mode: server/discover over stdio chooses the modern era', async (t) => {
+  const client = await shimV2({}, 'auto');
+  t.teardown(() => client.close());
+  t.equal(client.getProtocolEra(), 'modern', 'the probe found the modern era through the shim');
+  t.equal(client.getNegotiatedProtocolVersion(), MODERN);
+  t.match(client.getServerVersion(), { name: 'coffer' });
+  await bothUpstreams(t, sdkCaller(client));
+  const region = textOf((await client.callTool({ name: HEADER_TOOL, arguments: { region: 'Zürich', priority: 2 } })) as AnyResult);
+  t.equal(region, 'custom headers tool called with: {"region":"Zürich","priority":2}', 'the x-mcp-header arguments reach the daemon mirrored as it demands');
 });
 
 t.test('coffer shim driven by a v1 client', async (t) => {

@@ -4,8 +4,8 @@ import t from 'tap';
 import { verdictOf, type ProbeOutcome } from '../workers/actor/era-negotiation.js';
 import { ListCache, MIN_REFETCH_MS } from '../workers/actor/list-cache.js';
 import { listenRetryMs } from '../workers/actor/listener.js';
-import { toolHeaders } from '../workers/actor/mcp-param-headers.js';
-import { headerValue, modernHeaders, withEnvelope } from '../workers/actor/modern-envelope.js';
+import { toolHeaders } from '../src/protocol/mcp-param-headers.js';
+import { headerValue, modernHeaders, withEnvelope } from '../src/protocol/modern-envelope.js';
 import { bridgedCapabilities } from '../workers/actor/modern-session.js';
 
 const discover = (versions: string[]): ProbeOutcome => ({ kind: 'result', result: { supportedVersions: versions, capabilities: {} } });

@@ -29,7 +29,7 @@ t.test('textDepth: brackets in strings and escaped quotes do not count; stops pa
   t.equal(textDepth(deepText(1_000_000), Infinity), 1_000_000, '1M levels measured without the stack');
 });
 
-t.test('nestsDeeperThan: iterative, a million levels', async (t) => {
+t.test('nestsDeeperThan: a million levels, the recursion stops at the limit', async (t) => {
   t.equal(nestsDeeperThan('x', 0), false);
   t.equal(nestsDeeperThan({}, 0), true);
   t.equal(nestsDeeperThan(deepValue(128), 128), false);

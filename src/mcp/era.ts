@@ -109,7 +109,7 @@ function reject(cell: string, code: number, message: string, data?: unknown, sta
 }
 
 export function headerMismatch(cell: string, header: string, body: string): EraRejection {
-  return reject(cell, HEADER_MISMATCH, `Bad Request: the request headers and body disagree: ${body}`, { mismatch: { header, body } });
+  return reject(cell, HEADER_MISMATCH, `Bad Request: the request headers and body disagree: ${body}`, { code: 'HEADER_MISMATCH', mismatch: { header, body } });
 }
 
 function envelopeRejection(cell: string, issue: { key: string; problem: string }): EraRejection {

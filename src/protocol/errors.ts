@@ -41,6 +41,8 @@ export const ERROR_HTTP_STATUS = {
   REQUEST_STATE_INVALID: 400,
   /** A requestState past its expiry, or whose parked call is gone: call again without it. */
   REQUEST_STATE_EXPIRED: 400,
+  /** MCP 2026-07-28: a standard or Mcp-Param-* header is missing or disagrees with the body (JSON-RPC -32020). */
+  HEADER_MISMATCH: 400,
   /** The call needs a client capability (sampling, elicitation, roots) the request did not declare. */
   MISSING_CLIENT_CAPABILITY: 400,
   /** A taskId that is not coffer's, was changed, belongs to another caller, expired, or whose server was removed. */

@@ -111,6 +111,11 @@ export class Router extends EventEmitter<RouterEvents> {
     return items.filter((item) => !before.has(`${item.server}\u0000${item.original}`));
   }
 
+  /** The last merged list of this kind (a fresh one only when there is none): what a call is checked against, as its name is routed. */
+  async lastList(kind: ListKind): Promise<Item[]> {
+    return this.merged.get(kind)?.items ?? this.list(kind);
+  }
+
   /** R3, the one main-side path: an upstream's list changed or was refreshed; without a kind, the server itself changed. */
   changed(server: string, kind?: ListKind): void {
     this.upstreamLists.changed(server, kind);

@@ -7,19 +7,21 @@
 // both eras' failed sends alike (relay-answers.ts).
 import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { JSONRPCMessage, JSONRPCRequest } from '@modelcontextprotocol/sdk/types.js';
-import { modernHeaders } from '../../workers/actor/modern-envelope.js';
-import { SseParser } from '../../workers/actor/sse-parser.js';
+import type { HeaderParam } from '../protocol/mcp-param-headers.js';
+import { modernHeaders } from '../protocol/modern-envelope.js';
+import { SseParser } from '../protocol/sse-parser.js';
 import type { DaemonEndpoint } from './link-lifecycle.js';
 
 /** Statuses that are not the daemon's answer to the request: a rotated token (401) and a daemon starting or stopping (503). */
 const NOT_AN_ANSWER = new Set([401, 503]);
 
-/** The daemon does not check Mcp-Param-* (they mirror arguments for intermediaries that route on them). */
-const noHeaderParams = (): [] => [];
+/** The x-mcp-header arguments of a tool, as the tools/list answers the shim relayed declared them. */
+export type HeaderParamsOf = (tool: string) => readonly HeaderParam[];
 
-function headersFor(request: JSONRPCRequest, revision: string | undefined, token: string): Record<string, string> {
+function headersFor(request: JSONRPCRequest, revision: string | undefined, token: string, headerParams: HeaderParamsOf): Record<string, string> {
   return {
-    ...(modernHeaders(request, noHeaderParams) as Record<string, string>),
+    // A stdio client has no headers to send: the shim mirrors the arguments the daemon checks, as an HTTP client would.
+    ...(modernHeaders(request, headerParams) as Record<string, string>),
     // The client's own revision, so an unserved one is refused as such (-32022), not as a header mismatch.
     ...(revision !== undefined && { 'mcp-protocol-version': revision }),
     authorization: `Bearer ${token}`,
@@ -57,11 +59,12 @@ export async function postModern(
   endpoint: DaemonEndpoint,
   request: JSONRPCRequest,
   revision: string | undefined,
+  headerParams: HeaderParamsOf,
   signal: AbortSignal,
   onMessage: (message: JSONRPCMessage) => void,
 ): Promise<void> {
   try {
-    const response = await fetch(endpoint.mcpUrl, { method: 'POST', headers: headersFor(request, revision, endpoint.token), body: JSON.stringify(request), signal });
+    const response = await fetch(endpoint.mcpUrl, { method: 'POST', headers: headersFor(request, revision, endpoint.token, headerParams), body: JSON.stringify(request), signal });
     if (!response.ok) {
       const text = await response.text();
       const answer = NOT_AN_ANSWER.has(response.status) ? undefined : errorAnswer(text, request);

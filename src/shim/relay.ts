@@ -15,6 +15,7 @@ import { DaemonStarter } from './daemon-start.js';
 import { routeOf } from './era-route.js';
 import { HandshakeReplay } from './handshake.js';
 import { LinkLifecycle, type DaemonEndpoint, type Link } from './link-lifecycle.js';
+import { ToolHeaderParams } from '../protocol/mcp-param-headers.js';
 import { postModern } from './modern-post.js';
 import { classify, describe, rejection, unreachable } from './relay-answers.js';
 import { RequestLedger, safeToResend, type Pending } from './request-ledger.js';
@@ -36,6 +37,8 @@ export class Relay {
   private queue: JSONRPCMessage[] = [];
   private readonly ledger = new RequestLedger();
   private readonly handshake = new HandshakeReplay();
+  /** What the modern tools/list answers relayed to the client declared: the Mcp-Param-* headers its calls carry. */
+  private readonly toolHeaders = new ToolHeaderParams();
   private readonly starter: DaemonStarter;
   private readonly links: LinkLifecycle;
 
@@ -186,13 +189,24 @@ export class Relay {
   /** Stays 'sending' until answered: a lost link's session is not its concern, only its own POST's failure is. */
   private postOn(link: Link, entry: Pending, modern: NonNullable<Pending['modern']>): void {
     const abort = (modern.abort = new AbortController());
-    postModern(link.endpoint, entry.request, modern.revision, abort.signal, (answer) => this.fromDaemon(link, answer)).then(
+    const listsTools = entry.request.method === 'tools/list';
+    const onAnswer = (answer: JSONRPCMessage) => {
+      if (listsTools) this.learnToolHeaders(answer);
+      this.fromDaemon(link, answer);
+    };
+    postModern(link.endpoint, entry.request, modern.revision, (tool) => this.toolHeaders.of(tool), abort.signal, onAnswer).then(
       () => {
         // Aborted: cancelled by the client, or the shim is closing; neither is a failure.
         if (!abort.signal.aborted && this.ledger.isOpen(entry)) this.sendFailed(link, entry.request, entry, new Error('the daemon ended the answer without answering'));
       },
       (error: unknown) => this.sendFailed(link, entry.request, entry, error),
     );
+  }
+
+  /** The client keeps or excludes a tool with an invalid declaration itself: the shim only records, it never filters what it relays. */
+  private learnToolHeaders(answer: JSONRPCMessage): void {
+    const tools = 'result' in answer ? answer.result.tools : undefined;
+    if (Array.isArray(tools)) this.toolHeaders.admit(tools, (note) => this.options.log(note));
   }
 
   private sendFailed(link: Link, message: JSONRPCMessage, entry: Pending | undefined, error: unknown): void {

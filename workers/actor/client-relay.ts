@@ -6,7 +6,8 @@ import type { ActorEvent, ClientTarget, ForwardOutcome } from '../../src/protoco
 import { RELAYED_CLIENT_REQUESTS, requiredCapability } from '../../src/protocol/client-requests.js';
 import { JSONRPC } from '../../src/protocol/errors.js';
 import type { Notify } from './connection.js';
-import { isObject, type ServerRequestAnswer } from './jsonrpc-session.js';
+import { isObject } from '../../src/protocol/json-object.js';
+import type { ServerRequestAnswer } from './jsonrpc-session.js';
 import { MAX_DEPTH } from './limits.js';
 import { nestsDeeperThan } from './nesting.js';
 

@@ -5,10 +5,9 @@
 // means a 2025-era server (fall back to initialize). An auth refusal or a
 // network failure is no verdict at all. Pure, so the policy is unit-testable.
 import type { ProtocolSetting } from '../../src/protocol/server-config.js';
-import { SUPPORTED_PROTOCOL_VERSIONS } from '../../src/protocol/mcp-versions.js';
-import { isObject } from './jsonrpc-session.js';
+import { isObject } from '../../src/protocol/json-object.js';
+import { MODERN_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS } from '../../src/protocol/mcp-versions.js';
 
-export const MODERN_PROTOCOL_VERSION = '2026-07-28';
 /** The spec's unsupported-protocol-version error (HTTP 400, `data: {supported, requested}`). */
 export const UNSUPPORTED_VERSION = -32022;
 

@@ -5,10 +5,11 @@ import type { IncomingMessage } from 'node:http';
 import type { JsonRpcId, JsonRpcMessage } from './jsonrpc-session.js';
 import { MAX_ERROR_TEXT_CHARS, sanitiseText } from '../../src/protocol/untrusted-text.js';
 import { parseInbound } from './inbound.js';
-import { AnswerBudget, MAX_ANSWER_CHARS_IN_FLIGHT, MAX_MESSAGE_CHARS, MessageTooLargeError } from './limits.js';
+import { MAX_MESSAGE_CHARS } from '../../src/protocol/message-limit.js';
+import { AnswerBudget, MAX_ANSWER_CHARS_IN_FLIGHT, MessageTooLargeError } from './limits.js';
 import { RpcError } from './jsonrpc-session.js';
 import { JSONRPC } from '../../src/protocol/errors.js';
-import { SseParser, type SseEvent } from './sse-parser.js';
+import { SseParser, type SseEvent } from '../../src/protocol/sse-parser.js';
 
 export function isRequest(message: JsonRpcMessage): boolean {
   return typeof message.method === 'string' && 'id' in message;

@@ -5,6 +5,7 @@
 // them with -32601), and tells which of our pending requests a server message
 // may belong to. It validates nothing: results are handed back exactly as parsed.
 import { JSONRPC, messageOf } from '../../src/protocol/errors.js';
+import { isObject } from '../../src/protocol/json-object.js';
 
 export type JsonRpcId = string | number;
 export type JsonRpcMessage = Record<string, unknown>;
@@ -89,10 +90,6 @@ export interface SessionHooks {
 interface Pending {
   resolve(result: Record<string, unknown>): void;
   reject(error: unknown): void;
-}
-
-export function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /** A scalar as text; anything else by its type only (String() or JSON.stringify() of a deep value overflows the stack). */

@@ -14,7 +14,7 @@ import { MAX_DEPTH } from './limits.js';
 import type { ActorLog } from './log.js';
 import { nestsDeeperThan } from './nesting.js';
 import { normaliseItems } from './normalise-schema.js';
-import { toolHeaderParams } from './mcp-param-headers.js';
+import { toolHeaderParams } from './tool-header-params.js';
 import type { Supervisor } from './supervisor.js';
 
 /**

@@ -6,11 +6,12 @@ import { messageOf } from '../../src/protocol/errors.js';
 import { declaresExtension, TASKS_EXTENSION } from '../../src/protocol/extensions.js';
 import type { ProtocolSetting } from '../../src/protocol/server-config.js';
 import type { ActorLog } from './log.js';
-import { isObject, RpcError, SessionClosedError, type JsonRpcSession } from './jsonrpc-session.js';
+import { isObject } from '../../src/protocol/json-object.js';
+import { RpcError, SessionClosedError, type JsonRpcSession } from './jsonrpc-session.js';
 import { HttpStatusError } from './http-status-error.js';
 import { verdictOf, type ProbeOutcome, type Verdict } from './era-negotiation.js';
-import { META, modernHeaders, withEnvelope } from './modern-envelope.js';
-import { toolHeaderParams } from './mcp-param-headers.js';
+import { META, modernHeaders, withEnvelope } from '../../src/protocol/modern-envelope.js';
+import { toolHeaderParams } from './tool-header-params.js';
 import { UpstreamListener, type ListenFilter } from './listener.js';
 import type { UpstreamTransport } from './transports.js';
 

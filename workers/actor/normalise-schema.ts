@@ -2,6 +2,7 @@
 // one malformed tool must not make a client reject the whole merged tools/list.
 // Valid items are returned as the same objects; only broken ones are rebuilt.
 import { IDENTITY_FIELD as KEY_FIELD, type ListKind } from '../../src/protocol/capabilities.js';
+import { isObject } from '../../src/protocol/json-object.js';
 
 export type Item = Record<string, unknown>;
 
@@ -11,12 +12,13 @@ export interface NormaliseResult {
   notes: string[];
 }
 
-function isObject(value: unknown): value is Item {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
+/** What a strict client takes as a property's schema: an object of any shape. */
+function isSchemaObject(value: unknown): value is Item {
+  return typeof value === 'object' && value !== null;
 }
 
 function validProperties(value: unknown): boolean {
-  return isObject(value) && Object.values(value).every((property) => typeof property === 'object' && property !== null);
+  return isObject(value) && Object.values(value).every(isSchemaObject);
 }
 
 function validRequired(value: unknown): boolean {
@@ -33,16 +35,39 @@ export function isObjectSchema(schema: unknown): schema is Item {
   );
 }
 
-/** `{type: "object"}` plus whatever valid `properties` / `required` the broken schema still has. */
-export function repairInputSchema(schema: unknown): Item {
-  const repaired: Item = { type: 'object' };
-  if (!isObject(schema)) return repaired;
-  if (validProperties(schema.properties)) repaired.properties = schema.properties;
-  if (Array.isArray(schema.required)) {
-    const required = schema.required.filter((name): name is string => typeof name === 'string');
-    if (required.length > 0) repaired.required = required;
+/** A boolean subschema as the object schema that means the same (2020-12 allows both; strict clients take only objects). */
+function asObjectSchema(property: unknown): Item | undefined {
+  if (typeof property === 'boolean') return property ? {} : { not: {} };
+  return isSchemaObject(property) ? property : undefined;
+}
+
+/**
+ * The schema with only what strict clients refuse fixed: `type` becomes
+ * "object", a boolean property schema its object equivalent, a property that
+ * is no schema at all and a non-string `required` entry are dropped. Every
+ * other keyword ($defs, allOf, if/then/else, $anchor, ...) stays: what coffer
+ * does not understand is not coffer's to remove.
+ */
+function repairObjectSchema(schema: Item): Item {
+  const { properties, required, ...rest } = schema;
+  const repaired: Item = { ...rest, type: 'object' };
+  if (isObject(properties)) {
+    const fixed = Object.entries(properties).flatMap(([name, property]) => {
+      const object = asObjectSchema(property);
+      return object === undefined ? [] : [[name, object] as const];
+    });
+    repaired.properties = Object.fromEntries(fixed);
+  }
+  if (Array.isArray(required)) {
+    const names = required.filter((name): name is string => typeof name === 'string');
+    if (names.length > 0) repaired.required = names;
   }
   return repaired;
+}
+
+/** `{type: "object"}` for what is no schema object at all, else the schema repaired where it stands (repairObjectSchema). */
+export function repairInputSchema(schema: unknown): Item {
+  return isObject(schema) ? repairObjectSchema(schema) : { type: 'object' };
 }
 
 function normaliseTool(tool: Item, notes: string[]): Item {
@@ -51,12 +76,16 @@ function normaliseTool(tool: Item, notes: string[]): Item {
     notes.push(`tool ${String(tool.name)}: inputSchema is not an object schema, repaired`);
     fixed = { ...fixed, inputSchema: repairInputSchema(tool.inputSchema) };
   }
-  if (tool.outputSchema !== undefined && !isObjectSchema(tool.outputSchema)) {
-    notes.push(`tool ${String(tool.name)}: outputSchema is not an object schema, dropped`);
-    const { outputSchema: _dropped, ...rest } = fixed;
-    fixed = rest;
+  const output = tool.outputSchema;
+  if (output === undefined || isObjectSchema(output)) return fixed;
+  // Structured content is always an object: a schema of anything else describes no result the tool can give.
+  if (isObject(output) && output.type === 'object') {
+    notes.push(`tool ${String(tool.name)}: outputSchema has invalid properties or required, repaired`);
+    return { ...fixed, outputSchema: repairObjectSchema(output) };
   }
-  return fixed;
+  notes.push(`tool ${String(tool.name)}: outputSchema is not an object schema, dropped`);
+  const { outputSchema: _dropped, ...rest } = fixed;
+  return rest;
 }
 
 function normalisePrompt(prompt: Item, notes: string[]): Item {

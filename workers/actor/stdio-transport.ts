@@ -8,7 +8,8 @@ import type { Writable } from 'node:stream';
 import { escapeControls } from '../../src/protocol/untrusted-text.js';
 import type { JsonRpcMessage, MessageTransport } from './jsonrpc-session.js';
 import { parseInbound, TooDeepError } from './inbound.js';
-import { MAX_MESSAGE_CHARS, MessageTooLargeError, PartialLine } from './limits.js';
+import { MAX_MESSAGE_CHARS } from '../../src/protocol/message-limit.js';
+import { MessageTooLargeError, PartialLine } from './limits.js';
 
 export interface StdioOptions {
   command: string;

@@ -3,7 +3,7 @@
 // 2026-07-28 listen stream.
 import type { ClientRequest, IncomingMessage, OutgoingHttpHeaders } from 'node:http';
 import type { JsonRpcId, JsonRpcMessage } from './jsonrpc-session.js';
-import { type SseEvent } from './sse-parser.js';
+import { type SseEvent } from '../../src/protocol/sse-parser.js';
 import { addTraceHeaders } from './trace-headers.js';
 import { UpstreamAuthError, type HttpAuth } from './http-auth.js';
 import { HttpStatusError } from './http-status-error.js';

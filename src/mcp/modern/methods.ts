@@ -14,9 +14,11 @@ import type { SearchMode } from '../../search/search-mode.js';
 import type { ViewLists } from '../../toolsets/view-lists.js';
 import type { Router } from '../../router/router.js';
 import type { SessionFeatures } from '../../router/session-features.js';
+import type { EraRejection } from '../era.js';
 import { checkParamLengths } from '../param-limits.js';
 import { RpcError } from '../rpc-error.js';
 import { listPage, OWN_INSTRUCTIONS, SERVER_CAPABILITIES } from '../surface.js';
+import { checkParamHeaders, declaredHeaders } from './param-headers.js';
 import { TaskRoutes } from './tasks.js';
 import {
   CLIENT_CAPABILITIES_META_KEY,
@@ -94,6 +96,12 @@ export class ModernMethods {
     if (method === 'completion/complete') return this.stamp(await this.parts.features.complete(forwarded, ctx));
     if (TASK_METHODS.has(method)) return this.stamp(await this.tasks.handle(method, forwarded, ctx));
     throw new RpcError(JSONRPC.METHOD_NOT_FOUND, `method not found: ${method}`);
+  }
+
+  /** A tools/call's Mcp-Param-* headers against the declarations of the tool it names, in the last merged list. */
+  async checkParamHeaders(params: Record<string, unknown>, headers: Readonly<Record<string, string | undefined>>): Promise<EraRejection | undefined> {
+    if (typeof params.name !== 'string') return undefined;
+    return checkParamHeaders(declaredHeaders(await this.parts.router.lastList('tools'), params.name), params.arguments, headers);
   }
 
   /** resources/read; an unknown resource is -32602 with data.uri (the 2026 shape; -32002 is gone). */

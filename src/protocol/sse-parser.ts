@@ -3,7 +3,7 @@
 // and the stream goes on with the next event; a CR ending a chunk ends its line at
 // once; the last id carries over events; events come back per chunk. Pure: no I/O.
 import { createParser, type EventSourceParser } from 'eventsource-parser';
-import { MAX_MESSAGE_CHARS } from './limits.js';
+import { MAX_MESSAGE_CHARS } from './message-limit.js';
 
 export interface SseEvent {
   /** The `event:` field; "message" when the server sent none. */

@@ -4,7 +4,7 @@
 // annotation is invalid (empty, not an HTTP token, repeated, on a property that
 // is no string/integer/boolean, or anywhere but a top-level property): such a
 // call could never carry the header the server demands.
-import { isObject } from './jsonrpc-session.js';
+import { isObject } from './json-object.js';
 
 export interface HeaderParam {
   argument: string;
@@ -45,16 +45,12 @@ export function toolHeaders(inputSchema: unknown): ToolHeaders {
   return { ok: true, params };
 }
 
-/**
- * The header arguments of the upstream's tools, by tool name. One per actor
- * (worker, i.e. per upstream), filled by every tools/list of a modern
- * connection, so it outlives a reconnect.
- */
+/** The header arguments of one server's tools, by tool name, as its tools/list declared them. */
 export class ToolHeaderParams {
   private readonly byTool = new Map<string, readonly HeaderParam[]>();
 
   /** The tools to keep; records their header arguments and notes each one left out. */
-  admit(tools: unknown[], note: (text: string) => void): unknown[] {
+  admit(tools: readonly unknown[], note: (text: string) => void): unknown[] {
     return tools.filter((tool) => {
       if (!isObject(tool) || typeof tool.name !== 'string') return true;
       const headers = toolHeaders(tool.inputSchema);
@@ -73,5 +69,3 @@ export class ToolHeaderParams {
     return this.byTool.get(tool) ?? [];
   }
 }
-
-export const toolHeaderParams = new ToolHeaderParams();

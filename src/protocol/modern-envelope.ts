@@ -4,9 +4,9 @@
 // (MCP-Protocol-Version, Mcp-Method, Mcp-Name, Mcp-Param-* for tool arguments
 // annotated x-mcp-header). Pure functions.
 import type { OutgoingHttpHeaders } from 'node:http';
-import { TASK_METHODS } from '../../src/protocol/extensions.js';
-import { isObject, type JsonRpcMessage } from './jsonrpc-session.js';
-import { MODERN_PROTOCOL_VERSION } from './era-negotiation.js';
+import { TASK_METHODS } from './extensions.js';
+import { isObject } from './json-object.js';
+import { MODERN_PROTOCOL_VERSION } from './mcp-versions.js';
 import type { HeaderParam } from './mcp-param-headers.js';
 
 export const META = {
@@ -51,7 +51,7 @@ function nameOf(method: string, params: Record<string, unknown>): unknown {
 }
 
 /** The headers of one message to a modern upstream; `headerParams` names the x-mcp-header arguments of a tool. */
-export function modernHeaders(message: JsonRpcMessage, headerParams: (tool: string) => readonly HeaderParam[]): OutgoingHttpHeaders {
+export function modernHeaders(message: Record<string, unknown>, headerParams: (tool: string) => readonly HeaderParam[]): OutgoingHttpHeaders {
   const headers: OutgoingHttpHeaders = { 'mcp-protocol-version': MODERN_PROTOCOL_VERSION };
   const method = message.method;
   if (typeof method !== 'string') return headers;
