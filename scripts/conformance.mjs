@@ -1,6 +1,8 @@
 // `npm run conformance`: the official MCP conformance suite (server mode) against
 // coffer's /mcp, with coffer fronting test/fixtures/conformance-upstream.ts over
-// stdio under the empty namespace, so the suite sees the fixture's own names.
+// stdio under the empty namespace, so the suite sees the fixture's own names;
+// beside it, also unprefixed, test/fixtures/tasks-upstream.ts (2026-07-28 only)
+// serves the tools of the tasks-* scenarios, which coffer routes, not runs.
 // One daemon serves both requirement sets: 2025-11-25 (the legacy era, session
 // and initialize) and 2026-07-28 (the modern era, per-request _meta).
 // The client-auth part runs the suite's client-side auth scenarios (those a
@@ -31,12 +33,14 @@ import { parse as parseYaml } from 'yaml';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const FIXTURE = join(ROOT, 'dist', 'test', 'fixtures', 'conformance-upstream.js');
+const TASKS_FIXTURE = join(ROOT, 'dist', 'test', 'fixtures', 'tasks-upstream.js');
 const RESULTS = join(ROOT, 'bench', 'results');
 const BASELINES = join(ROOT, 'conformance');
 const SUITE_VERSION = '0.2.0-alpha.12';
 const SUITE = ['-y', '-p', 'node@22', '-p', `@modelcontextprotocol/conformance@${SUITE_VERSION}`, 'conformance'];
 const REQUIREMENTS = ['2025-11-25', '2026-07-28'];
-const SERVER = 'conformance';
+/** The registered upstreams: name → fixture. */
+const SERVERS = { conformance: FIXTURE, tasks: TASKS_FIXTURE };
 const READY_TIMEOUT_MS = 30_000;
 /** Per scenario; the suite's default is 30 s, and a scenario waiting on something coffer never sends would hold a run that long. */
 const SCENARIO_TIMEOUT_MS = 15_000;
@@ -65,7 +69,7 @@ for (const requirements of selected) {
   }
 }
 
-for (const [what, path] of [['coffer', join(ROOT, 'dist', 'src', 'cli', 'main.js')], ['the fixture', FIXTURE]]) {
+for (const [what, path] of [['coffer', join(ROOT, 'dist', 'src', 'cli', 'main.js')], ['the fixture', FIXTURE], ['the tasks fixture', TASKS_FIXTURE]]) {
   if (!existsSync(path)) {
     console.error(`conformance: ${what} is missing (${path}); run \`npm run build\` first`);
     process.exit(2);
@@ -133,18 +137,22 @@ async function startCoffer() {
   const { file } = await startDaemonProcess(home, { port: 0 });
   // The CLI's own REST client: it reads the port and token from COFFER_HOME/daemon.json (mode 0600).
   const api = ApiClient.forHome(home);
-  await api.post('/servers', {
-    name: SERVER,
-    namespace: '',
-    transport: { type: 'stdio', command: process.execPath, args: [FIXTURE, '--transport', 'stdio'], env: {}, cwd: null },
-  });
+  for (const [name, fixture] of Object.entries(SERVERS)) {
+    await api.post('/servers', {
+      name,
+      namespace: '',
+      transport: { type: 'stdio', command: process.execPath, args: [fixture, '--transport', 'stdio'], env: {}, cwd: null },
+    });
+  }
   const until = Date.now() + READY_TIMEOUT_MS;
-  for (;;) {
-    stopIfInterrupted();
-    const { health } = await api.get(`/servers/${SERVER}`);
-    if (health.state === 'ready') break;
-    if (Date.now() > until) throw new Error(`the fixture did not become ready in ${READY_TIMEOUT_MS} ms: ${JSON.stringify(health)}`);
-    await new Promise((resolveWait) => setTimeout(resolveWait, 100));
+  for (const name of Object.keys(SERVERS)) {
+    for (;;) {
+      stopIfInterrupted();
+      const { health } = await api.get(`/servers/${name}`);
+      if (health.state === 'ready') break;
+      if (Date.now() > until) throw new Error(`fixture ${name} did not become ready in ${READY_TIMEOUT_MS} ms: ${JSON.stringify(health)}`);
+      await new Promise((resolveWait) => setTimeout(resolveWait, 100));
+    }
   }
   return { port: file.port, version: (await api.get('/daemon/status')).version };
 }
@@ -306,7 +314,7 @@ try {
     const coffer = await startCoffer();
     url = `http://127.0.0.1:${coffer.port}/mcp`;
     version = coffer.version;
-    console.log(`conformance: coffer ${version} on ${url}, fronting the fixture over stdio with namespace ""; suite @modelcontextprotocol/conformance@${SUITE_VERSION}`);
+    console.log(`conformance: coffer ${version} on ${url}, fronting the fixtures (${Object.keys(SERVERS).join(', ')}) over stdio with namespace ""; suite @modelcontextprotocol/conformance@${SUITE_VERSION}`);
     for (const requirements of selected) runs.push(await runRequirements(url, requirements));
   }
   if (parts.includes('client-auth')) {

@@ -1,9 +1,9 @@
 // Proves coffer meets the official MCP conformance suite as far as its committed
 // baselines say: scripts/conformance.mjs (the runner behind `npm run conformance`)
 // runs both requirement sets (2025-11-25, 2026-07-28) against a real coffer
-// daemon fronting the conformance fixture. Every 2025-11-25 scenario must pass;
-// for both sets, the failures must be exactly the baseline's (no regression, no
-// stale entry). Both runs take well under a minute, so they run here in full.
+// daemon fronting the conformance fixture and, beside it, the tasks fixture.
+// Every 2025-11-25 scenario must pass; for both sets, the failures must be
+// exactly the baseline's (no regression, no stale entry). Both runs take well under a minute, so they run here in full.
 // (The client-auth part, a daemon per scenario for some fifty scenarios, takes
 // about a quarter of an hour: `npm run conformance` runs it, this test does not.)
 import { execFile } from 'node:child_process';

@@ -65,6 +65,24 @@ t.test('merged lists: every exposed name matches, routes back to its server and 
   t.pass('300 surfaces');
 });
 
+t.test('a name no list knows, with several unprefixed servers: only those that may have that kind are candidates', async (t) => {
+  const index = prefixIndex([{ name: 'files', namespace: '' }, { name: 'jobs', namespace: '' }, { name: 'web', namespace: '' }]);
+  const serves: Record<string, string[] | undefined> = { files: ['tools', 'resources', 'resourceTemplates'], jobs: ['tools'], web: undefined };
+  const directory = (known: string[]): ResolverDirectory => ({
+    routes: () => new Map(),
+    refresh: async () => new Map(),
+    prefixes: () => index,
+    original: (_server, _kind, name) => name,
+    serves: (server, kind) => (known.includes(server) ? serves[server]?.includes(kind) : undefined),
+  });
+  t.same(await resolveExposed(directory(['files', 'jobs', 'web']), 'resources', 'test://template/1'), { ambiguous: ['files', 'web'] }, 'a server not known yet stays a candidate');
+  t.same(await resolveExposed(directory(['files', 'jobs']), 'resources', 'test://template/1'), { ambiguous: ['files', 'web'] });
+  const settled = directory(['files', 'jobs', 'web']);
+  serves.web = ['prompts'];
+  t.same(await resolveExposed(settled, 'resources', 'test://template/1'), { server: 'files', original: 'test://template/1' }, 'the one that declared resources');
+  t.same(await resolveExposed(settled, 'tools', 'unlisted'), { ambiguous: ['files', 'jobs'] }, 'two with tools: never a guess');
+});
+
 t.test('a namespace that cannot fit is refused with one that can', async (t) => {
   t.equal(prefixProblem('fs', 64), null);
   t.equal(prefixProblem('', 51), null, 'the empty namespace passes names through (each one fitted)');

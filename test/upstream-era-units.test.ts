@@ -6,6 +6,7 @@ import { ListCache, MIN_REFETCH_MS } from '../workers/actor/list-cache.js';
 import { listenRetryMs } from '../workers/actor/listener.js';
 import { toolHeaders } from '../src/protocol/mcp-param-headers.js';
 import { headerValue, modernHeaders, withEnvelope } from '../src/protocol/modern-envelope.js';
+import { bridgedCapabilities } from '../workers/actor/modern-session.js';
 
 const discover = (versions: string[]): ProbeOutcome => ({ kind: 'result', result: { supportedVersions: versions, capabilities: {} } });
 
@@ -53,6 +54,15 @@ t.test('header values: plain visible ASCII, else the base64 sentinel', async (t)
     'io.modelcontextprotocol/clientCapabilities': {},
     'io.modelcontextprotocol/clientInfo': { name: 'coffer', version: '1' },
   });
+});
+
+t.test('the tasks extension upstream: Mcp-Name names the task, and the caller’s declaration of the extension is passed on', async (t) => {
+  for (const method of ['tasks/get', 'tasks/update', 'tasks/cancel']) {
+    t.same(modernHeaders({ jsonrpc: '2.0', id: 1, method, params: { taskId: 'task-1' } }, () => []), { 'mcp-protocol-version': '2026-07-28', 'mcp-method': method, 'mcp-name': 'task-1' }, method);
+  }
+  const tasks = { 'io.modelcontextprotocol/tasks': {} };
+  t.same(bridgedCapabilities({ elicitation: {}, extensions: { ...tasks, 'x.example/other': {} }, experimental: {} }), { elicitation: {}, extensions: tasks }, 'only the extension coffer routes');
+  t.same(bridgedCapabilities({ sampling: {} }), { sampling: {} }, 'none declared: none passed on');
 });
 
 t.test('x-mcp-header: valid annotations are mirrored, invalid ones exclude the tool', async (t) => {

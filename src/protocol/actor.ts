@@ -152,6 +152,10 @@ export interface ActorStatus {
   serverInfo: { name: string; version: string } | null;
   /** The connected upstream's `instructions`, cleaned and bounded (src/protocol/instructions.ts); absent if it sent none. */
   instructions?: string;
+  /** The list kinds whose capability the connected upstream declares (what an unprefixed name can belong to). */
+  serves?: ListKind[];
+  /** The ids of the extensions the connected upstream declares (capabilities.extensions); absent if none. */
+  extensions?: string[];
   protocolVersion: string | null;
   /** legacy: initialize (2025-11-25 and before); modern: per-request envelope (2026-07-28). Null while not connected. */
   era: 'legacy' | 'modern' | null;

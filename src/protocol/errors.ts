@@ -45,6 +45,8 @@ export const ERROR_HTTP_STATUS = {
   HEADER_MISMATCH: 400,
   /** The call needs a client capability (sampling, elicitation, roots) the request did not declare. */
   MISSING_CLIENT_CAPABILITY: 400,
+  /** A taskId that is not coffer's, was changed, belongs to another caller, expired, or whose server was removed. */
+  TASK_NOT_FOUND: 404,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_HTTP_STATUS;

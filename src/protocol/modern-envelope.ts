@@ -4,6 +4,7 @@
 // (MCP-Protocol-Version, Mcp-Method, Mcp-Name, Mcp-Param-* for tool arguments
 // annotated x-mcp-header). Pure functions.
 import type { OutgoingHttpHeaders } from 'node:http';
+import { TASK_METHODS } from './extensions.js';
 import { isObject } from './json-object.js';
 import { MODERN_PROTOCOL_VERSION } from './mcp-versions.js';
 import type { HeaderParam } from './mcp-param-headers.js';
@@ -41,10 +42,11 @@ function paramValue(value: unknown): string | undefined {
   return undefined;
 }
 
-/** The name a request's Mcp-Name carries: the tool or prompt name, or the resource URI. */
+/** The name a request's Mcp-Name carries: the tool or prompt name, the resource URI, or the task (tasks extension). */
 function nameOf(method: string, params: Record<string, unknown>): unknown {
   if (method === 'tools/call' || method === 'prompts/get') return params.name;
   if (method === 'resources/read') return params.uri;
+  if (TASK_METHODS.has(method)) return params.taskId;
   return undefined;
 }
 

@@ -4,6 +4,7 @@
 // are matched to (progress travels with its call).
 import { CAPABILITY_TYPE_OF, IDENTITY_FIELD, type CallKind, type CapabilityType, type ListKind } from '../protocol/capabilities.js';
 import { JSONRPC } from '../protocol/errors.js';
+import { TASKS_EXTENSION } from '../protocol/extensions.js';
 import type { ClientRef, ForwardOutcome, Progress } from '../protocol/actor.js';
 import type { InvocationRecord, InvocationStatus } from '../protocol/events.js';
 import { RpcError } from '../mcp/rpc-error.js';
@@ -50,6 +51,13 @@ export interface ForwardContext {
    * and retries the upstream until it completes.
    */
   onInputRequired?: (server: string, result: Record<string, unknown>) => Record<string, unknown>;
+  /**
+   * A modern caller of the tasks extension: an upstream's CreateTaskResult
+   * for this tool becomes the caller's (coffer's own taskId). Without it the
+   * upstream is never told the caller speaks the extension, so it answers
+   * synchronously (or -32021 for a tool that requires a task).
+   */
+  onTask?: (server: string, tool: string, result: Record<string, unknown>) => Record<string, unknown>;
   /** The toolset the session sees; absent or null: the whole surface. */
   toolset?: ToolsetScope | null;
   /** Present when the client asked for progress (its progressToken). */
@@ -107,12 +115,43 @@ export class Calls {
       const sent = { ...params, [field]: target.original, ...this.retryParams(upstream.name, ctx) };
       const answer = await this.send(upstream, method, sent, ctx);
       const result = answer.resultType === 'input_required' ? await this.inputRequired(upstream, method, sent, answer, ctx) : answer;
+      if (result.resultType === 'task') return this.taskCreated(upstream.name, target.original, result, ctx, record);
       record({ status: 'ok', error_code: null });
       return exposeResultUris(kind, result, this.namespaces.of(upstream.name));
     } catch (error) {
       record(statusOf(error));
       throw error;
     }
+  }
+
+  /** A CreateTaskResult made the caller's; one from an upstream never asked for tasks (a caller without the extension) is refused. */
+  private taskCreated(server: string, tool: string, result: Record<string, unknown>, ctx: ForwardContext, record: (outcome: { status: InvocationStatus; error_code: number | null }) => void): Record<string, unknown> {
+    if (!ctx.onTask) {
+      throw RpcError.coffer(JSONRPC.UPSTREAM_RESPONSE_INVALID, 'UPSTREAM_RESPONSE_INVALID', `${server}: the upstream answered a task to a caller that did not declare ${TASKS_EXTENSION}; tell its maintainers (a task is created only for a caller that declares the extension)`);
+    }
+    record({ status: 'ok', error_code: null });
+    return ctx.onTask(server, tool, result);
+  }
+
+  /**
+   * A tasks-extension request (tasks/get, tasks/update, tasks/cancel) for a
+   * task coffer handed out: to the server that created it, as long as that
+   * server and the tool are still there and enabled (R10); a completed
+   * task's inlined result has its URIs exposed like the call's would.
+   */
+  async forwardTask(server: string, tool: string, method: string, params: Record<string, unknown>, ctx: ForwardContext): Promise<Record<string, unknown>> {
+    const upstream = this.upstreams.get(server);
+    if (!upstream && !this.servers.config(server)) {
+      throw RpcError.coffer(JSONRPC.INVALID_PARAMS, 'TASK_NOT_FOUND', `unknown task: server '${server}', which created it, was removed from coffer`, { server });
+    }
+    if (!upstream) {
+      throw RpcError.coffer(JSONRPC.TOOL_DISABLED, 'TOOL_DISABLED', `server '${server}' is disabled in coffer, and its tasks with it; enable it with 'coffer mcp enable ${server}'`, { server });
+    }
+    this.assertEnabled('tools', server, tool, ctx.toolset);
+    const result = await this.send(upstream, method, params, ctx);
+    const inlined = result.result;
+    if (typeof inlined !== 'object' || inlined === null) return result;
+    return { ...result, result: exposeResultUris('tools', inlined as Record<string, unknown>, this.namespaces.of(server)) };
   }
 
   /** The retry parameters for the upstream of a modern caller's retry, which must be the one that asked. */
@@ -149,7 +188,7 @@ export class Calls {
         // The capabilities only matter to a per_session connection (it declares them) and to a modern upstream (each request does): no clone per call otherwise.
         client: {
           session: ctx.sessionId,
-          capabilities: upstream.config.session_mode === 'per_session' || upstream.lastStatus.era === 'modern' ? ctx.capabilities : {},
+          capabilities: upstream.config.session_mode === 'per_session' || upstream.lastStatus.era === 'modern' ? declaredFor(ctx) : {},
           ...(ctx.caller ? { caller: ctx.caller } : {}),
         } satisfies ClientRef,
         ...(span ? { timed: true } : {}),
@@ -199,6 +238,12 @@ export class Calls {
     const decision = this.gate.resourceDecision(server, key);
     if (!decision.enabled) throw disabledResource(server, key, decision);
   }
+}
+
+/** The caller's capabilities as an upstream may see them: the tasks extension only where coffer can make the upstream's tasks the caller's. */
+function declaredFor(ctx: ForwardContext): Record<string, unknown> {
+  if (ctx.onTask || ctx.capabilities.extensions === undefined) return ctx.capabilities;
+  return omit(ctx.capabilities, 'extensions');
 }
 
 /** The actor asks the upstream for progress with its own token; the client's stays with the router. */

@@ -2,8 +2,8 @@
 // form of a registered server is that server's, whatever its state: an
 // unprefixed server listing such a name cannot take it over. Otherwise the
 // merged lists know every exposed name exactly; a name they do not know
-// belongs to the one unprefixed server, if there is exactly one. Never a
-// guess between two. A user's own name is routed to the upstream's name.
+// belongs to the one unprefixed server, if there is exactly one (of those
+// that declared the capability at all). Never a guess between two. A user's own name is routed to the upstream's name.
 import { IDENTITY_FIELD, type ListKind } from '../protocol/capabilities.js';
 import { prefixOf, type ServerConfig } from '../protocol/server-config.js';
 import { parseNamespacedName, parseNamespacedUri, type Namespaced } from './namespace.js';
@@ -17,6 +17,8 @@ export interface ResolverDirectory {
   prefixes(): PrefixIndex;
   /** The upstream's name of a tool or prompt of `server` exposed as `name` (the user's own name, else `name` itself). */
   original(server: string, kind: ListKind, name: string): string;
+  /** Whether the connected `server` declared the capability of `kind`; undefined while that is not known. */
+  serves?(server: string, kind: ListKind): boolean | undefined;
 }
 
 export interface PrefixIndex {
@@ -66,8 +68,10 @@ export async function resolveExposed(directory: ResolverDirectory, kind: ListKin
   const routes = directory.routes(kind) ?? (unprefixed.length > 0 || !split ? await directory.refresh(kind) : undefined);
   const known = routes?.get(value);
   if (known) return known;
-  if (unprefixed.length === 1) return { server: unprefixed[0]!, original: originalOf(directory, unprefixed[0]!, kind, value) };
-  return unprefixed.length > 1 ? { ambiguous: unprefixed } : null;
+  // A server known to have none of this kind (no capability) cannot own the name; that rules out, it never picks.
+  const candidates = unprefixed.length > 1 ? unprefixed.filter((server) => directory.serves?.(server, kind) !== false) : unprefixed;
+  if (candidates.length === 1) return { server: candidates[0]!, original: originalOf(directory, candidates[0]!, kind, value) };
+  return unprefixed.length > 1 ? { ambiguous: candidates.length > 0 ? candidates : unprefixed } : null;
 }
 
 /** Resources and templates have no own names. */

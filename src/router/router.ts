@@ -53,6 +53,10 @@ export class Router extends EventEmitter<RouterEvents> {
     refresh: async (kind) => (await this.list(kind), this.merged.get(kind)?.routes),
     prefixes: () => this.namespaces.prefixes(),
     original: (server, kind, name) => this.gate.keyOfOwnName(server, kind, name) ?? name,
+    serves: (server, kind) => {
+      const status = this.upstreams.get(server)?.lastStatus;
+      return status?.state === 'ready' && status.serves ? status.serves.includes(kind) : undefined;
+    },
   };
 
   constructor(
@@ -135,6 +139,16 @@ export class Router extends EventEmitter<RouterEvents> {
   }
 
   /** The instructions of the enabled upstreams connected now, each with the namespace its names are exposed under. */
+  /** The extensions the connected, enabled upstreams declare (what coffer can route to one of them). */
+  upstreamExtensions(): Set<string> {
+    const found = new Set<string>();
+    for (const upstream of this.upstreams.active()) {
+      const { state, extensions } = upstream.lastStatus;
+      if (state === 'ready') for (const id of extensions ?? []) found.add(id);
+    }
+    return found;
+  }
+
   upstreamInstructions(): UpstreamInstructions[] {
     const found: UpstreamInstructions[] = [];
     for (const upstream of this.upstreams.active()) {

@@ -79,7 +79,7 @@ export function modernPost(
   id: string | number = 1,
   timeoutMs?: number,
 ): Promise<McpAnswer> {
-  const name = method === 'resources/read' ? params.uri : method === 'tools/call' || method === 'prompts/get' ? params.name : undefined;
+  const name = method === 'resources/read' ? params.uri : method === 'tools/call' || method === 'prompts/get' ? params.name : method.startsWith('tasks/') ? params.taskId : undefined;
   const merged: Record<string, string | null> = { 'mcp-protocol-version': MODERN, 'mcp-method': method, ...(typeof name === 'string' ? { 'mcp-name': name } : {}), ...headers };
   const sent = Object.fromEntries(Object.entries(merged).filter((entry): entry is [string, string] => entry[1] !== null));
   const meta = (params._meta as Record<string, unknown> | undefined) ?? {};

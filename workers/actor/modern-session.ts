@@ -3,6 +3,7 @@
 // that era removed (answered here instead of sent), and the upstream listen
 // stream that replaces the GET stream and resources/subscribe.
 import { messageOf } from '../../src/protocol/errors.js';
+import { declaresExtension, TASKS_EXTENSION } from '../../src/protocol/extensions.js';
 import type { ProtocolSetting } from '../../src/protocol/server-config.js';
 import type { ActorLog } from './log.js';
 import { isObject } from '../../src/protocol/json-object.js';
@@ -23,10 +24,11 @@ import type { UpstreamTransport } from './transports.js';
  */
 const BRIDGED_CAPABILITIES = ['sampling', 'elicitation', 'roots'];
 
-/** The caller's capabilities that coffer bridges: what a modern upstream is told. */
+/** The caller's capabilities that coffer bridges: what a modern upstream is told (the tasks extension too, which the router routes). */
 export function bridgedCapabilities(client: Record<string, unknown> | undefined): Record<string, unknown> {
   const declared: Record<string, unknown> = {};
   for (const key of BRIDGED_CAPABILITIES) if (client?.[key] !== undefined) declared[key] = client[key];
+  if (declaresExtension(client, TASKS_EXTENSION)) declared.extensions = { [TASKS_EXTENSION]: {} };
   return declared;
 }
 

@@ -3,6 +3,7 @@
 // It owns the current Connection and tells the rest of the actor when a
 // session starts and ends; it knows nothing about lists or forwarding.
 import type { ActorState, ActorStatus, ActorTuning } from '../../src/protocol/actor.js';
+import { CAPABILITY_FLAG, LIST_KINDS, type ListKind } from '../../src/protocol/capabilities.js';
 import { messageOf } from '../../src/protocol/errors.js';
 import { sanitiseText } from '../../src/protocol/untrusted-text.js';
 import type { ServerConfig } from '../../src/protocol/server-config.js';
@@ -70,6 +71,8 @@ export class Supervisor {
       lastError: this.lastError,
       serverInfo: this.current?.serverInfo ?? null,
       ...(this.current?.instructions ? { instructions: this.current.instructions } : {}),
+      ...(this.current ? { serves: servedKinds(this.current.capabilities) } : {}),
+      ...extensionsOf(this.current?.capabilities),
       protocolVersion: this.current?.protocolVersion ?? null,
       era: this.current?.era ?? null,
       pid: this.current?.pid ?? null,
@@ -241,4 +244,17 @@ export class Supervisor {
     this.closing.add(closing);
     void closing.finally(() => this.closing.delete(closing));
   }
+}
+
+/** The extension ids an upstream declares, for the status (what the router may advertise as routable). */
+function extensionsOf(capabilities: object | undefined): { extensions?: string[] } {
+  const extensions = (capabilities as { extensions?: unknown } | undefined)?.extensions;
+  if (typeof extensions !== 'object' || extensions === null || Array.isArray(extensions)) return {};
+  const ids = Object.keys(extensions);
+  return ids.length > 0 ? { extensions: ids } : {};
+}
+
+/** The list kinds whose capability flag the upstream declared (the lister answers the others `unsupported`). */
+function servedKinds(capabilities: object): ListKind[] {
+  return LIST_KINDS.filter((kind) => Boolean((capabilities as Record<string, unknown>)[CAPABILITY_FLAG[kind]]));
 }

@@ -90,7 +90,9 @@ export class InputBridge {
         ? this.start(request, parkRequest, binding)
         : handle.kind === 'wrap'
           ? this.start(request, { capabilities: request.capabilities, responses: {} }, binding, { server: handle.server, inputResponses: responses, requestState: handle.upstream })
-          : this.resume(handle, parkRequest);
+          : handle.kind === 'park'
+            ? this.resume(handle, parkRequest)
+            : this.notAState();
     entry.attached = request.listener;
     this.hooks.route(entry.callerId, request.listener);
     let step: ParkStep | null;
@@ -150,6 +152,11 @@ export class InputBridge {
     const upstream = typeof result.requestState === 'string' ? result.requestState : null;
     const requestState = this.seal.seal({ kind: 'wrap', server, upstream }, binding, PARK_TTL_MS);
     return { resultType: 'input_required', ...(result.inputRequests === undefined ? {} : { inputRequests: result.inputRequests }), requestState };
+  }
+
+  /** A sealed value of coffer's that is not a requestState (a taskId is bound to no method of these, so this is only reached by a coding error). */
+  private notAState(): never {
+    throw RpcError.coffer(JSONRPC.INVALID_PARAMS, 'REQUEST_STATE_INVALID', 'requestState is not a requestState of coffer\'s: call again without requestState and inputResponses');
   }
 
   private resume(handle: Extract<StateHandle, { kind: 'park' }>, request: ParkRequest): Entry {

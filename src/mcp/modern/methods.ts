@@ -7,6 +7,7 @@
 // unknown here and answered 404 by the endpoint.
 import { KIND_BY_CALL_METHOD, KIND_BY_LIST_METHOD } from '../../protocol/capabilities.js';
 import { JSONRPC } from '../../protocol/errors.js';
+import { TASK_METHODS, TASKS_EXTENSION } from '../../protocol/extensions.js';
 import { aggregateInstructions } from '../../protocol/instructions.js';
 import type { Calls, ForwardContext } from '../../router/calls.js';
 import type { SearchMode } from '../../search/search-mode.js';
@@ -18,6 +19,7 @@ import { checkParamLengths } from '../param-limits.js';
 import { RpcError } from '../rpc-error.js';
 import { listPage, OWN_INSTRUCTIONS, SERVER_CAPABILITIES } from '../surface.js';
 import { checkParamHeaders, declaredHeaders } from './param-headers.js';
+import { TaskRoutes } from './tasks.js';
 import {
   CLIENT_CAPABILITIES_META_KEY,
   CLIENT_INFO_META_KEY,
@@ -55,23 +57,28 @@ export interface ModernParts {
 
 export class ModernMethods {
   private readonly serverInfo: { name: string; version: string };
+  private readonly tasks: TaskRoutes;
 
   constructor(private readonly parts: ModernParts) {
     this.serverInfo = { name: 'coffer', version: parts.version };
+    this.tasks = new TaskRoutes(parts.calls);
   }
 
   /** Whether the endpoint serves this method in the modern era (else 404 -32601). */
   serves(method: string): boolean {
-    return method === 'server/discover' || method === 'completion/complete' || KIND_BY_LIST_METHOD.has(method) || KIND_BY_CALL_METHOD.has(method);
+    return method === 'server/discover' || method === 'completion/complete' || KIND_BY_LIST_METHOD.has(method) || KIND_BY_CALL_METHOD.has(method) || TASK_METHODS.has(method);
   }
 
   /** Answers one request; an RpcError becomes an in-band error. */
   async handle(method: string, params: Record<string, unknown>, caller: ForwardContext, toolset: string | null): Promise<Record<string, unknown>> {
     checkParamLengths(method, params);
     const view = this.parts.views.viewOf(toolset);
-    const ctx: ForwardContext = { ...caller, toolset: view };
+    // A caller of the tasks extension gets its upstreams' tasks under coffer's ids (tasks.ts).
+    const tasks = caller.caller !== undefined && TaskRoutes.declared(caller.capabilities) ? { onTask: this.tasks.hook(caller.caller) } : {};
+    const ctx: ForwardContext = { ...caller, toolset: view, ...tasks };
     const searching = this.parts.search.modeOf(view) === 'search';
-    const forwarded = forwardable(params);
+    // tasks/update's inputResponses are the task's answers, not a retry: they go to the upstream.
+    const forwarded = forwardable(params, TASK_METHODS.has(method) ? [] : RETRY_PARAMS);
     if (method === 'server/discover') return this.stamp(this.discover());
     const list = KIND_BY_LIST_METHOD.get(method);
     if (list === 'tools' && searching) return this.stamp({ ...listPage(list, this.parts.search.list(view, await this.parts.views.listFor(list, toolset)), forwarded, this.parts.pageSize), ...CACHE_HINTS });
@@ -87,6 +94,7 @@ export class ModernMethods {
     }
     if (call) return this.stamp(await this.parts.calls.forward(call, method, forwarded, ctx));
     if (method === 'completion/complete') return this.stamp(await this.parts.features.complete(forwarded, ctx));
+    if (TASK_METHODS.has(method)) return this.stamp(await this.tasks.handle(method, forwarded, ctx));
     throw new RpcError(JSONRPC.METHOD_NOT_FOUND, `method not found: ${method}`);
   }
 
@@ -110,7 +118,8 @@ export class ModernMethods {
   private discover(): Record<string, unknown> {
     return {
       supportedVersions: [...MODERN_VERSIONS],
-      capabilities: SERVER_CAPABILITIES,
+      // The tasks extension only while an upstream that serves it is connected: coffer routes tasks, it runs none.
+      capabilities: this.parts.router.upstreamExtensions().has(TASKS_EXTENSION) ? { ...SERVER_CAPABILITIES, extensions: { [TASKS_EXTENSION]: {} } } : SERVER_CAPABILITIES,
       instructions: aggregateInstructions(OWN_INSTRUCTIONS, this.parts.router.upstreamInstructions()),
       // The instructions follow the enabled, connected servers.
       ...CACHE_HINTS,
@@ -129,10 +138,10 @@ function isNotFound(error: RpcError): boolean {
   return error.code === -32002 || error.code === JSONRPC.INVALID_PARAMS;
 }
 
-/** The params an upstream gets: without the retry parameters and the envelope (other _meta keys, e.g. progressToken and trace context, stay). */
-function forwardable(params: Record<string, unknown>): Record<string, unknown> {
+/** The params an upstream gets: without the `coffers` parameters and the envelope (other _meta keys, e.g. progressToken and trace context, stay). */
+function forwardable(params: Record<string, unknown>, coffers: readonly string[]): Record<string, unknown> {
   const copy = { ...params };
-  for (const key of RETRY_PARAMS) delete copy[key];
+  for (const key of coffers) delete copy[key];
   const meta = metaOf(params);
   if (meta !== undefined) {
     const rest = { ...meta };

@@ -8,8 +8,15 @@ import { decodeHeaderValue, isPlainObject, MODERN_VERSIONS, stripOws } from './w
 
 export const UNSUPPORTED_PROTOCOL_VERSION = -32022;
 
-/** The params field each targeted method mirrors into Mcp-Name. */
-const NAME_SOURCE: Readonly<Record<string, 'name' | 'uri'>> = { 'tools/call': 'name', 'prompts/get': 'name', 'resources/read': 'uri' };
+/** The params field each targeted method mirrors into Mcp-Name (the tasks extension's methods name their task). */
+const NAME_SOURCE: Readonly<Record<string, 'name' | 'uri' | 'taskId'>> = {
+  'tools/call': 'name',
+  'prompts/get': 'name',
+  'resources/read': 'uri',
+  'tasks/get': 'taskId',
+  'tasks/update': 'taskId',
+  'tasks/cancel': 'taskId',
+};
 
 export interface ModernHeaders {
   versionHeader?: string;
