@@ -10,9 +10,12 @@
 // the client: scripts/conformance-client.mjs starts a daemon of its own per
 // scenario, registers the scenario's server, signs in and lists/calls through
 // coffer. Its baseline is conformance/baseline-client-auth-<requirements>.yml
-// (`client: [scenario, ...]`).
+// (`client: [scenario, ...]`). The client part runs the other client scenarios
+// the same way (no sign-in: the driver lists, calls, reads and gets through
+// coffer, answering elicitation with the schema's defaults); its baseline is
+// conformance/baseline-client-<requirements>.yml.
 //
-//   node scripts/conformance.mjs [--part server|client-auth] [--requirements 2025-11-25|2026-07-28] [--scenario NAME] [--out FILE] [--keep]
+//   node scripts/conformance.mjs [--part server|client-auth|client] [--requirements 2025-11-25|2026-07-28] [--scenario NAME] [--out FILE] [--keep]
 //
 // The suite needs Node >= 22 while coffer stays on its own runtime: it runs as
 // `npx -y -p node@22 -p @modelcontextprotocol/conformance@<SUITE_VERSION> conformance ...`
