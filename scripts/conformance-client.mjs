@@ -1,5 +1,6 @@
-// The client the conformance suite's auth scenarios test: coffer itself, as a
-// gateway signing in to the scenario's server. The suite runs
+// The client the conformance suite's client scenarios test: coffer itself, as a
+// gateway in front of the scenario's server (signing in to it in the auth
+// scenarios). The suite runs
 //
 //   <node> scripts/conformance-client.mjs <serverUrl>
 //
@@ -13,12 +14,19 @@
 // a person), then lists and calls the tools through coffer's /mcp, signing in
 // again when a call asks for a wider scope. Exits 1 when coffer refused or
 // failed, which the scenarios that expect a refusal allow.
+//
+// The other scenarios (`--part client`) need no sign-in; the driver there is a
+// plain MCP client of coffer: it answers elicitation (the schema's defaults),
+// calls every tool coffer lists with arguments made from its input schema
+// (or the ones the scenario's context names), reads every resource and gets
+// every prompt, so each request crosses coffer to the scenario's server.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { CreateMessageRequestSchema, ElicitRequestSchema, ListRootsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const SERVER = 'upstream';
@@ -94,10 +102,96 @@ async function listTools(api, client) {
   }
 }
 
+/** A sample value for one JSON Schema: its default, const or first enum value, else one of its type. */
+function sample(schema) {
+  if (!schema || typeof schema !== 'object') return 'x';
+  if ('default' in schema) return schema.default;
+  if ('const' in schema) return schema.const;
+  if (Array.isArray(schema.enum) && schema.enum.length) return schema.enum[0];
+  const type = Array.isArray(schema.type) ? schema.type[0] : schema.type;
+  switch (type) {
+    case 'number':
+    case 'integer':
+      return 1;
+    case 'boolean':
+      return true;
+    case 'array':
+      return [];
+    case 'object':
+      return fill(schema, false);
+    default:
+      return 'x';
+  }
+}
+
+/** An object for a schema: every required property (all of them with `all`) gets a sample value. */
+function fill(schema, all) {
+  const properties = schema?.properties ?? {};
+  const wanted = all ? Object.keys(properties) : (schema?.required ?? []);
+  return Object.fromEntries(wanted.map((name) => [name, sample(properties[name])]));
+}
+
+/** The calls to make: the scenario's own (its context's toolCalls), else every tool with arguments from its schema. */
+function plannedCalls(tools) {
+  if (Array.isArray(context.toolCalls)) return context.toolCalls.map((call) => ({ name: call.name, arguments: call.arguments ?? {} }));
+  return tools.map((tool) => {
+    // json-schema-2020-12-preservation: the echo tool gets the other tool's input schema, exactly as coffer listed it.
+    if (scenario === 'json-schema-2020-12-preservation' && tool.name === 'json_schema_echo') {
+      const focal = tools.find((other) => other.name !== tool.name);
+      return { name: tool.name, arguments: { schema: focal?.inputSchema ?? {} } };
+    }
+    return { name: tool.name, arguments: fill(tool.inputSchema, false) };
+  });
+}
+
+/** The client of coffer's /mcp: it answers elicitation with the schema's defaults, sampling with a fixed text, roots with none. */
+function newClient() {
+  const client = new Client({ name: 'coffer-conformance-client', version: '1.0.0' }, { capabilities: { elicitation: { form: {} }, sampling: {}, roots: {} } });
+  client.setRequestHandler(ElicitRequestSchema, async (request) => {
+    log(`elicitation: ${request.params.message}`);
+    return { action: 'accept', content: fill(request.params.requestedSchema, true) };
+  });
+  client.setRequestHandler(CreateMessageRequestSchema, async () => ({ role: 'assistant', content: { type: 'text', text: 'ok' }, model: 'conformance' }));
+  client.setRequestHandler(ListRootsRequestSchema, async () => ({ roots: [] }));
+  return client;
+}
+
+/** The non-auth scenarios: every tool, resource and prompt through coffer; a failed request is logged and counted, not fatal. */
+async function exercise(client) {
+  let failed = 0;
+  const attempt = async (what, request) => {
+    try {
+      const result = await request();
+      log(`${what}: ${JSON.stringify(result).slice(0, 300)}`);
+      return result;
+    } catch (error) {
+      failed++;
+      log(`${what} failed: ${error.message}`);
+      return undefined;
+    }
+  };
+  const capabilities = client.getServerCapabilities() ?? {};
+  const { tools = [] } = (await attempt('tools/list', () => client.listTools())) ?? {};
+  for (const call of plannedCalls(tools)) await attempt(`tools/call ${call.name}`, () => client.callTool(call));
+  if (capabilities.resources) {
+    const { resources = [] } = (await attempt('resources/list', () => client.listResources())) ?? {};
+    for (const resource of resources) await attempt(`resources/read ${resource.uri}`, () => client.readResource({ uri: resource.uri }));
+  }
+  if (capabilities.prompts) {
+    const { prompts = [] } = (await attempt('prompts/list', () => client.listPrompts())) ?? {};
+    for (const prompt of prompts) {
+      const args = Object.fromEntries((prompt.arguments ?? []).filter((arg) => arg.required).map((arg) => [arg.name, 'x']));
+      await attempt(`prompts/get ${prompt.name}`, () => client.getPrompt({ name: prompt.name, arguments: args }));
+    }
+  }
+  if (failed) throw new Error(`${failed} request(s) through coffer failed`);
+}
+
 async function callTools(api, port) {
-  const client = new Client({ name: 'coffer-conformance-client', version: '1.0.0' });
+  const client = newClient();
   await client.connect(new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${port}/mcp`)));
   try {
+    if (!scenario.startsWith('auth/')) return await exercise(client);
     const tools = await listTools(api, client);
     log(`tools through coffer: ${tools.map((tool) => tool.name).join(', ') || '(none)'}`);
     for (const tool of tools) {

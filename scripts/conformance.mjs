@@ -10,9 +10,12 @@
 // the client: scripts/conformance-client.mjs starts a daemon of its own per
 // scenario, registers the scenario's server, signs in and lists/calls through
 // coffer. Its baseline is conformance/baseline-client-auth-<requirements>.yml
-// (`client: [scenario, ...]`).
+// (`client: [scenario, ...]`). The client part runs the other client scenarios
+// the same way (no sign-in: the driver lists, calls, reads and gets through
+// coffer, answering elicitation with the schema's defaults); its baseline is
+// conformance/baseline-client-<requirements>.yml.
 //
-//   node scripts/conformance.mjs [--part server|client-auth] [--requirements 2025-11-25|2026-07-28] [--scenario NAME] [--out FILE] [--keep]
+//   node scripts/conformance.mjs [--part server|client-auth|client] [--requirements 2025-11-25|2026-07-28] [--scenario NAME] [--out FILE] [--keep]
 //
 // The suite needs Node >= 22 while coffer stays on its own runtime: it runs as
 // `npx -y -p node@22 -p @modelcontextprotocol/conformance@<SUITE_VERSION> conformance ...`
@@ -45,7 +48,7 @@ const READY_TIMEOUT_MS = 30_000;
 /** Per scenario; the suite's default is 30 s, and a scenario waiting on something coffer never sends would hold a run that long. */
 const SCENARIO_TIMEOUT_MS = 15_000;
 const SUITE_TIMEOUT_MS = 15 * 60_000;
-const PARTS = ['server', 'client-auth'];
+const PARTS = ['server', 'client-auth', 'client'];
 /** The client the auth scenarios test, on this script's Node (coffer's runtime, not the suite's Node 22). */
 const CLIENT_COMMAND = `${process.execPath} ${join(ROOT, 'scripts', 'conformance-client.mjs')}`;
 /** Per client scenario: a daemon start, a sign-in and a call, on a loaded machine. */
@@ -245,31 +248,34 @@ async function runRequirements(url, requirements) {
   return summarise('server', requirements, rows, baseline(`baseline-${requirements}`, 'server'));
 }
 
-/** The client auth scenarios a requirement set scores, and the auth extensions it runs and reports. */
-async function clientAuthScenarios(requirements) {
+/** The client scenarios a requirement set scores, and those it runs and reports: the auth ones (`auth/…`) or the others. */
+async function clientScenarios(requirements, auth) {
   const listed = await suite(['list', '--client', '--requirements', requirements], 120_000);
   if (listed.code !== 0) throw new Error(`the suite could not list ${requirements}: ${listed.stderr.trim()}`);
   const [required, reported = ''] = listed.stdout.split(/^Run and reported/m);
   const clientPart = required.split(/^Client scenarios/m)[1] ?? '';
+  const wanted = (name) => name.startsWith('auth/') === auth;
   return {
-    scored: [...clientPart.matchAll(/^\s+- (auth\/\S+)$/gm)].map((match) => match[1]),
-    unscored: [...reported.matchAll(/^\s+- (auth\/\S+) \[client\]$/gm)].map((match) => match[1]),
+    scored: [...clientPart.matchAll(/^\s+- (\S+)$/gm)].map((match) => match[1]).filter(wanted),
+    unscored: [...reported.matchAll(/^\s+- (\S+) \[client\]$/gm)].map((match) => match[1]).filter(wanted),
   };
 }
 
-/** One client scenario at the requirement set's wire version; it leaves <dir>/auth/<name>-<timestamp>/checks.json. */
+/** One client scenario at the requirement set's wire version; it leaves <dir>/[auth/]<name>-<timestamp>/checks.json. */
 async function runClientScenario(requirements, name) {
   const dir = mkdtempSync(join(outputs, 'client-'));
   const args = ['client', '--command', CLIENT_COMMAND, '--scenario', name, '--spec-version', requirements, '--force', '--timeout', String(CLIENT_SCENARIO_TIMEOUT_MS), '-o', dir];
   const result = await suite(args, CLIENT_SCENARIO_TIMEOUT_MS + 60_000);
   if (result.timedOut) console.error(`conformance: client scenario ${name} was stopped`);
   const parent = join(dir, dirname(name));
-  const entry = existsSync(parent) ? readdirSync(parent).find((item) => existsSync(join(parent, item, 'checks.json'))) : undefined;
+  const prefix = `${name.split('/').pop()}-`;
+  const entry = existsSync(parent) ? readdirSync(parent).find((item) => item.startsWith(prefix) && existsSync(join(parent, item, 'checks.json'))) : undefined;
   return entry === undefined ? undefined : JSON.parse(readFileSync(join(parent, entry, 'checks.json'), 'utf8'));
 }
 
-async function runClientAuth(requirements) {
-  const { scored, unscored } = await clientAuthScenarios(requirements);
+/** The client scenarios, auth (`client-auth`) or not (`client`), at CLIENT_CONCURRENCY at a time. */
+async function runClient(part, requirements) {
+  const { scored, unscored } = await clientScenarios(requirements, part === 'client-auth');
   const names = opts.scenario ? [opts.scenario] : [...scored, ...unscored];
   const checks = new Map();
   const queue = [...names];
@@ -278,7 +284,7 @@ async function runClientAuth(requirements) {
   };
   await Promise.all(Array.from({ length: CLIENT_CONCURRENCY }, worker));
   const rows = names.map((name) => verdict(name, checks.get(name), !unscored.includes(name)));
-  return summarise('client-auth', requirements, rows, baseline(`baseline-client-auth-${requirements}`, 'client'));
+  return summarise(part, requirements, rows, baseline(`baseline-${part}-${requirements}`, 'client'));
 }
 
 /** Prints one part's table and totals against its baseline. */
@@ -319,7 +325,11 @@ try {
   }
   if (parts.includes('client-auth')) {
     console.log(`conformance: client auth scenarios with coffer as the client (${CLIENT_COMMAND}); suite @modelcontextprotocol/conformance@${SUITE_VERSION}`);
-    for (const requirements of selected) runs.push(await runClientAuth(requirements));
+    for (const requirements of selected) runs.push(await runClient('client-auth', requirements));
+  }
+  if (parts.includes('client')) {
+    console.log(`conformance: client scenarios other than auth with coffer as the client (${CLIENT_COMMAND}); suite @modelcontextprotocol/conformance@${SUITE_VERSION}`);
+    for (const requirements of selected) runs.push(await runClient('client', requirements));
   }
 
   const file = opts.out ? resolve(opts.out) : join(RESULTS, `conformance-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);

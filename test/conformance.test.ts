@@ -4,8 +4,11 @@
 // daemon fronting the conformance fixture and, beside it, the tasks fixture.
 // Every 2025-11-25 scenario must pass; for both sets, the failures must be
 // exactly the baseline's (no regression, no stale entry). Both runs take well under a minute, so they run here in full.
-// (The client-auth part, a daemon per scenario for some fifty scenarios, takes
-// about a quarter of an hour: `npm run conformance` runs it, this test does not.)
+// The client part (the non-auth client scenarios, coffer as the client: a
+// daemon per scenario, thirteen of them) takes under two minutes and runs here
+// too; every one of its scenarios must pass. (The client-auth part, a daemon per
+// scenario for some fifty scenarios, takes about a quarter of an hour: `npm run
+// conformance` runs it, this test does not.)
 import { execFile } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -48,4 +51,23 @@ t.test('the conformance suite through coffer matches the committed baselines', a
   const legacy = runs.find((r) => r.requirements === '2025-11-25')!;
   for (const { name, passed, failures } of legacy.rows) t.ok(passed, `2025-11-25 ${name}`, { failures });
   t.equal(run.code, runs.every((r) => r.baseline.unexpected.length + r.baseline.stale.length + r.baseline.gone.length === 0) ? 0 : 1, 'the runner exit code matches its verdicts');
+});
+
+t.test('the client scenarios other than auth, coffer as the client, all pass', async (t) => {
+  const out = join(tempDir('coffer-conformance-client-test-'), 'result.json');
+  const run = await new Promise<{ code: number; output: string }>((resolve) => {
+    execFile(process.execPath, [RUNNER, '--part', 'client', '--out', out], { cwd: PROJECT_ROOT, timeout: 280_000 }, (error, stdout, stderr) =>
+      resolve({ code: error ? Number(error.code ?? 1) : 0, output: stdout + stderr }),
+    );
+  });
+  t.ok(existsSync(out), 'the runner wrote its results', { output: run.output });
+  if (!existsSync(out)) return;
+  const { runs } = JSON.parse(readFileSync(out, 'utf8')) as { runs: RequirementsRun[] };
+  t.same(runs.map((r) => r.requirements), ['2025-11-25', '2026-07-28'], 'both requirement sets ran');
+  for (const { requirements, rows, baseline } of runs) {
+    t.ok(rows.length >= 5, `${requirements}: the client scenarios ran (${rows.length})`);
+    t.same(baseline, { unexpected: [], stale: [], gone: [] }, `${requirements}: the failures are exactly the baseline's`);
+    for (const { name, passed, failures } of rows) t.ok(passed, `${requirements} ${name}`, { failures });
+  }
+  t.equal(run.code, 0, 'the runner exits 0');
 });

@@ -14,6 +14,8 @@ const RECONNECT_INITIAL_MS = 1_000;
 const RECONNECT_MAX_MS = 30_000;
 const RECONNECT_GROWTH = 1.5;
 const RECONNECT_MAX_RETRIES = 2;
+/** GETs with Last-Event-ID for one request whose POST stream ended before its answer (SEP-1699). */
+const RESUME_MAX_ATTEMPTS = 3;
 
 export class StreamableHttpTransport extends HttpTransportBase {
   private sessionId: string | undefined;
@@ -78,7 +80,11 @@ export class StreamableHttpTransport extends HttpTransportBase {
     const type = String(res.headers['content-type'] ?? '');
     if (type.includes('text/event-stream')) {
       // The answer (and any notifications before it) arrives on this stream; it is read in the background.
-      readSse(res, (event) => this.sseEvent(event, id), (error) => this.report(error)).catch((error: unknown) => {
+      // A stream that ends before the answer, having given an event id, is resumed with a GET (SEP-1699).
+      const seen = { lastId: undefined as string | undefined, answered: false };
+      readSse(res, (event) => this.resumableEvent(event, id, seen), (error) => this.report(error)).then(() => {
+        if (!seen.answered && !cutOff() && seen.lastId !== undefined) this.resume(id, seen.lastId, 0);
+      }).catch((error: unknown) => {
         // An answer we gave up on (cancelled, timed out) was cut off on purpose.
         if (cutOff()) return;
         // Over the answer budget: this call fails, the connection is fine.
@@ -154,7 +160,59 @@ export class StreamableHttpTransport extends HttpTransportBase {
 
   private sseEvent(event: SseEvent, related?: JsonRpcId): void {
     if (event.retry !== undefined) this.retryMs = event.retry;
-    if (event.event === 'message') this.deliverText(event.data, related);
+    // An event without data (a priming event: an id and a retry only) carries no message.
+    if (event.event === 'message' && event.data !== '') this.deliverText(event.data, related);
+  }
+
+  /** An event on a stream that answers request `id`: notes the last event id and whether the answer came. */
+  private resumableEvent(event: SseEvent, id: JsonRpcId, seen: { lastId: string | undefined; answered: boolean }): void {
+    if (event.id !== undefined) seen.lastId = event.id;
+    if (event.event === 'message' && answers(event.data, id)) seen.answered = true;
+    this.sseEvent(event, id);
+  }
+
+  /**
+   * The POST stream of request `id` ended before its answer: after the server's
+   * `retry:` delay, a GET with Last-Event-ID resumes it (the answer may come on
+   * that stream); a resumed stream that ends unanswered is resumed again, at most
+   * RESUME_MAX_ATTEMPTS times. A cancel (abandon) cuts the resumed stream too.
+   */
+  private resume(id: JsonRpcId, lastEventId: string, attempt: number): void {
+    if (this.closed || attempt >= RESUME_MAX_ATTEMPTS) return;
+    const timer = setTimeout(() => {
+      if (this.closed) return;
+      const headers = this.commonHeaders();
+      headers.accept = 'text/event-stream';
+      headers['last-event-id'] = lastEventId;
+      let request: ClientRequest | undefined;
+      const seen = { lastId: lastEventId as string | undefined, answered: false };
+      this.exchange('GET', this.url, headers, undefined, (req) => {
+        request = req;
+        this.answering.set(id, req);
+        req.once('close', () => this.answering.get(id) === req && this.answering.delete(id));
+      })
+        .then(async (res) => {
+          const status = res.statusCode ?? 0;
+          if (status < 200 || status >= 300) {
+            res.resume();
+            throw new Error(`resuming the answer to request ${String(id)} failed: HTTP ${status}`);
+          }
+          await readSse(res, (event) => {
+            this.resumableEvent(event, id, seen);
+            // The answer came: this stream has nothing more for the request.
+            if (seen.answered) res.destroy();
+          }, (error) => this.report(error));
+        })
+        .then(
+          () => !seen.answered && this.resume(id, seen.lastId ?? lastEventId, attempt + 1),
+          (error: unknown) => {
+            if (seen.answered || this.closed || (request !== undefined && this.cutOff.has(request))) return;
+            this.report(asError(error));
+            this.resume(id, seen.lastId ?? lastEventId, attempt + 1);
+          },
+        );
+    }, this.retryMs ?? RECONNECT_INITIAL_MS);
+    timer.unref();
   }
 
   /** The optional GET stream for server-initiated messages; 405 means the server offers none. */
@@ -205,6 +263,19 @@ export class StreamableHttpTransport extends HttpTransportBase {
   override async close(): Promise<void> {
     clearTimeout(this.reconnectTimer);
     await super.close();
+  }
+}
+
+/** Whether an SSE event's data holds the answer (result or error) to request `id`. */
+function answers(data: string, id: JsonRpcId): boolean {
+  if (data === '') return false;
+  try {
+    const parsed: unknown = JSON.parse(data);
+    return (Array.isArray(parsed) ? parsed : [parsed]).some(
+      (item) => typeof item === 'object' && item !== null && (item as { id?: unknown }).id === id && ('result' in item || 'error' in item),
+    );
+  } catch {
+    return false;
   }
 }
 
