@@ -12,7 +12,7 @@
 import { execFile } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { PROJECT_ROOT } from '../src/paths.js';
 import { tempDir } from './helpers/cli.js';
 
@@ -31,17 +31,25 @@ interface RequirementsRun {
   baseline: { unexpected: string[]; stale: string[]; gone: string[] };
 }
 
-t.test('the conformance suite through coffer matches the committed baselines', async (t) => {
-  const out = join(tempDir('coffer-conformance-test-'), 'result.json');
+/** Runs one part of the runner; its results, or null (with a failed assertion) when it wrote none. */
+async function runPart(t: Test, part: 'server' | 'client'): Promise<{ code: number; runs: RequirementsRun[] } | null> {
+  const out = join(tempDir(`coffer-conformance-${part}-test-`), 'result.json');
   const run = await new Promise<{ code: number; output: string }>((resolve) => {
-    execFile(process.execPath, [RUNNER, '--part', 'server', '--out', out], { cwd: PROJECT_ROOT, timeout: 280_000 }, (error, stdout, stderr) =>
+    execFile(process.execPath, [RUNNER, '--part', part, '--out', out], { cwd: PROJECT_ROOT, timeout: 280_000 }, (error, stdout, stderr) =>
       resolve({ code: error ? Number(error.code ?? 1) : 0, output: stdout + stderr }),
     );
   });
   t.ok(existsSync(out), 'the runner wrote its results', { output: run.output });
-  if (!existsSync(out)) return;
+  if (!existsSync(out)) return null;
   const { runs } = JSON.parse(readFileSync(out, 'utf8')) as { runs: RequirementsRun[] };
   t.same(runs.map((r) => r.requirements), ['2025-11-25', '2026-07-28'], 'both requirement sets ran');
+  return { code: run.code, runs };
+}
+
+t.test('the conformance suite through coffer matches the committed baselines', async (t) => {
+  const run = await runPart(t, 'server');
+  if (!run) return;
+  const { runs } = run;
   for (const { requirements, rows, baseline } of runs) {
     t.ok(rows.filter((row) => row.scored).length >= 30, `${requirements}: the scored suite ran (${rows.length} scenarios)`);
     t.same(baseline, { unexpected: [], stale: [], gone: [] }, `${requirements}: the failures are exactly the baseline's`, {
@@ -54,16 +62,9 @@ t.test('the conformance suite through coffer matches the committed baselines', a
 });
 
 t.test('the client scenarios other than auth, coffer as the client, all pass', async (t) => {
-  const out = join(tempDir('coffer-conformance-client-test-'), 'result.json');
-  const run = await new Promise<{ code: number; output: string }>((resolve) => {
-    execFile(process.execPath, [RUNNER, '--part', 'client', '--out', out], { cwd: PROJECT_ROOT, timeout: 280_000 }, (error, stdout, stderr) =>
-      resolve({ code: error ? Number(error.code ?? 1) : 0, output: stdout + stderr }),
-    );
-  });
-  t.ok(existsSync(out), 'the runner wrote its results', { output: run.output });
-  if (!existsSync(out)) return;
-  const { runs } = JSON.parse(readFileSync(out, 'utf8')) as { runs: RequirementsRun[] };
-  t.same(runs.map((r) => r.requirements), ['2025-11-25', '2026-07-28'], 'both requirement sets ran');
+  const run = await runPart(t, 'client');
+  if (!run) return;
+  const { runs } = run;
   for (const { requirements, rows, baseline } of runs) {
     t.ok(rows.length >= 5, `${requirements}: the client scenarios ran (${rows.length})`);
     t.same(baseline, { unexpected: [], stale: [], gone: [] }, `${requirements}: the failures are exactly the baseline's`);
