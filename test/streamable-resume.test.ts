@@ -18,8 +18,11 @@ interface Upstream {
   close: () => Promise<void>;
 }
 
-/** A server whose tools/call stream primes (with an id unless `withId` is false) and closes; the answer waits for a GET. */
-async function upstream(withId: boolean): Promise<Upstream> {
+/**
+ * A server whose tools/call stream primes (with an id unless `withId` is false) and closes; the answer waits for a
+ * GET, unless `answerOnPost`: then the POST stream carries it (with an event id) before it closes.
+ */
+async function upstream(withId: boolean, answerOnPost = false): Promise<Upstream> {
   let pending: unknown;
   const state: Upstream = { url: '', gets: [], closedAt: 0, close: async () => {} };
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
@@ -40,6 +43,10 @@ async function upstream(withId: boolean): Promise<Upstream> {
       pending = message.id;
       res.writeHead(200, { 'content-type': 'text/event-stream' });
       res.write(`${withId ? 'id: p-1\n' : ''}retry: ${RETRY_MS}\ndata: \n\n`);
+      if (answerOnPost) {
+        res.write(`event: message\nid: p-2\ndata: ${JSON.stringify({ jsonrpc: '2.0', id: pending, result: { content: [{ type: 'text', text: 'direct' }] } })}\n\n`);
+        pending = undefined;
+      }
       setTimeout(() => {
         state.closedAt = performance.now();
         res.end();
@@ -77,6 +84,18 @@ t.test('a POST stream without an event id is not resumed', async (t) => {
   t.teardown(() => transport.close());
   transport.onmessage = () => t.fail('no answer expected');
   await transport.send({ jsonrpc: '2.0', id: 6, method: 'tools/call', params: { name: 'x', arguments: {} } });
+  await new Promise((resolve) => setTimeout(resolve, RETRY_MS + 300));
+  t.equal(server.gets.length, 0, 'no GET');
+});
+
+t.test('a POST stream that carried its answer is not resumed when it ends', async (t) => {
+  const server = await upstream(true, true);
+  t.teardown(server.close);
+  const transport = await createStreamableHttp(server.url, {});
+  t.teardown(() => transport.close());
+  const answer = new Promise<JsonRpcMessage>((resolve) => (transport.onmessage = (message) => resolve(message)));
+  await transport.send({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'x', arguments: {} } });
+  t.match(await answer, { id: 7, result: { content: [{ text: 'direct' }] } }, 'the answer came on the POST stream');
   await new Promise((resolve) => setTimeout(resolve, RETRY_MS + 300));
   t.equal(server.gets.length, 0, 'no GET');
 });

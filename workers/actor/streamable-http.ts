@@ -158,17 +158,23 @@ export class StreamableHttpTransport extends HttpTransportBase {
     req.destroy();
   }
 
-  private sseEvent(event: SseEvent, related?: JsonRpcId): void {
+  private sseEvent(event: SseEvent, related?: JsonRpcId, keep?: (message: JsonRpcMessage) => boolean): void {
     if (event.retry !== undefined) this.retryMs = event.retry;
     // An event without data (a priming event: an id and a retry only) carries no message.
-    if (event.event === 'message' && event.data !== '') this.deliverText(event.data, related);
+    if (event.event === 'message' && event.data !== '') this.deliverText(event.data, related, keep);
   }
 
-  /** An event on a stream that answers request `id`: notes the last event id and whether the answer came. */
+  /**
+   * An event on a stream that answers request `id`: notes the last event id and
+   * whether the answer came, from the messages as delivered (parsed once, under
+   * the nesting policy).
+   */
   private resumableEvent(event: SseEvent, id: JsonRpcId, seen: { lastId: string | undefined; answered: boolean }): void {
     if (event.id !== undefined) seen.lastId = event.id;
-    if (event.event === 'message' && answers(event.data, id)) seen.answered = true;
-    this.sseEvent(event, id);
+    this.sseEvent(event, id, (message) => {
+      if (message.id === id && ('result' in message || 'error' in message)) seen.answered = true;
+      return true;
+    });
   }
 
   /**
@@ -263,19 +269,6 @@ export class StreamableHttpTransport extends HttpTransportBase {
   override async close(): Promise<void> {
     clearTimeout(this.reconnectTimer);
     await super.close();
-  }
-}
-
-/** Whether an SSE event's data holds the answer (result or error) to request `id`. */
-function answers(data: string, id: JsonRpcId): boolean {
-  if (data === '') return false;
-  try {
-    const parsed: unknown = JSON.parse(data);
-    return (Array.isArray(parsed) ? parsed : [parsed]).some(
-      (item) => typeof item === 'object' && item !== null && (item as { id?: unknown }).id === id && ('result' in item || 'error' in item),
-    );
-  } catch {
-    return false;
   }
 }
 
