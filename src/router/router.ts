@@ -138,7 +138,6 @@ export class Router extends EventEmitter<RouterEvents> {
     return this.fanOut.degradedServers();
   }
 
-  /** The instructions of the enabled upstreams connected now, each with the namespace its names are exposed under. */
   /** The extensions the connected, enabled upstreams declare (what coffer can route to one of them). */
   upstreamExtensions(): Set<string> {
     const found = new Set<string>();
@@ -149,6 +148,7 @@ export class Router extends EventEmitter<RouterEvents> {
     return found;
   }
 
+  /** The instructions of the enabled upstreams connected now, each with the namespace its names are exposed under. */
   upstreamInstructions(): UpstreamInstructions[] {
     const found: UpstreamInstructions[] = [];
     for (const upstream of this.upstreams.active()) {

@@ -138,10 +138,10 @@ function isNotFound(error: RpcError): boolean {
   return error.code === -32002 || error.code === JSONRPC.INVALID_PARAMS;
 }
 
-/** The params an upstream gets: without the `coffers` parameters and the envelope (other _meta keys, e.g. progressToken and trace context, stay). */
-function forwardable(params: Record<string, unknown>, coffers: readonly string[]): Record<string, unknown> {
+/** The params an upstream gets: without the `dropped` parameters (coffer's own) and the envelope (other _meta keys, e.g. progressToken and trace context, stay). */
+function forwardable(params: Record<string, unknown>, dropped: readonly string[]): Record<string, unknown> {
   const copy = { ...params };
-  for (const key of coffers) delete copy[key];
+  for (const key of dropped) delete copy[key];
   const meta = metaOf(params);
   if (meta !== undefined) {
     const rest = { ...meta };
