@@ -9,7 +9,6 @@
 // the 2026 era answers input_required itself: that result goes to the caller
 // with the upstream's requestState sealed inside coffer's, and the retry is a
 // new call to that upstream with the answers and its state.
-import { randomUUID } from 'node:crypto';
 import type { Progress } from '../../protocol/actor.js';
 import { JSONRPC } from '../../protocol/errors.js';
 import type { ForwardContext } from '../../router/calls.js';
@@ -108,7 +107,8 @@ export class InputBridge {
     }
     if (step.kind === 'ended') {
       this.close(entry, null);
-      return this.hooks.stamp(this.outcome(entry.park, step.outcome));
+      // The call's result was stamped by the methods that ran it.
+      return this.outcome(entry.park, step.outcome);
     }
     entry.park.round++;
     this.expireIn(entry);
@@ -124,7 +124,9 @@ export class InputBridge {
   private start(request: BridgedRequest, first: ParkRequest, binding: StateBinding, retry?: ForwardContext['retry']): Entry {
     if (this.parks.size >= MAX_PARKS) this.close(this.parks.values().next().value!, `more than ${MAX_PARKS} calls were waiting on their clients`);
     const park = new Park(first, GATHER_MS);
-    const entry: Entry = { id: randomUUID(), park, callerId: this.hooks.callerId(), abort: new AbortController(), attached: null };
+    // The caller id is unique for the daemon's life, and a requestState naming it is sealed with a key of that life only.
+    const callerId = this.hooks.callerId();
+    const entry: Entry = { id: callerId, park, callerId, abort: new AbortController(), attached: null };
     this.parks.set(entry.id, entry);
     const wantsProgress = (request.params._meta as { progressToken?: unknown } | undefined)?.progressToken !== undefined;
     request

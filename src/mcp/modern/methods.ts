@@ -24,7 +24,7 @@ import {
   CLIENT_CAPABILITIES_META_KEY,
   CLIENT_INFO_META_KEY,
   LOG_LEVEL_META_KEY,
-  metaOf,
+  isPlainObject,
   MODERN_VERSIONS,
   PROTOCOL_VERSION_META_KEY,
   SERVER_INFO_META_KEY,
@@ -138,16 +138,32 @@ function isNotFound(error: RpcError): boolean {
   return error.code === -32002 || error.code === JSONRPC.INVALID_PARAMS;
 }
 
-/** The params an upstream gets: without the `dropped` parameters (coffer's own) and the envelope (other _meta keys, e.g. progressToken and trace context, stay). */
+/**
+ * The params an upstream gets: without the `dropped` parameters (coffer's own)
+ * and the envelope (other _meta keys, e.g. progressToken and trace context,
+ * stay). Built key by key rather than copied and pruned with `delete`, which
+ * would leave every forwarded params object in V8's slow dictionary mode.
+ */
 function forwardable(params: Record<string, unknown>, dropped: readonly string[]): Record<string, unknown> {
-  const copy = { ...params };
-  for (const key of dropped) delete copy[key];
-  const meta = metaOf(params);
-  if (meta !== undefined) {
-    const rest = { ...meta };
-    for (const key of ENVELOPE_KEYS) delete rest[key];
-    if (Object.keys(rest).length === 0) delete copy._meta;
-    else copy._meta = rest;
+  const copy: Record<string, unknown> = {};
+  for (const key of Object.keys(params)) {
+    if (dropped.includes(key)) continue;
+    const value = key === '_meta' ? withoutEnvelope(params._meta) : params[key];
+    if (value !== undefined || key !== '_meta') define(copy, key, value);
   }
   return copy;
+}
+
+/** A _meta without the envelope's keys; undefined when nothing else is left (a _meta that is not an object stays as it is). */
+function withoutEnvelope(meta: unknown): unknown {
+  if (!isPlainObject(meta)) return meta;
+  let rest: Record<string, unknown> | undefined;
+  for (const key of Object.keys(meta)) if (!ENVELOPE_KEYS.includes(key)) define((rest ??= {}), key, meta[key]);
+  return rest;
+}
+
+/** An own property, as a spread would make it: a key named __proto__ stays data and never becomes the prototype. */
+function define(target: Record<string, unknown>, key: string, value: unknown): void {
+  if (key === '__proto__') Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
+  else target[key] = value;
 }
