@@ -2,7 +2,9 @@
 // stream that ends after a priming event (an id and a retry, no data) and
 // before its answer is resumed with a GET carrying Last-Event-ID, no sooner
 // than the server's retry delay (SEP-1699; the conformance suite's client
-// scenario sse-retry). A stream without an event id is not resumed.
+// scenario sse-retry). A stream without an event id is not resumed, and its
+// request fails at once; so does one whose resumptions all fail; a request
+// cancelled while its resumption waits is not resumed.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import t from 'tap';
@@ -18,18 +20,23 @@ interface Upstream {
   close: () => Promise<void>;
 }
 
+/** How the server answers a resuming GET: with the answer, with a stream that ends without it, or with an HTTP error. */
+type OnGet = 'answer' | 'end' | 'fail';
+
 /**
  * A server whose tools/call stream primes (with an id unless `withId` is false) and closes; the answer waits for a
  * GET, unless `answerOnPost`: then the POST stream carries it (with an event id) before it closes.
  */
-async function upstream(withId: boolean, answerOnPost = false): Promise<Upstream> {
+async function upstream(withId: boolean, answerOnPost = false, onGet: OnGet = 'answer'): Promise<Upstream> {
   let pending: unknown;
   const state: Upstream = { url: '', gets: [], closedAt: 0, close: async () => {} };
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
     if (req.method === 'GET') {
       state.gets.push({ lastEventId: req.headers['last-event-id'] as string | undefined, at: performance.now() });
+      if (onGet === 'fail') return void res.writeHead(500, { 'content-type': 'text/plain' }).end('resumption is broken');
       res.writeHead(200, { 'content-type': 'text/event-stream' });
       res.write(`id: g-${state.gets.length}\ndata: \n\n`);
+      if (onGet === 'end') return void setTimeout(() => res.end(), 10);
       if (pending !== undefined && req.headers['last-event-id']) {
         res.write(`event: message\nid: answer\ndata: ${JSON.stringify({ jsonrpc: '2.0', id: pending, result: { content: [{ type: 'text', text: 'resumed' }] } })}\n\n`);
         pending = undefined;
@@ -77,14 +84,67 @@ t.test('a POST stream that ends before its answer is resumed with GET + Last-Eve
   t.same(errors, [], 'the priming event (no data) is no error');
 });
 
-t.test('a POST stream without an event id is not resumed', async (t) => {
+/** The request's answer as delivered; `within` bounds how long the test waits for it. */
+function answerOf(transport: Awaited<ReturnType<typeof createStreamableHttp>>, within: number): Promise<JsonRpcMessage | 'none'> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => resolve('none'), within);
+    transport.onmessage = (message) => {
+      clearTimeout(timer);
+      resolve(message);
+    };
+  });
+}
+
+const LOST = { code: -32010, data: { code: 'UPSTREAM_UNAVAILABLE' } };
+
+t.test('a POST stream without an event id is not resumed: its request fails at once', async (t) => {
   const server = await upstream(false);
   t.teardown(server.close);
   const transport = await createStreamableHttp(server.url, {});
   t.teardown(() => transport.close());
-  transport.onmessage = () => t.fail('no answer expected');
+  const answer = answerOf(transport, RETRY_MS);
   await transport.send({ jsonrpc: '2.0', id: 6, method: 'tools/call', params: { name: 'x', arguments: {} } });
+  t.match(await answer, { id: 6, error: { ...LOST, message: /before answering, and it gave no event id/ } }, 'an error answer, before the retry delay has passed');
   await new Promise((resolve) => setTimeout(resolve, RETRY_MS + 300));
+  t.equal(server.gets.length, 0, 'no GET');
+});
+
+t.test('resumed streams that all end without the answer: three GETs, then the request fails', async (t) => {
+  const server = await upstream(true, false, 'end');
+  t.teardown(server.close);
+  const transport = await createStreamableHttp(server.url, {});
+  t.teardown(() => transport.close());
+  const answer = answerOf(transport, 3 * RETRY_MS + 5_000);
+  await transport.send({ jsonrpc: '2.0', id: 8, method: 'tools/call', params: { name: 'x', arguments: {} } });
+  t.match(await answer, { id: 8, error: { ...LOST, message: /3 GETs with Last-Event-ID did not bring the answer/ } }, 'an error answer');
+  t.same(server.gets.map((get) => get.lastEventId), ['p-1', 'g-1', 'g-2'], 'each GET resumes from the last event id seen');
+});
+
+t.test('resuming GETs that fail (HTTP 500) are reported and retried, then the request fails', async (t) => {
+  const server = await upstream(true, false, 'fail');
+  t.teardown(server.close);
+  const transport = await createStreamableHttp(server.url, {});
+  t.teardown(() => transport.close());
+  const errors: Error[] = [];
+  transport.onerror = (error) => errors.push(error);
+  const answer = answerOf(transport, 3 * RETRY_MS + 5_000);
+  await transport.send({ jsonrpc: '2.0', id: 9, method: 'tools/call', params: { name: 'x', arguments: {} } });
+  t.match(await answer, { id: 9, error: LOST }, 'an error answer');
+  t.equal(server.gets.length, 3, 'three GETs');
+  t.same(errors.map((error) => error.message), Array(3).fill('resuming the answer to request 9 failed: HTTP 500'), 'each failed GET reported');
+});
+
+t.test('a request cancelled while its resumption waits is not resumed', async (t) => {
+  const server = await upstream(true);
+  t.teardown(server.close);
+  const transport = await createStreamableHttp(server.url, {});
+  t.teardown(() => transport.close());
+  const answer = answerOf(transport, RETRY_MS + 500);
+  await transport.send({ jsonrpc: '2.0', id: 10, method: 'tools/call', params: { name: 'x', arguments: {} } });
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  t.ok(server.closedAt > 0, 'the POST stream ended before its answer');
+  await transport.send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 10, reason: 'the caller gave up' } });
+  t.equal(await answer, 'none', 'no answer');
   t.equal(server.gets.length, 0, 'no GET');
 });
 

@@ -3,6 +3,7 @@
 // 2026-07-28 listen stream.
 import type { ClientRequest, IncomingMessage, OutgoingHttpHeaders } from 'node:http';
 import type { JsonRpcId, JsonRpcMessage } from './jsonrpc-session.js';
+import { JSONRPC } from '../../src/protocol/errors.js';
 import { type SseEvent } from '../../src/protocol/sse-parser.js';
 import { addTraceHeaders } from './trace-headers.js';
 import { UpstreamAuthError, type HttpAuth } from './http-auth.js';
@@ -24,6 +25,8 @@ export class StreamableHttpTransport extends HttpTransportBase {
   private retryMs: number | undefined;
   /** Requests whose answer is still coming (or not yet begun), by JSON-RPC id. */
   private readonly answering = new Map<JsonRpcId, ClientRequest>();
+  /** Requests whose answer a GET is to resume: abandon() takes one out, and its resumption stops. */
+  private readonly resuming = new Set<JsonRpcId>();
   /** Requests abandon() destroyed: their failure is not reported (weak: nothing to clean up however they end). */
   private readonly cutOff = new WeakSet<ClientRequest>();
   private headersOf: ((message: JsonRpcMessage) => Record<string, string | number>) | undefined;
@@ -83,7 +86,10 @@ export class StreamableHttpTransport extends HttpTransportBase {
       // A stream that ends before the answer, having given an event id, is resumed with a GET (SEP-1699).
       const seen = { lastId: undefined as string | undefined, answered: false };
       readSse(res, (event) => this.resumableEvent(event, id, seen), (error) => this.report(error)).then(() => {
-        if (!seen.answered && !cutOff() && seen.lastId !== undefined) this.resume(id, seen.lastId, 0);
+        if (seen.answered || cutOff()) return;
+        if (seen.lastId === undefined) return this.lost(id, 'it gave no event id to resume the stream from');
+        this.resuming.add(id);
+        this.resume(id, seen.lastId, 0);
       }).catch((error: unknown) => {
         // An answer we gave up on (cancelled, timed out) was cut off on purpose.
         if (cutOff()) return;
@@ -151,6 +157,7 @@ export class StreamableHttpTransport extends HttpTransportBase {
    * growing body, for as long as it likes.
    */
   private abandon(id: JsonRpcId | undefined): void {
+    if (id !== undefined) this.resuming.delete(id);
     const req = id === undefined ? undefined : this.answering.get(id);
     if (!req) return;
     this.answering.delete(id!);
@@ -181,12 +188,14 @@ export class StreamableHttpTransport extends HttpTransportBase {
    * The POST stream of request `id` ended before its answer: after the server's
    * `retry:` delay, a GET with Last-Event-ID resumes it (the answer may come on
    * that stream); a resumed stream that ends unanswered is resumed again, at most
-   * RESUME_MAX_ATTEMPTS times. A cancel (abandon) cuts the resumed stream too.
+   * RESUME_MAX_ATTEMPTS times, and then the request fails. A cancel (abandon)
+   * cuts the resumed stream too, or stops the resumption before its GET.
    */
   private resume(id: JsonRpcId, lastEventId: string, attempt: number): void {
-    if (this.closed || attempt >= RESUME_MAX_ATTEMPTS) return;
+    if (this.closed || !this.resuming.has(id)) return;
+    if (attempt >= RESUME_MAX_ATTEMPTS) return this.lost(id, `${RESUME_MAX_ATTEMPTS} GETs with Last-Event-ID did not bring the answer`);
     const timer = setTimeout(() => {
-      if (this.closed) return;
+      if (this.closed || !this.resuming.has(id)) return;
       const headers = this.commonHeaders();
       headers.accept = 'text/event-stream';
       headers['last-event-id'] = lastEventId;
@@ -206,7 +215,9 @@ export class StreamableHttpTransport extends HttpTransportBase {
           await readSse(res, (event) => {
             this.resumableEvent(event, id, seen);
             // The answer came: this stream has nothing more for the request.
-            if (seen.answered) res.destroy();
+            if (!seen.answered) return;
+            this.resuming.delete(id);
+            res.destroy();
           }, (error) => this.report(error));
         })
         .then(
@@ -219,6 +230,13 @@ export class StreamableHttpTransport extends HttpTransportBase {
         );
     }, this.retryMs ?? RECONNECT_INITIAL_MS);
     timer.unref();
+  }
+
+  /** The answer to request `id` cannot come any more: the request fails now, not at its timeout. */
+  private lost(id: JsonRpcId, why: string): void {
+    this.resuming.delete(id);
+    const message = `the upstream ended the stream that was to carry the answer to request ${String(id)} before answering, and ${why}`;
+    this.deliver({ jsonrpc: '2.0', id, error: { code: JSONRPC.UPSTREAM_UNAVAILABLE, message, data: { code: 'UPSTREAM_UNAVAILABLE' } } });
   }
 
   /** The optional GET stream for server-initiated messages; 405 means the server offers none. */
