@@ -12,6 +12,7 @@ import type { Upstream, UpstreamDirectory } from '../upstreams/upstream.js';
 import type { CallRoute, ClientAsk } from './client-messages.js';
 import { exposeResultUris } from './expose-results.js';
 import { driveInputRequired } from './input-driver.js';
+import type { LogLevel } from './log-levels.js';
 import type { CapabilityGate } from './gate.js';
 import type { Namespaced } from './namespace.js';
 import type { Namespaces, ServerDirectory } from './namespaces.js';
@@ -45,6 +46,12 @@ export interface ForwardContext {
    * still lead there).
    */
   retry?: { server: string; inputResponses: Record<string, unknown>; requestState: string | null };
+  /**
+   * The log messages the caller wants during this request (a 2025 session:
+   * the level it set; a modern caller: its envelope's). A modern upstream
+   * sends none without it; a 2025 upstream is told with logging/setLevel.
+   */
+  logLevel?: LogLevel;
   /**
    * A modern caller gets an upstream's input_required result itself (this
    * makes it the caller's); without it coffer asks the caller each request
@@ -190,6 +197,7 @@ export class Calls {
           session: ctx.sessionId,
           capabilities: upstream.config.session_mode === 'per_session' || upstream.lastStatus.era === 'modern' ? declaredFor(ctx) : {},
           ...(ctx.caller ? { caller: ctx.caller } : {}),
+          ...(ctx.logLevel && upstream.lastStatus.era === 'modern' ? { logLevel: ctx.logLevel } : {}),
         } satisfies ClientRef,
         ...(span ? { timed: true } : {}),
       }, { onProgress: ctx.onProgress, ...(span ? { onUpstreamTimes: span.upstreamTimes } : {}) });

@@ -13,6 +13,7 @@ import { randomUUID } from 'node:crypto';
 import type { Progress } from '../../protocol/actor.js';
 import { JSONRPC } from '../../protocol/errors.js';
 import type { ForwardContext } from '../../router/calls.js';
+import type { LogLevel } from '../../router/log-levels.js';
 import { RpcError } from '../rpc-error.js';
 import { Park, parseInputResponses, type ParkRequest, type ParkStep } from './park.js';
 import { RequestStateSeal, type StateBinding, type StateHandle } from './request-state.js';
@@ -41,6 +42,8 @@ export interface BridgedRequest {
   /** Closing the HTTP request: the caller gave up the call. */
   signal: AbortSignal;
   listener: ParkListener;
+  /** The log messages the caller wants (its envelope's level): what a modern upstream is asked for. */
+  logLevel?: LogLevel;
   /** Runs the call (the methods' handler) as this caller id, with this context. */
   run(ctx: Omit<ForwardContext, 'toolset'>): Promise<Record<string, unknown>>;
 }
@@ -138,6 +141,7 @@ export class InputBridge {
         ask: (method, params, signal) => park.ask(method, params, signal),
         onInputRequired: (server, result) => this.wrap(server, result, binding),
         ...(retry ? { retry } : {}),
+        ...(request.logLevel ? { logLevel: request.logLevel } : {}),
         ...(wantsProgress ? { onProgress: (progress: Progress) => entry.attached?.progress?.(progress) } : {}),
       })
       .then(
