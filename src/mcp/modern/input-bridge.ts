@@ -88,9 +88,11 @@ export class InputBridge {
     const parkRequest = { capabilities: request.capabilities, responses };
     const handle = params.requestState === undefined ? null : this.seal.open(params.requestState, binding);
     // A modern upstream's own round: a new call to it, with the answers and its state.
+    // A first request's own inputResponses answer a 2025 upstream's questions (the park) or go to a modern upstream as they came.
+    const unasked = Object.keys(responses).length > 0 ? { inputResponses: responses, requestState: null } : undefined;
     const entry =
       handle === null
-        ? this.start(request, parkRequest, binding)
+        ? this.start(request, parkRequest, binding, unasked)
         : handle.kind === 'wrap'
           ? this.start(request, { capabilities: request.capabilities, responses: {} }, binding, { server: handle.server, inputResponses: responses, requestState: handle.upstream })
           : handle.kind === 'park'
