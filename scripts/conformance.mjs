@@ -7,10 +7,15 @@
 //           callers reach it through coffer's bridge;
 //   modern  test/fixtures/conformance-modern.ts --legacy reject, SDK v2, 2026-07-28
 //           only: 2025-11-25 clients reach it through the bridge the other way;
-//   both    the same fixture serving both eras (--legacy stateless); coffer picks
-//           the modern era, so it costs a run and adds little: not run by default.
-// One daemon per fixture serves both requirement sets: 2025-11-25 (the legacy
-// era, session and initialize) and 2026-07-28 (the modern era, per-request _meta).
+//   both    the same fixture serving both eras (--legacy stateless), with coffer
+//           pinned to 2025-11-25 for it: the SDK v2 server's own 2025 era (its shim
+//           asks input_required questions as requests) behind coffer. Under auto
+//           coffer would pick 2026-07-28, the path `modern` already covers.
+// By default legacy and modern run, one after another (the two the issue's proof
+// names); both only when asked for: it adds half again to the run (and to npm
+// test's) and mostly tests the SDK's shim.
+// One daemon per fixture serves both requirement sets: 2025-11-25 (the legacy era,
+// session and initialize) and 2026-07-28 (the modern era, per-request _meta).
 // The client-auth part runs the suite's client-side auth scenarios (those a
 // requirement set scores, and the auth extensions it reports) with coffer as
 // the client: scripts/conformance-client.mjs starts a daemon of its own per
@@ -43,14 +48,12 @@ import { parse as parseYaml } from 'yaml';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const FIXTURES_DIR = join(ROOT, 'dist', 'test', 'fixtures');
-/** The conformance fixtures coffer can front (--fixture): how each is started, and what it speaks. */
+/** The conformance fixtures coffer can front (--fixture): how each is started, what it speaks, and coffer's protocol setting for it (default auto). */
 const FIXTURES = {
   legacy: { args: [join(FIXTURES_DIR, 'conformance-upstream.js'), '--transport', 'stdio'], speaks: '2025-11-25 only (SDK v1)' },
   modern: { args: [join(FIXTURES_DIR, 'conformance-modern.js'), '--legacy', 'reject'], speaks: '2026-07-28 only (SDK v2)' },
-  both: { args: [join(FIXTURES_DIR, 'conformance-modern.js'), '--legacy', 'stateless'], speaks: 'both eras (SDK v2)' },
+  both: { args: [join(FIXTURES_DIR, 'conformance-modern.js'), '--legacy', 'stateless'], speaks: 'both eras (SDK v2)', protocol: '2025-11-25' },
 };
-/** Run when --fixture is not given: the two the era bridge is proven with, one on each side of it. */
-const DEFAULT_FIXTURES = ['legacy', 'modern'];
 const TASKS_FIXTURE = join(FIXTURES_DIR, 'tasks-upstream.js');
 const RESULTS = join(ROOT, 'bench', 'results');
 const BASELINES = join(ROOT, 'conformance');
@@ -81,6 +84,8 @@ const { values: opts } = parseArgs({
 });
 const selected = opts.requirements ? [opts.requirements] : REQUIREMENTS;
 const parts = opts.part ? [opts.part] : PARTS;
+/** Run when --fixture is not given: one fixture on each side of the era bridge. */
+const DEFAULT_FIXTURES = ['legacy', 'modern'];
 const fixtures = opts.fixture ? [opts.fixture] : DEFAULT_FIXTURES;
 if (!PARTS.includes(parts[0])) {
   console.error(`conformance: --part must be one of ${PARTS.join(', ')}`);
@@ -178,7 +183,8 @@ async function startCoffer(fixture) {
   const api = ApiClient.forHome(home);
   const servers = { conformance: FIXTURES[fixture].args, tasks: [TASKS_FIXTURE] };
   for (const [name, args] of Object.entries(servers)) {
-    await api.post('/servers', { name, namespace: '', transport: { type: 'stdio', command: process.execPath, args, env: {}, cwd: null } });
+    const protocol = name === 'conformance' ? FIXTURES[fixture].protocol : undefined;
+    await api.post('/servers', { name, namespace: '', transport: { type: 'stdio', command: process.execPath, args, env: {}, cwd: null }, ...(protocol ? { protocol } : {}) });
   }
   const until = Date.now() + READY_TIMEOUT_MS;
   const health = {};
@@ -281,7 +287,7 @@ async function runRequirements(url, requirements, fixture) {
   const rows = names.map((name) => verdict(name, run.checks.get(name), !unscored.includes(name)));
   // The legacy fixture's baselines keep the name they had before there were other fixtures.
   const file = fixture === 'legacy' ? `baseline-${requirements}` : `baseline-${requirements}-${fixture}`;
-  return { ...summarise('server', requirements, rows, baseline(file, 'server'), fixture), fixture };
+  return summarise('server', requirements, rows, baseline(file, 'server'), fixture);
 }
 
 /** The client scenarios a requirement set scores, and those it runs and reports: the auth ones (`auth/…`) or the others. */
@@ -361,7 +367,8 @@ try {
       console.log(
         `conformance: coffer ${version} on ${url}, fronting the ${fixture} fixture (${FIXTURES[fixture].speaks}; coffer speaks ${coffer.protocol} to it) and the tasks fixture over stdio with namespace ""; suite @modelcontextprotocol/conformance@${SUITE_VERSION}`,
       );
-      for (const requirements of selected) runs.push(await runRequirements(url, requirements, fixture));
+      // Each run names its fixture and the protocol version coffer negotiated with it.
+      for (const requirements of selected) runs.push({ ...(await runRequirements(url, requirements, fixture)), fixture, protocol: coffer.protocol });
       await stopCoffer(coffer.home);
     }
   }
