@@ -1,10 +1,21 @@
 // `npm run conformance`: the official MCP conformance suite (server mode) against
-// coffer's /mcp, with coffer fronting test/fixtures/conformance-upstream.ts over
-// stdio under the empty namespace, so the suite sees the fixture's own names;
-// beside it, also unprefixed, test/fixtures/tasks-upstream.ts (2026-07-28 only)
-// serves the tools of the tasks-* scenarios, which coffer routes, not runs.
-// One daemon serves both requirement sets: 2025-11-25 (the legacy era, session
-// and initialize) and 2026-07-28 (the modern era, per-request _meta).
+// coffer's /mcp, with coffer fronting a conformance fixture over stdio under the
+// empty namespace, so the suite sees the fixture's own names; beside it, also
+// unprefixed, test/fixtures/tasks-upstream.ts (2026-07-28 only) serves the tools
+// of the tasks-* scenarios, which coffer routes, not runs. The fixture (--fixture):
+//   legacy  test/fixtures/conformance-upstream.ts, SDK v1, 2025-11-25 only: modern
+//           callers reach it through coffer's bridge;
+//   modern  test/fixtures/conformance-modern.ts --legacy reject, SDK v2, 2026-07-28
+//           only: 2025-11-25 clients reach it through the bridge the other way;
+//   both    the same fixture serving both eras (--legacy stateless), with coffer
+//           pinned to 2025-11-25 for it: the SDK v2 server's own 2025 era (its shim
+//           asks input_required questions as requests) behind coffer. Under auto
+//           coffer would pick 2026-07-28, the path `modern` already covers.
+// By default legacy and modern run, one after another (the two the issue's proof
+// names); both only when asked for: it adds half again to the run (and to npm
+// test's) and mostly tests the SDK's shim.
+// One daemon per fixture serves both requirement sets: 2025-11-25 (the legacy era,
+// session and initialize) and 2026-07-28 (the modern era, per-request _meta).
 // The client-auth part runs the suite's client-side auth scenarios (those a
 // requirement set scores, and the auth extensions it reports) with coffer as
 // the client: scripts/conformance-client.mjs starts a daemon of its own per
@@ -15,13 +26,14 @@
 // coffer, answering elicitation with the schema's defaults); its baseline is
 // conformance/baseline-client-<requirements>.yml.
 //
-//   node scripts/conformance.mjs [--part server|client-auth|client] [--requirements 2025-11-25|2026-07-28] [--scenario NAME] [--out FILE] [--keep]
+//   node scripts/conformance.mjs [--part server|client-auth|client] [--requirements 2025-11-25|2026-07-28] [--fixture legacy|modern|both] [--scenario NAME] [--out FILE] [--keep]
 //
 // The suite needs Node >= 22 while coffer stays on its own runtime: it runs as
 // `npx -y -p node@22 -p @modelcontextprotocol/conformance@<SUITE_VERSION> conformance ...`
 // (never a devDependency: node@22's bin would shadow node in every npm script).
 // Needs a built dist/; builds nothing itself. Prints one table per requirement
-// set, compares the failures with conformance/baseline-<requirements>.yml (the
+// set (and fixture), compares the failures with conformance/baseline-<requirements>.yml
+// for the legacy fixture, baseline-<requirements>-<fixture>.yml for the others (the
 // suite's expected-failures format: `server: [scenario, ...]`), writes
 // bench/results/conformance-<ts>.json (or --out FILE) and exits 1 when a
 // scenario fails that the baseline does not expect, or the baseline expects a
@@ -35,15 +47,19 @@ import { parseArgs } from 'node:util';
 import { parse as parseYaml } from 'yaml';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-const FIXTURE = join(ROOT, 'dist', 'test', 'fixtures', 'conformance-upstream.js');
-const TASKS_FIXTURE = join(ROOT, 'dist', 'test', 'fixtures', 'tasks-upstream.js');
+const FIXTURES_DIR = join(ROOT, 'dist', 'test', 'fixtures');
+/** The conformance fixtures coffer can front (--fixture): how each is started, what it speaks, and coffer's protocol setting for it (default auto). */
+const FIXTURES = {
+  legacy: { args: [join(FIXTURES_DIR, 'conformance-upstream.js'), '--transport', 'stdio'], speaks: '2025-11-25 only (SDK v1)' },
+  modern: { args: [join(FIXTURES_DIR, 'conformance-modern.js'), '--legacy', 'reject'], speaks: '2026-07-28 only (SDK v2)' },
+  both: { args: [join(FIXTURES_DIR, 'conformance-modern.js'), '--legacy', 'stateless'], speaks: 'both eras (SDK v2)', protocol: '2025-11-25' },
+};
+const TASKS_FIXTURE = join(FIXTURES_DIR, 'tasks-upstream.js');
 const RESULTS = join(ROOT, 'bench', 'results');
 const BASELINES = join(ROOT, 'conformance');
 const SUITE_VERSION = '0.2.0-alpha.12';
 const SUITE = ['-y', '-p', 'node@22', '-p', `@modelcontextprotocol/conformance@${SUITE_VERSION}`, 'conformance'];
 const REQUIREMENTS = ['2025-11-25', '2026-07-28'];
-/** The registered upstreams: name → fixture. */
-const SERVERS = { conformance: FIXTURE, tasks: TASKS_FIXTURE };
 const READY_TIMEOUT_MS = 30_000;
 /** Per scenario; the suite's default is 30 s, and a scenario waiting on something coffer never sends would hold a run that long. */
 const SCENARIO_TIMEOUT_MS = 15_000;
@@ -57,12 +73,26 @@ const CLIENT_SCENARIO_TIMEOUT_MS = 120_000;
 const CLIENT_CONCURRENCY = 3;
 
 const { values: opts } = parseArgs({
-  options: { part: { type: 'string' }, requirements: { type: 'string' }, scenario: { type: 'string' }, out: { type: 'string' }, keep: { type: 'boolean', default: false } },
+  options: {
+    part: { type: 'string' },
+    requirements: { type: 'string' },
+    fixture: { type: 'string' },
+    scenario: { type: 'string' },
+    out: { type: 'string' },
+    keep: { type: 'boolean', default: false },
+  },
 });
 const selected = opts.requirements ? [opts.requirements] : REQUIREMENTS;
 const parts = opts.part ? [opts.part] : PARTS;
+/** Run when --fixture is not given: one fixture on each side of the era bridge. */
+const DEFAULT_FIXTURES = ['legacy', 'modern'];
+const fixtures = opts.fixture ? [opts.fixture] : DEFAULT_FIXTURES;
 if (!PARTS.includes(parts[0])) {
   console.error(`conformance: --part must be one of ${PARTS.join(', ')}`);
+  process.exit(2);
+}
+if (!(fixtures[0] in FIXTURES)) {
+  console.error(`conformance: --fixture must be one of ${Object.keys(FIXTURES).join(', ')}`);
   process.exit(2);
 }
 for (const requirements of selected) {
@@ -72,7 +102,8 @@ for (const requirements of selected) {
   }
 }
 
-for (const [what, path] of [['coffer', join(ROOT, 'dist', 'src', 'cli', 'main.js')], ['the fixture', FIXTURE], ['the tasks fixture', TASKS_FIXTURE]]) {
+const needed = [['coffer', join(ROOT, 'dist', 'src', 'cli', 'main.js')], ['the tasks fixture', TASKS_FIXTURE], ...fixtures.map((name) => [`the ${name} fixture`, FIXTURES[name].args[0]])];
+for (const [what, path] of needed) {
   if (!existsSync(path)) {
     console.error(`conformance: ${what} is missing (${path}); run \`npm run build\` first`);
     process.exit(2);
@@ -86,7 +117,8 @@ const { startDaemonProcess, stopDaemonProcess } = await compiled('cli/daemon-con
 const { isProcessAlive, readDaemonFile } = await compiled('daemon/daemon-file.js');
 const { VERSION } = await compiled('version.js');
 
-const home = mkdtempSync(join(tmpdir(), 'coffer-conformance-'));
+/** Each fixture's daemon has a home of its own under this one. */
+const homes = mkdtempSync(join(tmpdir(), 'coffer-conformance-'));
 const outputs = mkdtempSync(join(tmpdir(), 'coffer-conformance-out-'));
 
 /** Suite runs still going: a signal stops them, so none is left writing into folders that are gone. */
@@ -120,44 +152,52 @@ function suite(args, timeoutMs) {
   });
 }
 
-async function cleanup() {
-  await Promise.all(running.values());
+/** Stops the daemon of one home, if it has one. */
+async function stopCoffer(home) {
   // daemon.json names the daemon even when the start failed or timed out after spawning it.
   const daemon = readDaemonFile(home);
+  if (daemon === null) return;
   await stopDaemonProcess(home).catch((error) => {
     console.error(`conformance: ${error.message}; killing it`);
-    if (daemon !== null && isProcessAlive(daemon.pid)) process.kill(daemon.pid, 'SIGKILL');
+    if (isProcessAlive(daemon.pid)) process.kill(daemon.pid, 'SIGKILL');
   });
-  rmSync(outputs, { recursive: true, force: true });
-  if (opts.keep) console.log(`conformance: kept ${home}`);
-  else rmSync(home, { recursive: true, force: true });
 }
 
-async function startCoffer() {
+async function cleanup() {
+  await Promise.all(running.values());
+  for (const entry of readdirSync(homes)) await stopCoffer(join(homes, entry));
+  rmSync(outputs, { recursive: true, force: true });
+  if (opts.keep) console.log(`conformance: kept ${homes}`);
+  else rmSync(homes, { recursive: true, force: true });
+}
+
+/** A daemon of its own fronting one conformance fixture and the tasks fixture; its URL, version, and the era it speaks to the fixture. */
+async function startCoffer(fixture) {
+  const home = join(homes, fixture);
+  mkdirSync(home, { mode: 0o700 });
   // The suite has no way to present a credential: this private daemon (its own
   // temporary home) uses the documented opt-out of /mcp authentication.
   process.env.COFFER_MCP_AUTH = 'none';
   const { file } = await startDaemonProcess(home, { port: 0 });
   // The CLI's own REST client: it reads the port and token from COFFER_HOME/daemon.json (mode 0600).
   const api = ApiClient.forHome(home);
-  for (const [name, fixture] of Object.entries(SERVERS)) {
-    await api.post('/servers', {
-      name,
-      namespace: '',
-      transport: { type: 'stdio', command: process.execPath, args: [fixture, '--transport', 'stdio'], env: {}, cwd: null },
-    });
+  const servers = { conformance: FIXTURES[fixture].args, tasks: [TASKS_FIXTURE] };
+  for (const [name, args] of Object.entries(servers)) {
+    const protocol = name === 'conformance' ? FIXTURES[fixture].protocol : undefined;
+    await api.post('/servers', { name, namespace: '', transport: { type: 'stdio', command: process.execPath, args, env: {}, cwd: null }, ...(protocol ? { protocol } : {}) });
   }
   const until = Date.now() + READY_TIMEOUT_MS;
-  for (const name of Object.keys(SERVERS)) {
+  const health = {};
+  for (const name of Object.keys(servers)) {
     for (;;) {
       stopIfInterrupted();
-      const { health } = await api.get(`/servers/${name}`);
-      if (health.state === 'ready') break;
-      if (Date.now() > until) throw new Error(`fixture ${name} did not become ready in ${READY_TIMEOUT_MS} ms: ${JSON.stringify(health)}`);
+      health[name] = (await api.get(`/servers/${name}`)).health;
+      if (health[name].state === 'ready') break;
+      if (Date.now() > until) throw new Error(`fixture ${name} did not become ready in ${READY_TIMEOUT_MS} ms: ${JSON.stringify(health[name])}`);
       await new Promise((resolveWait) => setTimeout(resolveWait, 100));
     }
   }
-  return { port: file.port, version: (await api.get('/daemon/status')).version };
+  return { home, url: `http://127.0.0.1:${file.port}/mcp`, version: (await api.get('/daemon/status')).version, protocol: health.conformance.protocol_version };
 }
 
 /**
@@ -238,14 +278,16 @@ function checkCount(rows) {
   return { ok, all };
 }
 
-async function runRequirements(url, requirements) {
+async function runRequirements(url, requirements, fixture) {
   const { scored, unscored } = await scenarios(requirements);
   const names = opts.scenario ? [opts.scenario] : [...scored, ...unscored];
   const selection = opts.scenario ? ['--scenario', opts.scenario] : ['--requirements', requirements];
   const run = await runSuite(url, selection);
   if (run.timedOut) console.error(`conformance: the ${requirements} run was stopped after ${SUITE_TIMEOUT_MS} ms`);
   const rows = names.map((name) => verdict(name, run.checks.get(name), !unscored.includes(name)));
-  return summarise('server', requirements, rows, baseline(`baseline-${requirements}`, 'server'));
+  // The legacy fixture's baselines keep the name they had before there were other fixtures.
+  const file = fixture === 'legacy' ? `baseline-${requirements}` : `baseline-${requirements}-${fixture}`;
+  return summarise('server', requirements, rows, baseline(file, 'server'), fixture);
 }
 
 /** The client scenarios a requirement set scores, and those it runs and reports: the auth ones (`auth/…`) or the others. */
@@ -287,9 +329,10 @@ async function runClient(part, requirements) {
   return summarise(part, requirements, rows, baseline(`baseline-${part}-${requirements}`, 'client'));
 }
 
-/** Prints one part's table and totals against its baseline. */
-function summarise(part, requirements, rows, expected) {
-  printTable(`${part} --requirements ${requirements}`, rows, expected);
+/** Prints one part's table and totals against its baseline (for the server part, of one fixture). */
+function summarise(part, requirements, rows, expected, fixture) {
+  const label = fixture ? `${requirements} --fixture ${fixture}` : requirements;
+  printTable(`${part} --requirements ${label}`, rows, expected);
   const comparison = compare(rows, expected);
   const scoredRows = rows.filter((row) => row.scored);
   const checks = checkCount(scoredRows);
@@ -302,7 +345,7 @@ function summarise(part, requirements, rows, expected) {
     checks: checkCount(rows),
   };
   console.log(
-    `\n${part} ${requirements}: ${summary.passed}/${summary.scenarios} scenarios passed (scored: ${summary.scoredPassed}/${summary.scored}, ${checks.ok}/${checks.all} checks; all: ${summary.checks.ok}/${summary.checks.all} checks)` +
+    `\n${part} ${label}: ${summary.passed}/${summary.scenarios} scenarios passed (scored: ${summary.scoredPassed}/${summary.scored}, ${checks.ok}/${checks.all} checks; all: ${summary.checks.ok}/${summary.checks.all} checks)` +
       (comparison.unexpected.length ? `; UNEXPECTED failures: ${comparison.unexpected.join(', ')}` : '') +
       (comparison.stale.length ? `; STALE baseline entries (now passing, remove them): ${comparison.stale.join(', ')}` : '') +
       (comparison.gone.length ? `; baseline entries the suite no longer runs: ${comparison.gone.join(', ')}` : '') +
@@ -317,11 +360,17 @@ try {
   let url = null;
   let version = VERSION;
   if (parts.includes('server')) {
-    const coffer = await startCoffer();
-    url = `http://127.0.0.1:${coffer.port}/mcp`;
-    version = coffer.version;
-    console.log(`conformance: coffer ${version} on ${url}, fronting the fixtures (${Object.keys(SERVERS).join(', ')}) over stdio with namespace ""; suite @modelcontextprotocol/conformance@${SUITE_VERSION}`);
-    for (const requirements of selected) runs.push(await runRequirements(url, requirements));
+    // One fixture at a time, each behind a daemon of its own, stopped before the next starts (the machine is small).
+    for (const fixture of fixtures) {
+      const coffer = await startCoffer(fixture);
+      ({ url, version } = coffer);
+      console.log(
+        `conformance: coffer ${version} on ${url}, fronting the ${fixture} fixture (${FIXTURES[fixture].speaks}; coffer speaks ${coffer.protocol} to it) and the tasks fixture over stdio with namespace ""; suite @modelcontextprotocol/conformance@${SUITE_VERSION}`,
+      );
+      // Each run names its fixture and the protocol version coffer negotiated with it.
+      for (const requirements of selected) runs.push({ ...(await runRequirements(url, requirements, fixture)), fixture, protocol: coffer.protocol });
+      await stopCoffer(coffer.home);
+    }
   }
   if (parts.includes('client-auth')) {
     console.log(`conformance: client auth scenarios with coffer as the client (${CLIENT_COMMAND}); suite @modelcontextprotocol/conformance@${SUITE_VERSION}`);

@@ -1,9 +1,13 @@
 // Proves coffer meets the official MCP conformance suite as far as its committed
 // baselines say: scripts/conformance.mjs (the runner behind `npm run conformance`)
 // runs both requirement sets (2025-11-25, 2026-07-28) against a real coffer
-// daemon fronting the conformance fixture and, beside it, the tasks fixture.
-// Every 2025-11-25 scenario must pass; for both sets, the failures must be
-// exactly the baseline's (no regression, no stale entry). Both runs take well under a minute, so they run here in full.
+// daemon fronting a conformance fixture and, beside it, the tasks fixture, once
+// per fixture: the v1 one (2025-11-25 only: modern callers cross coffer's era
+// bridge) and the v2 one, modern-only (2025 clients cross it the other way); the
+// runner's third, `--fixture both`, is left to `npm run conformance -- --fixture both`.
+// Every 2025-11-25 scenario must pass with each; for both sets, the failures must
+// be exactly the baseline's (no regression, no stale entry). The four runs take a
+// minute or two, so they run here in full.
 // The client part (the non-auth client scenarios, coffer as the client: a
 // daemon per scenario, thirteen of them) takes under two minutes and runs here
 // too; every one of its scenarios must pass. (The client-auth part, a daemon per
@@ -27,6 +31,9 @@ interface ScenarioResult {
 
 interface RequirementsRun {
   requirements: string;
+  /** Server part: the conformance fixture coffer fronted, and the protocol version it spoke to it. */
+  fixture?: string;
+  protocol?: string;
   rows: ScenarioResult[];
   baseline: { unexpected: string[]; stale: string[]; gone: string[] };
 }
@@ -42,7 +49,6 @@ async function runPart(t: Test, part: 'server' | 'client'): Promise<{ code: numb
   t.ok(existsSync(out), 'the runner wrote its results', { output: run.output });
   if (!existsSync(out)) return null;
   const { runs } = JSON.parse(readFileSync(out, 'utf8')) as { runs: RequirementsRun[] };
-  t.same(runs.map((r) => r.requirements), ['2025-11-25', '2026-07-28'], 'both requirement sets ran');
   return { code: run.code, runs };
 }
 
@@ -50,14 +56,20 @@ t.test('the conformance suite through coffer matches the committed baselines', a
   const run = await runPart(t, 'server');
   if (!run) return;
   const { runs } = run;
-  for (const { requirements, rows, baseline } of runs) {
-    t.ok(rows.filter((row) => row.scored).length >= 30, `${requirements}: the scored suite ran (${rows.length} scenarios)`);
-    t.same(baseline, { unexpected: [], stale: [], gone: [] }, `${requirements}: the failures are exactly the baseline's`, {
+  t.same(
+    runs.map((r) => `${r.fixture} ${r.requirements} (coffer spoke ${r.protocol})`),
+    ['legacy', 'modern'].flatMap((fixture) =>
+      ['2025-11-25', '2026-07-28'].map((requirements) => `${fixture} ${requirements} (coffer spoke ${fixture === 'modern' ? '2026-07-28' : '2025-11-25'})`),
+    ),
+    'both requirement sets ran with each fixture, each fixture reached in the era meant',
+  );
+  for (const { fixture, requirements, rows, baseline } of runs) {
+    t.ok(rows.filter((row) => row.scored).length >= 30, `${fixture} ${requirements}: the scored suite ran (${rows.length} scenarios)`);
+    t.same(baseline, { unexpected: [], stale: [], gone: [] }, `${fixture} ${requirements}: the failures are exactly the baseline's`, {
       failures: rows.filter((row) => !row.passed).map(({ name, failures }) => ({ name, first: failures[0] })),
     });
+    if (requirements === '2025-11-25') for (const { name, passed, failures } of rows) t.ok(passed, `${fixture} 2025-11-25 ${name}`, { failures });
   }
-  const legacy = runs.find((r) => r.requirements === '2025-11-25')!;
-  for (const { name, passed, failures } of legacy.rows) t.ok(passed, `2025-11-25 ${name}`, { failures });
   t.equal(run.code, runs.every((r) => r.baseline.unexpected.length + r.baseline.stale.length + r.baseline.gone.length === 0) ? 0 : 1, 'the runner exit code matches its verdicts');
 });
 
@@ -65,6 +77,7 @@ t.test('the client scenarios other than auth, coffer as the client, all pass', a
   const run = await runPart(t, 'client');
   if (!run) return;
   const { runs } = run;
+  t.same(runs.map((r) => r.requirements), ['2025-11-25', '2026-07-28'], 'both requirement sets ran');
   for (const { requirements, rows, baseline } of runs) {
     t.ok(rows.length >= 5, `${requirements}: the client scenarios ran (${rows.length})`);
     t.same(baseline, { unexpected: [], stale: [], gone: [] }, `${requirements}: the failures are exactly the baseline's`);

@@ -52,3 +52,12 @@ t.test('a 2026 client gets the upstream’s input_required with coffer’s seale
   t.match(second.result, { resultType: 'input_required', inputRequests: { mood: { method: 'sampling/createMessage' } } }, 'the second round');
   t.equal((await calls()).at(-1)!.params?.requestState, 'asked-name', 'the upstream got its own state back');
 });
+
+t.test('inputResponses a 2026 client sends unasked, on its first request, reach the modern upstream as they came', async (t) => {
+  const given = { name: { action: 'accept', content: { name: 'Dee' } }, unknown_extra_key: { action: 'accept', content: { foo: 'bar' } } };
+  const answer = (await modernPost(front.gateway, 'tools/call', { name: 'm__ask', arguments: {}, _meta: { [CAPABILITIES_KEY]: ASKED }, inputResponses: given })).messages.at(-1) as any;
+  t.match(answer.result, { resultType: 'input_required' }, 'the upstream answered (this one always asks first)');
+  const sent = (await calls()).at(-1)!;
+  t.same(sent.params?.inputResponses, given, 'with the answers, unknown keys included: the upstream decides what it recognises');
+  t.notOk('requestState' in (sent.params ?? {}), 'and no requestState, as none was given');
+});

@@ -54,6 +54,7 @@ t.test('header values: plain visible ASCII, else the base64 sentinel', async (t)
     'io.modelcontextprotocol/clientCapabilities': {},
     'io.modelcontextprotocol/clientInfo': { name: 'coffer', version: '1' },
   });
+  t.match(withEnvelope(undefined, {}, { name: 'coffer', version: '1' }, 'info'), { _meta: { 'io.modelcontextprotocol/logLevel': 'info' } }, 'the caller\'s log level, when it wants messages');
 });
 
 t.test('the tasks extension upstream: Mcp-Name names the task, and the caller’s declaration of the extension is passed on', async (t) => {

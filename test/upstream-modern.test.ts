@@ -4,7 +4,7 @@
 // speaking the 2025 era to everything else. Real daemon, real v2 fixture
 // upstreams (test/fixtures/modern-upstream.ts), real v1 SDK clients on /mcp.
 import t, { type Test } from 'tap';
-import { ResourceUpdatedNotificationSchema, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import { LoggingMessageNotificationSchema, ResourceUpdatedNotificationSchema, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { spawnHello, stdioFixture, type HelloChild } from './fixtures/fixture-servers.js';
 import { startGateway, waitFor, type Gateway } from './helpers/gateway.js';
 import { modernPost } from './helpers/modern.js';
@@ -16,6 +16,7 @@ import { fileURLToPath } from 'node:url';
 const FIXTURES = join(dirname(fileURLToPath(import.meta.url)), 'fixtures');
 const MODERN_FIXTURE = join(FIXTURES, 'modern-upstream.js');
 const STRICT_FIXTURE = join(FIXTURES, 'strict-legacy-upstream.js');
+const CONFORMANCE_MODERN = join(FIXTURES, 'conformance-modern.js');
 const MODERN = '2026-07-28';
 
 interface Logged {
@@ -247,4 +248,39 @@ t.test('a private upstream list (cacheScope: "private") is coffer\'s own: listed
     t.match(entry.meta?.['io.modelcontextprotocol/clientInfo'], { name: 'coffer' }, 'listed as coffer');
     t.same(entry.meta?.['io.modelcontextprotocol/clientCapabilities'], {}, 'with coffer\'s own capabilities');
   }
+});
+
+t.test('log messages of a modern upstream: each request asks for the level its caller wants, none when it wants none', async (t) => {
+  const gateway = await gatewayFor(t);
+  // The v2 conformance fixture logs three info messages from test_logging_tool, only when the request's envelope asks for them.
+  await gateway.addServer({ name: 'logs', transport: { type: 'stdio', command: process.execPath, args: [CONFORMANCE_MODERN, '--legacy', 'reject'] } });
+  t.equal((await health(gateway, 'logs')).era, 'modern');
+  const logged = (client: Awaited<ReturnType<Gateway['client']>>) => {
+    const seen: string[] = [];
+    client.setNotificationHandler(LoggingMessageNotificationSchema, (notification) => void seen.push(String(notification.params.data)));
+    return seen;
+  };
+  const call = (client: Awaited<ReturnType<Gateway['client']>>) => client.callTool({ name: 'logs__test_logging_tool', arguments: {} });
+
+  const silent = await gateway.client('silent');
+  const silentSeen = logged(silent);
+  await call(silent);
+  const info = await gateway.client('info');
+  const infoSeen = logged(info);
+  await info.setLoggingLevel('info');
+  await call(info);
+  await waitFor('the info session\'s three messages', () => infoSeen.length >= 3);
+  t.same(infoSeen, ['Tool execution started', 'Tool processing data', 'Tool execution completed'], 'a 2025 session that set info gets the upstream\'s info messages of its call');
+  const warning = await gateway.client('warning');
+  const warningSeen = logged(warning);
+  await warning.setLoggingLevel('warning');
+  await call(warning);
+  t.same(silentSeen, [], 'a session that set no level asked for none');
+  t.same(warningSeen, [], 'one that set warning gets no info messages');
+
+  const withLevel = await modernPost(gateway, 'tools/call', { name: 'logs__test_logging_tool', arguments: {}, _meta: { 'io.modelcontextprotocol/logLevel': 'info' } });
+  t.same(withLevel.messages.filter((message) => message.method === 'notifications/message').map((message) => message.params.data), ['Tool execution started', 'Tool processing data', 'Tool execution completed'], 'a modern caller asking for info gets them on its request\'s stream');
+  const without = await modernPost(gateway, 'tools/call', { name: 'logs__test_logging_tool', arguments: {} });
+  t.notOk(without.messages.some((message) => message.method === 'notifications/message'), 'one that asks for none gets none');
+  t.match(without.messages.at(-1), { result: { content: [{ text: 'Tool with logging executed successfully' }] } });
 });

@@ -208,7 +208,17 @@ export class Dispatcher {
               .catch(() => undefined);
     try {
       const toolset = this.views.viewOf(session.toolset);
-      return await run({ sessionId: session.id, requestId: request.id, capabilities: session.clientCapabilities, toolset, signal: controller.signal, ...(onProgress ? { onProgress } : {}), ...(trace ? { trace } : {}) });
+      const logLevel = this.features.logLevelOf(session.id);
+      return await run({
+        sessionId: session.id,
+        requestId: request.id,
+        capabilities: session.clientCapabilities,
+        toolset,
+        signal: controller.signal,
+        ...(logLevel ? { logLevel } : {}),
+        ...(onProgress ? { onProgress } : {}),
+        ...(trace ? { trace } : {}),
+      });
     } finally {
       session.inflight.delete(request.id);
     }

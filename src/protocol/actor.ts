@@ -86,6 +86,8 @@ export interface ClientRef {
   caller?: string;
   /** What the client declared at initialize; a per_session connection declares the same (sampling, elicitation, roots). */
   capabilities: Record<string, unknown>;
+  /** For a modern upstream: the level of log messages the client wants during this request (none: no messages). */
+  logLevel?: string;
 }
 
 /** The upstream's result unchanged, or a JSON-RPC error (the upstream's own, or coffer's with data.code). */

@@ -1,8 +1,9 @@
 // What every request to a 2026-07-28-era upstream carries: the per-request
-// `_meta` envelope (protocol version, client capabilities, client info) in the
-// body, and on Streamable HTTP the headers the server checks against the body
-// (MCP-Protocol-Version, Mcp-Method, Mcp-Name, Mcp-Param-* for tool arguments
-// annotated x-mcp-header). Pure functions.
+// `_meta` envelope (protocol version, client capabilities, client info, and the
+// log level when the caller wants log messages) in the body, and on Streamable
+// HTTP the headers the server checks against the body (MCP-Protocol-Version,
+// Mcp-Method, Mcp-Name, Mcp-Param-* for tool arguments annotated
+// x-mcp-header). Pure functions.
 import type { OutgoingHttpHeaders } from 'node:http';
 import { TASK_METHODS } from './extensions.js';
 import { isObject } from './json-object.js';
@@ -13,19 +14,27 @@ export const META = {
   protocolVersion: 'io.modelcontextprotocol/protocolVersion',
   clientCapabilities: 'io.modelcontextprotocol/clientCapabilities',
   clientInfo: 'io.modelcontextprotocol/clientInfo',
+  logLevel: 'io.modelcontextprotocol/logLevel',
   subscriptionId: 'io.modelcontextprotocol/subscriptionId',
 } as const;
 
-/** `params` with the envelope merged into its `_meta` (keys the caller set, e.g. progressToken, stay). */
+/** `params` with the envelope merged into its `_meta` (keys the caller set, e.g. progressToken, stay); a log level only when given. */
 export function withEnvelope(
   params: Record<string, unknown> | undefined,
   capabilities: Record<string, unknown>,
   clientInfo: { name: string; version: string },
+  logLevel?: string,
 ): Record<string, unknown> {
   const meta = isObject(params?._meta) ? params._meta : {};
   return {
     ...params,
-    _meta: { ...meta, [META.protocolVersion]: MODERN_PROTOCOL_VERSION, [META.clientCapabilities]: capabilities, [META.clientInfo]: clientInfo },
+    _meta: {
+      ...meta,
+      [META.protocolVersion]: MODERN_PROTOCOL_VERSION,
+      [META.clientCapabilities]: capabilities,
+      [META.clientInfo]: clientInfo,
+      ...(logLevel === undefined ? {} : { [META.logLevel]: logLevel }),
+    },
   };
 }
 

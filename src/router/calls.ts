@@ -12,6 +12,7 @@ import type { Upstream, UpstreamDirectory } from '../upstreams/upstream.js';
 import type { CallRoute, ClientAsk } from './client-messages.js';
 import { exposeResultUris } from './expose-results.js';
 import { driveInputRequired } from './input-driver.js';
+import type { LogLevel } from './log-levels.js';
 import type { CapabilityGate } from './gate.js';
 import type { Namespaced } from './namespace.js';
 import type { Namespaces, ServerDirectory } from './namespaces.js';
@@ -42,9 +43,17 @@ export interface ForwardContext {
   /**
    * A modern caller's retry of a modern upstream's input_required: its answers
    * and the upstream's own requestState go to that upstream (the name must
-   * still lead there).
+   * still lead there). Without `server`, the inputResponses a first request
+   * brought unasked: a modern upstream gets them as they came (it uses what
+   * it recognises); a 2025 upstream's questions are answered from them instead.
    */
-  retry?: { server: string; inputResponses: Record<string, unknown>; requestState: string | null };
+  retry?: { server?: string; inputResponses: Record<string, unknown>; requestState: string | null };
+  /**
+   * The log messages the caller wants during this request (a 2025 session:
+   * the level it set; a modern caller: its envelope's). A modern upstream
+   * sends none without it; a 2025 upstream is told with logging/setLevel.
+   */
+  logLevel?: LogLevel;
   /**
    * A modern caller gets an upstream's input_required result itself (this
    * makes it the caller's); without it coffer asks the caller each request
@@ -112,7 +121,7 @@ export class Calls {
         throw error;
       }
       route?.end();
-      const sent = { ...params, [field]: target.original, ...this.retryParams(upstream.name, ctx) };
+      const sent = { ...params, [field]: target.original, ...this.retryParams(upstream, ctx) };
       const answer = await this.send(upstream, method, sent, ctx);
       const result = answer.resultType === 'input_required' ? await this.inputRequired(upstream, method, sent, answer, ctx) : answer;
       if (result.resultType === 'task') return this.taskCreated(upstream.name, target.original, result, ctx, record);
@@ -155,10 +164,11 @@ export class Calls {
   }
 
   /** The retry parameters for the upstream of a modern caller's retry, which must be the one that asked. */
-  private retryParams(server: string, ctx: ForwardContext): Record<string, unknown> {
+  private retryParams(upstream: Upstream, ctx: ForwardContext): Record<string, unknown> {
     if (!ctx.retry) return {};
-    if (ctx.retry.server !== server) {
-      throw RpcError.coffer(JSONRPC.INVALID_PARAMS, 'REQUEST_STATE_INVALID', `the requestState was given for server '${ctx.retry.server}', and the name now leads to '${server}': call again without requestState and inputResponses`);
+    if (ctx.retry.server === undefined) return upstream.lastStatus.era === 'modern' ? { inputResponses: ctx.retry.inputResponses } : {};
+    if (ctx.retry.server !== upstream.name) {
+      throw RpcError.coffer(JSONRPC.INVALID_PARAMS, 'REQUEST_STATE_INVALID', `the requestState was given for server '${ctx.retry.server}', and the name now leads to '${upstream.name}': call again without requestState and inputResponses`);
     }
     return { inputResponses: ctx.retry.inputResponses, ...(ctx.retry.requestState === null ? {} : { requestState: ctx.retry.requestState }) };
   }
@@ -190,6 +200,7 @@ export class Calls {
           session: ctx.sessionId,
           capabilities: upstream.config.session_mode === 'per_session' || upstream.lastStatus.era === 'modern' ? declaredFor(ctx) : {},
           ...(ctx.caller ? { caller: ctx.caller } : {}),
+          ...(ctx.logLevel && upstream.lastStatus.era === 'modern' ? { logLevel: ctx.logLevel } : {}),
         } satisfies ClientRef,
         ...(span ? { timed: true } : {}),
       }, { onProgress: ctx.onProgress, ...(span ? { onUpstreamTimes: span.upstreamTimes } : {}) });

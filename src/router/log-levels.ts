@@ -24,6 +24,11 @@ export class LogLevels {
     this.levels.set(session, level);
   }
 
+  /** The level the session asked for, if it did. */
+  of(session: string): LogLevel | undefined {
+    return this.levels.get(session);
+  }
+
   drop(session: string): void {
     this.levels.delete(session);
   }

@@ -7,7 +7,7 @@ import { RpcError } from '../mcp/rpc-error.js';
 import type { Upstream, UpstreamDirectory } from '../upstreams/upstream.js';
 import type { Calls, ForwardContext } from './calls.js';
 import type { SessionInterest } from './client-messages.js';
-import { isLogLevel, LogLevels } from './log-levels.js';
+import { isLogLevel, LogLevels, type LogLevel } from './log-levels.js';
 import { Subscriptions } from './subscriptions.js';
 
 /** How long logging/setLevel waits for each upstream (they apply it in parallel; errors are only logged). */
@@ -91,6 +91,11 @@ export class SessionFeatures implements SessionInterest {
 
   subscribers(server: string, original: string): Array<[string, string]> {
     return this.subscriptions.subscribers(server, original);
+  }
+
+  /** The level the session set with logging/setLevel, if it did: what its requests ask of a modern upstream. */
+  logLevelOf(session: string): LogLevel | undefined {
+    return this.logLevels.of(session);
   }
 
   admitsLog(session: string, level: unknown, related: boolean): boolean {

@@ -65,6 +65,8 @@ export interface RequestOptions {
   deadline?: Deadline;
   /** What the caller declared (a modern upstream is told what of it coffer can bridge). */
   clientCapabilities?: Record<string, unknown>;
+  /** The log messages the caller wants (a modern upstream is told per request). */
+  logLevel?: string;
 }
 
 /** An upstream result, exactly as the upstream sent it. */
@@ -215,7 +217,7 @@ export class Connection {
     if (this.modern) {
       const local = this.modern.answerLocally(method, params);
       if (local) return local;
-      params = this.modern.envelope(params, options.clientCapabilities);
+      params = this.modern.envelope(params, options.clientCapabilities, options.logLevel);
     }
     const result = await this.send(method, params, options);
     if (!this.modern) return result;

@@ -78,6 +78,7 @@ export class Forwarder {
         signal: abort.signal,
         deadline: entry.deadline,
         ...(req.client ? { clientCapabilities: req.client.capabilities } : {}),
+        ...(req.client?.logLevel ? { logLevel: req.client.logLevel } : {}),
         context: req.id,
         // Only the fields the spec gives progress, with their types: nothing deep or odd crosses to the main thread.
         onprogress: req.progress

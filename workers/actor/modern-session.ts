@@ -91,14 +91,14 @@ export class ModernSession {
     return this.session.request('server/discover', this.envelope(undefined, undefined), { signal });
   }
 
-  /** `client`: the capabilities of the caller the request is for (none for coffer's own). */
-  envelope(params: Record<string, unknown> | undefined, client: Record<string, unknown> | undefined): Record<string, unknown> {
-    return withEnvelope(params, bridgedCapabilities(client), this.clientInfo);
+  /** `client`: the capabilities of the caller the request is for (none for coffer's own); `logLevel`: the log messages it wants. */
+  envelope(params: Record<string, unknown> | undefined, client: Record<string, unknown> | undefined, logLevel?: string): Record<string, unknown> {
+    return withEnvelope(params, bridgedCapabilities(client), this.clientInfo, logLevel);
   }
 
   /**
    * Methods the modern era removed, answered here: the log level goes per
-   * request (coffer sets none), subscriptions go on the listen stream.
+   * request (the caller's, in the envelope), subscriptions go on the listen stream.
    * Undefined: send the request.
    */
   answerLocally(method: string, params: Record<string, unknown> | undefined): Record<string, unknown> | undefined {

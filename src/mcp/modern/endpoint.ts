@@ -125,9 +125,10 @@ export class ModernEndpoint {
             caller: callerKey(headers.authorization),
             signal: controller.signal,
             listener,
+            ...(isLogLevel(logLevel) ? { logLevel } : {}),
             run: (ctx) => this.methods.handle(method, params, ctx, toolset),
           })
-        : await this.single(method, params, { requestId, capabilities, caller: callerKey(headers.authorization), signal: controller.signal }, listener, toolset);
+        : await this.single(method, params, { requestId, capabilities, caller: callerKey(headers.authorization), signal: controller.signal, ...(isLogLevel(logLevel) ? { logLevel } : {}) }, listener, toolset);
       this.options.onAnswered?.(method, null);
       deliver({ jsonrpc: '2.0', id: requestId, result });
     } catch (error) {
@@ -140,7 +141,7 @@ export class ModernEndpoint {
   }
 
   /** A request answered in one go, as a caller id of its own. */
-  private async single(method: string, params: Record<string, unknown>, ctx: Pick<ForwardContext, 'requestId' | 'capabilities' | 'caller' | 'signal'>, listener: ParkListener, toolset: string | null): Promise<Record<string, unknown>> {
+  private async single(method: string, params: Record<string, unknown>, ctx: Pick<ForwardContext, 'requestId' | 'capabilities' | 'caller' | 'signal' | 'logLevel'>, listener: ParkListener, toolset: string | null): Promise<Record<string, unknown>> {
     const caller = this.callerId();
     this.exchanges.set(caller, listener);
     try {

@@ -12,6 +12,7 @@
 import type { Progress } from '../../protocol/actor.js';
 import { JSONRPC } from '../../protocol/errors.js';
 import type { ForwardContext } from '../../router/calls.js';
+import type { LogLevel } from '../../router/log-levels.js';
 import { RpcError } from '../rpc-error.js';
 import { Park, parseInputResponses, type ParkRequest, type ParkStep } from './park.js';
 import { RequestStateSeal, type StateBinding, type StateHandle } from './request-state.js';
@@ -40,6 +41,8 @@ export interface BridgedRequest {
   /** Closing the HTTP request: the caller gave up the call. */
   signal: AbortSignal;
   listener: ParkListener;
+  /** The log messages the caller wants (its envelope's level): what a modern upstream is asked for. */
+  logLevel?: LogLevel;
   /** Runs the call (the methods' handler) as this caller id, with this context. */
   run(ctx: Omit<ForwardContext, 'toolset'>): Promise<Record<string, unknown>>;
 }
@@ -84,9 +87,11 @@ export class InputBridge {
     const parkRequest = { capabilities: request.capabilities, responses };
     const handle = params.requestState === undefined ? null : this.seal.open(params.requestState, binding);
     // A modern upstream's own round: a new call to it, with the answers and its state.
+    // A first request's own inputResponses answer a 2025 upstream's questions (the park) or go to a modern upstream as they came.
+    const unasked = Object.keys(responses).length > 0 ? { inputResponses: responses, requestState: null } : undefined;
     const entry =
       handle === null
-        ? this.start(request, parkRequest, binding)
+        ? this.start(request, parkRequest, binding, unasked)
         : handle.kind === 'wrap'
           ? this.start(request, { capabilities: request.capabilities, responses: {} }, binding, { server: handle.server, inputResponses: responses, requestState: handle.upstream })
           : handle.kind === 'park'
@@ -140,6 +145,7 @@ export class InputBridge {
         ask: (method, params, signal) => park.ask(method, params, signal),
         onInputRequired: (server, result) => this.wrap(server, result, binding),
         ...(retry ? { retry } : {}),
+        ...(request.logLevel ? { logLevel: request.logLevel } : {}),
         ...(wantsProgress ? { onProgress: (progress: Progress) => entry.attached?.progress?.(progress) } : {}),
       })
       .then(
