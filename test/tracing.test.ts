@@ -2,7 +2,8 @@
 // the HTTP headers) is continued by coffer's spans, exported to a local
 // OTLP/HTTP receiver, and the upstream (a real fixture that reports what it
 // received) sees a child of coffer's span, in `_meta` and, over HTTP, in its
-// headers. Without an endpoint the client's own context passes through.
+// headers; a 2026-07-28 request (no session) is traced the same way. Without an
+// endpoint the client's own context passes through.
 import { randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -10,6 +11,7 @@ import t, { type Test } from 'tap';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { startGateway, type Gateway } from './helpers/gateway.js';
 import { mcpTransport } from './helpers/mcp-post.js';
+import { modernPost } from './helpers/modern.js';
 import { networkConfig, startNetworkFixture, stdioFixture } from './fixtures/fixture-servers.js';
 
 interface ExportedSpan {
@@ -110,6 +112,33 @@ t.test('HTTP traceparent header: continued to a stdio upstream in _meta', async 
   const server = trace.find((span) => span.kind === SERVER && span.name === 'tools/call');
   t.equal(server?.parentSpanId, clientSpan);
   t.equal(trace.find((span) => span.kind === CLIENT)?.spanId, upstreamParent);
+});
+
+t.test('a modern request (2026-07-28, no session): the same spans, continued from its _meta, to a 2025 upstream', async (t) => {
+  const receiver = await otlpReceiver(t);
+  const fixture = await startNetworkFixture('http');
+  t.teardown(() => fixture.kill());
+  const gateway = await startGateway({ otlpEndpoint: receiver.url });
+  await gateway.addServer(networkConfig('up', 'http', fixture.url));
+  const traceId = hex(16);
+  const clientSpan = hex(8);
+
+  const answer = await modernPost(gateway, 'tools/call', { name: 'up__trace', arguments: {}, _meta: { traceparent: `00-${traceId}-${clientSpan}-01` } });
+  const seen = answer.messages[0]?.result?.structuredContent as { meta: { traceparent: string } } | undefined;
+  const [, seenTrace, upstreamParent] = TRACEPARENT.exec(seen?.meta.traceparent ?? '') ?? [];
+  t.equal(seenTrace, traceId, 'the upstream continues the client trace', { answer: answer.text });
+
+  await gateway.close();
+  const trace = receiver.spans.filter((span) => span.traceId === traceId);
+  const server = trace.find((span) => span.kind === SERVER && span.name === 'tools/call');
+  t.equal(server?.parentSpanId, clientSpan, "the request span's parent is the client's span");
+  t.notOk(server?.attributes.some((attribute) => attribute.key === 'mcp.session.id'), 'no session id: the era has none');
+  t.equal(trace.find((span) => span.name === 'coffer.route')?.parentSpanId, server?.spanId, 'route under the request');
+  const hop = trace.find((span) => span.name === 'coffer.actor');
+  t.equal(hop?.parentSpanId, server?.spanId, 'the actor hop under the request');
+  const upstream = trace.find((span) => span.kind === CLIENT);
+  t.equal(upstream?.spanId, upstreamParent, 'the span the upstream got as its parent was exported');
+  t.equal(upstream?.parentSpanId, hop?.spanId, 'the upstream request under the actor hop');
 });
 
 /** A daemon that read OTEL_TRACES_SAMPLER(_ARG) from its environment at start, as `coffer serve` does. */

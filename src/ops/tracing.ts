@@ -36,7 +36,8 @@ export interface RequestInfo {
   method: string;
   params: Record<string, unknown>;
   headers: Record<string, string | string[] | undefined> | undefined;
-  session: string;
+  /** A 2025 session's id; a modern request has none. */
+  session?: string;
   id: string | number;
 }
 
@@ -166,7 +167,7 @@ export async function startTracing(endpoint: string, version: string, sampling: 
             ...(incoming.tracestate ? { traceState: api.createTraceState(incoming.tracestate) } : {}),
           })
         : api.ROOT_CONTEXT;
-      const attributes = { 'mcp.method.name': method, 'mcp.session.id': session, 'jsonrpc.request.id': String(id) };
+      const attributes = { 'mcp.method.name': method, ...(session === undefined ? {} : { 'mcp.session.id': session }), 'jsonrpc.request.id': String(id) };
       const span = tracer.startSpan(method, { kind: api.SpanKind.SERVER, attributes }, parent);
       return new SpanTree(api, tracer, ids, span, parent);
     },

@@ -7,6 +7,7 @@
 // log message comes first). Closing the HTTP request cancels the call.
 import type { HttpReply } from '../../http/reply.js';
 import type { Logger } from '../../log.js';
+import type { Tracing } from '../../ops/tracing.js';
 import { JSONRPC } from '../../protocol/errors.js';
 import { admitsLevel, isLogLevel } from '../../router/log-levels.js';
 import type { SessionFeatures } from '../../router/session-features.js';
@@ -29,6 +30,8 @@ export interface ModernOptions {
   version: string;
   /** Each request once answered, with its error (null when it succeeded): the metrics count both eras. */
   onAnswered?(method: string, error: unknown): void;
+  /** Spans per request, as for the 2025 era (absent: tracing is off). */
+  tracing?: Tracing;
 }
 
 function sendError(reply: HttpReply, status: number, id: string | number | null, error: { code: number; message: string; data?: unknown }): void {
@@ -105,6 +108,7 @@ export class ModernEndpoint {
       }
     };
     const meta = metaOf(params);
+    const trace = this.options.tracing?.request({ method, params, headers, id: requestId });
     const logLevel = meta?.[LOG_LEVEL_META_KEY];
     const progressToken = meta?.progressToken as string | number | undefined;
     const listener: ParkListener = {
@@ -115,24 +119,24 @@ export class ModernEndpoint {
       },
       ...(progressToken === undefined ? {} : { progress: (progress: object) => deliver({ jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken, ...progress } }) }),
     };
+    const context = {
+      requestId,
+      capabilities,
+      caller: callerKey(headers.authorization),
+      signal: controller.signal,
+      ...(isLogLevel(logLevel) ? { logLevel } : {}),
+      ...(trace ? { trace } : {}),
+    };
     try {
       const result = KIND_BY_CALL_METHOD.has(method)
-        ? await this.bridge.serve({
-            method,
-            params,
-            requestId,
-            capabilities,
-            caller: callerKey(headers.authorization),
-            signal: controller.signal,
-            listener,
-            ...(isLogLevel(logLevel) ? { logLevel } : {}),
-            run: (ctx) => this.methods.handle(method, params, ctx, toolset),
-          })
-        : await this.single(method, params, { requestId, capabilities, caller: callerKey(headers.authorization), signal: controller.signal, ...(isLogLevel(logLevel) ? { logLevel } : {}) }, listener, toolset);
+        ? await this.bridge.serve({ ...context, method, params, listener, run: (ctx) => this.methods.handle(method, params, ctx, toolset) })
+        : await this.single(method, params, context, listener, toolset);
       this.options.onAnswered?.(method, null);
+      trace?.end(null);
       deliver({ jsonrpc: '2.0', id: requestId, result });
     } catch (error) {
       this.options.onAnswered?.(method, error);
+      trace?.end(error);
       const rpc = error instanceof RpcError ? error : new RpcError(JSONRPC.INTERNAL_ERROR, 'internal error in coffer; see the daemon log');
       if (!(error instanceof RpcError)) this.log.error('modern request failed', { method, error: String(error) });
       // A missing client capability is always HTTP 400 (the SDK's ladder), in-band or not.
@@ -141,7 +145,7 @@ export class ModernEndpoint {
   }
 
   /** A request answered in one go, as a caller id of its own. */
-  private async single(method: string, params: Record<string, unknown>, ctx: Pick<ForwardContext, 'requestId' | 'capabilities' | 'caller' | 'signal' | 'logLevel'>, listener: ParkListener, toolset: string | null): Promise<Record<string, unknown>> {
+  private async single(method: string, params: Record<string, unknown>, ctx: Pick<ForwardContext, 'requestId' | 'capabilities' | 'caller' | 'signal' | 'logLevel' | 'trace'>, listener: ParkListener, toolset: string | null): Promise<Record<string, unknown>> {
     const caller = this.callerId();
     this.exchanges.set(caller, listener);
     try {

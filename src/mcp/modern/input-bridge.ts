@@ -11,6 +11,7 @@
 // new call to that upstream with the answers and its state.
 import type { Progress } from '../../protocol/actor.js';
 import { JSONRPC } from '../../protocol/errors.js';
+import type { RequestTrace } from '../../ops/tracing.js';
 import type { ForwardContext } from '../../router/calls.js';
 import type { LogLevel } from '../../router/log-levels.js';
 import { RpcError } from '../rpc-error.js';
@@ -43,6 +44,8 @@ export interface BridgedRequest {
   listener: ParkListener;
   /** The log messages the caller wants (its envelope's level): what a modern upstream is asked for. */
   logLevel?: LogLevel;
+  /** The request's spans: a call started by it is traced under it (a retry's request only answers the call). */
+  trace?: RequestTrace;
   /** Runs the call (the methods' handler) as this caller id, with this context. */
   run(ctx: Omit<ForwardContext, 'toolset'>): Promise<Record<string, unknown>>;
 }
@@ -145,6 +148,7 @@ export class InputBridge {
         ask: (method, params, signal) => park.ask(method, params, signal),
         onInputRequired: (server, result) => this.wrap(server, result, binding),
         ...(retry ? { retry } : {}),
+        ...(request.trace ? { trace: request.trace } : {}),
         ...(request.logLevel ? { logLevel: request.logLevel } : {}),
         ...(wantsProgress ? { onProgress: (progress: Progress) => entry.attached?.progress?.(progress) } : {}),
       })
