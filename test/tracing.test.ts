@@ -53,12 +53,29 @@ async function otlpReceiver(t: Test): Promise<{ url: string; spans: ExportedSpan
 const hex = (bytes: number): string => randomBytes(bytes).toString('hex');
 const TRACEPARENT = /^00-([0-9a-f]{32})-([0-9a-f]{16})-01$/;
 
-t.test('_meta.traceparent: client → coffer spans → HTTP upstream (in _meta and headers), one trace id', async (t) => {
+/** A daemon exporting to a local receiver, in front of the HTTP fixture as server `up`. */
+async function tracedHttpUpstream(t: Test): Promise<{ receiver: Awaited<ReturnType<typeof otlpReceiver>>; gateway: Gateway }> {
   const receiver = await otlpReceiver(t);
   const fixture = await startNetworkFixture('http');
   t.teardown(() => fixture.kill());
   const gateway = await startGateway({ otlpEndpoint: receiver.url });
   await gateway.addServer(networkConfig('up', 'http', fixture.url));
+  return { receiver, gateway };
+}
+
+/** One call's spans as exported: the request, its route step, the actor hop and the upstream request. */
+function callSpans(spans: ExportedSpan[], traceId: string): Record<'server' | 'route' | 'hop' | 'upstream', ExportedSpan | undefined> {
+  const trace = spans.filter((span) => span.traceId === traceId);
+  return {
+    server: trace.find((span) => span.kind === SERVER && span.name === 'tools/call'),
+    route: trace.find((span) => span.name === 'coffer.route'),
+    hop: trace.find((span) => span.name === 'coffer.actor'),
+    upstream: trace.find((span) => span.kind === CLIENT),
+  };
+}
+
+t.test('_meta.traceparent: client → coffer spans → HTTP upstream (in _meta and headers), one trace id', async (t) => {
+  const { receiver, gateway } = await tracedHttpUpstream(t);
   const client = await gateway.client();
   const traceId = hex(16);
   const clientSpan = hex(8);
@@ -73,17 +90,13 @@ t.test('_meta.traceparent: client → coffer spans → HTTP upstream (in _meta a
   t.equal(seen.headers.tracestate, 'vendor=abc');
 
   await gateway.close(); // flushes the batch
-  const trace = receiver.spans.filter((span) => span.traceId === traceId);
-  const server = trace.find((span) => span.kind === SERVER && span.name === 'tools/call');
+  const { server, route, hop, upstream } = callSpans(receiver.spans, traceId);
   t.ok(server, 'the request span');
   t.equal(server?.parentSpanId, clientSpan, "the request span's parent is the client's span");
-  const route = trace.find((span) => span.name === 'coffer.route');
   t.equal(route?.kind, INTERNAL);
   t.equal(route?.parentSpanId, server?.spanId, 'route (resolution and switch) under the request');
-  const hop = trace.find((span) => span.name === 'coffer.actor');
   t.equal(hop?.kind, INTERNAL);
   t.equal(hop?.parentSpanId, server?.spanId, 'the actor hop under the request');
-  const upstream = trace.find((span) => span.kind === CLIENT);
   t.equal(upstream?.spanId, upstreamParent, 'the span the upstream got as its parent was exported');
   t.equal(upstream?.parentSpanId, hop?.spanId, 'the upstream request under the actor hop');
   // Held inside the hop even when the threads' clocks disagree; µs rounding either side is allowed.
@@ -115,11 +128,7 @@ t.test('HTTP traceparent header: continued to a stdio upstream in _meta', async 
 });
 
 t.test('a modern request (2026-07-28, no session): the same spans, continued from its _meta, to a 2025 upstream', async (t) => {
-  const receiver = await otlpReceiver(t);
-  const fixture = await startNetworkFixture('http');
-  t.teardown(() => fixture.kill());
-  const gateway = await startGateway({ otlpEndpoint: receiver.url });
-  await gateway.addServer(networkConfig('up', 'http', fixture.url));
+  const { receiver, gateway } = await tracedHttpUpstream(t);
   const traceId = hex(16);
   const clientSpan = hex(8);
 
@@ -129,14 +138,11 @@ t.test('a modern request (2026-07-28, no session): the same spans, continued fro
   t.equal(seenTrace, traceId, 'the upstream continues the client trace', { answer: answer.text });
 
   await gateway.close();
-  const trace = receiver.spans.filter((span) => span.traceId === traceId);
-  const server = trace.find((span) => span.kind === SERVER && span.name === 'tools/call');
+  const { server, route, hop, upstream } = callSpans(receiver.spans, traceId);
   t.equal(server?.parentSpanId, clientSpan, "the request span's parent is the client's span");
   t.notOk(server?.attributes.some((attribute) => attribute.key === 'mcp.session.id'), 'no session id: the era has none');
-  t.equal(trace.find((span) => span.name === 'coffer.route')?.parentSpanId, server?.spanId, 'route under the request');
-  const hop = trace.find((span) => span.name === 'coffer.actor');
+  t.equal(route?.parentSpanId, server?.spanId, 'route under the request');
   t.equal(hop?.parentSpanId, server?.spanId, 'the actor hop under the request');
-  const upstream = trace.find((span) => span.kind === CLIENT);
   t.equal(upstream?.spanId, upstreamParent, 'the span the upstream got as its parent was exported');
   t.equal(upstream?.parentSpanId, hop?.spanId, 'the upstream request under the actor hop');
 });
