@@ -284,3 +284,17 @@ t.test('log messages of a modern upstream: each request asks for the level its c
   t.notOk(without.messages.some((message) => message.method === 'notifications/message'), 'one that asks for none gets none');
   t.match(without.messages.at(-1), { result: { content: [{ text: 'Tool with logging executed successfully' }] } });
 });
+
+t.test("a modern caller's _meta reaches a modern upstream without the caller's envelope, other keys (a __proto__ one too) as plain data", async (t) => {
+  const upstream = await modernUpstream(t, '--legacy', 'reject');
+  const gateway = await gatewayFor(t);
+  await gateway.addServer(httpServer('m', upstream.hello.url));
+  const meta = JSON.parse('{"__proto__": {"polluted": true}, "keep": 1, "io.modelcontextprotocol/clientInfo": {"name": "caller", "version": "9"}}') as Record<string, unknown>;
+  const answer = await modernPost(gateway, 'tools/call', { name: 'm__echo', arguments: { text: 'hi' }, _meta: meta });
+  t.equal(answer.messages[0]?.result?.content?.[0]?.text, 'hi', 'the call is answered', { answer: answer.text });
+  const sent = (await upstream.log()).find((entry) => entry.method === 'tools/call');
+  t.equal(sent?.meta?.keep, 1, 'a key of its own stays');
+  t.same(Object.getOwnPropertyDescriptor(sent?.meta ?? {}, '__proto__')?.value, { polluted: true }, '__proto__ arrives as an own data key');
+  t.match(sent?.meta?.['io.modelcontextprotocol/clientInfo'], { name: 'coffer' }, "the upstream hears coffer's envelope, not the caller's");
+  t.equal(({} as Record<string, unknown>).polluted, undefined, 'no prototype was touched');
+});
