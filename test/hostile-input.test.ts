@@ -417,7 +417,7 @@ t.test('10,000 sessions (initialize, never DELETE): the daemon stays responsive,
 
 t.test('past maxSessions the least recently active idle session is closed; all busy → 503', async (t) => {
   const log = new Logger(null, 'error');
-  const parts = { router: { list: async () => [] }, calls: { forward: () => new Promise(() => undefined) }, clientMessages: {}, features: {}, views: { list: async () => [], viewOf: () => null, forget: () => undefined }, search: { modeOf: () => 'full', isMetaTool: () => false } } as unknown as DispatcherParts;
+  const parts = { router: { list: async () => [] }, calls: { forward: () => new Promise(() => undefined) }, clientMessages: {}, features: { logLevelOf: () => undefined }, views: { list: async () => [], viewOf: () => null, forget: () => undefined }, search: { modeOf: () => 'full', isMetaTool: () => false } } as unknown as DispatcherParts;
   const dispatcher = new Dispatcher(parts, { version: 'test', pageSize: 100 }, log);
   const registry = new SessionRegistry(dispatcher, { maxBodyBytes: 1 << 20, keepAliveMs: 60_000, idleTimeoutMs: 3_600_000, maxSessions: 3 }, log);
   t.teardown(() => registry.closeAll());
