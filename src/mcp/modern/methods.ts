@@ -38,11 +38,6 @@ import {
  */
 const CACHE_HINTS = { ttlMs: 0, cacheScope: 'private' } as const;
 
-/** Parameters of the multi-round-trip retry: coffer's business with its caller (input-bridge.ts), never forwarded as they came. */
-const RETRY_PARAMS = ['inputResponses', 'requestState'];
-/** The envelope is coffer's business with its caller; an upstream gets coffer's own (legacy: none). */
-const ENVELOPE_KEYS = [PROTOCOL_VERSION_META_KEY, CLIENT_CAPABILITIES_META_KEY, CLIENT_INFO_META_KEY, LOG_LEVEL_META_KEY];
-
 export interface ModernParts {
   router: Router;
   calls: Calls;
@@ -78,7 +73,7 @@ export class ModernMethods {
     const ctx: ForwardContext = { ...caller, toolset: view, ...tasks };
     const searching = this.parts.search.modeOf(view) === 'search';
     // tasks/update's inputResponses are the task's answers, not a retry: they go to the upstream.
-    const forwarded = forwardable(params, TASK_METHODS.has(method) ? [] : RETRY_PARAMS);
+    const forwarded = forwardable(params, !TASK_METHODS.has(method));
     if (method === 'server/discover') return this.stamp(this.discover());
     const list = KIND_BY_LIST_METHOD.get(method);
     if (list === 'tools' && searching) return this.stamp({ ...listPage(list, this.parts.search.list(view, await this.parts.views.listFor(list, toolset)), forwarded, this.parts.pageSize), ...CACHE_HINTS });
@@ -139,31 +134,28 @@ function isNotFound(error: RpcError): boolean {
 }
 
 /**
- * The params an upstream gets: without the `dropped` parameters (coffer's own)
- * and the envelope (other _meta keys, e.g. progressToken and trace context,
- * stay). Built key by key rather than copied and pruned with `delete`, which
- * would leave every forwarded params object in V8's slow dictionary mode.
+ * The params an upstream gets: without the envelope, which is coffer's
+ * business with its caller (an upstream gets coffer's own; other _meta keys,
+ * e.g. progressToken and trace context, stay), and without the retry's
+ * inputResponses and requestState when `retry` (input-bridge.ts answers those).
+ * Made with rest patterns, not copied and pruned with `delete`, which would
+ * leave each forwarded params object in V8's slow dictionary mode.
  */
-function forwardable(params: Record<string, unknown>, dropped: readonly string[]): Record<string, unknown> {
-  const copy: Record<string, unknown> = {};
-  for (const key of Object.keys(params)) {
-    if (dropped.includes(key)) continue;
-    const value = key === '_meta' ? withoutEnvelope(params._meta) : params[key];
-    if (value !== undefined || key !== '_meta') define(copy, key, value);
-  }
+function forwardable(params: Record<string, unknown>, retry: boolean): Record<string, unknown> {
+  const { _meta, ...rest } = params;
+  const copy = retry ? withoutRetry(rest) : rest;
+  const meta = withoutEnvelope(_meta);
+  if (meta !== undefined) copy._meta = meta;
   return copy;
 }
 
-/** A _meta without the envelope's keys; undefined when nothing else is left (a _meta that is not an object stays as it is). */
-function withoutEnvelope(meta: unknown): unknown {
-  if (!isPlainObject(meta)) return meta;
-  let rest: Record<string, unknown> | undefined;
-  for (const key of Object.keys(meta)) if (!ENVELOPE_KEYS.includes(key)) define((rest ??= {}), key, meta[key]);
+function withoutRetry({ inputResponses: _responses, requestState: _state, ...rest }: Record<string, unknown>): Record<string, unknown> {
   return rest;
 }
 
-/** An own property, as a spread would make it: a key named __proto__ stays data and never becomes the prototype. */
-function define(target: Record<string, unknown>, key: string, value: unknown): void {
-  if (key === '__proto__') Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
-  else target[key] = value;
+/** A _meta without the envelope's keys; undefined when nothing else is left (one that is not an object stays as it is). */
+function withoutEnvelope(meta: unknown): unknown {
+  if (!isPlainObject(meta)) return meta;
+  const { [PROTOCOL_VERSION_META_KEY]: _version, [CLIENT_CAPABILITIES_META_KEY]: _capabilities, [CLIENT_INFO_META_KEY]: _info, [LOG_LEVEL_META_KEY]: _level, ...rest } = meta;
+  return Object.keys(rest).length === 0 ? undefined : rest;
 }
