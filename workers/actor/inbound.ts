@@ -15,9 +15,14 @@ export class TooDeepError extends ProtocolNoise {
   }
 }
 
-/** The JSON-RPC error that stands for an upstream answer coffer refused, with data.code. */
+/** The JSON-RPC error a transport delivers in place of an upstream answer that will not come as sent, with data.code. */
+export function answerError<Code extends 'UPSTREAM_RESPONSE_INVALID' | 'UPSTREAM_UNAVAILABLE'>(code: Code, message: string): { code: number; message: string; data: { code: Code } } {
+  return { code: JSONRPC[code], message, data: { code } };
+}
+
+/** The JSON-RPC error that stands for an upstream answer coffer refused. */
 export function invalidResponse(message: string): { code: number; message: string; data: { code: 'UPSTREAM_RESPONSE_INVALID' } } {
-  return { code: JSONRPC.UPSTREAM_RESPONSE_INVALID, message, data: { code: 'UPSTREAM_RESPONSE_INVALID' } };
+  return answerError('UPSTREAM_RESPONSE_INVALID', message);
 }
 
 /**

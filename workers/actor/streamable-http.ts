@@ -3,13 +3,13 @@
 // 2026-07-28 listen stream.
 import type { ClientRequest, IncomingMessage, OutgoingHttpHeaders } from 'node:http';
 import type { JsonRpcId, JsonRpcMessage } from './jsonrpc-session.js';
-import { JSONRPC } from '../../src/protocol/errors.js';
 import { type SseEvent } from '../../src/protocol/sse-parser.js';
 import { addTraceHeaders } from './trace-headers.js';
 import { UpstreamAuthError, type HttpAuth } from './http-auth.js';
 import { HttpStatusError } from './http-status-error.js';
 import { AnswerBudgetError, asError, errorText, isRequest, readSse, readText, rpcErrorFor } from './http-bodies.js';
 import { HttpTransportBase, parts } from './http-base.js';
+import { answerError } from './inbound.js';
 
 const RECONNECT_INITIAL_MS = 1_000;
 const RECONNECT_MAX_MS = 30_000;
@@ -236,7 +236,7 @@ export class StreamableHttpTransport extends HttpTransportBase {
   private lost(id: JsonRpcId, why: string): void {
     this.resuming.delete(id);
     const message = `the upstream ended the stream that was to carry the answer to request ${String(id)} before answering, and ${why}`;
-    this.deliver({ jsonrpc: '2.0', id, error: { code: JSONRPC.UPSTREAM_UNAVAILABLE, message, data: { code: 'UPSTREAM_UNAVAILABLE' } } });
+    this.deliver({ jsonrpc: '2.0', id, error: answerError('UPSTREAM_UNAVAILABLE', message) });
   }
 
   /** The optional GET stream for server-initiated messages; 405 means the server offers none. */
