@@ -9,9 +9,9 @@
 // the 2026 era answers input_required itself: that result goes to the caller
 // with the upstream's requestState sealed inside coffer's, and the retry is a
 // new call to that upstream with the answers and its state.
+import type { RequestTrace } from '../../ops/tracing.js';
 import type { Progress } from '../../protocol/actor.js';
 import { JSONRPC } from '../../protocol/errors.js';
-import type { RequestTrace } from '../../ops/tracing.js';
 import type { ForwardContext } from '../../router/calls.js';
 import type { LogLevel } from '../../router/log-levels.js';
 import { RpcError } from '../rpc-error.js';
