@@ -53,7 +53,7 @@ t.test('a list timeout is UPSTREAM_TIMEOUT and is not retried', async (t) => {
   const answer = await actor.handle.list('tools', false);
   const took = Date.now() - started;
   t.match(answer, { ok: false, error: { code: 'UPSTREAM_TIMEOUT' } });
-  t.ok(took >= 280 && took < 1_500, `answered after the request timeout (${took} ms)`);
+  t.ok(took >= 280 && took < 5_000, `answered after the request timeout (${took} ms)`);
   t.equal(actor.events.length, before, 'no reconnect');
   t.notMatch(actor.log(), /evicting/);
   t.match(actor.handle.lastStatus, { state: 'ready' }, 'a hung list does not take the connection down');

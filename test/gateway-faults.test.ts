@@ -37,7 +37,7 @@ t.test('a hung upstream delays tools/list by its deadline at most; others unaffe
   const started = Date.now();
   const { tools } = await client.listTools();
   const elapsed = Date.now() - started;
-  t.ok(elapsed < 400 + 1_000, `tools/list answered in ${elapsed} ms (deadline 400 ms)`);
+  t.ok(elapsed < 400 + 4_000, `tools/list answered in ${elapsed} ms (deadline 400 ms)`);
   t.ok(tools.some((tool) => tool.name === 'good__echo'), 'healthy upstream listed');
   t.notOk(tools.some((tool) => tool.name.startsWith('stuck__')), 'hung upstream left out');
 

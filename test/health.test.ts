@@ -40,8 +40,9 @@ t.test('/healthz: no token, stable body, answered at once', async (t) => {
   }
   times.sort((a, b) => a - b);
   const median = times[100]!;
-  // Client, loopback and server together; the server's part is one fixed write.
-  t.ok(median < 1, `median round trip ${median.toFixed(3)} ms`);
+  // Client, loopback and server together; the server's part is one fixed write. (Anything that waited
+  // on an actor or the database would take tens of milliseconds; the bound leaves room for a loaded machine.)
+  t.ok(median < 5, `median round trip ${median.toFixed(3)} ms`);
 });
 
 t.test('/readyz: 503 naming a hung upstream, 200 once it answers again; daemon status agrees', async (t) => {

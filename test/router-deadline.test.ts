@@ -8,9 +8,9 @@ import { Router, type ServerDirectory } from '../src/router/router.js';
 import type { ListAnswer, Upstream, UpstreamDirectory } from '../src/upstreams/upstream.js';
 import { serverConfig } from './fixtures/fixture-servers.js';
 
-const DEADLINE_MS = 300;
+const DEADLINE_MS = 500;
 /** How long the first upstream holds the main thread while its request is posted. */
-const POSTING_MS = 300;
+const POSTING_MS = 500;
 
 function fakeUpstream(name: string, list: () => Promise<ListAnswer>): Upstream {
   return {
@@ -40,7 +40,8 @@ t.test('a list answers at the deadline counted from its start, even when posting
   const items = await router.list('tools');
   const elapsed = performance.now() - started;
   t.same(items.map((item) => item.name), ['slow__echo'], 'the healthy upstream is listed, the hung one left out');
-  // Counted from each request's posting, the hung upstream's deadline would end at POSTING_MS + DEADLINE_MS (600 ms).
-  t.ok(elapsed < POSTING_MS + DEADLINE_MS - 100, `answered after ${Math.round(elapsed)} ms (deadline ${DEADLINE_MS} ms from the start)`);
+  // Counted from each request's posting, the hung upstream's deadline would end at POSTING_MS + DEADLINE_MS;
+  // the bound sits well between that and the right answer, as timers fire late on a loaded machine.
+  t.ok(elapsed < POSTING_MS + DEADLINE_MS - 150, `answered after ${Math.round(elapsed)} ms (deadline ${DEADLINE_MS} ms from the start)`);
   t.same(router.degradedServers(), ['hung']);
 });
