@@ -111,8 +111,11 @@ export class Router extends EventEmitter<RouterEvents> {
     return items.filter((item) => !before.has(`${item.server}\u0000${item.original}`));
   }
 
-  /** The last merged list of this kind (a fresh one only when there is none): what a call is checked against, as its name is routed. */
-  async lastList(kind: ListKind): Promise<Item[]> {
+  /**
+   * The last merged list of this kind (a fresh one only when there is none): what a call is checked against, as its name is routed.
+   * Not a promise when there is one, so a modern call's checks do not wait a turn for it.
+   */
+  lastList(kind: ListKind): Item[] | Promise<Item[]> {
     return this.merged.get(kind)?.items ?? this.list(kind);
   }
 

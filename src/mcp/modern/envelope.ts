@@ -9,8 +9,6 @@ export interface EnvelopeIssue {
   problem: string;
 }
 
-const REQUIRED = [PROTOCOL_VERSION_META_KEY, CLIENT_CAPABILITIES_META_KEY];
-
 function isProgressToken(value: unknown): boolean {
   return typeof value === 'string' || (typeof value === 'number' && Number.isSafeInteger(value));
 }
@@ -56,16 +54,17 @@ function capabilitiesProblem(value: unknown): string | undefined {
 
 /** The envelope's problems; empty when it is valid. */
 export function envelopeIssues(meta: Record<string, unknown>): EnvelopeIssue[] {
+  // Checked on every modern request: nothing is allocated unless something is wrong.
+  const hasVersion = PROTOCOL_VERSION_META_KEY in meta;
+  const hasCapabilities = CLIENT_CAPABILITIES_META_KEY in meta;
   const issues: EnvelopeIssue[] = [];
-  for (const key of REQUIRED) if (!(key in meta)) issues.push({ key, problem: 'missing' });
-  const missing = new Set(issues.map((issue) => issue.key));
-  const problems: Array<[string, string | undefined]> = [
-    ['progressToken', meta.progressToken === undefined || isProgressToken(meta.progressToken) ? undefined : 'expected a string or an integer'],
-    [PROTOCOL_VERSION_META_KEY, missing.has(PROTOCOL_VERSION_META_KEY) || typeof meta[PROTOCOL_VERSION_META_KEY] === 'string' ? undefined : 'expected a string'],
-    [CLIENT_INFO_META_KEY, meta[CLIENT_INFO_META_KEY] === undefined ? undefined : implementationProblem(meta[CLIENT_INFO_META_KEY])],
-    [CLIENT_CAPABILITIES_META_KEY, missing.has(CLIENT_CAPABILITIES_META_KEY) ? undefined : capabilitiesProblem(meta[CLIENT_CAPABILITIES_META_KEY])],
-    [LOG_LEVEL_META_KEY, meta[LOG_LEVEL_META_KEY] === undefined || isLogLevel(meta[LOG_LEVEL_META_KEY]) ? undefined : 'expected a logging level'],
-  ];
-  for (const [key, problem] of problems) if (problem !== undefined) issues.push({ key, problem });
+  const add = (key: string, problem: string | undefined): void => void (problem !== undefined && issues.push({ key, problem }));
+  if (!hasVersion) add(PROTOCOL_VERSION_META_KEY, 'missing');
+  if (!hasCapabilities) add(CLIENT_CAPABILITIES_META_KEY, 'missing');
+  if (meta.progressToken !== undefined && !isProgressToken(meta.progressToken)) add('progressToken', 'expected a string or an integer');
+  if (hasVersion && typeof meta[PROTOCOL_VERSION_META_KEY] !== 'string') add(PROTOCOL_VERSION_META_KEY, 'expected a string');
+  if (meta[CLIENT_INFO_META_KEY] !== undefined) add(CLIENT_INFO_META_KEY, implementationProblem(meta[CLIENT_INFO_META_KEY]));
+  if (hasCapabilities) add(CLIENT_CAPABILITIES_META_KEY, capabilitiesProblem(meta[CLIENT_CAPABILITIES_META_KEY]));
+  if (meta[LOG_LEVEL_META_KEY] !== undefined && !isLogLevel(meta[LOG_LEVEL_META_KEY])) add(LOG_LEVEL_META_KEY, 'expected a logging level');
   return issues;
 }

@@ -93,10 +93,13 @@ export class ModernMethods {
     throw new RpcError(JSONRPC.METHOD_NOT_FOUND, `method not found: ${method}`);
   }
 
-  /** A tools/call's Mcp-Param-* headers against the declarations of the tool it names, in the last merged list. */
-  async checkParamHeaders(params: Record<string, unknown>, headers: Readonly<Record<string, string | undefined>>): Promise<EraRejection | undefined> {
-    if (typeof params.name !== 'string') return undefined;
-    return checkParamHeaders(declaredHeaders(await this.parts.router.lastList('tools'), params.name), params.arguments, headers);
+  /** A tools/call's Mcp-Param-* headers against the declarations of the tool it names, in the last merged list (a promise only while there is none). */
+  checkParamHeaders(params: Record<string, unknown>, headers: Readonly<Record<string, string | undefined>>): EraRejection | undefined | Promise<EraRejection | undefined> {
+    const name = params.name;
+    if (typeof name !== 'string') return undefined;
+    const check = (tools: readonly unknown[]) => checkParamHeaders(declaredHeaders(tools, name), params.arguments, headers);
+    const tools = this.parts.router.lastList('tools');
+    return Array.isArray(tools) ? check(tools) : tools.then(check);
   }
 
   /** resources/read; an unknown resource is -32602 with data.uri (the 2026 shape; -32002 is gone). */

@@ -38,9 +38,20 @@ interface Payload {
   exp: number;
 }
 
+/** Digests of the credentials seen lately: every modern request asks, and a client sends the same one each time. */
+const callerKeys = new Map<string, string>();
+const CALLER_KEYS_KEPT = 256;
+
 /** The caller as far as coffer can tell: its credential on /mcp (none: every credential-less caller is one). */
 export function callerKey(authorization: string | undefined): string {
-  return digest(`caller\u0000${authorization ?? ''}`);
+  const credential = authorization ?? '';
+  let key = callerKeys.get(credential);
+  if (key === undefined) {
+    if (callerKeys.size >= CALLER_KEYS_KEPT) callerKeys.clear();
+    key = digest(`caller\u0000${credential}`);
+    callerKeys.set(credential, key);
+  }
+  return key;
 }
 
 function digest(text: string): string {
