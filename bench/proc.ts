@@ -1,7 +1,7 @@
 // Child processes of the benchmark: every one is registered here and killed
 // on the way out (normal end, error, or Ctrl-C), so no run leaves orphans.
 import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 
 const children = new Set<ChildProcess>();
@@ -90,7 +90,24 @@ export function rssMb(pid: number): number {
 
 /** CPU time of a process's main thread so far, in ns (Linux schedstat: precise, unlike the 10 ms ticks of /proc/PID/stat). */
 export function mainThreadCpuNs(pid: number): number {
-  return Number(readFileSync(`/proc/${pid}/task/${pid}/schedstat`, 'utf8').split(' ')[0]);
+  return threadCpuNs(pid, pid);
+}
+
+function threadCpuNs(pid: number, tid: number | string): number {
+  return Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')[0]);
+}
+
+/** CPU time of a process's live threads so far, in ns (schedstat; a thread that ended meanwhile is not counted). */
+export function liveThreadsCpuNs(pid: number): number {
+  let total = 0;
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      total += threadCpuNs(pid, tid);
+    } catch {
+      // The thread ended between the listing and the read.
+    }
+  }
+  return total;
 }
 
 export { sleep, waitFor } from '../test/helpers/wait.js';

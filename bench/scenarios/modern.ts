@@ -6,12 +6,13 @@
 // tools only; all four paths run interleaved round by round in one loop. The
 // daemons' main-thread CPU per request is read beside the latency: it is where
 // the modern envelope, validation and parking would cost, and load disturbs it
-// far less than latency.
+// far less than latency; so is the CPU of all its threads (the actor's share is
+// most of the rest).
 import type { Client as ModernClient } from '@modelcontextprotocol/client';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { closeAll, connect, connectModern, echo, listAll, modernEcho, modernListAll } from '../clients.js';
 import { interleave, type Interleaved, type LoopOptions, type Path } from '../measure.js';
-import { mainThreadCpuNs, startChild, type Child } from '../proc.js';
+import { liveThreadsCpuNs, mainThreadCpuNs, startChild, type Child } from '../proc.js';
 import { fig, type Row } from '../report.js';
 import { Coffer } from '../targets/coffer.js';
 import { MODERN_SERVER } from '../targets/paths.js';
@@ -32,8 +33,13 @@ interface EraPaths {
 interface Measured {
   loop: Interleaved;
   warmupRounds: number;
-  /** Each era's daemon: main-thread µs per counted round (one request of that era each). */
-  cpuUs: Record<Era, number>;
+  /** Each era's daemon: µs per counted round (one request of that era each), main thread and all threads. */
+  cpuUs: Record<Era, Cpu>;
+}
+
+interface Cpu {
+  main: number;
+  all: number;
 }
 
 /** The four paths of `op`, named `<era>-<coffer|direct>`, warmed up, then counted with the daemons' CPU read around the count. */
@@ -43,11 +49,13 @@ async function measure(paths: Record<Era, EraPaths>, op: 'call' | 'list', option
   const before = cpuNow(paths);
   const loop = await interleave(steps, { ...options, warmup: 0, warmupMs: 0 });
   const after = cpuNow(paths);
-  const cpuUs = Object.fromEntries(ERAS.map((era) => [era, (after[era] - before[era]) / Math.max(1, loop.rounds) / 1000])) as Record<Era, number>;
+  const perRound = (ns: number) => ns / Math.max(1, loop.rounds) / 1000;
+  const cpuUs = Object.fromEntries(ERAS.map((era) => [era, { main: perRound(after[era].main - before[era].main), all: perRound(after[era].all - before[era].all) }])) as Record<Era, Cpu>;
   return { loop, warmupRounds: warm.warmup[steps[0]!.name]!.length, cpuUs };
 }
 
-const cpuNow = (paths: Record<Era, EraPaths>): Record<Era, number> => Object.fromEntries(ERAS.map((era) => [era, mainThreadCpuNs(paths[era].coffer.pid)])) as Record<Era, number>;
+const cpuNow = (paths: Record<Era, EraPaths>): Record<Era, Cpu> =>
+  Object.fromEntries(ERAS.map((era) => [era, { main: mainThreadCpuNs(paths[era].coffer.pid), all: liveThreadsCpuNs(paths[era].coffer.pid) }])) as Record<Era, Cpu>;
 
 /** What coffer adds on one era's path: its median and p99 minus the direct path's. */
 const added = (loop: Interleaved, era: Era) => {
@@ -72,11 +80,11 @@ function eraRows(id: string, what: string, measured: Measured): Row[] {
       base: { ...fig(loop.summaries[`${era}-direct`]!), label: 'direct' },
       peer: null,
       headline:
-        `added ${own.median.toFixed(2)} ms median, ${own.p99.toFixed(2)} ms p99; main thread ${cpuUs[era].toFixed(0)} µs per request` +
-        (era === 'modern' ? ` (legacy adds ${legacy.median.toFixed(2)} / ${legacy.p99.toFixed(2)} ms, ${cpuUs.legacy.toFixed(0)} µs)` : ''),
+        `added ${own.median.toFixed(2)} ms median, ${own.p99.toFixed(2)} ms p99; CPU per request ${cpuUs[era].main.toFixed(0)} µs main thread, ${cpuUs[era].all.toFixed(0)} µs all threads` +
+        (era === 'modern' ? ` (legacy adds ${legacy.median.toFixed(2)} / ${legacy.p99.toFixed(2)} ms, ${cpuUs.legacy.main.toFixed(0)} / ${cpuUs.legacy.all.toFixed(0)} µs)` : ''),
       target: era === 'modern' ? 'adds no more than the legacy path (median)' : 'reference for the modern row',
       met: era === 'modern' ? modern.median <= legacy.median : null,
-      extra: { addedMedianMs: own.median, addedP99Ms: own.p99, mainThreadUsPerRequest: cpuUs[era], warmupRounds, rounds: loop.rounds, cutShort: loop.cutShort },
+      extra: { addedMedianMs: own.median, addedP99Ms: own.p99, mainThreadUsPerRequest: cpuUs[era].main, allThreadsUsPerRequest: cpuUs[era].all, warmupRounds, rounds: loop.rounds, cutShort: loop.cutShort },
     };
   });
 }
