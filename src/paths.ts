@@ -17,10 +17,10 @@ export function workerFile(relative: string): string {
 
 /**
  * The actor worker's entry: boot.cjs, which runs the actor's scripts
- * (`ACTOR_SCRIPTS`, made by `npm run build`: scripts/build-actor.mjs), unless
- * those are older than the compiled main.js (a bare `tsc` since), which is then
- * loaded as is. Decided once per process: it is asked for every actor started
- * (hundreds at start-up), on the main thread.
+ * (`ACTOR_SCRIPTS`, made by `npm run build`: scripts/build-actor.mjs) with their
+ * code cache, unless those are older than the compiled main.js (a bare `tsc`
+ * since), which is then loaded as is. Decided once per process: it is asked for
+ * every actor started (hundreds at start-up), on the main thread.
  */
 export function actorEntry(): string {
   return (chosenActorEntry ??= newestActorEntry());
@@ -38,6 +38,11 @@ function newestActorEntry(): string {
   } catch {
     return main;
   }
+}
+
+/** Where the actors keep the V8 code caches of their scripts (workers/actor/code-cache.cts). */
+export function actorCodeCacheDir(home: string): string {
+  return join(home, 'cache', 'actor-code');
 }
 
 /**
