@@ -16,25 +16,33 @@ export function workerFile(relative: string): string {
 }
 
 /**
- * The actor worker's entry: the one-file bundle `npm run build` makes
- * (scripts/build-actor.mjs), unless it is older than the compiled main.js
- * (a bare `tsc` since), which is then loaded as is. Decided once per process:
- * it is asked for every actor started (hundreds at start-up), on the main thread.
+ * The actor worker's entry: boot.cjs, which runs the actor's scripts
+ * (`ACTOR_SCRIPTS`, made by `npm run build`: scripts/build-actor.mjs) with their
+ * code cache, unless those are older than the compiled main.js (a bare `tsc`
+ * since), which is then loaded as is. Decided once per process: it is asked for
+ * every actor started (hundreds at start-up), on the main thread.
  */
 export function actorEntry(): string {
   return (chosenActorEntry ??= newestActorEntry());
 }
 
+/** The actor's bundle and its chunks, as scripts; `actor.js` is the bundle's entry. */
+export const ACTOR_SCRIPTS = workerFile('actor/script');
+
 let chosenActorEntry: string | undefined;
 
 function newestActorEntry(): string {
   const main = workerFile('actor/main.js');
-  const bundle = workerFile('actor/bundle.js');
   try {
-    return statSync(bundle).mtimeMs >= statSync(main).mtimeMs ? bundle : main;
+    return statSync(join(ACTOR_SCRIPTS, 'actor.js')).mtimeMs >= statSync(main).mtimeMs ? workerFile('actor/boot.cjs') : main;
   } catch {
     return main;
   }
+}
+
+/** Where the actors keep the V8 code caches of their scripts (workers/actor/code-cache.cts). */
+export function actorCodeCacheDir(home: string): string {
+  return join(home, 'cache', 'actor-code');
 }
 
 /**

@@ -9,7 +9,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { actorEntry, CLI_ENTRY, upstreamLogDir } from '../src/paths.js';
+import { ACTOR_SCRIPTS, CLI_ENTRY, upstreamLogDir } from '../src/paths.js';
 import { runCli } from './helpers/cli.js';
 import { startGateway, waitFor, type Gateway } from './helpers/gateway.js';
 import { networkConfig, startNetworkFixture } from './fixtures/fixture-servers.js';
@@ -89,7 +89,7 @@ t.test('OAuth sign-in to a remote upstream', async (t) => {
     t.ok((await client.listTools()).tools.some((tool) => tool.name.startsWith('plain__')), 'the plain upstream is listed');
     await waitFor(`${NAME}'s log to note the sign-in code`, () => actorLog(NAME).includes(LOADED), 20_000);
     t.notMatch(actorLog('plain'), LOADED, 'an HTTP upstream that never challenged did not load it');
-    t.notMatch(readFileSync(actorEntry(), 'utf8'), 'function discoverOAuthProtectedResourceMetadata', 'the code every actor loads at start holds none of it');
+    t.notMatch(readFileSync(join(ACTOR_SCRIPTS, 'actor.js'), 'utf8'), 'function discoverOAuthProtectedResourceMetadata', 'the code every actor loads at start holds none of it');
     t.equal((await api('DELETE', '/servers/plain')).status, 204);
   });
 

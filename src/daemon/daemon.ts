@@ -29,7 +29,7 @@ import { SessionRegistry } from '../mcp/sessions.js';
 import { ModernEndpoint } from '../mcp/modern/endpoint.js';
 import { EraClientLink } from '../mcp/modern/link.js';
 import { ModernMethods } from '../mcp/modern/methods.js';
-import { MIGRATIONS_DIR, upstreamLogDir } from '../paths.js';
+import { actorCodeCacheDir, MIGRATIONS_DIR, upstreamLogDir } from '../paths.js';
 import { VERSION } from '../version.js';
 import { DEFAULT_ACTOR_TUNING, type ActorTuning } from '../protocol/actor.js';
 import { CofferError } from '../protocol/errors.js';
@@ -139,7 +139,7 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
   const writer = opened.value;
 
   const tuning: ActorTuning = { ...DEFAULT_ACTOR_TUNING, ...options.tuning };
-  const pool = new UpstreamPool(tuning, upstreamLogDir(home), log, undefined, oauthRecords(writer.api, log));
+  const pool = new UpstreamPool(tuning, { logs: upstreamLogDir(home), codeCache: actorCodeCacheDir(home) }, log, undefined, oauthRecords(writer.api, log));
   // The registry is created below; the gate and the router only ask it once lists flow.
   let registry: Registry | null = null;
   const servers = { config: (server: string) => registry?.config(server), all: () => registry?.all() ?? [] };

@@ -44,6 +44,8 @@ export interface ActorInit {
   calls: MessagePort;
   /** HTTP/SSE upstreams: the stored OAuth state, if any. */
   oauth?: OAuthRecord | null;
+  /** Where the worker keeps the V8 code caches of the actor's scripts (workers/actor/code-cache.cts); absent: none. */
+  codeCache?: string;
 }
 
 /**

@@ -22,6 +22,8 @@ export interface ActorOptions {
   config: ServerConfig;
   /** Where the actor appends its notes and a stdio child's stderr. */
   logFile: string;
+  /** Where the worker keeps the code caches of the actor's scripts; absent: it compiles them every time. */
+  codeCache?: string;
   tuning: ActorTuning;
   /** How long stop() lets the actor shut down cleanly before terminating it (default 6 s). */
   shutdownDeadlineMs?: number;
@@ -150,7 +152,8 @@ export class UpstreamActor implements Upstream {
   private spawn(release: () => void, oauth: OAuthRecord | null): void {
     const events = new MessageChannel();
     const calls = new MessageChannel();
-    const init: ActorInit = { config: this.config, logFile: this.options.logFile, tuning: this.options.tuning, events: events.port2, calls: calls.port2, oauth };
+    const { logFile, tuning, codeCache } = this.options;
+    const init: ActorInit = { config: this.config, logFile, tuning, codeCache, events: events.port2, calls: calls.port2, oauth };
     const worker = (this.options.newWorker ?? newActorWorker)({
       workerData: init,
       transferList: [events.port2, calls.port2],

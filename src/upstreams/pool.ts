@@ -27,6 +27,12 @@ export interface OAuthRecords {
   save(server: string, record: OAuthRecord | null): void;
 }
 
+/** Where the actors write: their logs (`<server>.log`) and the code caches of their scripts. */
+export interface ActorDirs {
+  logs: string;
+  codeCache: string;
+}
+
 /**
  * An actor worker that died is replaced after 1 s, doubling to a minute while
  * it keeps dying; one that stayed up a minute starts over. No give-up: a death
@@ -43,7 +49,7 @@ export class UpstreamPool extends EventEmitter<PoolEvents> implements UpstreamDi
 
   constructor(
     private readonly tuning: ActorTuning,
-    private readonly logDir: string,
+    private readonly dirs: ActorDirs,
     private readonly log: Logger,
     concurrentBoots = DEFAULT_CONCURRENT_BOOTS,
     private readonly oauthRecords: OAuthRecords | null = null,
@@ -57,7 +63,7 @@ export class UpstreamPool extends EventEmitter<PoolEvents> implements UpstreamDi
     const name = config.name;
     if (this.entries.has(name)) return;
     const actor = new UpstreamActor(
-      { config, logFile: join(this.logDir, `${name}.log`), tuning: this.tuning, bootSlot: () => this.boots.acquire(), restart: ACTOR_RESTART,
+      { config, logFile: join(this.dirs.logs, `${name}.log`), codeCache: this.dirs.codeCache, tuning: this.tuning, bootSlot: () => this.boots.acquire(), restart: ACTOR_RESTART,
         ...(this.oauthRecords ? { oauthRecord: () => this.oauthRecords!.load(name) } : {}) },
       {
         onEvent: (event) => this.onEvent(name, event),

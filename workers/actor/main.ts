@@ -14,6 +14,7 @@ import { ListCache } from './list-cache.js';
 import { Lister } from './lister.js';
 import { openLog } from './log.js';
 import { SessionConnections } from './session-connections.js';
+import { started } from './started.cjs';
 import { Supervisor } from './supervisor.js';
 import { noOAuth, upstreamAuth } from './oauth/setup.js';
 
@@ -43,7 +44,10 @@ const auth = upstreamAuth(init, log, {
   },
 });
 const supervisor: Supervisor = new Supervisor(init.config, init.tuning, log, {
-  onState: (status) => emit({ type: 'state', server: init.config.name, status }),
+  onState: (status) => {
+    emit({ type: 'state', server: init.config.name, status });
+    if (status.state === 'ready') started();
+  },
   onSessionStart: () => lister.sessionStarted(),
   onSessionEnd: () => lister.sessionEnded(),
   connection: serverMessages(null),
