@@ -57,11 +57,12 @@ t.test('modern rows: tools/call and warm tools/list, legacy and modern paths, co
     }
     t.equal(row.base!.label, 'direct');
     t.equal(row.peer, null, 'no peer in these rows');
-    const extra = row.extra as { addedMedianMs: number; addedP99Ms: number; mainThreadUsPerRequest: number; cutShort: boolean };
+    const extra = row.extra as { addedMedianMs: number; addedP99Ms: number; mainThreadUsPerRequest: number; allThreadsUsPerRequest: number; cutShort: boolean };
     t.equal(extra.addedMedianMs, row.coffer!.median - row.base!.median, `${row.id}: added = coffer − direct`);
     t.ok(extra.mainThreadUsPerRequest > 0 && Number.isFinite(extra.mainThreadUsPerRequest), `${row.id}: main thread ${extra.mainThreadUsPerRequest} µs per request`);
+    t.ok(extra.allThreadsUsPerRequest >= extra.mainThreadUsPerRequest, `${row.id}: all threads ${extra.allThreadsUsPerRequest} µs per request, the main thread's included`);
     t.equal(extra.cutShort, false);
-    t.match(row.headline, /^added -?\d+\.\d\d ms median, -?\d+\.\d\d ms p99; main thread \d+ µs per request/);
+    t.match(row.headline, /^added -?\d+\.\d\d ms median, -?\d+\.\d\d ms p99; CPU per request \d+ µs main thread, \d+ µs all threads/);
   }
   const [callLegacy, callModern, listLegacy, listModern] = rows as [(typeof rows)[0], (typeof rows)[0], (typeof rows)[0], (typeof rows)[0]];
   for (const [legacy, modern] of [
