@@ -90,7 +90,8 @@ async function cancelsWait(t: Test, call: (signal: AbortSignal) => Promise<unkno
   await waitFor('the call to reach the upstream', async () => (await waitCalls()) > calls);
   abort.abort('the user gave up');
   t.equal(await outcome, 'rejected', 'the caller sees its call cancelled');
-  await waitFor('the upstream to see the cancel', async () => (await cancelledWaits()) > cancelled);
+  // Well inside the 30 s after which the tool ends by itself: only a cancel ends it sooner.
+  await waitFor('the upstream to see the cancel', async () => (await cancelledWaits()) > cancelled, 10_000);
   t.pass('the cancel reached the upstream call');
 }
 
@@ -100,6 +101,8 @@ t.test('the SDK v2 client over /mcp, in auto mode and pinned to 2026-07-28', asy
     t.teardown(() => client.close());
     t.equal(client.getProtocolEra(), 'modern', `${mode}: the modern era`);
     await bothUpstreams(t, sdkCaller(client));
+    // Closing the call's HTTP request is how a modern caller cancels: coffer stops waiting and cancels the upstream call.
+    await cancelsWait(t, (signal) => client.callTool({ name: 'm__wait', arguments: {} }, { signal }));
   }
 });
 

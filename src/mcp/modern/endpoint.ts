@@ -49,6 +49,13 @@ export function echoableId(body: unknown): string | number | null {
   return typeof id === 'string' || (typeof id === 'number' && Number.isSafeInteger(id)) ? id : null;
 }
 
+/** A signal that aborts when the client closes the request. */
+function aborted(reply: HttpReply): AbortSignal {
+  const controller = new AbortController();
+  reply.onAbort(() => controller.abort('the client closed the request'));
+  return controller.signal;
+}
+
 export class ModernEndpoint {
   /** The exchanges in flight, by caller id: where the router's messages for them go. */
   private readonly exchanges = new Map<string, ModernTarget>();
@@ -98,9 +105,7 @@ export class ModernEndpoint {
   }
 
   private async exchange(requestId: string | number, method: string, params: Record<string, unknown>, capabilities: Record<string, unknown>, headers: Record<string, string>, toolset: string | null, reply: HttpReply): Promise<void> {
-    const controller = new AbortController();
     const exchange = new PostExchange([requestId], reply, undefined, this.options.keepAliveMs, () => undefined);
-    reply.onAbort(() => controller.abort('the client closed the request'));
     const deliver = (message: Parameters<PostExchange['deliver']>[0], status?: number) => {
       try {
         exchange.deliver(message, status);
@@ -124,14 +129,13 @@ export class ModernEndpoint {
       requestId,
       capabilities,
       caller: callerKey(headers.authorization),
-      signal: controller.signal,
       ...(isLogLevel(logLevel) ? { logLevel } : {}),
       ...(trace ? { trace } : {}),
     };
     try {
       const result = KIND_BY_CALL_METHOD.has(method)
-        ? await this.bridge.serve({ ...context, method, params, listener, run: (ctx) => this.methods.handle(method, params, ctx, toolset) })
-        : await this.single(method, params, context, listener, toolset);
+        ? await this.bridge.serve({ ...context, method, params, listener, life: reply, run: (ctx) => this.methods.handle(method, params, ctx, toolset) })
+        : await this.single(method, params, { ...context, signal: aborted(reply) }, listener, toolset);
       this.options.onAnswered?.(method, null);
       trace?.end(null);
       deliver({ jsonrpc: '2.0', id: requestId, result });

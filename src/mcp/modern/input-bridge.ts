@@ -31,6 +31,12 @@ export interface ParkListener {
   progress?: (progress: Progress) => void;
 }
 
+/** Whether a request's HTTP exchange was closed by its client, and a hook for when it is (an HttpReply is one). */
+export interface RequestLife {
+  readonly aborted: boolean;
+  onAbort(handler: () => void): void;
+}
+
 /** One request of a modern caller for a call that may take several rounds. */
 export interface BridgedRequest {
   method: string;
@@ -39,8 +45,8 @@ export interface BridgedRequest {
   capabilities: Record<string, unknown>;
   /** The caller's credential digest (callerKey): a requestState is only good for the caller it was given to. */
   caller: string;
-  /** Closing the HTTP request: the caller gave up the call. */
-  signal: AbortSignal;
+  /** The HTTP request: its closing means the caller gave up the call. */
+  life: RequestLife;
   listener: ParkListener;
   /** The log messages the caller wants (its envelope's level): what a modern upstream is asked for. */
   logLevel?: LogLevel;
@@ -102,9 +108,11 @@ export class InputBridge {
             : this.notAState();
     entry.attached = request.listener;
     this.hooks.route(entry.callerId, request.listener);
+    const park = entry.park;
+    request.life.onAbort(() => park.poke());
     let step: ParkStep | null;
     try {
-      step = await entry.park.next(request.signal);
+      step = await park.next(request.life);
     } finally {
       entry.attached = null;
       this.hooks.route(entry.callerId, null);

@@ -95,25 +95,33 @@ export class Park {
     });
   }
 
-  /** Waits for what the caller must hear next: the call's end, or its open questions once the gather window passed. */
-  async next(signal: AbortSignal): Promise<ParkStep | null> {
+  /**
+   * Waits for what the caller must hear next: the call's end, or its open
+   * questions once the gather window passed; null once `request` is aborted
+   * (whoever aborts it calls wake()). A flag and a wake-up, not an
+   * AbortSignal: most calls end without a question, and this wait is on
+   * every modern call's path.
+   */
+  async next(request: { readonly aborted: boolean }): Promise<ParkStep | null> {
     for (;;) {
       if (this.ended) return this.ended;
-      if (signal.aborted) return null;
+      if (request.aborted) return null;
       const quietIn = this.questions.size === 0 ? undefined : this.lastQuestionAt + this.gatherMs - Date.now();
       if (quietIn !== undefined && quietIn <= 0) return { kind: 'input', requests: this.open() };
       await new Promise<void>((resolve) => {
-        const timer = quietIn === undefined ? undefined : setTimeout(done, quietIn);
-        signal.addEventListener('abort', done, { once: true });
-        this.wake = done;
-        function done(): void {
+        const timer = quietIn === undefined ? undefined : setTimeout(resolve, quietIn);
+        this.wake = () => {
           clearTimeout(timer);
-          signal.removeEventListener('abort', done);
           resolve();
-        }
+        };
       });
       this.wake = null;
     }
+  }
+
+  /** Makes the waiting next() look again (its request was aborted). */
+  poke(): void {
+    this.wake?.();
   }
 
   /** Refuses every open question (the call is being given up). */
