@@ -40,7 +40,7 @@ export class FanOut {
   ) {}
 
   /** The answers of the upstreams that have one in time; those whose copy is fresh are not asked. */
-  async gather(upstreams: Upstream[], kind: ListKind): Promise<UpstreamAnswer[]> {
+  async gather(upstreams: readonly Upstream[], kind: ListKind): Promise<UpstreamAnswer[]> {
     const now = Date.now();
     // Every deadline counts from here, not from when its upstream's request went out: posting to hundreds of actors
     // (and a GC pause on the way) must not push the last ones' deadlines later.

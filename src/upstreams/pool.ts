@@ -45,6 +45,8 @@ export const DEFAULT_CONCURRENT_BOOTS = 2 * availableParallelism();
 
 export class UpstreamPool extends EventEmitter<PoolEvents> implements UpstreamDirectory {
   private entries = new Map<string, UpstreamActor>();
+  /** active()'s answer until the next start or stop: it is asked on every list and every modern call. */
+  private activeList: readonly Upstream[] | null = null;
   private readonly boots: BootSlots;
 
   constructor(
@@ -72,6 +74,7 @@ export class UpstreamPool extends EventEmitter<PoolEvents> implements UpstreamDi
       },
     );
     this.entries.set(name, actor);
+    this.activeList = null;
   }
 
   private onEvent(server: string, event: ActorEvent): void {
@@ -95,6 +98,7 @@ export class UpstreamPool extends EventEmitter<PoolEvents> implements UpstreamDi
     const entry = this.entries.get(name);
     if (!entry) return;
     this.entries.delete(name);
+    this.activeList = null;
     await entry.stop();
   }
 
@@ -102,8 +106,8 @@ export class UpstreamPool extends EventEmitter<PoolEvents> implements UpstreamDi
     await Promise.all([...this.entries.keys()].map((name) => this.stop(name)));
   }
 
-  active(): Upstream[] {
-    return [...this.entries.values()];
+  active(): readonly Upstream[] {
+    return (this.activeList ??= [...this.entries.values()]);
   }
 
   get(name: string): Upstream | undefined {

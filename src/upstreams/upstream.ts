@@ -36,6 +36,6 @@ export interface Upstream {
 
 export interface UpstreamDirectory {
   /** Enabled upstreams with a running actor. */
-  active(): Upstream[];
+  active(): readonly Upstream[];
   get(name: string): Upstream | undefined;
 }
