@@ -32,6 +32,13 @@ export function bridgedCapabilities(client: Record<string, unknown> | undefined)
   return declared;
 }
 
+/** Whether a request for this caller declares nothing to its upstream (most calls, and every request of coffer's own). */
+function declaresNothing(client: Record<string, unknown> | undefined): boolean {
+  if (client === undefined) return true;
+  for (const key of BRIDGED_CAPABILITIES) if (client[key] !== undefined) return false;
+  return !declaresExtension(client, TASKS_EXTENSION);
+}
+
 /** The methods whose result may be input_required (the caller's retry is the next round). */
 const INPUT_REQUIRED_METHODS = new Set(['tools/call', 'prompts/get', 'resources/read']);
 
@@ -54,13 +61,17 @@ const ACKNOWLEDGED = 'notifications/subscriptions/acknowledged';
 
 export class ModernSession {
   private listener: UpstreamListener | null = null;
+  /** The envelope of a request that declares nothing and has no _meta of its own: made once, shared (the session copies params, never changes them). */
+  private readonly bareMeta: unknown;
 
   constructor(
     private readonly session: JsonRpcSession,
     private readonly upstream: UpstreamTransport,
     private readonly clientInfo: { name: string; version: string },
     private readonly log: ActorLog,
-  ) {}
+  ) {
+    this.bareMeta = Object.freeze(withEnvelope(undefined, {}, clientInfo)._meta);
+  }
 
   /** Headers on, then server/discover; the verdict turns them off again unless the upstream is modern. */
   async negotiate(setting: ProtocolSetting, connectMs: number, stdio: boolean): Promise<Verdict> {
@@ -93,6 +104,7 @@ export class ModernSession {
 
   /** `client`: the capabilities of the caller the request is for (none for coffer's own); `logLevel`: the log messages it wants. */
   envelope(params: Record<string, unknown> | undefined, client: Record<string, unknown> | undefined, logLevel?: string): Record<string, unknown> {
+    if (logLevel === undefined && params?._meta === undefined && declaresNothing(client)) return { ...params, _meta: this.bareMeta };
     return withEnvelope(params, bridgedCapabilities(client), this.clientInfo, logLevel);
   }
 
