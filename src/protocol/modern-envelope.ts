@@ -6,6 +6,7 @@
 // x-mcp-header). Pure functions.
 import type { OutgoingHttpHeaders } from 'node:http';
 import { TASK_METHODS } from './extensions.js';
+import { extended } from './extended.js';
 import { isObject } from './json-object.js';
 import { MODERN_PROTOCOL_VERSION } from './mcp-versions.js';
 import type { HeaderParam } from './mcp-param-headers.js';
@@ -26,16 +27,13 @@ export function withEnvelope(
   logLevel?: string,
 ): Record<string, unknown> {
   const meta = isObject(params?._meta) ? params._meta : {};
-  return {
-    ...params,
-    _meta: {
-      ...meta,
-      [META.protocolVersion]: MODERN_PROTOCOL_VERSION,
-      [META.clientCapabilities]: capabilities,
-      [META.clientInfo]: clientInfo,
-      ...(logLevel === undefined ? {} : { [META.logLevel]: logLevel }),
-    },
+  const envelope = {
+    [META.protocolVersion]: MODERN_PROTOCOL_VERSION,
+    [META.clientCapabilities]: capabilities,
+    [META.clientInfo]: clientInfo,
+    ...(logLevel === undefined ? {} : { [META.logLevel]: logLevel }),
   };
+  return extended(params ?? {}, { _meta: extended(meta, envelope) });
 }
 
 /** Visible ASCII without surrounding whitespace goes as is; anything else as the spec's `=?base64?…?=` sentinel. */

@@ -5,6 +5,7 @@
 // them with -32601), and tells which of our pending requests a server message
 // may belong to. It validates nothing: results are handed back exactly as parsed.
 import { JSONRPC, messageOf } from '../../src/protocol/errors.js';
+import { extended } from '../../src/protocol/extended.js';
 import { isObject } from '../../src/protocol/json-object.js';
 
 export type JsonRpcId = string | number;
@@ -131,7 +132,7 @@ export class JsonRpcSession {
     let sent = params;
     if (onprogress) {
       const meta = isObject(params?._meta) ? params._meta : {};
-      sent = { ...params, _meta: { ...meta, progressToken: id } };
+      sent = extended(params ?? {}, { _meta: extended(meta, { progressToken: id }) });
       this.progress.set(id, onprogress);
     }
     if (context !== undefined) this.contexts.set(id, context);

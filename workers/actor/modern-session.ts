@@ -10,6 +10,7 @@ import { isObject } from '../../src/protocol/json-object.js';
 import { RpcError, SessionClosedError, type JsonRpcSession } from './jsonrpc-session.js';
 import { HttpStatusError } from './http-status-error.js';
 import { verdictOf, type ProbeOutcome, type Verdict } from './era-negotiation.js';
+import { extended } from '../../src/protocol/extended.js';
 import { META, modernHeaders, withEnvelope } from '../../src/protocol/modern-envelope.js';
 import { toolHeaderParams } from './tool-header-params.js';
 import { UpstreamListener, type ListenFilter } from './listener.js';
@@ -73,10 +74,10 @@ export class ModernSession {
     this.bareMeta = Object.freeze(withEnvelope(undefined, {}, clientInfo)._meta);
   }
 
-  /** Headers on, then server/discover; the verdict turns them off again unless the upstream is modern. */
-  async negotiate(setting: ProtocolSetting, connectMs: number, stdio: boolean): Promise<Verdict> {
+  /** Headers on, then server/discover; the verdict turns them off again unless the upstream is modern. `window`: false waits for the answer however long it takes. */
+  async negotiate(setting: ProtocolSetting, connectMs: number, stdio: boolean, window = true): Promise<Verdict> {
     this.upstream.transport.setMessageHeaders?.((message) => modernHeaders(message, (tool) => toolHeaderParams.of(tool)) as Record<string, string>);
-    const verdict = verdictOf(await this.probe(stdio ? Math.min(STDIO_PROBE_MAX_MS, Math.floor(connectMs / 3)) : undefined), setting);
+    const verdict = verdictOf(await this.probe(stdio && window ? Math.min(STDIO_PROBE_MAX_MS, Math.floor(connectMs / 3)) : undefined), setting);
     if (verdict.era !== 'modern') this.upstream.transport.setMessageHeaders?.(undefined);
     return verdict;
   }
@@ -104,7 +105,7 @@ export class ModernSession {
 
   /** `client`: the capabilities of the caller the request is for (none for coffer's own); `logLevel`: the log messages it wants. */
   envelope(params: Record<string, unknown> | undefined, client: Record<string, unknown> | undefined, logLevel?: string): Record<string, unknown> {
-    if (logLevel === undefined && params?._meta === undefined && declaresNothing(client)) return { ...params, _meta: this.bareMeta };
+    if (logLevel === undefined && params?._meta === undefined && declaresNothing(client)) return extended(params ?? {}, { _meta: this.bareMeta });
     return withEnvelope(params, bridgedCapabilities(client), this.clientInfo, logLevel);
   }
 

@@ -16,6 +16,7 @@ import { PostExchange } from '../post-exchange.js';
 import { RpcError } from '../rpc-error.js';
 import { KIND_BY_CALL_METHOD } from '../../protocol/capabilities.js';
 import type { ForwardContext } from '../../router/calls.js';
+import { extended } from '../../protocol/extended.js';
 import { InputBridge, type ParkListener } from './input-bridge.js';
 import { MODERN_CALLER_PREFIX, type ModernTarget } from './link.js';
 import { callerKey } from './request-state.js';
@@ -125,17 +126,13 @@ export class ModernEndpoint {
       },
       ...(progressToken === undefined ? {} : { progress: (progress: object) => deliver({ jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken, ...progress } }) }),
     };
-    const context = {
-      requestId,
-      capabilities,
-      caller: callerKey(headers.authorization),
-      ...(isLogLevel(logLevel) ? { logLevel } : {}),
-      ...(trace ? { trace } : {}),
-    };
+    const caller = callerKey(headers.authorization);
+    const level = isLogLevel(logLevel) ? logLevel : undefined;
     try {
+      // Each a literal of its own, not a spread of a shared one (see extended.ts).
       const result = KIND_BY_CALL_METHOD.has(method)
-        ? await this.bridge.serve({ ...context, method, params, listener, life: reply, run: (ctx) => this.methods.handle(method, params, ctx, toolset) })
-        : await this.single(method, params, { ...context, signal: aborted(reply) }, listener, toolset);
+        ? await this.bridge.serve({ requestId, capabilities, caller, logLevel: level, trace, method, params, listener, life: reply, run: (ctx) => this.methods.handle(method, params, ctx, toolset) })
+        : await this.single(method, params, { requestId, capabilities, caller, logLevel: level, trace, signal: aborted(reply) }, listener, toolset);
       this.options.onAnswered?.(method, null);
       trace?.end(null);
       deliver({ jsonrpc: '2.0', id: requestId, result });
@@ -154,7 +151,7 @@ export class ModernEndpoint {
     const caller = this.callerId();
     this.exchanges.set(caller, listener);
     try {
-      return await this.methods.handle(method, params, { ...ctx, sessionId: caller, ...(listener.progress ? { onProgress: listener.progress } : {}) }, toolset);
+      return await this.methods.handle(method, params, extended(ctx, { sessionId: caller, ...(listener.progress ? { onProgress: listener.progress } : {}) }), toolset);
     } finally {
       this.exchanges.delete(caller);
       // A per_session upstream may have opened a connection for this caller: it ends with the request.

@@ -9,6 +9,7 @@ import { KIND_BY_CALL_METHOD, KIND_BY_LIST_METHOD } from '../../protocol/capabil
 import { JSONRPC } from '../../protocol/errors.js';
 import { TASK_METHODS, TASKS_EXTENSION } from '../../protocol/extensions.js';
 import { aggregateInstructions } from '../../protocol/instructions.js';
+import { extended } from '../../protocol/extended.js';
 import type { Calls, ForwardContext } from '../../router/calls.js';
 import type { SearchMode } from '../../search/search-mode.js';
 import type { ViewLists } from '../../toolsets/view-lists.js';
@@ -70,7 +71,7 @@ export class ModernMethods {
     const view = this.parts.views.viewOf(toolset);
     // A caller of the tasks extension gets its upstreams' tasks under coffer's ids (tasks.ts).
     const tasks = caller.caller !== undefined && TaskRoutes.declared(caller.capabilities) ? { onTask: this.tasks.hook(caller.caller) } : {};
-    const ctx: ForwardContext = { ...caller, toolset: view, ...tasks };
+    const ctx: ForwardContext = extended(caller, { toolset: view, ...tasks });
     const searching = this.parts.search.modeOf(view) === 'search';
     // tasks/update's inputResponses are the task's answers, not a retry: they go to the upstream.
     const forwarded = forwardable(params, !TASK_METHODS.has(method));
@@ -127,7 +128,7 @@ export class ModernMethods {
   /** resultType (a legacy upstream's result has none: it is complete) and coffer's identity. */
   stamp(result: Record<string, unknown>): Record<string, unknown> {
     const meta = typeof result._meta === 'object' && result._meta !== null ? (result._meta as Record<string, unknown>) : {};
-    return { ...result, resultType: typeof result.resultType === 'string' ? result.resultType : 'complete', _meta: { ...meta, [SERVER_INFO_META_KEY]: this.serverInfo } };
+    return extended(result, { resultType: typeof result.resultType === 'string' ? result.resultType : 'complete', _meta: extended(meta, { [SERVER_INFO_META_KEY]: this.serverInfo }) });
   }
 }
 
