@@ -28,7 +28,8 @@ export type ProbeOutcome =
 
 export type Verdict =
   | { era: 'modern'; discover: Record<string, unknown> }
-  | { era: 'legacy'; reason: string }
+  /** `silent`: a stdio server did not answer in the window (it may only be slow to start). */
+  | { era: 'legacy'; reason: string; silent: boolean }
   | { era: 'none'; message: string };
 
 /** The stable codes a failed negotiation is reported with (in the health's last error and the test connection). */
@@ -86,5 +87,5 @@ export function verdictOf(outcome: ProbeOutcome, setting: ProtocolSetting): Verd
   if (pinned) {
     return { era: 'none', message: `${ERA_NEGOTIATION_FAILED}: the server did not offer pinned protocol version ${MODERN_PROTOCOL_VERSION} via server/discover (${why}); ${pinnedHint}` };
   }
-  return { era: 'legacy', reason: `server/discover answered ${why}` };
+  return { era: 'legacy', reason: `server/discover answered ${why}`, silent: outcome.kind === 'silent' };
 }

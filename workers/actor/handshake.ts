@@ -46,24 +46,41 @@ export async function handshake(parts: HandshakeParts): Promise<Agreed> {
   const { config, log } = parts;
   if (config.protocol !== LATEST_PROTOCOL_VERSION && parts.knownEra !== 'legacy') {
     const modern = new ModernSession(parts.session, parts.upstream, parts.clientInfo, log);
-    const verdict = await modern.negotiate(config.protocol, config.timeouts.connect_ms, config.transport.type === 'stdio');
+    const stdio = config.transport.type === 'stdio';
+    const verdict = await modern.negotiate(config.protocol, config.timeouts.connect_ms, stdio);
     if (verdict.era === 'none') throw new Error(verdict.message);
-    if (verdict.era === 'modern') {
-      const { discover } = verdict;
-      parts.upstream.transport.setProtocolVersion?.(MODERN_PROTOCOL_VERSION);
-      return {
-        protocol: MODERN_PROTOCOL_VERSION,
-        capabilities: (isObject(discover.capabilities) ? discover.capabilities : {}) as ServerCapabilities,
-        serverInfo: serverInfoOf(isObject(discover._meta) ? discover._meta[SERVER_INFO_META] : undefined),
-        instructions: cleanInstructions(discover.instructions),
-        modern,
-      };
-    }
+    if (verdict.era === 'modern') return agreedModern(parts, modern, verdict.discover);
     if (parts.ended()) throw new ProbeExitedError();
     log.note(`speaking the 2025 era: ${verdict.reason}`);
+    if (verdict.silent) {
+      // A modern-only server that was only slow to start (many children booting at once) refuses initialize: ask it again, without a window.
+      try {
+        return await initialize(parts);
+      } catch (error) {
+        if (!(error instanceof VersionRefusedError)) throw error;
+        const again = await modern.negotiate(config.protocol, config.timeouts.connect_ms, stdio, false);
+        if (again.era !== 'modern') throw error;
+        log.note('speaking the 2026 era after all: the server refused initialize and then answered server/discover');
+        return agreedModern(parts, modern, again.discover);
+      }
+    }
   }
   return initialize(parts);
 }
+
+function agreedModern(parts: HandshakeParts, modern: ModernSession, discover: Record<string, unknown>): Agreed {
+  parts.upstream.transport.setProtocolVersion?.(MODERN_PROTOCOL_VERSION);
+  return {
+    protocol: MODERN_PROTOCOL_VERSION,
+    capabilities: (isObject(discover.capabilities) ? discover.capabilities : {}) as ServerCapabilities,
+    serverInfo: serverInfoOf(isObject(discover._meta) ? discover._meta[SERVER_INFO_META] : undefined),
+    instructions: cleanInstructions(discover.instructions),
+    modern,
+  };
+}
+
+/** The upstream refused initialize because it speaks only the 2026 era. */
+class VersionRefusedError extends Error {}
 
 async function initialize({ session, upstream, clientInfo, clientCapabilities }: HandshakeParts): Promise<Agreed> {
   const result = await session
@@ -72,7 +89,7 @@ async function initialize({ session, upstream, clientInfo, clientCapabilities }:
       // A 2026-07-28-only server refuses initialize with -32022 (over HTTP inside a 400 body).
       const refused = (error instanceof RpcError && error.code === UNSUPPORTED_VERSION) || messageOf(error).includes(`"code":${UNSUPPORTED_VERSION}`);
       if (!refused) throw error;
-      throw new Error(`${UPSTREAM_VERSION_MISMATCH}: the upstream refused initialize (the 2025 era) and speaks only ${MODERN_PROTOCOL_VERSION}: set "protocol" to "auto" or "${MODERN_PROTOCOL_VERSION}"`);
+      throw new VersionRefusedError(`${UPSTREAM_VERSION_MISMATCH}: the upstream refused initialize (the 2025 era) and speaks only ${MODERN_PROTOCOL_VERSION}: set "protocol" to "auto" or "${MODERN_PROTOCOL_VERSION}"`);
     });
   const version = result.protocolVersion;
   if (typeof version !== 'string' || !SUPPORTED_PROTOCOL_VERSIONS.includes(version)) {
