@@ -98,7 +98,7 @@ export class Park {
   /**
    * Waits for what the caller must hear next: the call's end, or its open
    * questions once the gather window passed; null once `request` is aborted
-   * (whoever aborts it calls wake()). A flag and a wake-up, not an
+   * (whoever aborts it calls poke()). A flag and a wake-up, not an
    * AbortSignal: most calls end without a question, and this wait is on
    * every modern call's path.
    */
