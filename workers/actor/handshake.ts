@@ -46,26 +46,27 @@ export async function handshake(parts: HandshakeParts): Promise<Agreed> {
   const { config, log } = parts;
   if (config.protocol !== LATEST_PROTOCOL_VERSION && parts.knownEra !== 'legacy') {
     const modern = new ModernSession(parts.session, parts.upstream, parts.clientInfo, log);
-    const stdio = config.transport.type === 'stdio';
-    const verdict = await modern.negotiate(config.protocol, config.timeouts.connect_ms, stdio);
+    const verdict = await modern.negotiate(config.protocol, config.timeouts.connect_ms, config.transport.type === 'stdio');
     if (verdict.era === 'none') throw new Error(verdict.message);
     if (verdict.era === 'modern') return agreedModern(parts, modern, verdict.discover);
     if (parts.ended()) throw new ProbeExitedError();
     log.note(`speaking the 2025 era: ${verdict.reason}`);
-    if (verdict.silent) {
-      // A modern-only server that was only slow to start (many children booting at once) refuses initialize: ask it again, without a window.
-      try {
-        return await initialize(parts);
-      } catch (error) {
-        if (!(error instanceof VersionRefusedError)) throw error;
-        const again = await modern.negotiate(config.protocol, config.timeouts.connect_ms, stdio, false);
-        if (again.era !== 'modern') throw error;
-        log.note('speaking the 2026 era after all: the server refused initialize and then answered server/discover');
-        return agreedModern(parts, modern, again.discover);
-      }
-    }
+    if (verdict.silent) return initializeAfterSilence(parts, modern);
   }
   return initialize(parts);
+}
+
+/** A modern-only server that was only slow to start (many children booting at once) refuses initialize: it is asked again, without a window. */
+async function initializeAfterSilence(parts: HandshakeParts, modern: ModernSession): Promise<Agreed> {
+  try {
+    return await initialize(parts);
+  } catch (error) {
+    if (!(error instanceof VersionRefusedError)) throw error;
+    const again = await modern.negotiate(parts.config.protocol, parts.config.timeouts.connect_ms, false);
+    if (again.era !== 'modern') throw error;
+    parts.log.note('speaking the 2026 era after all: the server refused initialize and then answered server/discover');
+    return agreedModern(parts, modern, again.discover);
+  }
 }
 
 function agreedModern(parts: HandshakeParts, modern: ModernSession, discover: Record<string, unknown>): Agreed {

@@ -25,19 +25,15 @@ import type { UpstreamTransport } from './transports.js';
  */
 const BRIDGED_CAPABILITIES = ['sampling', 'elicitation', 'roots'];
 
+/** What a request declares when its caller declares nothing coffer bridges (most calls, and every request of coffer's own): one shared object. */
+const NONE_DECLARED = Object.freeze({}) as Record<string, unknown>;
+
 /** The caller's capabilities that coffer bridges: what a modern upstream is told (the tasks extension too, which the router routes). */
 export function bridgedCapabilities(client: Record<string, unknown> | undefined): Record<string, unknown> {
-  const declared: Record<string, unknown> = {};
-  for (const key of BRIDGED_CAPABILITIES) if (client?.[key] !== undefined) declared[key] = client[key];
-  if (declaresExtension(client, TASKS_EXTENSION)) declared.extensions = { [TASKS_EXTENSION]: {} };
-  return declared;
-}
-
-/** Whether a request for this caller declares nothing to its upstream (most calls, and every request of coffer's own). */
-function declaresNothing(client: Record<string, unknown> | undefined): boolean {
-  if (client === undefined) return true;
-  for (const key of BRIDGED_CAPABILITIES) if (client[key] !== undefined) return false;
-  return !declaresExtension(client, TASKS_EXTENSION);
+  let declared: Record<string, unknown> | null = null;
+  for (const key of BRIDGED_CAPABILITIES) if (client?.[key] !== undefined) (declared ??= {})[key] = client[key];
+  if (declaresExtension(client, TASKS_EXTENSION)) (declared ??= {}).extensions = { [TASKS_EXTENSION]: {} };
+  return declared ?? NONE_DECLARED;
 }
 
 /** The methods whose result may be input_required (the caller's retry is the next round). */
@@ -71,13 +67,18 @@ export class ModernSession {
     private readonly clientInfo: { name: string; version: string },
     private readonly log: ActorLog,
   ) {
-    this.bareMeta = Object.freeze(withEnvelope(undefined, {}, clientInfo)._meta);
+    this.bareMeta = Object.freeze(withEnvelope(undefined, NONE_DECLARED, clientInfo)._meta);
   }
 
-  /** Headers on, then server/discover; the verdict turns them off again unless the upstream is modern. `window`: false waits for the answer however long it takes. */
-  async negotiate(setting: ProtocolSetting, connectMs: number, stdio: boolean, window = true): Promise<Verdict> {
+  /**
+   * Headers on, then server/discover; the verdict turns them off again unless
+   * the upstream is modern. `windowed`: give up after the stdio probe window
+   * (a stdio server that ignores unknown methods never answers); else wait
+   * for the answer, within the connect's own deadline.
+   */
+  async negotiate(setting: ProtocolSetting, connectMs: number, windowed: boolean): Promise<Verdict> {
     this.upstream.transport.setMessageHeaders?.((message) => modernHeaders(message, (tool) => toolHeaderParams.of(tool)) as Record<string, string>);
-    const verdict = verdictOf(await this.probe(stdio && window ? Math.min(STDIO_PROBE_MAX_MS, Math.floor(connectMs / 3)) : undefined), setting);
+    const verdict = verdictOf(await this.probe(windowed ? Math.min(STDIO_PROBE_MAX_MS, Math.floor(connectMs / 3)) : undefined), setting);
     if (verdict.era !== 'modern') this.upstream.transport.setMessageHeaders?.(undefined);
     return verdict;
   }
@@ -105,8 +106,9 @@ export class ModernSession {
 
   /** `client`: the capabilities of the caller the request is for (none for coffer's own); `logLevel`: the log messages it wants. */
   envelope(params: Record<string, unknown> | undefined, client: Record<string, unknown> | undefined, logLevel?: string): Record<string, unknown> {
-    if (logLevel === undefined && params?._meta === undefined && declaresNothing(client)) return extended(params ?? {}, { _meta: this.bareMeta });
-    return withEnvelope(params, bridgedCapabilities(client), this.clientInfo, logLevel);
+    const declared = bridgedCapabilities(client);
+    if (declared === NONE_DECLARED && logLevel === undefined && params?._meta === undefined) return extended(params ?? {}, { _meta: this.bareMeta });
+    return withEnvelope(params, declared, this.clientInfo, logLevel);
   }
 
   /**
