@@ -33,8 +33,6 @@ t.before(async () => {
 });
 t.teardown(() => gateway?.close());
 
-const actorLog = (server: string): string => readFileSync(join(gateway.home, 'logs', 'upstreams', `${server}.log`), 'utf8');
-
 t.test('a deep call result fails that call with UPSTREAM_RESPONSE_INVALID; the upstream keeps working', async (t) => {
   const control = faultSwitch(tempHome('coffer-deep-'), {});
   await gateway.addServer(stdioFixture('res', control.args));
@@ -59,10 +57,12 @@ t.test('a deep list item is dropped from its list, not the list; a list too deep
   for (const depth of DEPTHS.filter((depth) => depth <= 100_000)) {
     t.ok(names.has(`l${depth}__echo`), `depth ${depth}: the upstream's other tools are listed`);
     t.notOk(names.has(`l${depth}__deep`), `depth ${depth}: the deep tool is not`);
-    t.match(actorLog(`l${depth}`), `tools: item 1 (deep) nests deeper than ${MAX_DEPTH} levels and was dropped`, `depth ${depth}: the log says why`);
+    const dropped = `tools: item 1 (deep) nests deeper than ${MAX_DEPTH} levels and was dropped`;
+    t.match(await gateway.actorLog(`l${depth}`, dropped), dropped, `depth ${depth}: the log says why`);
   }
   t.notOk(names.has('l1000000__echo'), 'a list 1M levels deep is refused whole (never parsed)');
-  t.match(actorLog('l1000000'), `the upstream answer nests deeper than ${MAX_DEPTH} levels and was refused`, 'the log says why');
+  const refused = `the upstream answer nests deeper than ${MAX_DEPTH} levels and was refused`;
+  t.match(await gateway.actorLog('l1000000', refused), refused, 'the log says why');
   t.equal(await outcome(client, 'l1000__echo'), 'result', 'calls still work');
   t.ok((await gateway.client('after-lists')).listTools(), 'a new client lists again');
 });
@@ -77,7 +77,8 @@ t.test('deep notifications and server→client requests are refused; the call th
       t.equal(await outcome(client, 'msgs__echo', { depth }), 'result', `${deep} ${depth} levels deep: the call is answered`);
     }
   }
-  const log = actorLog('msgs');
+  // The last request's note: the deepest one, past the parse limit.
+  const log = await gateway.actorLog('msgs', /sampling\/createMessage nest deeper[^]*nests deeper than 200000 levels/);
   t.match(log, `notifications/message: params nest deeper than ${MAX_DEPTH} levels, dropped`);
   t.match(log, `the params of sampling/createMessage nest deeper than ${MAX_DEPTH} levels`);
   t.match(log, 'an upstream message nests deeper than 200000 levels and was refused', 'past the parse limit: refused unparsed');

@@ -165,10 +165,10 @@ t.test('a legacy stdio upstream still connects under auto, and fast', async (t) 
   t.comment(`connect + ready: pinned 2025-11-25 ${pinnedMs} ms, auto ${autoMs} ms`);
   // Fast because the probe is answered (refused), not waited out: a load-independent check of what the times show.
   // Only a child that takes longer than the window to start (the machine under load) answers after it: then its refusal comes late.
-  const actorLog = readFileSync(join(gateway.home, 'logs', 'upstreams', 'auto.log'), 'utf8');
+  const actorLog = await gateway.actorLog('auto', /speaking the 2025 era/);
   if (/no answer within the probe window/.test(actorLog)) {
     t.comment(`the child started after the probe window (${autoMs} ms to ready): the machine is loaded`);
-    t.match(actorLog, /unknown message ID: 0/, 'its answer to server/discover came after the window');
+    t.match(await gateway.actorLog('auto', /unknown message ID: 0/), /unknown message ID: 0/, 'its answer to server/discover came after the window');
   } else {
     t.match(actorLog, /speaking the 2025 era: server\/discover answered error -?\d+/, 'the server refused server/discover and the era followed from it');
   }
@@ -184,7 +184,7 @@ t.test('a modern-only stdio server slower to start than the probe window still c
   t.equal(created.status, 201);
   await waitFor('slow ready', async () => (await health(gateway, 'slow')).state === 'ready', 30_000);
   t.equal((await health(gateway, 'slow')).era, 'modern');
-  const actorLog = readFileSync(join(gateway.home, 'logs', 'upstreams', 'slow.log'), 'utf8');
+  const actorLog = await gateway.actorLog('slow', /speaking the 2026 era after all/);
   t.match(actorLog, /no answer within the probe window/, 'the window was waited out');
   t.match(actorLog, /speaking the 2026 era after all/, 'and the refusal of initialize sent coffer back to server\/discover');
   t.notMatch(actorLog, /UPSTREAM_VERSION_MISMATCH/, 'the connect did not fail first');

@@ -1,12 +1,13 @@
 // Test harness: a real coffer daemon in this process (temporary COFFER_HOME,
 // a free port), its REST API with the token, and real SDK clients over HTTP.
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { startDaemon, type DaemonOptions, type RunningDaemon } from '../../src/daemon/daemon.js';
 import { mcpTransport } from './mcp-post.js';
 import { restCall, waitReady, type RestCall } from './rest.js';
+import { sleep } from './wait.js';
 
 export { waitFor } from './wait.js';
 
@@ -19,6 +20,11 @@ export interface Gateway {
   client(name?: string, capabilities?: Record<string, unknown>, token?: string, path?: string): Promise<Client>;
   /** Registers a server and waits until its actor is ready. */
   addServer(config: object): Promise<void>;
+  /**
+   * An upstream's actor log once it shows `showing`, or as it stands after 10 s: the actor
+   * writes its log asynchronously, so a note can land just after the state it explains.
+   */
+  actorLog(server: string, showing: string | RegExp): Promise<string>;
   close(): Promise<void>;
 }
 
@@ -56,6 +62,12 @@ export async function startGateway(options: Partial<DaemonOptions> = {}, home = 
       const created = await api('POST', '/servers', config);
       if (created.status !== 201) throw new Error(`register failed: ${JSON.stringify(created.body)}`);
       await waitReady(api, name);
+    },
+    async actorLog(server: string, showing: string | RegExp) {
+      const read = (): string => readFileSync(join(home, 'logs', 'upstreams', `${server}.log`), 'utf8');
+      const shows = (text: string): boolean => (typeof showing === 'string' ? text.includes(showing) : showing.test(text));
+      for (const until = Date.now() + 10_000; !shows(read()) && Date.now() < until; ) await sleep(50);
+      return read();
     },
     async close() {
       await Promise.all(clients.map((client) => client.close().catch(() => undefined)));
