@@ -103,12 +103,22 @@ const message = fc.oneof(
   fc.record({ jsonrpc: fc.constant('2.0'), id: fc.integer(), method: methods, params, extra: json }),
   json,
 );
+/**
+ * A well-formed JSON-RPC request with a valid claim, a claim with malformed envelope keys, or none: each verdict
+ * the test requires below (the header cross-checks included) is then reached dozens of times in every run.
+ */
+const wellFormedRequest = fc.record({
+  jsonrpc: fc.constant('2.0'),
+  id: fc.integer(),
+  method: methods,
+  params: fc.oneof(fc.constant({ _meta: envelope(), name: 'a' }), fc.record({ _meta: claimedMeta }), fc.constant({ name: 'a' })),
+});
 const input = fc.record(
   {
     httpMethod: fc.constantFrom('POST', 'POST', 'POST', 'GET', 'DELETE', 'post'),
     versionHeader: versions,
     methodHeader: fc.oneof(methods, fc.constant(' tools/list ')),
-    body: fc.oneof(message, message, fc.array(message, { maxLength: 3 })),
+    body: fc.oneof(message, message, wellFormedRequest, fc.array(message, { maxLength: 3 })),
   },
   { requiredKeys: ['httpMethod'] },
 );
