@@ -100,17 +100,34 @@ t.test('JSON-RPC: progress routed by token; notifications; unknown responses rep
 
 t.test('JSON-RPC: abort sends notifications/cancelled and rejects with the reason', async (t) => {
   const transport = new FakeTransport();
-  const session = new JsonRpcSession(transport);
+  const late: string[] = [];
+  const errors: string[] = [];
+  const session = new JsonRpcSession(transport, { onLate: (method) => late.push(method), onerror: (error) => errors.push(error.message) });
   const abort = new AbortController();
   const pending = session.request('tools/call', { name: 'slow' }, { signal: abort.signal });
   abort.abort(new Error('user gave up'));
   await t.rejects(pending, /user gave up/);
   t.same(transport.sent[1], { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 0, reason: 'user gave up' } });
-  transport.reply({ jsonrpc: '2.0', id: 0, result: {} }); // a late answer is dropped, not thrown
+  transport.reply({ jsonrpc: '2.0', id: 0, result: {} });
+  t.same(late, ['tools/call'], 'a late answer is ignored and reported as late');
+  t.same(errors, [], 'not as protocol noise');
+  transport.reply({ jsonrpc: '2.0', id: 0, result: {} });
+  t.same(errors, ['Received a response for an unknown message ID: 0'], 'a second answer to it is noise again');
+  // Only the latest abandoned requests are remembered: a server that never answers them costs a bounded map.
+  for (let i = 0; i < 300; i++) {
+    const gaveUp = new AbortController();
+    const request = session.request('ping', undefined, { signal: gaveUp.signal });
+    gaveUp.abort('gave up');
+    await t.rejects(request);
+  }
+  transport.reply({ jsonrpc: '2.0', id: 1, result: {} });
+  transport.reply({ jsonrpc: '2.0', id: 300, result: {} });
+  t.same(late, ['tools/call', 'ping'], 'the latest is still known');
+  t.equal(errors.length, 2, 'the oldest is forgotten');
   const already = new AbortController();
   already.abort('no');
   await t.rejects(session.request('ping', undefined, { signal: already.signal }));
-  t.equal(transport.sent.length, 2, 'an already aborted request is never sent');
+  t.equal(transport.sent.filter((message) => message.method === 'ping').length, 300, 'an already aborted request is never sent');
 });
 
 t.test('JSON-RPC: server requests: ping answered, others -32601', async (t) => {

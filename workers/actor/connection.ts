@@ -120,6 +120,7 @@ export class Connection {
         if (!seen.consumed) this.hooks.onNotification(method, seen.params, contexts);
       },
       ...(hooks.onRequest ? { onRequest: (method, params, contexts, signal) => hooks.onRequest!(method, params, contexts, signal, (m, p) => this.notify(m, p)) } : {}),
+      onLate: (method) => log.note(`the answer to ${method} came after coffer had given up on it: ignored`),
       onclose: () => this.handleClose(),
       onerror: (error) => {
         this.noteError(messageOf(error));

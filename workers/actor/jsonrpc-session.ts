@@ -84,6 +84,8 @@ export interface SessionHooks {
   onNotification?(method: string, params: unknown, contexts: string[]): void;
   /** A server request other than ping; `signal` aborts when the server cancels it. Without this hook: -32601. */
   onRequest?(method: string, params: Record<string, unknown>, contexts: string[], signal: AbortSignal): Promise<ServerRequestAnswer>;
+  /** An answer came to a request given up on (cancelled or timed out): ignored, as MCP asks of whoever cancels. */
+  onLate?(method: string): void;
   onclose?(): void;
   onerror?(error: Error): void;
 }
@@ -99,6 +101,9 @@ function scalarText(value: unknown): string {
   return typeof value === 'object' && value !== null ? `(${Array.isArray(value) ? 'an array' : 'an object'})` : JSON.stringify(value) ?? String(value);
 }
 
+/** Requests given up on whose late answers are recognised: a server that never answers them costs no more than this. */
+const ABANDONED_KEPT = 256;
+
 export class JsonRpcSession {
   private nextId = 0;
   private readonly pending = new Map<JsonRpcId, Pending>();
@@ -106,6 +111,8 @@ export class JsonRpcSession {
   private readonly contexts = new Map<JsonRpcId, string>();
   /** Server requests being answered, by the server's id: its notifications/cancelled aborts them. */
   private readonly serverRequests = new Map<JsonRpcId, AbortController>();
+  /** The latest requests given up on, by id, with their methods: an answer to one is late, not noise. */
+  private readonly abandoned = new Map<JsonRpcId, string>();
   private closed = false;
   /** When the last message of any kind came from the server (0: none yet): a session that answers nothing at all is dead. */
   lastReceivedAt = 0;
@@ -147,6 +154,7 @@ export class JsonRpcSession {
       const onAbort = (): void => {
         if (!this.pending.has(id)) return;
         cleanup();
+        this.abandon(id, method);
         const reason = signal!.reason;
         this.transport
           .send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason: String(reason instanceof Error ? reason.message : reason) } })
@@ -199,7 +207,12 @@ export class JsonRpcSession {
     const id = message.id as JsonRpcId;
     const waiting = this.pending.get(id);
     if (!waiting) {
-      this.hooks.onerror?.(new ProtocolNoise(`Received a response for an unknown message ID: ${scalarText(id)}`));
+      const late = this.abandoned.get(id);
+      if (late === undefined) this.hooks.onerror?.(new ProtocolNoise(`Received a response for an unknown message ID: ${scalarText(id)}`));
+      else {
+        this.abandoned.delete(id);
+        this.hooks.onLate?.(late);
+      }
       return;
     }
     if ('error' in message && isObject(message.error)) {
@@ -232,6 +245,11 @@ export class JsonRpcSession {
       return;
     }
     this.hooks.onNotification?.(method, params, this.contextsFor(related));
+  }
+
+  private abandon(id: JsonRpcId, method: string): void {
+    this.abandoned.set(id, method);
+    if (this.abandoned.size > ABANDONED_KEPT) this.abandoned.delete(this.abandoned.keys().next().value!);
   }
 
   private answerServerRequest(id: JsonRpcId, method: string, params: unknown, related: JsonRpcId | undefined): void {
