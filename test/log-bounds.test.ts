@@ -10,6 +10,8 @@ import { upstreamLogDir } from '../src/paths.js';
 import { serverConfig, stdioFixture } from './fixtures/fixture-servers.js';
 import { tempDir } from './helpers/cli.js';
 import { startGateway, waitFor } from './helpers/gateway.js';
+import { sleep } from './helpers/wait.js';
+import { throttledNote, type ActorLog } from '../workers/actor/log.js';
 
 const FAST_RETRIES = { backoffInitialMs: 10, backoffMaxMs: 40, crashLoopLimit: 1_000 };
 const RAW_CONTROL = /[\x00-\x08\x0b-\x1f\x7f-\x9f]/;
@@ -89,4 +91,20 @@ t.test('servers named daemon and shim log into their own folder, never into coff
     const coffers = join(gateway.home, 'logs', `${name}.log`);
     t.notOk(existsSync(coffers) && readFileSync(coffers, 'utf8').includes('stderr of the upstream'), `logs/${name}.log is coffer's alone`);
   }
+});
+
+t.test('an upstream repeating itself is noted once per interval, the rest counted in the next note', async (t) => {
+  const notes: Array<[string, string | undefined]> = [];
+  const log: ActorLog = { childStderr: () => { throw new Error('unused'); }, note: (message, level) => void notes.push([message, level]), close: async () => {} };
+  const noteLate = throttledNote(log, 'info', 200);
+  const noteError = throttledNote(log, 'warn', 200);
+  for (let i = 0; i < 1_000; i++) noteLate(`late ${i}`);
+  noteError('noise');
+  t.same(notes, [['late 0', 'info'], ['noise', 'warn']], 'one of each kind: each kind has its own interval');
+  await sleep(250);
+  noteLate('late again');
+  t.same(notes.at(-1), ['late again (999 more since the last note)', 'info'], 'the suppressed ones are counted');
+  await sleep(250);
+  noteLate('quiet since');
+  t.same(notes.at(-1), ['quiet since', 'info'], 'and the count starts over');
 });

@@ -13,7 +13,7 @@ import type { Era } from './era-negotiation.js';
 import { Deadline } from './deadline.js';
 import { handshake } from './handshake.js';
 import { InputRequiredError, ProbeExitedError, type ModernSession } from './modern-session.js';
-import type { ActorLog } from './log.js';
+import { throttledNote, type ActorLog } from './log.js';
 import { createTransport, type UpstreamTransport } from './transports.js';
 
 const CLIENT_INFO = { name: 'coffer', version: VERSION };
@@ -21,8 +21,8 @@ const CLIENT_INFO = { name: 'coffer', version: VERSION };
 const CLOSE_WAIT_MS = 5_000;
 const PROBE_TIMEOUT_MS = 5_000;
 const END_SESSION_WAIT_MS = 1_000;
-/** A server printing logs on stdout yields one transport error per line: note at most one per interval. */
-const ERROR_NOTE_INTERVAL_MS = 1_000;
+/** A server printing logs on stdout yields one transport error per line (a slow one, a late answer per timed-out call): a note of each kind at most once per interval. */
+const NOTE_INTERVAL_MS = 1_000;
 
 /**
  * timeout: our deadline passed (never retried) · cancelled: the caller aborted ·
@@ -97,8 +97,6 @@ export class Connection {
   private serverInstructions: string | null = null;
   /** Set once server/discover found a 2026-07-28-era upstream. */
   private modern: ModernSession | null = null;
-  private lastErrorNoteAt = 0;
-  private suppressedErrors = 0;
   private readonly session: JsonRpcSession;
   private readonly closed: Promise<void>;
   private markClosed!: () => void;
@@ -114,16 +112,18 @@ export class Connection {
     private readonly knownEra: Era | null,
   ) {
     this.closed = new Promise((resolve) => (this.markClosed = resolve));
+    const noteError = throttledNote(log, 'warn', NOTE_INTERVAL_MS);
+    const noteLate = throttledNote(log, 'info', NOTE_INTERVAL_MS);
     this.session = new JsonRpcSession(upstream.transport, {
       onNotification: (method, params, contexts) => {
         const seen = this.modern ? this.modern.notification(method, params) : { consumed: false as const, params };
         if (!seen.consumed) this.hooks.onNotification(method, seen.params, contexts);
       },
       ...(hooks.onRequest ? { onRequest: (method, params, contexts, signal) => hooks.onRequest!(method, params, contexts, signal, (m, p) => this.notify(m, p)) } : {}),
-      onLate: (method) => log.note(`the answer to ${method} came after coffer had given up on it: ignored`),
+      onLate: (method) => noteLate(`the answer to ${method} came after coffer had given up on it: ignored`),
       onclose: () => this.handleClose(),
       onerror: (error) => {
-        this.noteError(messageOf(error));
+        noteError(`transport error: ${messageOf(error)}`);
         if (!(error instanceof ProtocolNoise)) this.probe();
       },
     });
@@ -273,18 +273,6 @@ export class Connection {
     // A transport that failed to send (refused, reset, unknown session): check whether the session is still there.
     this.probe();
     return new RequestFailure('unavailable', `${method} failed: ${messageOf(error)}`);
-  }
-
-  private noteError(message: string): void {
-    const now = Date.now();
-    if (now - this.lastErrorNoteAt < ERROR_NOTE_INTERVAL_MS) {
-      this.suppressedErrors += 1;
-      return;
-    }
-    const suppressed = this.suppressedErrors > 0 ? ` (${this.suppressedErrors} more since the last note)` : '';
-    this.log.note(`transport error: ${message}${suppressed}`, 'warn');
-    this.lastErrorNoteAt = now;
-    this.suppressedErrors = 0;
   }
 
   /**

@@ -85,6 +85,25 @@ class StderrLines extends Writable {
   }
 }
 
+/**
+ * Notes of one kind at most once per `intervalMs`: those in between are
+ * counted in the next one, so an upstream repeating itself cannot flood the log.
+ */
+export function throttledNote(log: ActorLog, level: LogLevel, intervalMs: number): (message: string) => void {
+  let lastAt = Number.NEGATIVE_INFINITY;
+  let suppressed = 0;
+  return (message) => {
+    const now = Date.now();
+    if (now - lastAt < intervalMs) {
+      suppressed += 1;
+      return;
+    }
+    log.note(suppressed > 0 ? `${message} (${suppressed} more since the last note)` : message, level);
+    lastAt = now;
+    suppressed = 0;
+  };
+}
+
 export function openLog(path: string, upstream: string): ActorLog {
   const file = new RotatingFile(path);
   // A log that cannot be written must not take the actor down.
