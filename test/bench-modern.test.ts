@@ -1,5 +1,6 @@
-// The bench's era rows, run for real at a tiny size: a coffer per era, the
-// synthetic legacy host and the v2 modern-only upstream, the SDK v1 and v2
+// The bench's era rows, run for real at a tiny size: a coffer per era, one
+// upstream of the synthetic host speaking both eras (the scenario refuses to
+// measure unless each daemon speaks its own era to it), the SDK v1 and v2
 // clients. The rows must exist, each with what coffer adds over its own era's
 // direct path, and the modern rows judged against the legacy ones.
 import t from 'tap';

@@ -1,25 +1,31 @@
 // The two protocol eras side by side: what coffer adds to a tools/call and a
 // warm tools/list when client and upstream both speak 2025-11-25 (legacy: the
-// SDK v1 client, the synthetic HTTP host) and when both speak 2026-07-28
-// (modern: the v2 client pinned to it, a v2 modern-only server). Each era has
-// its own daemon with its one upstream, so each list holds that upstream's
-// tools only; all four paths run interleaved round by round in one loop. The
-// daemons' main-thread CPU per request is read beside the latency: it is where
-// the modern envelope, validation and parking would cost, and load disturbs it
-// far less than latency; so is the CPU of all its threads (the actor's share is
-// most of the rest).
+// SDK v1 client) and when both speak 2026-07-28 (modern: the v2 client pinned
+// to it). Both eras' paths lead to one synthetic upstream of the HTTP host
+// that speaks both, answering either at the same (near-zero) cost, so the two
+// paths differ in their era and nothing else: with a costlier upstream on one
+// path (the SDK's v2 server spends more on a modern request than on a legacy
+// one, and streams its legacy answers), the difference between the eras'
+// added cost would partly be the upstream's. Each era has its own daemon (the
+// legacy one pinned to 2025-11-25), so each list holds its one upstream's
+// tools; all four paths run interleaved round by round in one loop. The
+// daemons' main-thread CPU per request is read beside the latency: it is
+// where the modern envelope, validation and parking would cost, and load
+// disturbs it far less than latency; so is the CPU of all its threads (the
+// actor's share is most of the rest).
 import type { Client as ModernClient } from '@modelcontextprotocol/client';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { LATEST_PROTOCOL_VERSION } from '../../src/protocol/mcp-versions.js';
 import { closeAll, connect, connectModern, echo, listAll, modernEcho, modernListAll } from '../clients.js';
 import { interleave, type Interleaved, type LoopOptions, type Path } from '../measure.js';
-import { liveThreadsCpuNs, mainThreadCpuNs, startChild, type Child } from '../proc.js';
+import { liveThreadsCpuNs, mainThreadCpuNs } from '../proc.js';
 import { fig, type Row } from '../report.js';
 import { Coffer } from '../targets/coffer.js';
-import { MODERN_SERVER } from '../targets/paths.js';
 import type { Context } from './context.js';
 
-/** The host index of the legacy upstream, apart from the other scenarios' upstreams. */
-const LEGACY_INDEX = 9000;
+/** The host index of the two-era upstream, apart from the other scenarios' upstreams. */
+const ERAS_INDEX = 9000;
+
 const ERAS = ['legacy', 'modern'] as const;
 type Era = (typeof ERAS)[number];
 
@@ -69,7 +75,7 @@ function eraRows(id: string, what: string, measured: Measured): Row[] {
   const { loop, warmupRounds, cpuUs } = measured;
   const legacy = added(loop, 'legacy');
   const modern = added(loop, 'modern');
-  const client = { legacy: 'SDK v1 client, 2025-11-25 upstream', modern: 'SDK v2 client pinned to 2026-07-28, modern-only upstream' };
+  const client = { legacy: 'SDK v1 client, upstream spoken to in 2025-11-25', modern: 'SDK v2 client pinned to 2026-07-28, upstream spoken to in 2026-07-28' };
   return ERAS.map((era) => {
     const own = era === 'legacy' ? legacy : modern;
     return {
@@ -93,25 +99,25 @@ export async function modernScenario(ctx: Context): Promise<Row[]> {
   const { settings, host } = ctx;
   const clients: Array<Client | ModernClient> = [];
   const daemons: Coffer[] = [];
-  let upstream: Child | undefined;
   try {
-    ctx.log('modern: starting a modern-only upstream and one coffer per era');
-    upstream = await startChild(process.execPath, [MODERN_SERVER, '--tools', String(settings.toolsPerUpstream)]);
-    const modernUrl = upstream.hello.url as string;
-    const legacyUrl = host.url(LEGACY_INDEX);
+    ctx.log('modern: an upstream of both eras and one coffer per era');
+    await host.configure({ servers: { [ERAS_INDEX]: { tools: settings.toolsPerUpstream, modern: true } } });
+    const url = host.url(ERAS_INDEX);
     const profile = settings.cpuProfDir ? { cpuProfDir: settings.cpuProfDir } : {};
     const [legacyCoffer, modernCoffer] = await Promise.all([Coffer.start(profile), Coffer.start(profile)]);
     daemons.push(legacyCoffer!, modernCoffer!);
-    await legacyCoffer!.register([{ name: 'l', url: legacyUrl }]);
-    await modernCoffer!.register([{ name: 'm', url: modernUrl }]);
+    await legacyCoffer!.register([{ name: 'l', url, protocol: LATEST_PROTOCOL_VERSION }]);
+    await modernCoffer!.register([{ name: 'm', url }]);
     await Promise.all(daemons.map((coffer) => coffer.waitReady(1, settings.readyTimeoutMs(1))));
-    const era = (await modernCoffer!.api('GET', '/servers/m')).body?.health?.era;
-    if (era !== 'modern') throw new Error(`the modern upstream is spoken to in the ${String(era)} era, not the modern one`);
+    for (const [coffer, name, want] of [[legacyCoffer!, 'l', 'legacy'], [modernCoffer!, 'm', 'modern']] as const) {
+      const era = (await coffer.api('GET', `/servers/${name}`)).body?.health?.era;
+      if (era !== want) throw new Error(`upstream ${name} is spoken to in the ${String(era)} era, not the ${want} one`);
+    }
 
     const legacyVia = await connect(legacyCoffer!.mcp);
-    const legacyDirect = await connect(legacyUrl);
+    const legacyDirect = await connect(url);
     const modernVia = await connectModern(modernCoffer!.mcp);
-    const modernDirect = await connectModern(modernUrl);
+    const modernDirect = await connectModern(url);
     clients.push(legacyVia, legacyDirect, modernVia, modernDirect);
     const paths: Record<Era, EraPaths> = {
       legacy: {
@@ -141,6 +147,5 @@ export async function modernScenario(ctx: Context): Promise<Row[]> {
   } finally {
     await closeAll(clients);
     await Promise.all(daemons.map((coffer) => coffer.stop()));
-    await upstream?.stop(2_000);
   }
 }

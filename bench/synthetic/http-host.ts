@@ -7,7 +7,7 @@
 //   node dist/bench/synthetic/http-host.js [--tools N] [--latency MS]
 //   prints {"port":N,"pid":N} on stdout once listening.
 //
-// Control (harness only): POST /ctl/config {defaults?, servers?: {"<i>": {hang?, latencyMs?, tools?}},
+// Control (harness only): POST /ctl/config {defaults?, servers?: {"<i>": {hang?, latencyMs?, tools?, modern?}},
 //                                           ranges?: [{from, to, behaviour}]}  (to exclusive)
 //                         POST /ctl/floor {tools: [...]}
 import { randomUUID } from 'node:crypto';

@@ -10,9 +10,15 @@ export interface ServerBehaviour {
   latencyMs: number;
   /** Initialize answers; every list and call is accepted and never answered. */
   hang: boolean;
+  /**
+   * Speaks 2026-07-28 beside 2025-11-25: answers server/discover, and a
+   * request with the per-request envelope as that era's servers do
+   * (resultType, serverInfo, a list's cache hints), at the same cost.
+   */
+  modern: boolean;
 }
 
-export const DEFAULT_BEHAVIOUR: ServerBehaviour = { tools: 20, latencyMs: 0, hang: false };
+export const DEFAULT_BEHAVIOUR: ServerBehaviour = { tools: 20, latencyMs: 0, hang: false, modern: false };
 
 export interface RpcMessage {
   jsonrpc: '2.0';
@@ -65,6 +71,21 @@ function result(id: RpcMessage['id'], body: string): string {
   return `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":${body}}`;
 }
 
+const MODERN_VERSION = '2026-07-28';
+const PROTOCOL_VERSION_META = 'io.modelcontextprotocol/protocolVersion';
+/** A 2026-07-28 list lives as long as a legacy one lives in coffer's cache, so a warm list is coffer's cache in both eras. */
+const MODERN_CACHE_HINTS = '"ttlMs":60000,"cacheScope":"public",';
+
+/** The fields a 2026-07-28 result adds (before its own, which follow in the same object). */
+function modernMarks(serverName: string): string {
+  return `"resultType":"complete","_meta":{"io.modelcontextprotocol/serverInfo":{"name":${JSON.stringify(serverName)},"version":"1.0.0"}},`;
+}
+
+function isModern(message: RpcMessage, behaviour: ServerBehaviour): boolean {
+  const meta = message.params?._meta as Record<string, unknown> | undefined;
+  return behaviour.modern && meta?.[PROTOCOL_VERSION_META] === MODERN_VERSION;
+}
+
 function error(id: RpcMessage['id'], code: number, message: string): string {
   return JSON.stringify({ jsonrpc: '2.0', id, error: { code, message } });
 }
@@ -78,7 +99,11 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 export async function answer(message: RpcMessage, behaviour: ServerBehaviour, serverName: string): Promise<Answer> {
   if (message.id === undefined || message.id === null || typeof message.method !== 'string') return null;
   const { id } = message;
+  const marks = isModern(message, behaviour) ? modernMarks(serverName) : '';
   switch (message.method) {
+    case 'server/discover':
+      if (!marks) return error(id, -32601, 'Method not found: server/discover');
+      return result(id, `{${marks}"supportedVersions":["${MODERN_VERSION}"],"capabilities":{"tools":{"listChanged":false}}}`);
     case 'initialize': {
       const requested = message.params?.protocolVersion;
       const protocolVersion = typeof requested === 'string' ? requested : '2025-03-26';
@@ -88,12 +113,12 @@ export async function answer(message: RpcMessage, behaviour: ServerBehaviour, se
       return result(id, '{}');
     case 'tools/list':
       if (behaviour.hang) return HANG;
-      return result(id, `{"tools":${serialisedList(behaviour.tools)}}`);
+      return result(id, `{${marks}${marks && MODERN_CACHE_HINTS}"tools":${serialisedList(behaviour.tools)}}`);
     case 'tools/call': {
       if (behaviour.hang) return HANG;
       if (behaviour.latencyMs > 0) await sleep(behaviour.latencyMs);
       const args = (message.params?.arguments ?? {}) as Record<string, unknown>;
-      return result(id, JSON.stringify({ content: [{ type: 'text', text: JSON.stringify(args) }] }));
+      return result(id, `{${marks}"content":${JSON.stringify([{ type: 'text', text: JSON.stringify(args) }])}}`);
     }
     case 'resources/list':
     case 'resources/templates/list':

@@ -15,6 +15,8 @@ export interface UpstreamSpec {
   url?: string;
   stdio?: { command: string; args: string[] };
   listDeadlineMs?: number;
+  /** The era spoken to it (the server setting `protocol`); auto when absent. */
+  protocol?: string;
 }
 
 export interface CofferOptions {
@@ -34,7 +36,8 @@ function configOf(spec: UpstreamSpec): Record<string, unknown> {
     : { type: 'stdio', command: spec.stdio!.command, args: spec.stdio!.args, env: {}, cwd: null };
   // connect_ms stays at the default 30 s: hundreds of actor workers starting at once on 2 cores
   // need that long, and a shorter bound sends them into reconnect backoff instead of measuring them.
-  return { name: spec.name, transport, timeouts: { connect_ms: 30_000, request_ms: 30_000, list_deadline_ms: spec.listDeadlineMs ?? 2_000 } };
+  const timeouts = { connect_ms: 30_000, request_ms: 30_000, list_deadline_ms: spec.listDeadlineMs ?? 2_000 };
+  return { name: spec.name, transport, timeouts, ...(spec.protocol ? { protocol: spec.protocol } : {}) };
 }
 
 export class Coffer {

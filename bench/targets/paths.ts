@@ -7,7 +7,6 @@ const here = dirname(fileURLToPath(import.meta.url));
 export const BENCH_DIST = join(here, '..');
 export const HTTP_HOST = join(BENCH_DIST, 'synthetic', 'http-host.js');
 export const STDIO_SERVER = join(BENCH_DIST, 'synthetic', 'stdio-server.js');
-export const MODERN_SERVER = join(BENCH_DIST, 'synthetic', 'modern-server.js');
 export const LOOPBACK_PRELOAD = join(BENCH_DIST, 'synthetic', 'loopback-only.js');
 export const DAEMON_RUNNER = join(BENCH_DIST, 'daemon-runner.js');
 const require = createRequire(import.meta.url);
