@@ -8,6 +8,7 @@ import { LoggingMessageNotificationSchema, ResourceUpdatedNotificationSchema, To
 import { spawnHello, stdioFixture, type HelloChild } from './fixtures/fixture-servers.js';
 import { startGateway, waitFor, type Gateway } from './helpers/gateway.js';
 import { modernPost } from './helpers/modern.js';
+import { VERSION } from '../src/version.js';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -61,7 +62,10 @@ t.test('a modern-only upstream (legacy: reject) registers, lists and serves thro
 
   const client = await gateway.client();
   t.same(await toolNames(client), ['m__add', 'm__ask', 'm__echo', 'm__regional', 'm__wait'], 'the tool with an invalid x-mcp-header is left out');
-  t.equal(firstText(await client.callTool({ name: 'm__echo', arguments: { text: 'hi' } })), 'hi');
+  const echoed = await client.callTool({ name: 'm__echo', arguments: { text: 'hi' } });
+  t.equal(firstText(echoed), 'hi');
+  t.notOk('resultType' in echoed, 'a 2025 client gets no resultType, which its era does not have');
+  t.notOk(echoed._meta && 'io.modelcontextprotocol/serverInfo' in echoed._meta, "nor the upstream's serverInfo");
   t.equal(firstText(await client.callTool({ name: 'm__regional', arguments: { region: 'eu-west', q: 'x' } })), 'region=eu-west');
   t.equal(((await client.readResource({ uri: 'coffer://m/modern://readme' })).contents[0] as { text: string }).text, 'modern era');
   t.match((await client.getPrompt({ name: 'm__greet', arguments: { who: 'Ada' } })).messages[0]!.content, { text: 'Hello Ada' });
@@ -318,6 +322,8 @@ t.test("a modern caller's _meta reaches a modern upstream without the caller's e
   const meta = JSON.parse('{"__proto__": {"polluted": true}, "keep": 1, "io.modelcontextprotocol/clientInfo": {"name": "caller", "version": "9"}}') as Record<string, unknown>;
   const answer = await modernPost(gateway, 'tools/call', { name: 'm__echo', arguments: { text: 'hi' }, _meta: meta });
   t.equal(answer.messages[0]?.result?.content?.[0]?.text, 'hi', 'the call is answered', { answer: answer.text });
+  t.equal(answer.messages[0]?.result?.resultType, 'complete');
+  t.same(answer.messages[0]?.result?._meta, { 'io.modelcontextprotocol/serverInfo': { name: 'coffer', version: VERSION } }, 'coffer answers as itself, not as its upstream');
   const sent = (await upstream.log()).find((entry) => entry.method === 'tools/call');
   t.equal(sent?.meta?.keep, 1, 'a key of its own stays');
   t.same(Object.getOwnPropertyDescriptor(sent?.meta ?? {}, '__proto__')?.value, { polluted: true }, '__proto__ arrives as an own data key');

@@ -50,6 +50,21 @@ export class ProbeExitedError extends Error {
   }
 }
 
+function withoutEraMarks(result: Record<string, unknown>): Record<string, unknown> {
+  const infoIn = isObject(result._meta) && SERVER_INFO_META in result._meta;
+  if (result.resultType !== 'complete' && !infoIn) return result;
+  // Rest patterns, not delete: a pruned result would drop into V8's slow dictionary mode.
+  const { resultType, _meta, ...rest } = result;
+  if (resultType !== undefined && resultType !== 'complete') rest.resultType = resultType;
+  const meta = infoIn ? withoutServerInfo(_meta as Record<string, unknown>) : _meta;
+  if (meta !== undefined) rest._meta = meta;
+  return rest;
+}
+
+function withoutServerInfo({ [SERVER_INFO_META]: _info, ...rest }: Record<string, unknown>): Record<string, unknown> | undefined {
+  return Object.keys(rest).length === 0 ? undefined : rest;
+}
+
 /** The upstream answered input_required where the era does not allow it. */
 export class InputRequiredError extends Error {}
 
@@ -132,12 +147,19 @@ export class ModernSession {
     }
   }
 
-  /** A modern result as coffer's router expects one: input_required only where the era allows it (the router bridges it). */
+  /**
+   * A modern result as coffer's router expects one: input_required only where
+   * the era allows it (the router bridges it), and without what only marks
+   * the era: resultType "complete" (what a result without one is) and the
+   * upstream's serverInfo (coffer answers a modern caller as itself; a 2025
+   * client has neither), which would otherwise cross to the main thread on
+   * every call.
+   */
   checkResult(method: string, result: Record<string, unknown>): Record<string, unknown> {
     if (result.resultType === 'input_required' && !INPUT_REQUIRED_METHODS.has(method)) {
       throw new InputRequiredError(`${method}: the upstream answered input_required, which MCP 2026-07-28 allows only for tools/call, prompts/get and resources/read`);
     }
-    return result;
+    return withoutEraMarks(result);
   }
 
   /** Server notifications: true when consumed here (the listen ack); else `params` lose the listen's subscription tag. */
