@@ -16,6 +16,7 @@ import { CONFORMANCE_FIXTURE, stdioFixture } from './fixtures/fixture-servers.js
 import { runCli } from './helpers/cli.js';
 import { startGateway, tempHome, waitFor, type Gateway } from './helpers/gateway.js';
 import { mcpPost, mcpTransport } from './helpers/mcp-post.js';
+import { modernPost } from './helpers/modern.js';
 import { waitReady } from './helpers/rest.js';
 
 const INIT = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'auth-test', version: '1' } } };
@@ -166,6 +167,21 @@ t.test('a session answers only the credential that opened it', async (t) => {
   const theirs = await openSession(gateway, `Bearer ${other}`);
   t.equal((await mcpPost(gateway, LIST, { ...theirs, authorization: `Bearer ${gateway.daemon.token}` })).status, 404, 'and the other way round');
   t.match(await mcpPost(gateway, CALL, mine), { status: 200, messages: [{ id: 3, result: {} }] }, 'the owner is served');
+});
+
+t.test('a 2026-07-28 caller has no session: its calls carry the tag of its credential, one per client, never the credential', async (t) => {
+  const gateway = await startGateway();
+  t.teardown(() => gateway.close());
+  await gateway.addServer(stdioFixture('alpha'));
+  const other = await addClient(gateway, 'other');
+  const call = (authorization: string) => modernPost(gateway, 'tools/call', { name: 'alpha__whoami', arguments: {} }, { authorization });
+  for (const authorization of [`Bearer ${gateway.daemon.token}`, `Bearer ${gateway.daemon.token}`, `Bearer ${other}`]) t.equal((await call(authorization)).status, 200);
+  const { body } = await gateway.api('GET', '/invocations');
+  const sessions = (body.invocations as Array<{ session: string; at: string }>).map((row) => row.session);
+  t.equal(sessions.length, 3);
+  for (const tag of sessions) t.match(tag, /^[0-9a-f]{12}$/, 'a short opaque tag');
+  t.equal(new Set(sessions).size, 2, "the daemon credential's two calls share a tag; the other client's call has its own");
+  t.notOk(JSON.stringify(body).includes(other) || JSON.stringify(body).includes(gateway.daemon.token), 'no credential in the rows');
 });
 
 t.test('relayed request ids are unguessable; no session id in invocations, REST or admin WS events', async (t) => {

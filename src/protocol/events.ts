@@ -16,7 +16,11 @@ export interface InvocationRecord {
   key: string;
   duration_ms: number;
   status: InvocationStatus;
-  /** The calling client session: its id on the main thread, an opaque tag once recorded or published. */
+  /**
+   * The calling client session: its id on the main thread, an opaque tag once
+   * recorded or published. A 2026-07-28 caller has no session: its credential's
+   * digest stands in, so one client's calls share a tag as a session's do.
+   */
   session: string;
   /** The JSON-RPC error code, when status is not ok. */
   error_code: number | null;

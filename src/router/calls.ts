@@ -111,7 +111,7 @@ export class Calls {
     });
     const started = Date.now();
     const record = (outcome: { status: InvocationStatus; error_code: number | null }) =>
-      this.onInvocation({ at: new Date(started).toISOString(), server: upstream.name, kind: CAPABILITY_TYPE_OF[kind], key: target.original, duration_ms: Date.now() - started, session: ctx.sessionId, ...outcome });
+      this.onInvocation({ at: new Date(started).toISOString(), server: upstream.name, kind: CAPABILITY_TYPE_OF[kind], key: target.original, duration_ms: Date.now() - started, session: ctx.caller ?? ctx.sessionId, ...outcome });
     try {
       // The route step is name resolution and the switch: it ends before the upstream is asked.
       try {
