@@ -15,6 +15,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import t, { type Test } from 'tap';
 import { CONFORMANCE_FIXTURE, startNetworkFixture } from './fixtures/fixture-servers.js';
+import { modernPost } from './helpers/modern.js';
 import { startGateway, waitFor, type Gateway } from './helpers/gateway.js';
 import { exposeResultUris } from '../src/router/expose-results.js';
 import { mcpPost } from './helpers/mcp-post.js';
@@ -230,6 +231,10 @@ t.test('per_session: each client gets its own upstream connection, opened on its
   await (a.transport as StreamableHTTPClientTransport).terminateSession();
   await waitFor('the closed session\'s upstream to exit', () => children() === shared + 1, 10_000);
   t.pass('closing a session stops its upstream connection');
+  // A 2026-07-28 caller's request is its own session: its connection ends with the request.
+  for (let i = 0; i < 3; i++) t.equal((await modernPost(gateway, 'tools/call', { name: 'conf__test_simple_text', arguments: {} })).messages[0]?.result?.resultType, 'complete');
+  await waitFor('the modern requests\' upstream connections to exit with them', () => children() === shared + 1, 10_000);
+  t.pass('no connection outlives its modern request');
 });
 
 t.test('progress the other way: a client reporting progress on an upstream\'s sampling request reaches that upstream', async (t) => {

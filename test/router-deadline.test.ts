@@ -20,6 +20,7 @@ function fakeUpstream(name: string, list: () => Promise<ListAnswer>): Upstream {
     forward: () => Promise.reject(new Error('not used')),
     cancel: () => undefined,
     command: () => undefined,
+    closeSession: () => undefined,
     lastStatus: { server: name, state: 'ready', since: Date.now(), attempts: 0, lastError: null, serverInfo: null, protocolVersion: null, era: null, pid: null },
   };
 }

@@ -125,7 +125,7 @@ export class SessionFeatures implements SessionInterest {
 
   /** The session's per_session connections close (a modern caller's end with its request). */
   closeSessionConnections(sessionId: string): void {
-    for (const upstream of this.upstreams.active()) if (perSession(upstream)) upstream.command({ type: 'close_session', session: sessionId });
+    for (const upstream of this.upstreams.active()) upstream.closeSession(sessionId);
   }
 }
 

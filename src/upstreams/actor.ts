@@ -115,6 +115,13 @@ export class UpstreamActor implements Upstream {
   private stopping: Promise<void> | null = null;
   private cleanShutdown = false;
   private readonly restarter: Restarter | null;
+  /**
+   * The client sessions a request was forwarded for in per_session mode (each
+   * may have a connection of its own in the actor): only those are told when
+   * their session ends. A 2026-07-28 caller's every request ends as a session,
+   * and telling every per_session actor each time would wake them all per call.
+   */
+  private readonly sessions = new Set<string>();
 
   constructor(
     private readonly options: ActorOptions,
@@ -233,6 +240,7 @@ export class UpstreamActor implements Upstream {
   }
 
   forward(req: ForwardRequest, hooks: ForwardHooks = {}): Promise<ForwardOutcome> {
+    if (req.client && this.config.session_mode === 'per_session') this.sessions.add(req.client.session);
     return this.use(() => this.post(req, hooks), (reason) => unavailableForward(this.name, reason));
   }
 
@@ -292,6 +300,10 @@ export class UpstreamActor implements Upstream {
 
   command(command: ActorCommand): void {
     void this.use(() => this.send({ type: 'command', command }), () => undefined);
+  }
+
+  closeSession(session: string): void {
+    if (this.sessions.delete(session)) this.command({ type: 'close_session', session });
   }
 
   private send(message: CallMessage): void {

@@ -30,6 +30,8 @@ export interface Upstream {
   forward(req: ForwardRequest, hooks?: ForwardHooks): Promise<ForwardOutcome>;
   cancel(id: string, reason: string): void;
   command(command: ActorCommand): void;
+  /** The client session is over: its per_session connection, if a request of it opened one here, closes. */
+  closeSession(session: string): void;
   /** The status from the actor's last state event (no round trip). */
   readonly lastStatus: ActorStatus;
 }
