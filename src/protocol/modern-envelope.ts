@@ -36,9 +36,12 @@ export function withEnvelope(
   return extended(params ?? {}, { _meta: extended(meta, envelope) });
 }
 
+const VISIBLE_ASCII = /^[\x20-\x7e]*$/;
+const BASE64_SENTINEL = /^=\?base64\?.*\?=$/i;
+
 /** Visible ASCII without surrounding whitespace goes as is; anything else as the spec's `=?base64?…?=` sentinel. */
 export function headerValue(value: string): string {
-  const plain = /^[\x20-\x7e]*$/.test(value) && value.trim() === value && !/^=\?base64\?.*\?=$/i.test(value);
+  const plain = VISIBLE_ASCII.test(value) && value.trim() === value && !BASE64_SENTINEL.test(value);
   return plain ? value : `=?base64?${Buffer.from(value, 'utf8').toString('base64')}?=`;
 }
 

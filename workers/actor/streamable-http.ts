@@ -119,7 +119,9 @@ export class StreamableHttpTransport extends HttpTransportBase {
   }
 
   private postHeaders(message: JsonRpcMessage): OutgoingHttpHeaders {
-    const headers = { ...this.commonHeaders(), ...this.headersOf?.(message) };
+    // commonHeaders() is a new object: the era's headers go onto it, not both into a third.
+    const headers = this.commonHeaders();
+    if (this.headersOf) Object.assign(headers, this.headersOf(message));
     headers['content-type'] = 'application/json';
     headers.accept = 'application/json, text/event-stream';
     addTraceHeaders(headers, message);

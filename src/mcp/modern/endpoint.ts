@@ -132,7 +132,9 @@ export class ModernEndpoint {
       // Each a literal of its own, not a spread of a shared one (see extended.ts).
       const result = KIND_BY_CALL_METHOD.has(method)
         ? await this.bridge.serve({ requestId, capabilities, caller, logLevel: level, trace, method, params, listener, life: reply, run: (ctx) => this.methods.handle(method, params, ctx, toolset) })
-        : await this.single(method, params, { requestId, capabilities, caller, logLevel: level, trace, signal: aborted(reply) }, listener, toolset);
+        : this.methods.answersItself(method)
+          ? await this.methods.own(method, params, toolset)
+          : await this.single(method, params, { requestId, capabilities, caller, logLevel: level, trace, signal: aborted(reply) }, listener, toolset);
       this.options.onAnswered?.(method, null);
       trace?.end(null);
       deliver({ jsonrpc: '2.0', id: requestId, result });

@@ -145,21 +145,23 @@ export class InputBridge {
     const entry: Entry = { id: callerId, park, callerId, abort: new AbortController(), attached: null };
     this.parks.set(entry.id, entry);
     const wantsProgress = (request.params._meta as { progressToken?: unknown } | undefined)?.progressToken !== undefined;
+    const ctx: Omit<ForwardContext, 'toolset'> = {
+      sessionId: entry.callerId,
+      caller: request.caller,
+      answerTimeoutMs: PARK_TTL_MS,
+      requestId: request.requestId,
+      capabilities: request.capabilities,
+      signal: entry.abort.signal,
+      ask: (method, params, signal) => park.ask(method, params, signal),
+      onInputRequired: (server, result) => this.wrap(server, result, binding),
+    };
+    // Set one by one: spreads of conditional literals cost a temporary object and a slow literal each, on every modern call.
+    if (retry) ctx.retry = retry;
+    if (request.trace) ctx.trace = request.trace;
+    if (request.logLevel) ctx.logLevel = request.logLevel;
+    if (wantsProgress) ctx.onProgress = (progress: Progress) => entry.attached?.progress?.(progress);
     request
-      .run({
-        sessionId: entry.callerId,
-        caller: request.caller,
-        answerTimeoutMs: PARK_TTL_MS,
-        requestId: request.requestId,
-        capabilities: request.capabilities,
-        signal: entry.abort.signal,
-        ask: (method, params, signal) => park.ask(method, params, signal),
-        onInputRequired: (server, result) => this.wrap(server, result, binding),
-        ...(retry ? { retry } : {}),
-        ...(request.trace ? { trace: request.trace } : {}),
-        ...(request.logLevel ? { logLevel: request.logLevel } : {}),
-        ...(wantsProgress ? { onProgress: (progress: Progress) => entry.attached?.progress?.(progress) } : {}),
-      })
+      .run(ctx)
       .then(
         (result) => park.end({ ok: true, result }),
         (error: unknown) => park.end({ ok: false, error }),

@@ -65,8 +65,27 @@ export class ModernMethods {
     return method === 'server/discover' || method === 'completion/complete' || KIND_BY_LIST_METHOD.has(method) || KIND_BY_CALL_METHOD.has(method) || TASK_METHODS.has(method);
   }
 
+  /** Whether coffer answers this method from what it holds (a list, its discovery): no upstream is asked, so no caller id or signal is needed. */
+  answersItself(method: string): boolean {
+    return method === 'server/discover' || KIND_BY_LIST_METHOD.has(method);
+  }
+
+  /** A method coffer answers itself, for the caller of `toolset`. */
+  async own(method: string, params: Record<string, unknown>, toolset: string | null): Promise<Record<string, unknown>> {
+    checkParamLengths(method, params);
+    if (method === 'server/discover') return this.stamp(this.discover());
+    const list = KIND_BY_LIST_METHOD.get(method);
+    if (!list) throw new RpcError(JSONRPC.METHOD_NOT_FOUND, `method not found: ${method}`);
+    const view = this.parts.views.viewOf(toolset);
+    const forwarded = forwardable(params, true);
+    const items = await this.parts.views.listFor(list, toolset);
+    const listed = list === 'tools' && this.parts.search.modeOf(view) === 'search' ? this.parts.search.list(view, items) : items;
+    return this.stamp({ ...listPage(list, listed, forwarded, this.parts.pageSize), ...CACHE_HINTS });
+  }
+
   /** Answers one request; an RpcError becomes an in-band error. */
   async handle(method: string, params: Record<string, unknown>, caller: ForwardContext, toolset: string | null): Promise<Record<string, unknown>> {
+    if (this.answersItself(method)) return this.own(method, params, toolset);
     checkParamLengths(method, params);
     const view = this.parts.views.viewOf(toolset);
     // A caller of the tasks extension gets its upstreams' tasks under coffer's ids (tasks.ts).
@@ -75,10 +94,6 @@ export class ModernMethods {
     const searching = this.parts.search.modeOf(view) === 'search';
     // tasks/update's inputResponses are the task's answers, not a retry: they go to the upstream.
     const forwarded = forwardable(params, !TASK_METHODS.has(method));
-    if (method === 'server/discover') return this.stamp(this.discover());
-    const list = KIND_BY_LIST_METHOD.get(method);
-    if (list === 'tools' && searching) return this.stamp({ ...listPage(list, this.parts.search.list(view, await this.parts.views.listFor(list, toolset)), forwarded, this.parts.pageSize), ...CACHE_HINTS });
-    if (list) return this.stamp({ ...(listPage(list, await this.parts.views.listFor(list, toolset), forwarded, this.parts.pageSize)), ...CACHE_HINTS });
     const call = KIND_BY_CALL_METHOD.get(method);
     if (call === 'tools' && searching && this.parts.search.isMetaTool(forwarded.name, false)) {
       return this.stamp(await this.parts.search.call(forwarded, await this.parts.views.listFor('tools', toolset), (inner) => this.parts.calls.forward('tools', method, inner, ctx)));
@@ -147,7 +162,7 @@ function isNotFound(error: RpcError): boolean {
  */
 function forwardable(params: Record<string, unknown>, retry: boolean): Record<string, unknown> {
   const { _meta, ...rest } = params;
-  const copy = retry ? withoutRetry(rest) : rest;
+  const copy = retry && ('inputResponses' in rest || 'requestState' in rest) ? withoutRetry(rest) : rest;
   const meta = withoutEnvelope(_meta);
   if (meta !== undefined) copy._meta = meta;
   return copy;
@@ -157,9 +172,13 @@ function withoutRetry({ inputResponses: _responses, requestState: _state, ...res
   return rest;
 }
 
+const ENVELOPE_KEYS = new Set([PROTOCOL_VERSION_META_KEY, CLIENT_CAPABILITIES_META_KEY, CLIENT_INFO_META_KEY, LOG_LEVEL_META_KEY]);
+
 /** A _meta without the envelope's keys; undefined when nothing else is left (one that is not an object stays as it is). */
 function withoutEnvelope(meta: unknown): unknown {
   if (!isPlainObject(meta)) return meta;
+  // Most requests' _meta is the envelope alone: nothing to copy then (a rest pattern with computed keys is a slow runtime call).
+  if (Object.keys(meta).every((key) => ENVELOPE_KEYS.has(key))) return undefined;
   const { [PROTOCOL_VERSION_META_KEY]: _version, [CLIENT_CAPABILITIES_META_KEY]: _capabilities, [CLIENT_INFO_META_KEY]: _info, [LOG_LEVEL_META_KEY]: _level, ...rest } = meta;
-  return Object.keys(rest).length === 0 ? undefined : rest;
+  return rest;
 }
