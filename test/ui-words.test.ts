@@ -56,3 +56,47 @@ t.test("a tool's own name and description given in the UI reach tools/list; show
   await waitFor('the MCP client lists the upstream name again', async () => (await tools(client)).get('ui__echo') === 'Returns its arguments.');
   t.equal(await echo.locator('.own-description').count(), 0);
 });
+
+t.test('an open words editor keeps its text, focus and refusal while the rows are rendered again', async (t) => {
+  const gateway = await startGateway();
+  t.teardown(() => gateway.close());
+  await gateway.addServer(stdioFixture('ui'));
+  const page = await loggedInPage(context, gateway);
+  await page.evaluate(`location.hash = '#/servers/ui/tools'`);
+  await page.locator('[data-server="ui"] [data-tab="tools"][data-status="live"]').waitFor(SLOW);
+  const whoamiSwitch = page.getByRole('switch', { name: 'enable tool whoami' });
+  // Another tool switched from elsewhere: the tab's rows are rendered again.
+  const rerendered = async (enabled: boolean): Promise<void> => {
+    const before = await page.locator('.capability-row[data-key="echo"]').elementHandle();
+    await gateway.api('POST', `/servers/ui/capabilities/tool/${enabled ? 'enable' : 'disable'}`, { key: 'whoami' });
+    await waitFor('the switch shows the change', async () => (await whoamiSwitch.isChecked()) === enabled);
+    await waitFor('the rows were rendered again', async () => !(await before!.evaluate((row) => row.isConnected)));
+  };
+
+  const echo = page.locator('.capability-row[data-key="echo"]');
+  await echo.locator('.words summary').click();
+  await echo.getByLabel('your name for echo').fill('half');
+  await echo.getByLabel('your description for echo').click();
+  await page.keyboard.type('Typed while');
+  await rerendered(false);
+  t.equal(await echo.getByLabel('your name for echo').inputValue(), 'half', 'the typed name stays');
+  t.ok(await echo.getByLabel('your description for echo').isVisible(), 'the editor stays open');
+  await page.keyboard.type(' the list moved.');
+  t.equal(await echo.getByLabel('your description for echo').inputValue(), 'Typed while the list moved.', 'the focus stays in the field being typed');
+
+  // A refusal stays on the form too.
+  await echo.getByLabel('your name for echo').fill('whoami');
+  await echo.getByRole('button', { name: 'Save' }).click();
+  const refusal = echo.locator('.words-form .field-error', { hasText: 'already has a tool named "whoami"' });
+  await refusal.waitFor(SLOW);
+  await rerendered(true);
+  await refusal.waitFor(SLOW);
+  t.pass('the refusal is shown after the rows are rendered again');
+
+  // Closed by the user, the draft is dropped: opened again, the fields hold the saved words.
+  await echo.locator('.words summary').click();
+  await rerendered(false);
+  await echo.locator('.words summary').click();
+  t.equal(await echo.getByLabel('your name for echo').inputValue(), '', 'a closed editor forgets what was typed');
+  t.equal(await echo.getByLabel('your description for echo').inputValue(), '');
+});

@@ -8,7 +8,7 @@ import type { TabItem, TabModel, Tab } from '../capability-model.js';
 import { h, replace, toggle } from '../dom.js';
 import { ago } from '../format.js';
 import { PagedList } from './paged-list.js';
-import { descriptions, ownNameBadge, wordsEditor, type SetWords } from './words-editor.js';
+import { descriptions, ownNameBadge, WordsDrafts, type SetWords } from './words-editor.js';
 
 const PAGE_SIZE = 100;
 
@@ -76,6 +76,7 @@ export class CapabilityTab {
   /** A switch waiting for the API (its asked value) and the API's refusal, per item: rows re-rendered meanwhile show them. */
   private readonly pending = new Map<string, boolean>();
   private readonly refusals = new Map<string, string>();
+  private readonly words = new WordsDrafts();
 
   private row(item: TabItem): HTMLElement {
     const id = itemId(item);
@@ -102,7 +103,7 @@ export class CapabilityTab {
         holding.length === 0 ? null : h('span', { class: 'in-toolsets', 'data-toolsets': holding.join(' ') }, ...holding.map((toolset) => h('a', { class: 'badge badge-toolset', href: '#/toolsets', title: `in toolset ${toolset}` }, toolset))),
         ...descriptions(item),
         schema,
-        this.setWords ? wordsEditor(item, this.setWords) : null,
+        this.setWords ? this.words.editor(item, this.setWords) : null,
         error,
       ),
     );
