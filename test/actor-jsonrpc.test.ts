@@ -4,6 +4,7 @@ import t from 'tap';
 import { JsonRpcSession, RpcError, SessionClosedError, type JsonRpcMessage, type MessageTransport } from '../workers/actor/jsonrpc-session.js';
 import { SseParser } from '../src/protocol/sse-parser.js';
 import { LineSplitter, parseLine } from '../workers/actor/stdio-transport.js';
+import { Cancel } from '../workers/actor/cancel.js';
 
 class FakeTransport implements MessageTransport {
   onmessage?: (message: JsonRpcMessage) => void;
@@ -96,6 +97,40 @@ t.test('JSON-RPC: progress routed by token; notifications; unknown responses rep
   t.same(progress, [{ progress: 1, total: 3, message: 'step 1' }]);
   t.same(notes, ['notifications/tools/list_changed']);
   t.equal(errors.length, 2, 'an unknown progress token and a duplicate response are reported');
+});
+
+t.test("Cancel: an AbortSignal's behaviour as the actor uses it, and a session request cancelled by one", async (t) => {
+  const cancel = new Cancel();
+  const ran: string[] = [];
+  const second = () => ran.push('second');
+  cancel.addEventListener('abort', () => ran.push('first'), { once: true });
+  cancel.addEventListener('abort', second);
+  cancel.addEventListener('abort', () => ran.push('third'));
+  cancel.removeEventListener('abort', second);
+  t.equal(cancel.aborted, false);
+  cancel.abort('stop');
+  cancel.abort('again');
+  t.same(ran, ['first', 'third'], 'listeners run once, in order; a removed one does not');
+  t.equal(cancel.reason, 'stop', 'the first reason stays');
+  cancel.addEventListener('abort', () => ran.push('late'));
+  t.same(ran, ['first', 'third'], 'a listener added after the abort never runs');
+  const unreasoned = new Cancel();
+  unreasoned.abort();
+  t.ok(unreasoned.reason instanceof DOMException && unreasoned.reason.name === 'AbortError', 'no reason: an AbortError, as AbortSignal gives');
+
+  const transport = new FakeTransport();
+  const session = new JsonRpcSession(transport, {});
+  const call = new Cancel();
+  const pending = session.request('tools/call', { name: 'slow' }, { signal: call });
+  call.abort(new Error('client went away'));
+  await t.rejects(pending, /client went away/);
+  t.same(transport.sent[1], { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 0, reason: 'client went away' } });
+  const done = new Cancel();
+  const answered = session.request('ping', undefined, { signal: done });
+  transport.reply({ jsonrpc: '2.0', id: 1, result: {} });
+  await answered;
+  done.abort('too late');
+  t.equal(transport.sent.length, 3, 'a request already answered sends no cancellation when its signal aborts later');
 });
 
 t.test('JSON-RPC: abort sends notifications/cancelled and rejects with the reason', async (t) => {

@@ -10,6 +10,7 @@ import { VERSION } from '../../src/version.js';
 import { JsonRpcSession, ProtocolNoise, RpcError, type ServerRequestAnswer } from './jsonrpc-session.js';
 import { UpstreamAuthError, type HttpAuth } from './http-auth.js';
 import type { Era } from './era-negotiation.js';
+import { Cancel, type CancelSignal } from './cancel.js';
 import { Deadline } from './deadline.js';
 import { handshake } from './handshake.js';
 import { InputRequiredError, ProbeExitedError, type ModernSession } from './modern-session.js';
@@ -57,7 +58,7 @@ export interface ConnectionHooks {
 
 export interface RequestOptions {
   timeoutMs: number;
-  signal?: AbortSignal;
+  signal?: CancelSignal;
   onprogress?: (progress: Progress) => void;
   /** The forwarded call's id, reported back with server messages that may belong to it. */
   context?: string;
@@ -231,7 +232,7 @@ export class Connection {
   }
 
   private async send(method: string, params: Record<string, unknown> | undefined, options: RequestOptions): Promise<UpstreamResult> {
-    const abort = new AbortController();
+    const abort = new Cancel();
     let cause: 'timeout' | 'cancelled' | null = null;
     const deadline = options.deadline ?? new Deadline();
     deadline.arm(options.timeoutMs, () => {
@@ -247,7 +248,7 @@ export class Connection {
     const sentAt = Date.now();
     try {
       return await this.session.request(method, params, {
-        signal: abort.signal,
+        signal: abort,
         onprogress: options.onprogress as ((p: { progress: number; total?: number; message?: string }) => void) | undefined,
         context: options.context,
       });

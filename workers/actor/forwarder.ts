@@ -3,6 +3,7 @@
 import type { ForwardOutcome, ForwardRequest, Progress } from '../../src/protocol/actor.js';
 import { JSONRPC, type JsonRpcErrorBody, messageOf } from '../../src/protocol/errors.js';
 import type { ServerConfig } from '../../src/protocol/server-config.js';
+import { Cancel } from './cancel.js';
 import { RequestFailure } from './connection.js';
 import { Deadline } from './deadline.js';
 import { MAX_DEPTH } from './limits.js';
@@ -17,7 +18,7 @@ export const REQUEST_CANCELLED = -32800;
 const keepShared = (): void => undefined;
 
 interface InFlight {
-  abort: AbortController;
+  abort: Cancel;
   deadline: Deadline;
   /** The downstream session that made the call. */
   session: string | undefined;
@@ -64,7 +65,7 @@ export class Forwarder {
       if (!this.sessions.current(req.client.session)) return { ok: true, result: {} };
     }
     // Registered before the connection is there, so a cancel (or shutdown) while it opens is not lost.
-    const abort = new AbortController();
+    const abort = new Cancel();
     const entry: InFlight = { abort, deadline: new Deadline(), session: req.client?.session, client: req.client?.caller ?? req.client?.session, answerTimeoutMs: req.answerTimeoutMs };
     this.inFlight.set(req.id, entry);
     let lease: Lease | string | undefined;
@@ -75,7 +76,7 @@ export class Forwarder {
       // The router already took the client's progressToken off; the session sets its own when progress is wanted.
       const result = await lease.connection.request(req.method, req.params, {
         timeoutMs: req.timeoutMs ?? this.config.timeouts.request_ms,
-        signal: abort.signal,
+        signal: abort,
         deadline: entry.deadline,
         ...(req.client ? { clientCapabilities: req.client.capabilities } : {}),
         ...(req.client?.logLevel ? { logLevel: req.client.logLevel } : {}),

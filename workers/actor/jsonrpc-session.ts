@@ -7,6 +7,7 @@
 import { JSONRPC, messageOf } from '../../src/protocol/errors.js';
 import { extended } from '../../src/protocol/extended.js';
 import { isObject } from '../../src/protocol/json-object.js';
+import type { CancelSignal } from './cancel.js';
 
 export type JsonRpcId = string | number;
 export type JsonRpcMessage = Record<string, unknown>;
@@ -67,7 +68,7 @@ export class SessionClosedError extends Error {
 }
 
 export interface SessionRequestOptions {
-  signal?: AbortSignal;
+  signal?: CancelSignal;
   onprogress?: (progress: ProgressParams) => void;
   /** An opaque tag (the forwarded call's id) reported with server messages that may belong to this request. */
   context?: string;
