@@ -156,6 +156,20 @@ t.test('a reused socket closed before any answer is retried once on a new one; n
   t.equal(connections(), 2, 'not retried: the answer had begun');
 });
 
+t.test("the server's Keep-Alive timeout: an idle socket is let go a second before it", async (t) => {
+  const [url, pool, connections] = await raw(t, (socket, connection) => {
+    socket.write(`HTTP/1.1 200 OK\r\nKeep-Alive: timeout=${connection === 1 ? 0 : 2}\r\nContent-Length: 2\r\n\r\nok`);
+  });
+  await read(await pool.request('GET', url, {}).response);
+  await read(await pool.request('GET', url, {}).response);
+  t.equal(connections(), 2, 'timeout=0: not kept');
+  await read(await pool.request('GET', url, {}).response);
+  t.equal(connections(), 2, 'timeout=2: reused at once');
+  await new Promise((resolve) => setTimeout(resolve, 1_200));
+  await read(await pool.request('GET', url, {}).response);
+  t.equal(connections(), 3, 'and let go after a second idle');
+});
+
 t.test('a fresh socket reset before the answer fails the request', async (t) => {
   const [url, pool, connections] = await raw(t, (socket) => socket.destroy());
   await t.rejects(pool.request('GET', url, {}).response, { code: 'ECONNRESET' });

@@ -33,6 +33,8 @@ const RESOURCE = {};
  * larger one (a 60 MB call) is not held that long, and fails instead.
  */
 const RETRY_MAX_CHARS = 1024 * 1024;
+/** The server's `Keep-Alive: timeout=N`: as node:http's agent does, an idle socket is let go a second before the server would close it. */
+const KEEP_ALIVE_HINT = /^timeout=(\d+)/;
 /** Returned from the headers callback: the message has no body to parse (1xx, or one nobody asked for). */
 const SKIP_BODY = 1;
 
@@ -210,6 +212,8 @@ class Connection {
   private request: Http1Request | undefined;
   private headerParts: string[] = [];
   private keepAlive = false;
+  /** How long it may stay idle, from the server's hint (0: no limit). */
+  private idleMs = 0;
   private informational = false;
   private messageDone = false;
   /** A byte of the answer came: from then on the request is never retried. */
@@ -225,6 +229,7 @@ class Connection {
     socket.on('data', (chunk: Buffer) => this.read(chunk));
     socket.on('end', () => this.eof());
     socket.on('error', (error) => this.lost(error));
+    socket.on('timeout', () => this.drop());
     socket.on('close', () => this.lost(hangUp(this.answered ? 'aborted' : 'socket hang up')));
     const parser = this.parser;
     parser[HTTPParser.kOnHeaders] = (headers: string[]) => this.headerParts.push(...headers);
@@ -241,6 +246,7 @@ class Connection {
     this.informational = false;
     this.messageDone = false;
     this.answered = false;
+    if (this.idleMs > 0) this.socket.setTimeout(0);
     this.parser.initialize(HTTPParser.RESPONSE, RESOURCE, 0, HTTPParser.kLenientNone);
     this.socket.write(request.message!);
     // Only a request on a socket the server may have closed while idle can need a second attempt.
@@ -286,13 +292,15 @@ class Connection {
       this.informational = true;
       return SKIP_BODY;
     }
-    this.keepAlive = shouldKeepAlive;
     const fields: Record<string, string> = {};
     for (let i = 0; i < headers.length; i += 2) {
       const name = headers[i].toLowerCase();
       const known = fields[name];
       fields[name] = known === undefined ? headers[i + 1] : `${known}, ${headers[i + 1]}`;
     }
+    const hint = fields['keep-alive'] === undefined ? undefined : KEEP_ALIVE_HINT.exec(fields['keep-alive']);
+    this.idleMs = hint ? Number(hint[1]) * 1000 - 1000 : 0;
+    this.keepAlive = shouldKeepAlive && this.idleMs >= 0;
     request.respond(new Http1Response(statusCode, fields, request));
     return 0;
   }
@@ -318,8 +326,9 @@ class Connection {
   /** The answer is whole: the socket goes back to the pool if the request was all written and the server keeps it open. */
   private release(): void {
     this.request = undefined;
-    if (this.keepAlive && this.socket.writableLength === 0 && !this.socket.destroyed) this.pool.idle(this);
-    else this.drop();
+    if (!this.keepAlive || this.socket.writableLength > 0 || this.socket.destroyed) return this.drop();
+    if (this.idleMs > 0) this.socket.setTimeout(this.idleMs);
+    this.pool.idle(this);
   }
 
   private broken(error: Error): void {
