@@ -214,6 +214,15 @@ t.test('destroying a response mid-body closes its socket; the next request opens
   t.same(closed.slice(0, 1), [ports[0]], 'and the server saw it close');
 });
 
+t.test("destroying an answer that had ended leaves its socket alone, by then another request's", async (t) => {
+  const [url, pool] = await serve(t, (req, res) => (req.url === '/slow' ? setTimeout(() => res.end('slow'), 50) : res.end('fast')));
+  const first = await pool.request('GET', url, {}).response;
+  await new Promise((resolve) => setTimeout(resolve, 20));
+  const second = pool.request('GET', new URL('/slow', url), {});
+  first.destroy();
+  t.equal((await read(await second.response)).text, 'slow');
+});
+
 t.test('destroying a request before its answer rejects it and closes it', async (t) => {
   const [url, pool] = await serve(t, () => {});
   const req = pool.request('GET', url, {});

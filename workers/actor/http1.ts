@@ -325,6 +325,8 @@ class Connection {
 
   /** The answer is whole: the socket goes back to the pool if the request was all written and the server keeps it open. */
   private release(): void {
+    // Done with it: destroying its answer later must not touch the socket, by then maybe another request's.
+    this.request!.connection = undefined;
     this.request = undefined;
     if (!this.keepAlive || this.socket.writableLength > 0 || this.socket.destroyed) return this.drop();
     if (this.idleMs > 0) this.socket.setTimeout(this.idleMs);
