@@ -12,6 +12,8 @@ interface Parser {
   initialize(type: number, resource: object, maxHeaderSize: number, lenient: number): void;
   execute(data: Buffer): number | Error;
   finish(): undefined | Error;
+  /** Frees the native parser, which garbage collection never does. */
+  close(): void;
   [callback: number]: unknown;
 }
 
@@ -30,7 +32,7 @@ const { HTTPParser } = createRequire(import.meta.url)('_http_common') as { HTTPP
 const RESOURCE = {};
 /**
  * A request kept for a second attempt is held until its answer begins: a
- * larger one (a 60 MB call) is not held that long, and fails instead.
+ * larger one is not held that long, and fails instead.
  */
 const RETRY_MAX_CHARS = 1024 * 1024;
 /** The server's `Keep-Alive: timeout=N`: as node:http's agent does, an idle socket is let go a second before the server would close it. */
@@ -156,7 +158,11 @@ export class Http1Response extends EventEmitter {
 /** One request in flight: settles `response` when the answer's headers are in; 'close' when it is over. */
 export class Http1Request extends EventEmitter {
   readonly response: Promise<Http1Response>;
-  /** The request as written, kept for a second attempt only while one may come. */
+  /**
+   * The request as written, kept for a second attempt only while one may
+   * come: never for a POST, which the server may have read before the socket
+   * closed (a tools/call must not run twice).
+   */
   message: string | undefined;
   /** Already on its second socket: never retried again. */
   retried = false;
@@ -165,7 +171,11 @@ export class Http1Request extends EventEmitter {
   private settle!: { resolve: (res: Http1Response) => void; reject: (error: Error) => void };
   private done = false;
 
-  constructor(message: string) {
+  constructor(
+    message: string,
+    /** GET and DELETE may be sent again (RFC 9110's idempotent methods); a POST never. */
+    readonly idempotent: boolean,
+  ) {
     super();
     this.message = message;
     this.response = new Promise((resolve, reject) => (this.settle = { resolve, reject }));
@@ -220,6 +230,7 @@ class Connection {
   private answered = false;
   /** It has served a request before, so the server may have closed it meanwhile. */
   private reused = false;
+  private dropped = false;
 
   constructor(
     readonly socket: Socket,
@@ -250,7 +261,7 @@ class Connection {
     this.parser.initialize(HTTPParser.RESPONSE, RESOURCE, 0, HTTPParser.kLenientNone);
     this.socket.write(request.message!);
     // Only a request on a socket the server may have closed while idle can need a second attempt.
-    if (!this.reused || request.retried || request.message!.length > RETRY_MAX_CHARS) request.message = undefined;
+    if (!this.reused || !request.idempotent || request.retried || request.message!.length > RETRY_MAX_CHARS) request.message = undefined;
     this.reused = true;
   }
 
@@ -264,8 +275,12 @@ class Connection {
   /** Closes the socket; its request, if any, is left to whoever dropped it. */
   drop(): void {
     this.request = undefined;
+    if (this.dropped) return;
+    this.dropped = true;
     this.pool.forget(this);
     this.socket.destroy();
+    // After the parser's own callbacks have unwound, as node:http does.
+    setImmediate(() => this.parser.close());
   }
 
   private read(chunk: Buffer): void {
@@ -371,7 +386,7 @@ export class Http1Pool {
       head += `${name}: ${value}\r\n`;
     }
     const message = body === undefined ? `${head}\r\n` : `${head}content-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
-    const request = new Http1Request(message);
+    const request = new Http1Request(message, method === 'GET' || method === 'DELETE');
     this.assign(request);
     return request;
   }
