@@ -30,11 +30,6 @@ interface ParserClass {
 const { HTTPParser } = createRequire(import.meta.url)('_http_common') as { HTTPParser: ParserClass };
 /** The async resource llhttp reports its callbacks under: one for all, as nothing tracks them. */
 const RESOURCE = {};
-/**
- * A request kept for a second attempt is held until its answer begins: a
- * larger one is not held that long, and fails instead.
- */
-const RETRY_MAX_CHARS = 1024 * 1024;
 /** The server's `Keep-Alive: timeout=N`: as node:http's agent does, an idle socket is let go a second before the server would close it. */
 const KEEP_ALIVE_HINT = /^timeout=(\d+)/;
 /** Returned from the headers callback: the message has no body to parse (1xx, or one nobody asked for). */
@@ -261,7 +256,7 @@ class Connection {
     this.parser.initialize(HTTPParser.RESPONSE, RESOURCE, 0, HTTPParser.kLenientNone);
     this.socket.write(request.message!);
     // Only a request on a socket the server may have closed while idle can need a second attempt.
-    if (!this.reused || !request.idempotent || request.retried || request.message!.length > RETRY_MAX_CHARS) request.message = undefined;
+    if (!this.reused || !request.idempotent || request.retried) request.message = undefined;
     this.reused = true;
   }
 
