@@ -1,19 +1,11 @@
-// The HTTP plumbing both network transports share: one keep-alive agent per
-// transport (node:http, not fetch: undici costs ~5 MB per worker), one exchange
+// The HTTP plumbing both network transports share: one keep-alive pool per
+// transport (http1.ts, not fetch: undici costs ~5 MB per worker), one exchange
 // with the OAuth hook, delivery of parsed messages.
-import type { Agent, ClientRequest, IncomingMessage, OutgoingHttpHeaders } from 'node:http';
+import { http1Pool, type Http1Headers, type Http1Pool, type Http1Request, type Http1Response } from './http1.js';
 import type { JsonRpcId, JsonRpcMessage, MessageTransport } from './jsonrpc-session.js';
 import { UpstreamAuthError, type HttpAuth } from './http-auth.js';
 import { asError, parseMessages } from './http-bodies.js';
 import { TooDeepError } from './inbound.js';
-
-
-export type HttpModule = typeof import('node:http');
-
-/** node:http, or node:https for an https URL (loaded only then). */
-async function httpModule(url: URL): Promise<HttpModule> {
-  return url.protocol === 'https:' ? ((await import('node:https')) as unknown as HttpModule) : await import('node:http');
-}
 
 export abstract class HttpTransportBase implements MessageTransport {
   onmessage?: (message: JsonRpcMessage, related?: JsonRpcId) => void;
@@ -21,12 +13,10 @@ export abstract class HttpTransportBase implements MessageTransport {
   onerror?: (error: Error) => void;
   protected closed = false;
   protected protocolVersion: string | undefined;
-  private readonly requests = new Set<ClientRequest>();
 
   constructor(
     protected readonly url: URL,
-    private readonly http: HttpModule,
-    private readonly agent: Agent,
+    private readonly pool: Http1Pool,
     private readonly headers: Record<string, string>,
     private readonly auth: HttpAuth | null = null,
   ) {}
@@ -38,8 +28,8 @@ export abstract class HttpTransportBase implements MessageTransport {
     this.protocolVersion = version;
   }
 
-  protected commonHeaders(): OutgoingHttpHeaders {
-    const headers: OutgoingHttpHeaders = { ...this.headers };
+  protected commonHeaders(): Http1Headers {
+    const headers: Http1Headers = { ...this.headers };
     if (this.protocolVersion) headers['mcp-protocol-version'] = this.protocolVersion;
     return headers;
   }
@@ -51,11 +41,11 @@ export abstract class HttpTransportBase implements MessageTransport {
    * (`body()`), never kept for a retry: a 60 MB request would otherwise be
    * held twice over, as the message and as its text, until the answer began.
    */
-  protected async exchange(method: string, url: URL, headers: OutgoingHttpHeaders, body?: () => string, onRequest?: (req: ClientRequest) => void, retried = false): Promise<IncomingMessage> {
+  protected async exchange(method: string, url: URL, headers: Http1Headers, body?: () => string, onRequest?: (req: Http1Request) => void, retried = false): Promise<Http1Response> {
     if (!this.auth) return this.exchangeOnce(method, url, headers, body?.(), onRequest);
     Object.assign(headers, await this.auth.headers());
     const res = await this.exchangeOnce(method, url, headers, body?.(), onRequest);
-    const status = res.statusCode ?? 0;
+    const status = res.statusCode;
     if (status !== 401 && status !== 403) return res;
     const sent = typeof headers.authorization === 'string' ? headers.authorization : undefined;
     const refusal = await this.auth.refused(status, res.headers['www-authenticate'], sent, retried);
@@ -66,29 +56,11 @@ export abstract class HttpTransportBase implements MessageTransport {
     return this.exchange(method, url, headers, body, onRequest, true);
   }
 
-  private exchangeOnce(method: string, url: URL, headers: OutgoingHttpHeaders, body?: string, onRequest?: (req: ClientRequest) => void): Promise<IncomingMessage> {
-    if (this.closed) return Promise.reject(new Error('Not connected'));
-    return new Promise((resolve, reject) => {
-      if (body !== undefined) headers['content-length'] = Buffer.byteLength(body);
-      const req = this.http.request(url, { method, headers, agent: this.agent });
-      onRequest?.(req);
-      let answered = false;
-      this.requests.add(req);
-      req.on('socket', (socket) => socket.setNoDelay(true));
-      req.on('response', (res) => {
-        answered = true;
-        res.on('close', () => this.requests.delete(req));
-        resolve(res);
-      });
-      req.on('error', (error) => {
-        this.requests.delete(req);
-        reject(error);
-      });
-      req.on('close', () => {
-        if (!answered) this.requests.delete(req);
-      });
-      req.end(body);
-    });
+  private async exchangeOnce(method: string, url: URL, headers: Http1Headers, body?: string, onRequest?: (req: Http1Request) => void): Promise<Http1Response> {
+    if (this.closed) throw new Error('Not connected');
+    const req = this.pool.request(method, url, headers, body);
+    onRequest?.(req);
+    return req.response;
   }
 
   protected deliver(message: JsonRpcMessage, related?: JsonRpcId): void {
@@ -114,17 +86,14 @@ export abstract class HttpTransportBase implements MessageTransport {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    for (const req of this.requests) req.destroy();
-    this.requests.clear();
-    this.agent.destroy();
+    this.pool.close();
     this.onclose?.();
   }
 }
 
 
-export async function parts(url: string): Promise<[URL, HttpModule, Agent]> {
+export async function parts(url: string): Promise<[URL, Http1Pool]> {
   const parsed = new URL(url);
-  const http = await httpModule(parsed);
-  return [parsed, http, new http.Agent({ keepAlive: true })];
+  return [parsed, await http1Pool(parsed)];
 }
 

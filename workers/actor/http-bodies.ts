@@ -1,7 +1,7 @@
 // Reading an HTTP upstream's bodies: whole JSON answers and SSE streams under
 // the actor's answer budget, error bodies cut short, JSON-RPC text parsed with
 // the nesting policy. Shared by both network transports.
-import type { IncomingMessage } from 'node:http';
+import type { Http1Response } from './http1.js';
 import type { JsonRpcId, JsonRpcMessage } from './jsonrpc-session.js';
 import { MAX_ERROR_TEXT_CHARS, sanitiseText } from '../../src/protocol/untrusted-text.js';
 import { parseInbound } from './inbound.js';
@@ -31,7 +31,7 @@ export class AnswerBudgetError extends RpcError {
  * or would take the actor's answers past their budget (the response is then
  * destroyed). The body's share of the budget is held until its answer has left.
  */
-export async function readText<T>(res: IncomingMessage, use: (text: string) => T): Promise<T> {
+export async function readText<T>(res: Http1Response, use: (text: string) => T): Promise<T> {
   let chars = 0;
   try {
     const text = await new Promise<string>((resolve, reject) => {
@@ -67,7 +67,7 @@ export async function readText<T>(res: IncomingMessage, use: (text: string) => T
  * rest is not read (an upstream's 3 MB error page would otherwise be carried
  * into every error, log line and event). Never fails.
  */
-export function errorText(res: IncomingMessage): Promise<string> {
+export function errorText(res: Http1Response): Promise<string> {
   return new Promise((resolve) => {
     let text = '';
     const done = (): void => resolve(sanitiseText(text));
@@ -90,7 +90,7 @@ export function errorText(res: IncomingMessage): Promise<string> {
  * their budget (AnswerBudgetError; the response is destroyed). An event's
  * share is held until it has been delivered.
  */
-export function readSse(res: IncomingMessage, onEvent: (event: SseEvent) => void, onDropped: (error: Error) => void, budget = answers): Promise<void> {
+export function readSse(res: Http1Response, onEvent: (event: SseEvent) => void, onDropped: (error: Error) => void, budget = answers): Promise<void> {
   return new Promise((resolve, reject) => {
     const parser = new SseParser();
     // Taken from the budget since the last event ended: the parser never holds more.

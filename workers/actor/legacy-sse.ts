@@ -1,6 +1,6 @@
 // Legacy SSE: GET /sse for the endpoint, then every message on that stream and
 // each request POSTed to the endpoint.
-import type { IncomingMessage } from 'node:http';
+import type { Http1Response } from './http1.js';
 import type { JsonRpcMessage } from './jsonrpc-session.js';
 import { addTraceHeaders } from './trace-headers.js';
 import { UpstreamAuthError, type HttpAuth } from './http-auth.js';
@@ -28,7 +28,7 @@ export class LegacySseTransport extends HttpTransportBase {
       headers.accept = 'text/event-stream';
       this.exchange('GET', this.url, headers)
         .then(async (res) => {
-          const status = res.statusCode ?? 0;
+          const status = res.statusCode;
           if (status < 200 || status >= 300) {
             res.resume();
             throw new Error(`SSE error: Non-200 status code (${status})`);
@@ -63,7 +63,7 @@ export class LegacySseTransport extends HttpTransportBase {
     const headers = this.commonHeaders();
     headers['content-type'] = 'application/json';
     addTraceHeaders(headers, message);
-    let res: IncomingMessage;
+    let res: Http1Response;
     try {
       res = await this.exchange('POST', this.endpoint, headers, () => JSON.stringify(message));
     } catch (error) {
@@ -71,7 +71,7 @@ export class LegacySseTransport extends HttpTransportBase {
       this.report(failure);
       throw failure;
     }
-    const status = res.statusCode ?? 0;
+    const status = res.statusCode;
     if (status < 200 || status >= 300) {
       const text = await errorText(res);
       const failure = new Error(`Error POSTing to endpoint (HTTP ${status}): ${text}`);

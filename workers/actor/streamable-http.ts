@@ -1,7 +1,7 @@
 // Streamable HTTP: a POST per message, answered as JSON or SSE, the optional
 // GET stream for server messages (reconnected), DELETE on close, and the
 // 2026-07-28 listen stream.
-import type { ClientRequest, IncomingMessage, OutgoingHttpHeaders } from 'node:http';
+import type { Http1Headers, Http1Request, Http1Response } from './http1.js';
 import type { JsonRpcId, JsonRpcMessage } from './jsonrpc-session.js';
 import { type SseEvent } from '../../src/protocol/sse-parser.js';
 import { addTraceHeaders } from './trace-headers.js';
@@ -24,11 +24,11 @@ export class StreamableHttpTransport extends HttpTransportBase {
   private reconnectAttempts = 0;
   private retryMs: number | undefined;
   /** Requests whose answer is still coming (or not yet begun), by JSON-RPC id. */
-  private readonly answering = new Map<JsonRpcId, ClientRequest>();
+  private readonly answering = new Map<JsonRpcId, Http1Request>();
   /** Requests whose answer a GET is to resume: abandon() takes one out, and its resumption stops. */
   private readonly resuming = new Set<JsonRpcId>();
   /** Requests abandon() destroyed: their failure is not reported (weak: nothing to clean up however they end). */
-  private readonly cutOff = new WeakSet<ClientRequest>();
+  private readonly cutOff = new WeakSet<Http1Request>();
   private headersOf: ((message: JsonRpcMessage) => Record<string, string | number>) | undefined;
 
   async start(): Promise<void> {}
@@ -37,7 +37,7 @@ export class StreamableHttpTransport extends HttpTransportBase {
     this.headersOf = headersOf;
   }
 
-  protected override commonHeaders(): OutgoingHttpHeaders {
+  protected override commonHeaders(): Http1Headers {
     const headers = super.commonHeaders();
     if (this.sessionId) headers['mcp-session-id'] = this.sessionId;
     return headers;
@@ -47,8 +47,8 @@ export class StreamableHttpTransport extends HttpTransportBase {
     if (message.method === 'notifications/cancelled') this.abandon((message.params as { requestId?: JsonRpcId } | undefined)?.requestId);
     const headers = this.postHeaders(message);
     const id = isRequest(message) ? (message.id as JsonRpcId) : undefined;
-    let res: IncomingMessage;
-    let request: ClientRequest | undefined;
+    let res: Http1Response;
+    let request: Http1Request | undefined;
     const cutOff = (): boolean => request !== undefined && this.cutOff.has(request);
     try {
       res = await this.exchange('POST', this.url, headers, () => JSON.stringify(message), (req) => {
@@ -66,7 +66,7 @@ export class StreamableHttpTransport extends HttpTransportBase {
     }
     const session = res.headers['mcp-session-id'];
     if (typeof session === 'string') this.sessionId = session;
-    const status = res.statusCode ?? 0;
+    const status = res.statusCode;
     if (status < 200 || status >= 300) {
       const text = await errorText(res);
       const rpcError = this.headersOf ? rpcErrorFor(text, id) : undefined;
@@ -118,7 +118,7 @@ export class StreamableHttpTransport extends HttpTransportBase {
     throw failure;
   }
 
-  private postHeaders(message: JsonRpcMessage): OutgoingHttpHeaders {
+  private postHeaders(message: JsonRpcMessage): Http1Headers {
     // commonHeaders() is a new object: the era's headers go onto it, not both into a third.
     const headers = this.commonHeaders();
     if (this.headersOf) Object.assign(headers, this.headersOf(message));
@@ -135,12 +135,12 @@ export class StreamableHttpTransport extends HttpTransportBase {
    * `signal` closes it (the spec's way to end a listen over HTTP).
    */
   async listen(message: JsonRpcMessage, signal: AbortSignal): Promise<void> {
-    let request: ClientRequest | undefined;
+    let request: Http1Request | undefined;
     const close = (): void => void request?.destroy();
     signal.addEventListener('abort', close, { once: true });
     try {
       const res = await this.exchange('POST', this.url, this.postHeaders(message), () => JSON.stringify(message), (req) => (request = req));
-      const status = res.statusCode ?? 0;
+      const status = res.statusCode;
       if (status < 200 || status >= 300 || !String(res.headers['content-type'] ?? '').includes('text/event-stream')) {
         throw new HttpStatusError(status, `subscriptions/listen was refused (HTTP ${status}): ${await errorText(res)}`);
       }
@@ -201,7 +201,7 @@ export class StreamableHttpTransport extends HttpTransportBase {
       const headers = this.commonHeaders();
       headers.accept = 'text/event-stream';
       headers['last-event-id'] = lastEventId;
-      let request: ClientRequest | undefined;
+      let request: Http1Request | undefined;
       const seen = { lastId: lastEventId as string | undefined, answered: false };
       this.exchange('GET', this.url, headers, undefined, (req) => {
         request = req;
@@ -209,7 +209,7 @@ export class StreamableHttpTransport extends HttpTransportBase {
         req.once('close', () => this.answering.get(id) === req && this.answering.delete(id));
       })
         .then(async (res) => {
-          const status = res.statusCode ?? 0;
+          const status = res.statusCode;
           if (status < 200 || status >= 300) {
             res.resume();
             throw new Error(`resuming the answer to request ${String(id)} failed: HTTP ${status}`);
@@ -248,7 +248,7 @@ export class StreamableHttpTransport extends HttpTransportBase {
     headers.accept = 'text/event-stream';
     this.exchange('GET', this.url, headers)
       .then(async (res) => {
-        const status = res.statusCode ?? 0;
+        const status = res.statusCode;
         if (status === 405) {
           res.resume();
           return;
@@ -281,7 +281,7 @@ export class StreamableHttpTransport extends HttpTransportBase {
     if (!this.sessionId || this.closed) return;
     const res = await this.exchange('DELETE', this.url, this.commonHeaders());
     res.resume();
-    const status = res.statusCode ?? 0;
+    const status = res.statusCode;
     if (status !== 405 && (status < 200 || status >= 300)) throw new Error(`Failed to terminate session: HTTP ${status}`);
     this.sessionId = undefined;
   }

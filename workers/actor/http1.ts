@@ -1,0 +1,440 @@
+// HTTP/1.1 exchanges over pooled keep-alive sockets, framed by Node's own llhttp
+// parser (the one node:http uses underneath). node:http's agent, outgoing
+// message and stream layers around it were a third of a cold actor's CPU per
+// call; this keeps the parser and drops those layers.
+import { EventEmitter } from 'node:events';
+import { createRequire } from 'node:module';
+import { connect, isIP, type Socket } from 'node:net';
+import type { ConnectionOptions } from 'node:tls';
+import { StringDecoder } from 'node:string_decoder';
+
+interface Parser {
+  initialize(type: number, resource: object, maxHeaderSize: number, lenient: number): void;
+  execute(data: Buffer): number | Error;
+  finish(): undefined | Error;
+  /** Frees the native parser, which garbage collection never does. */
+  close(): void;
+  [callback: number]: unknown;
+}
+
+interface ParserClass {
+  new (): Parser;
+  RESPONSE: number;
+  kOnHeaders: number;
+  kOnHeadersComplete: number;
+  kOnBody: number;
+  kOnMessageComplete: number;
+  kLenientNone: number;
+}
+
+const { HTTPParser } = createRequire(import.meta.url)('_http_common') as { HTTPParser: ParserClass };
+/** The async resource llhttp reports its callbacks under: one for all, as nothing tracks them. */
+const RESOURCE = {};
+/** The server's `Keep-Alive: timeout=N`: as node:http's agent does, an idle socket is let go a second before the server would close it. */
+const KEEP_ALIVE_HINT = /^timeout=(\d+)/;
+/** Returned from the headers callback: the message has no body to parse (1xx, or one nobody asked for). */
+const SKIP_BODY = 1;
+
+export type Http1Headers = Record<string, string | number | undefined>;
+
+/** What node:http refuses in a header name or value: anything else could split the request. */
+const TOKEN = /^[\^_`a-zA-Z\-0-9!#$%&'*+.|~]+$/;
+const BAD_VALUE = /[^\t\x20-\x7e\x80-\xff]/;
+
+function hangUp(message: string): Error {
+  return Object.assign(new Error(message), { code: 'ECONNRESET' });
+}
+
+/**
+ * A response whose headers are in. Its body comes as 'data' (strings after
+ * setEncoding), then 'end' and 'close'; a body that breaks off gives 'error'
+ * (only if anyone listens, as node:http does) and 'close' with `complete`
+ * false. Like a paused stream, it holds the body until 'data' is listened to
+ * or resume() is called.
+ */
+export class Http1Response extends EventEmitter {
+  complete = false;
+  private decoder: StringDecoder | undefined;
+  private readonly held: Buffer[] = [];
+  private flowing = false;
+  private ended = false;
+  private failure: Error | undefined;
+  private closed = false;
+
+  constructor(
+    readonly statusCode: number,
+    readonly headers: Record<string, string>,
+    private readonly request: Http1Request,
+  ) {
+    super();
+  }
+
+  setEncoding(encoding: 'utf8'): this {
+    this.decoder = new StringDecoder(encoding);
+    return this;
+  }
+
+  override on(event: string | symbol, listener: (...args: any[]) => void): this {
+    super.on(event, listener);
+    if (event === 'data') this.resume();
+    return this;
+  }
+
+  /** Starts the flow (after the listeners attached in this turn are in); without a 'data' listener the body is dropped. */
+  resume(): this {
+    if (this.flowing) return this;
+    this.flowing = true;
+    process.nextTick(() => this.flush());
+    return this;
+  }
+
+  /** Stops reading: the socket is closed, never reused. */
+  destroy(): void {
+    if (this.closed) return;
+    this.request.abort();
+    this.stop();
+  }
+
+  /** @internal */
+  push(chunk: Buffer): void {
+    if (this.closed) return;
+    if (this.flowing && this.held.length === 0) this.emitData(chunk);
+    else this.held.push(chunk);
+  }
+
+  /** @internal The message ended: `complete` from now on, 'end' once the held body is out. */
+  end(): void {
+    this.complete = true;
+    this.ended = true;
+    if (this.flowing && this.held.length === 0) this.finish();
+  }
+
+  /** @internal */
+  fail(error: Error): void {
+    if (this.closed || this.failure) return;
+    this.failure = error;
+    if (this.flowing && this.held.length === 0) this.finish();
+  }
+
+  private flush(): void {
+    while (this.held.length > 0 && !this.closed) this.emitData(this.held.shift()!);
+    this.finish();
+  }
+
+  private emitData(chunk: Buffer): void {
+    this.emit('data', this.decoder ? this.decoder.write(chunk) : chunk);
+  }
+
+  private finish(): void {
+    if (this.closed) return;
+    if (this.ended) {
+      this.closed = true;
+      this.emit('end');
+      this.emit('close');
+      this.request.over();
+    } else if (this.failure) {
+      const failure = this.failure;
+      this.stop();
+      if (this.listenerCount('error') > 0) this.emit('error', failure);
+    }
+  }
+
+  /** Closed without its end: 'close' comes on the next tick, after the caller's own reaction to why. */
+  private stop(): void {
+    this.closed = true;
+    this.held.length = 0;
+    process.nextTick(() => {
+      this.emit('close');
+      this.request.over();
+    });
+  }
+}
+
+/** One request in flight: settles `response` when the answer's headers are in; 'close' when it is over. */
+export class Http1Request extends EventEmitter {
+  readonly response: Promise<Http1Response>;
+  /**
+   * The request as written, kept for a second attempt only while one may
+   * come: never for a POST, which the server may have read before the socket
+   * closed (a tools/call must not run twice).
+   */
+  message: string | undefined;
+  /** Already on its second socket: never retried again. */
+  retried = false;
+  res: Http1Response | undefined;
+  connection: Connection | undefined;
+  private settle!: { resolve: (res: Http1Response) => void; reject: (error: Error) => void };
+  private done = false;
+
+  constructor(
+    message: string,
+    /** GET and DELETE may be sent again (RFC 9110's idempotent methods); a POST never. */
+    readonly idempotent: boolean,
+  ) {
+    super();
+    this.message = message;
+    this.response = new Promise((resolve, reject) => (this.settle = { resolve, reject }));
+  }
+
+  /** Before the answer: it fails with ECONNRESET; after: its body breaks off. The socket is never reused. */
+  destroy(): void {
+    if (this.done) return;
+    this.abort();
+    if (this.res) this.res.fail(hangUp('aborted'));
+    else this.fail(hangUp('socket hang up'));
+  }
+
+  /** @internal */
+  respond(res: Http1Response): void {
+    this.res = res;
+    this.settle.resolve(res);
+  }
+
+  /** @internal Fails it wherever it is: before the answer, or in the middle of its body. */
+  fail(error: Error): void {
+    if (this.done) return;
+    if (this.res) return this.res.fail(error);
+    this.settle.reject(error);
+    this.over();
+  }
+
+  /** @internal */
+  abort(): void {
+    this.connection?.drop();
+  }
+
+  /** @internal */
+  over(): void {
+    if (this.done) return;
+    this.done = true;
+    this.emit('close');
+  }
+}
+
+/** One socket and its parser; serves one request at a time. */
+class Connection {
+  private readonly parser = new HTTPParser();
+  private request: Http1Request | undefined;
+  private headerParts: string[] = [];
+  private keepAlive = false;
+  /** How long it may stay idle, from the server's hint (0: no limit). */
+  private idleMs = 0;
+  private informational = false;
+  private messageDone = false;
+  /** A byte of the answer came: from then on the request is never retried. */
+  private answered = false;
+  /** It has served a request before, so the server may have closed it meanwhile. */
+  private reused = false;
+  private dropped = false;
+
+  constructor(
+    readonly socket: Socket,
+    private readonly pool: Http1Pool,
+  ) {
+    socket.setNoDelay(true);
+    socket.on('data', (chunk: Buffer) => this.read(chunk));
+    socket.on('end', () => this.eof());
+    socket.on('error', (error) => this.lost(error));
+    socket.on('timeout', () => this.drop());
+    socket.on('close', () => this.lost(hangUp(this.answered ? 'aborted' : 'socket hang up')));
+    const parser = this.parser;
+    parser[HTTPParser.kOnHeaders] = (headers: string[]) => this.headerParts.push(...headers);
+    parser[HTTPParser.kOnHeadersComplete] = (_major: number, _minor: number, headers: string[] | undefined, _method: unknown, _url: unknown, statusCode: number, _statusMessage: unknown, _upgrade: boolean, shouldKeepAlive: boolean) => this.headersComplete(headers ?? this.headerParts, statusCode, shouldKeepAlive);
+    parser[HTTPParser.kOnBody] = (chunk: Buffer) => this.request?.res?.push(chunk);
+    parser[HTTPParser.kOnMessageComplete] = () => this.messageComplete();
+  }
+
+  start(request: Http1Request): void {
+    this.request = request;
+    request.connection = this;
+    this.headerParts = [];
+    this.keepAlive = false;
+    this.informational = false;
+    this.messageDone = false;
+    this.answered = false;
+    if (this.idleMs > 0) this.socket.setTimeout(0);
+    this.parser.initialize(HTTPParser.RESPONSE, RESOURCE, 0, HTTPParser.kLenientNone);
+    this.socket.write(request.message!);
+    // Only a request on a socket the server may have closed while idle can need a second attempt.
+    if (!this.reused || !request.idempotent || request.retried) request.message = undefined;
+    this.reused = true;
+  }
+
+  /** Closes the socket; its request, if any, ends as if destroyed. */
+  close(): void {
+    const request = this.request;
+    this.drop();
+    request?.destroy();
+  }
+
+  /** Closes the socket; its request, if any, is left to whoever dropped it. */
+  drop(): void {
+    this.request = undefined;
+    if (this.dropped) return;
+    this.dropped = true;
+    this.pool.forget(this);
+    this.socket.destroy();
+    // After the parser's own callbacks have unwound, as node:http does.
+    setImmediate(() => this.parser.close());
+  }
+
+  private read(chunk: Buffer): void {
+    const request = this.request;
+    if (!request) return this.drop();
+    if (!this.answered) {
+      this.answered = true;
+      request.message = undefined;
+    }
+    const result = this.parser.execute(chunk);
+    if (result instanceof Error) return this.broken(result);
+    if (this.messageDone) this.release();
+  }
+
+  private headersComplete(headers: string[], statusCode: number, shouldKeepAlive: boolean): number {
+    this.headerParts = [];
+    const request = this.request;
+    // An answer nobody asked for: parsed past, and the socket is not trusted again.
+    if (!request || request.res) {
+      this.keepAlive = false;
+      return SKIP_BODY;
+    }
+    if (statusCode < 200) {
+      this.informational = true;
+      return SKIP_BODY;
+    }
+    const fields: Record<string, string> = {};
+    for (let i = 0; i < headers.length; i += 2) {
+      const name = headers[i].toLowerCase();
+      const known = fields[name];
+      fields[name] = known === undefined ? headers[i + 1] : `${known}, ${headers[i + 1]}`;
+    }
+    const hint = fields['keep-alive'] === undefined ? undefined : KEEP_ALIVE_HINT.exec(fields['keep-alive']);
+    this.idleMs = hint ? Number(hint[1]) * 1000 - 1000 : 0;
+    this.keepAlive = shouldKeepAlive && this.idleMs >= 0;
+    request.respond(new Http1Response(statusCode, fields, request));
+    return 0;
+  }
+
+  private messageComplete(): void {
+    if (this.informational) {
+      this.informational = false;
+      return;
+    }
+    if (!this.request?.res) return;
+    this.messageDone = true;
+    this.request.res.end();
+  }
+
+  /** The server ended the connection: the end of a body that runs until then, or a break. */
+  private eof(): void {
+    if (!this.request?.res) return;
+    const result = this.parser.finish();
+    if (result instanceof Error) return this.broken(result);
+    if (this.messageDone) this.release();
+  }
+
+  /** The answer is whole: the socket goes back to the pool if the request was all written and the server keeps it open. */
+  private release(): void {
+    // Done with it: destroying its answer later must not touch the socket, by then maybe another request's.
+    this.request!.connection = undefined;
+    this.request = undefined;
+    if (!this.keepAlive || this.socket.writableLength > 0 || this.socket.destroyed) return this.drop();
+    if (this.idleMs > 0) this.socket.setTimeout(this.idleMs);
+    this.pool.idle(this);
+  }
+
+  private broken(error: Error): void {
+    const request = this.request;
+    this.drop();
+    request?.fail(error);
+  }
+
+  private lost(error: Error): void {
+    const request = this.request;
+    this.drop();
+    if (!request) return;
+    // The keep-alive race: the server closed the idle socket as this request went out. Nothing was answered, so it goes again.
+    if (request.message !== undefined && !this.answered && this.pool.retry(request)) return;
+    request.fail(error);
+  }
+}
+
+/** Keep-alive sockets to one origin: an idle one is reused (the latest first), a new one opened when all are busy. */
+export class Http1Pool {
+  private readonly free: Connection[] = [];
+  private readonly busy = new Set<Connection>();
+  private closed = false;
+
+  constructor(
+    private readonly open: () => Socket,
+    private readonly host: string,
+  ) {}
+
+  /** Sends the request at once; throws on a header node:http would refuse. */
+  request(method: string, url: URL, headers: Http1Headers, body?: string): Http1Request {
+    if (this.closed) throw new Error('Not connected');
+    let head = `${method} ${url.pathname}${url.search} HTTP/1.1\r\nhost: ${this.host}\r\nconnection: keep-alive\r\n`;
+    for (const name in headers) {
+      const value = headers[name];
+      if (value === undefined) continue;
+      if (!TOKEN.test(name) || BAD_VALUE.test(String(value))) throw new TypeError(`invalid HTTP header ${JSON.stringify(name)}`);
+      head += `${name}: ${value}\r\n`;
+    }
+    const message = body === undefined ? `${head}\r\n` : `${head}content-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
+    const request = new Http1Request(message, method === 'GET' || method === 'DELETE');
+    this.assign(request);
+    return request;
+  }
+
+  /** @internal A second attempt on a new socket; false if none may be made. */
+  retry(request: Http1Request): boolean {
+    if (this.closed || request.retried) return false;
+    request.retried = true;
+    this.assign(request, this.connect());
+    return true;
+  }
+
+  /** @internal */
+  idle(connection: Connection): void {
+    this.busy.delete(connection);
+    if (this.closed) return connection.close();
+    connection.socket.unref();
+    this.free.push(connection);
+  }
+
+  /** @internal */
+  forget(connection: Connection): void {
+    this.busy.delete(connection);
+    const at = this.free.indexOf(connection);
+    if (at >= 0) this.free.splice(at, 1);
+  }
+
+  /** Closes every socket; requests in flight fail. */
+  close(): void {
+    this.closed = true;
+    for (const connection of [...this.free, ...this.busy]) connection.close();
+  }
+
+  private assign(request: Http1Request, connection = this.free.pop() ?? this.connect()): void {
+    this.busy.add(connection);
+    connection.socket.ref();
+    connection.start(request);
+  }
+
+  private connect(): Connection {
+    return new Connection(this.open(), this);
+  }
+}
+
+/** A pool for `url`'s origin; node:tls is loaded only for https. */
+export async function http1Pool(url: URL, tlsOptions: ConnectionOptions = {}): Promise<Http1Pool> {
+  const host = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
+  if (url.protocol !== 'https:') {
+    const port = Number(url.port || 80);
+    return new Http1Pool(() => connect({ host, port }), url.host);
+  }
+  const tls = await import('node:tls');
+  const port = Number(url.port || 443);
+  const servername = isIP(host) ? undefined : host;
+  return new Http1Pool(() => tls.connect({ host, port, servername, ALPNProtocols: ['http/1.1'], ...tlsOptions }), url.host);
+}
