@@ -57,7 +57,7 @@ export abstract class HttpTransportBase implements MessageTransport {
   }
 
   private async exchangeOnce(method: string, url: URL, headers: Http1Headers, body?: string, onRequest?: (req: Http1Request) => void): Promise<Http1Response> {
-    if (this.closed) throw new Error('Not connected');
+    // A closed transport's pool is closed too, and refuses with "Not connected".
     const req = this.pool.request(method, url, headers, body);
     onRequest?.(req);
     return req.response;

@@ -57,7 +57,6 @@ export class Http1Response extends EventEmitter {
   private decoder: StringDecoder | undefined;
   private readonly held: Buffer[] = [];
   private flowing = false;
-  private ended = false;
   private failure: Error | undefined;
   private closed = false;
 
@@ -105,7 +104,6 @@ export class Http1Response extends EventEmitter {
   /** @internal The message ended: `complete` from now on, 'end' once the held body is out. */
   end(): void {
     this.complete = true;
-    this.ended = true;
     if (this.flowing && this.held.length === 0) this.finish();
   }
 
@@ -127,7 +125,7 @@ export class Http1Response extends EventEmitter {
 
   private finish(): void {
     if (this.closed) return;
-    if (this.ended) {
+    if (this.complete) {
       this.closed = true;
       this.emit('end');
       this.emit('close');
@@ -159,8 +157,6 @@ export class Http1Request extends EventEmitter {
    * closed (a tools/call must not run twice).
    */
   message: string | undefined;
-  /** Already on its second socket: never retried again. */
-  retried = false;
   res: Http1Response | undefined;
   connection: Connection | undefined;
   private settle!: { resolve: (res: Http1Response) => void; reject: (error: Error) => void };
@@ -221,7 +217,7 @@ class Connection {
   private idleMs = 0;
   private informational = false;
   private messageDone = false;
-  /** A byte of the answer came: from then on the request is never retried. */
+  /** A byte of the answer came: the request's message is let go, and a break from then on is "aborted", not "socket hang up". */
   private answered = false;
   /** It has served a request before, so the server may have closed it meanwhile. */
   private reused = false;
@@ -255,8 +251,8 @@ class Connection {
     if (this.idleMs > 0) this.socket.setTimeout(0);
     this.parser.initialize(HTTPParser.RESPONSE, RESOURCE, 0, HTTPParser.kLenientNone);
     this.socket.write(request.message!);
-    // Only a request on a socket the server may have closed while idle can need a second attempt.
-    if (!this.reused || !request.idempotent || request.retried) request.message = undefined;
+    // Only a request on a socket the server may have closed while idle can need a second attempt (so never one on a new socket, a second attempt included).
+    if (!this.reused || !request.idempotent) request.message = undefined;
     this.reused = true;
   }
 
@@ -353,8 +349,8 @@ class Connection {
     const request = this.request;
     this.drop();
     if (!request) return;
-    // The keep-alive race: the server closed the idle socket as this request went out. Nothing was answered, so it goes again.
-    if (request.message !== undefined && !this.answered && this.pool.retry(request)) return;
+    // The keep-alive race: the server closed the idle socket as this request went out. Its message is kept only until an answer begins.
+    if (request.message !== undefined && this.pool.retry(request)) return;
     request.fail(error);
   }
 }
@@ -386,10 +382,9 @@ export class Http1Pool {
     return request;
   }
 
-  /** @internal A second attempt on a new socket; false if none may be made. */
+  /** @internal A second attempt on a new socket; false once the pool is closed. */
   retry(request: Http1Request): boolean {
-    if (this.closed || request.retried) return false;
-    request.retried = true;
+    if (this.closed) return false;
     this.assign(request, this.connect());
     return true;
   }
