@@ -93,6 +93,25 @@ t.test('an open words editor keeps its text, focus and refusal while the rows ar
   await refusal.waitFor(SLOW);
   t.pass('the refusal is shown after the rows are rendered again');
 
+  // A refusal that comes after the rows were rendered again reaches the editor shown then.
+  let release!: () => void;
+  const held = new Promise<void>((resolve) => (release = resolve));
+  let asked!: () => void;
+  const asking = new Promise<void>((resolve) => (asked = resolve));
+  await page.route('**/capabilities/tool/words', async (route) => {
+    asked();
+    await held;
+    await route.continue();
+  });
+  await echo.getByRole('button', { name: 'Save' }).click();
+  await asking;
+  t.equal(await refusal.count(), 0, 'the earlier refusal is cleared while the save is on its way');
+  await rerendered(false);
+  release();
+  await refusal.waitFor(SLOW);
+  t.pass('the refusal is shown on the editor rendered while the API answered');
+  await page.unroute('**/capabilities/tool/words');
+
   // Closed by the user, the draft is dropped: opened again, the fields hold the saved words.
   await echo.locator('.words summary').click();
   await rerendered(false);

@@ -26,8 +26,13 @@ interface Draft {
   description: string;
   focus: 'name' | 'description' | null;
   error: string;
-  /** The editor that shows it now (rows rendered again replace it). */
-  shown: HTMLDetailsElement;
+  /** The editor that shows it now, and its refusal line (rows rendered again replace both). */
+  shown: Shown;
+}
+
+interface Shown {
+  details: HTMLDetailsElement;
+  error: HTMLElement;
 }
 
 /**
@@ -45,7 +50,8 @@ export class WordsDrafts {
     description.value = draft?.description ?? item.own_description ?? '';
     const error = h('span', { class: 'field-error', role: 'alert' }, draft?.error ?? '');
     const details = h('details', { class: 'words' });
-    if (draft) draft.shown = details;
+    const own: Shown = { details, error };
+    if (draft) draft.shown = own;
     const current = (): Draft | undefined => this.drafts.get(item.key);
     const track = (field: HTMLInputElement | HTMLTextAreaElement, which: 'name' | 'description'): void => {
       field.addEventListener('input', () => {
@@ -66,8 +72,10 @@ export class WordsDrafts {
     track(description, 'description');
     details.addEventListener('toggle', () => {
       if (!details.open) this.drafts.delete(item.key);
-      else if (!current()) this.drafts.set(item.key, { name: name.value, description: description.value, focus: null, error: '', shown: details });
+      else if (!current()) this.drafts.set(item.key, { name: name.value, description: description.value, focus: null, error: '', shown: own });
     });
+    // The API's answer goes to the editor shown when it comes: the rows may have been rendered again meanwhile.
+    const shown = (): Shown => current()?.shown ?? own;
     const submit = (words: OwnWords, button: HTMLButtonElement): void => {
       button.disabled = true;
       replace(error);
@@ -76,14 +84,13 @@ export class WordsDrafts {
       save(item, words).then(
         () => {
           button.disabled = false;
-          // Saved: the editor closes, also when the rows were rendered again while the API answered.
-          const shown = current()?.shown ?? details;
+          const { details: editor } = shown();
           this.drafts.delete(item.key);
-          shown.open = false;
+          editor.open = false;
         },
         (failure: Error) => {
           button.disabled = false;
-          replace(error, failure.message);
+          replace(shown().error, failure.message);
           const still = current();
           if (still) still.error = failure.message;
         },
