@@ -51,8 +51,10 @@ async function measureStart(ctx: Context, n: number): Promise<Start> {
     await coffer.register(specs);
     await coffer.waitReady(n, settings.readyTimeoutMs(n));
     // Timed on a fresh process: registration paces the boots by REST round trips, a start does not.
+    // From the spawn: the old daemon's stop is not part of a start.
+    await coffer.halt();
     const spawned = Date.now();
-    await coffer.restart();
+    await coffer.resume();
     await coffer.waitReady(n, settings.readyTimeoutMs(n));
     const readyS = (Date.now() - spawned) / 1000;
     const cpuReadyMs = processCpuMs(coffer.pid);
