@@ -46,6 +46,23 @@ export interface ActorInit {
   oauth?: OAuthRecord | null;
   /** Where the worker keeps the V8 code caches of the actor's scripts (workers/actor/code-cache.cts); absent: none. */
   codeCache?: string;
+  /** The actor's scripts and caches as the daemon read them (ScriptStore); absent: the worker reads its own. */
+  scripts?: ScriptSet;
+}
+
+/** One script of the actor: its text (a function expression) and, when there is a good one, its V8 code cache. */
+export interface ActorScript {
+  /** Its cache's file name. */
+  name: string;
+  code: Uint8Array;
+  cache?: Uint8Array;
+}
+
+/** What a worker needs to run the actor's scripts: by path, as its require()s name them. */
+export interface ScriptSet {
+  /** Where caches are written (created 0700 on the first write); undefined: none is. */
+  dir?: string;
+  scripts: Record<string, ActorScript>;
 }
 
 /**

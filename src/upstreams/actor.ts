@@ -6,7 +6,7 @@
 // is replaced on a restart schedule when one is given (src/supervision/), and
 // the wait shows as state `backoff`.
 import { MessageChannel, Worker, type WorkerOptions } from 'node:worker_threads';
-import type { ActorCommand, ActorEvent, ActorHeap, ActorInit, ActorStatus, ActorTuning, CallAnswer, CallMessage, CallReply, ForwardOutcome, ForwardRequest, Progress } from '../protocol/actor.js';
+import type { ActorCommand, ActorEvent, ActorHeap, ActorInit, ActorStatus, ActorTuning, CallAnswer, CallMessage, CallReply, ForwardOutcome, ForwardRequest, Progress, ScriptSet } from '../protocol/actor.js';
 import type { ListKind } from '../protocol/capabilities.js';
 import { JSONRPC, messageOf, type ErrorBody } from '../protocol/errors.js';
 import { decodeList } from '../protocol/list-codec.js';
@@ -24,6 +24,8 @@ export interface ActorOptions {
   logFile: string;
   /** Where the worker keeps the code caches of the actor's scripts; absent: it compiles them every time. */
   codeCache?: string;
+  /** The actor's scripts as the daemon holds them (read once for every worker); absent: the worker reads them itself. */
+  scripts?: () => ScriptSet | undefined;
   tuning: ActorTuning;
   /** How long stop() lets the actor shut down cleanly before terminating it (default 6 s). */
   shutdownDeadlineMs?: number;
@@ -161,6 +163,8 @@ export class UpstreamActor implements Upstream {
     const calls = new MessageChannel();
     const { logFile, tuning, codeCache } = this.options;
     const init: ActorInit = { config: this.config, logFile, tuning, codeCache, events: events.port2, calls: calls.port2, oauth };
+    const scripts = this.options.scripts?.();
+    if (scripts) init.scripts = scripts;
     const worker = (this.options.newWorker ?? newActorWorker)({
       workerData: init,
       transferList: [events.port2, calls.port2],

@@ -12,6 +12,8 @@ import type { Logger } from '../log.js';
 import type { RestartSchedule } from '../supervision/restart-schedule.js';
 import { UpstreamActor } from './actor.js';
 import { BootSlots } from './boot-slots.js';
+import { ScriptStore } from '../../workers/actor/code-cache.cjs';
+import { ACTOR_SCRIPTS } from '../paths.js';
 import type { Upstream, UpstreamDirectory } from './upstream.js';
 
 export interface PoolEvents {
@@ -48,6 +50,8 @@ export class UpstreamPool extends EventEmitter<PoolEvents> implements UpstreamDi
   /** active()'s answer until the next start or stop: it is asked on every list and every modern call. */
   private activeList: readonly Upstream[] | null = null;
   private readonly boots: BootSlots;
+  /** The actor's scripts and code caches, read once for all its workers. */
+  private readonly scripts: ScriptStore;
 
   constructor(
     private readonly tuning: ActorTuning,
@@ -58,6 +62,7 @@ export class UpstreamPool extends EventEmitter<PoolEvents> implements UpstreamDi
   ) {
     super();
     this.boots = new BootSlots(concurrentBoots);
+    this.scripts = new ScriptStore(ACTOR_SCRIPTS, dirs.codeCache);
   }
 
   /** Starts the server's actor (it connects in the background). */
@@ -66,6 +71,7 @@ export class UpstreamPool extends EventEmitter<PoolEvents> implements UpstreamDi
     if (this.entries.has(name)) return;
     const actor = new UpstreamActor(
       { config, logFile: join(this.dirs.logs, `${name}.log`), codeCache: this.dirs.codeCache, tuning: this.tuning, bootSlot: () => this.boots.acquire(), restart: ACTOR_RESTART,
+        scripts: () => this.scripts.current(),
         ...(this.oauthRecords ? { oauthRecord: () => this.oauthRecords!.load(name) } : {}) },
       {
         onEvent: (event) => this.onEvent(name, event),

@@ -7,7 +7,6 @@
 // indicators, scope selection, token requests and their client authentication —
 // is the official SDK's auth(); this module decides when to run it and keeps
 // its results bound to one upstream URL.
-import { randomBytes } from 'node:crypto';
 import { messageOf } from '../../../src/protocol/errors.js';
 import { signInCommand, type OAuthAction, type OAuthOutcome, type OAuthRecord } from '../../../src/protocol/oauth.js';
 import { isBearerChallenge, type HttpAuth, type Refusal } from '../http-auth.js';
@@ -146,7 +145,8 @@ export class UpstreamAuth implements HttpAuth {
     if (client && Array.isArray(client.redirect_uris) && !client.redirect_uris.includes(redirect)) provider.invalidateCredentials('client');
     // A fresh discovery: the upstream may have moved to another authorization server.
     provider.invalidateCredentials('discovery');
-    const state = randomBytes(24).toString('base64url');
+    // node:crypto is loaded here: an actor that never signs in does without it.
+    const state = (await import('node:crypto')).randomBytes(24).toString('base64url');
     Object.assign(provider, { redirect, nextState: state, hideTokens: true, authorizationUrl: undefined, verifier: undefined });
     let result: 'AUTHORIZED' | 'REDIRECT';
     try {
