@@ -21,7 +21,7 @@ function run(args: string[], env: Record<string, string> = {}): Promise<{ code: 
  * In a process of its own (V8 options are process-wide): a worker isolate calls a fresh
  * function once and prints V8's view of it, before and after a daemon started there.
  */
-const probe = (daemonModule: string) => `
+const probe = (daemonModule: string, engineFlags?: string[]) => `
 import { writeSync } from 'node:fs';
 import { setFlagsFromString } from 'node:v8';
 import { Worker } from 'node:worker_threads';
@@ -34,7 +34,7 @@ const describe = (label) => {
 };
 await describe('BEFORE');
 const { startDaemon } = await import(${JSON.stringify(daemonModule)});
-const daemon = await startDaemon({ home: process.argv[2], port: 0 });
+const daemon = await startDaemon({ home: process.argv[2], port: 0${engineFlags ? `, engineFlags: ${JSON.stringify(engineFlags)}` : ''} });
 await describe('AFTER');
 await daemon.stop();
 `;
@@ -48,14 +48,27 @@ t.test('COFFER_V8_FLAGS: unset gives the defaults, empty gives none, otherwise V
   }
 });
 
-t.test('a worker isolate started after the daemon has a feedback vector from its first call', async (t) => {
+/** What V8 says of a function a worker called once, before and after a daemon started with `engineFlags` (undefined: its default). */
+async function feedbackAfterOneCall(engineFlags?: string[]): Promise<{ before: string; after: string }> {
   const daemonModule = pathToFileURL(join(DIST_ROOT, 'src', 'daemon', 'daemon.js')).href;
   // A file, not --eval: workers inherit the process's execArgv, and the daemon's would refuse --input-type.
   const script = join(tempHome(), 'probe.mjs');
-  writeFileSync(script, probe(daemonModule));
+  writeFileSync(script, probe(daemonModule, engineFlags));
   const result = await run([script, tempHome()]);
-  t.equal(result.code, 0, result.stderr);
-  const [before, after] = result.stdout.split('AFTER');
+  if (result.code !== 0) throw new Error(result.stderr);
+  const [before = '', after = ''] = result.stdout.split('AFTER');
+  return { before, after };
+}
+
+t.test("by default the daemon leaves V8's own options: a worker isolate allocates feedback lazily", async (t) => {
+  t.same(DEFAULT_ENGINE_FLAGS, []);
+  const { before, after } = await feedbackAfterOneCall();
+  t.match(before, /feedback vector: No feedback vector/, 'before the daemon: none after one call');
+  t.match(after, /feedback vector: No feedback vector/, 'after: none either');
+});
+
+t.test('the options given are set before the first worker: every worker isolate compiles with them', async (t) => {
+  const { before, after } = await feedbackAfterOneCall(['--no-lazy-feedback-allocation']);
   t.match(before, /feedback vector: No feedback vector/, 'before the daemon: none after one call');
   t.match(after, /feedback vector: 0x[0-9a-f]+: \[FeedbackVector\]/, 'after: allocated on the first call');
 });

@@ -116,7 +116,7 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
   // Before the first worker (the DB writer's included) starts: V8 reads them as each isolate compiles.
   const engineFlags = options.engineFlags ?? DEFAULT_ENGINE_FLAGS;
   applyEngineFlags(engineFlags);
-  log.info('V8 options for the actors', { flags: engineFlags.join(' ') });
+  log.info('V8 options for the actors', { flags: engineFlags.length > 0 ? engineFlags.join(' ') : "none (V8's own)" });
   const startedAt = new Date().toISOString();
   let phase: DaemonStatus['status'] = 'starting';
   const operations = new Operations(opsSettings({ metrics: options.metrics, otlpEndpoint: options.otlpEndpoint }));

@@ -7,14 +7,14 @@
 import { setFlagsFromString } from 'node:v8';
 
 /**
- * Give a function its feedback vector on its first call, not after it has run
- * a while: until then its property loads and calls go through V8's generic
- * paths (no inline caches) and it cannot tier up, which is where a cold
- * actor's per-call path (its own code and Node's HTTP client) stays. Costs
- * some boot CPU per actor (a vector for every function it runs); Sparkplug for
- * everything (`--always-sparkplug`) cost more (README, Spread load).
+ * None: V8's own. Options that make a cold actor's code faster sooner were
+ * measured and each costs more than it gives (README, Spread load): feedback
+ * vectors on the first call (`--no-lazy-feedback-allocation`) made every
+ * actor's start about a fifth dearer in instructions and a process's whole life
+ * of calls dearer too; Sparkplug for everything and an earlier tier-up cost
+ * compiling in every isolate.
  */
-export const DEFAULT_ENGINE_FLAGS: readonly string[] = ['--no-lazy-feedback-allocation'];
+export const DEFAULT_ENGINE_FLAGS: readonly string[] = [];
 
 /** A V8 option, optionally with a value: nothing a shell or V8's parser could read as two. */
 const FLAG = /^--[a-z0-9][a-z0-9_-]*(=[A-Za-z0-9_.-]+)?$/;

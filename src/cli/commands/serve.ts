@@ -11,7 +11,7 @@ import { DEFAULT_PAGE_SIZE } from '../../router/pagination.js';
 import { parsePin, PIN_SYNTAX, splitPins } from '../../search/pins.js';
 import { parseToolsMode } from '../../search/search-mode.js';
 import { DEFAULT_NAME_BUDGET, MIN_NAME_BUDGET } from '../../router/names.js';
-import { DEFAULT_ENGINE_FLAGS, EngineFlagsError, parseEngineFlags } from '../../upstreams/engine-flags.js';
+import { EngineFlagsError, parseEngineFlags } from '../../upstreams/engine-flags.js';
 import type { Command } from '../command.js';
 import { probeDaemon } from '../daemon-control.js';
 import { EXIT } from '../exit-codes.js';
@@ -38,8 +38,8 @@ name, ${MIN_NAME_BUDGET}-${DEFAULT_NAME_BUDGET}, default ${DEFAULT_NAME_BUDGET};
 COFFER_TOOLS_MODE (full|search, default full: what /mcp lists; a toolset has its own),
 COFFER_PINNED_TOOLS (in search mode, tools /mcp lists beside the meta-tools:
 SERVER/tool:<glob> entries separated by commas; a toolset has its own 'pinned'),
-COFFER_V8_FLAGS (V8 options of the actors' isolates, separated by spaces, default
-'${DEFAULT_ENGINE_FLAGS.join(' ')}'; empty for none).`;
+COFFER_V8_FLAGS (V8 options of the actors' isolates, separated by spaces; default
+none: V8's own).`;
 
 function cacheTuningFromEnv(): { cacheTtlMs?: number } {
   const raw = process.env.COFFER_CACHE_TTL_MS;
