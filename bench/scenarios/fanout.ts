@@ -192,8 +192,10 @@ async function coldRow(ctx: Context, coffer: Coffer, specs: UpstreamSpec[], expe
   try {
     for (let run = 0; run < settings.coldRestarts; run++) {
       ctx.log(`fan-out: cold list, fresh daemon ${run + 1}/${settings.coldRestarts}`);
+      // From the spawn: the previous daemon's stop is not part of a start.
+      await coffer.halt();
       const started = Date.now();
-      await coffer.restart();
+      await coffer.resume();
       await coffer.waitReady(n, settings.readyTimeoutMs(n));
       readyMs.push(Date.now() - started);
       const client = await connect(coffer.mcp);
