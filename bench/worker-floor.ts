@@ -5,6 +5,7 @@
 // (settled: the process and its workers idle for --settle-ms before and after).
 //
 //   node dist/bench/worker-floor.js --workers N --concurrency C [--settle-ms MS] [--limits JSON]
+import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import { Worker, type ResourceLimits } from 'node:worker_threads';
 
@@ -29,7 +30,6 @@ function bareWorker(): Promise<Worker> {
   });
 }
 
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 await sleep(300);
 const rssBefore = rssMb();
 await sleep(settleMs);
