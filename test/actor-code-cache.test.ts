@@ -36,8 +36,9 @@ function damage(dir: string): void {
 t.test('an actor writes the cache once ready; the next takes it; a damaged one is compiled afresh and written again', async (t) => {
   t.match(actorEntry(), /boot\.cjs$/, 'actors start from the scripts (npm run build made them)');
   const dir = join(tempDir(t), 'actor-code');
-  const serves = async (name: string, store?: ScriptStore): Promise<void> => {
-    const actor = startActor(t, stdioFixture(name), {}, { codeCache: dir, ...(store ? { scripts: () => store.current() } : {}) });
+  // Each actor with a store of its own unless one is given: it reads the folder as a new daemon would.
+  const serves = async (name: string, store = new ScriptStore(ACTOR_SCRIPTS, dir)): Promise<void> => {
+    const actor = startActor(t, stdioFixture(name), {}, { scripts: () => store.current() });
     await actor.waitForState('ready');
     t.match(await actor.handle.list('tools', false), { ok: true, state: 'live' }, `${name} lists its tools`);
     await actor.handle.stop();
@@ -53,9 +54,11 @@ t.test('an actor writes the cache once ready; the next takes it; a damaged one i
 
   await serves('second');
   t.same(files(dir), written, 'the next actor took every cache: none was written again');
-  // As the daemon starts them: the scripts and caches read once, handed to each worker.
-  await serves('handed', new ScriptStore(ACTOR_SCRIPTS, dir));
-  t.same(files(dir), written, 'an actor handed the scripts and their caches runs, and writes none');
+  // As the daemon starts them: one store, the scripts and caches read once and handed to each worker.
+  const daemonStore = new ScriptStore(ACTOR_SCRIPTS, dir);
+  await serves('handed', daemonStore);
+  await serves('handed again', daemonStore);
+  t.same(files(dir), written, 'actors handed the scripts and their caches by one store run, and write none');
 
   damage(dir);
   await serves('third');

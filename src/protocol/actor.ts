@@ -44,9 +44,7 @@ export interface ActorInit {
   calls: MessagePort;
   /** HTTP/SSE upstreams: the stored OAuth state, if any. */
   oauth?: OAuthRecord | null;
-  /** Where the worker keeps the V8 code caches of the actor's scripts (workers/actor/code-cache.cts); absent: none. */
-  codeCache?: string;
-  /** The actor's scripts and caches as the daemon read them (ScriptStore); absent: the worker reads its own. */
+  /** The actor's scripts and V8 code caches as the daemon read them (ScriptStore, workers/actor/code-cache.cts); absent: the worker reads the scripts itself, with no cache. */
   scripts?: ScriptSet;
 }
 

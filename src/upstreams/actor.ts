@@ -22,9 +22,7 @@ export interface ActorOptions {
   config: ServerConfig;
   /** Where the actor appends its notes and a stdio child's stderr. */
   logFile: string;
-  /** Where the worker keeps the code caches of the actor's scripts; absent: it compiles them every time. */
-  codeCache?: string;
-  /** The actor's scripts as the daemon holds them (read once for every worker); absent: the worker reads them itself. */
+  /** The actor's scripts and their code caches as the daemon holds them (read once for every worker); absent: the worker reads the scripts itself and compiles them every time. */
   scripts?: () => ScriptSet | undefined;
   tuning: ActorTuning;
   /** How long stop() lets the actor shut down cleanly before terminating it (default 6 s). */
@@ -161,8 +159,8 @@ export class UpstreamActor implements Upstream {
   private spawn(release: () => void, oauth: OAuthRecord | null): void {
     const events = new MessageChannel();
     const calls = new MessageChannel();
-    const { logFile, tuning, codeCache } = this.options;
-    const init: ActorInit = { config: this.config, logFile, tuning, codeCache, events: events.port2, calls: calls.port2, oauth };
+    const { logFile, tuning } = this.options;
+    const init: ActorInit = { config: this.config, logFile, tuning, events: events.port2, calls: calls.port2, oauth };
     const scripts = this.options.scripts?.();
     if (scripts) init.scripts = scripts;
     const worker = (this.options.newWorker ?? newActorWorker)({

@@ -70,7 +70,7 @@ export class UpstreamPool extends EventEmitter<PoolEvents> implements UpstreamDi
     const name = config.name;
     if (this.entries.has(name)) return;
     const actor = new UpstreamActor(
-      { config, logFile: join(this.dirs.logs, `${name}.log`), codeCache: this.dirs.codeCache, tuning: this.tuning, bootSlot: () => this.boots.acquire(), restart: ACTOR_RESTART,
+      { config, logFile: join(this.dirs.logs, `${name}.log`), tuning: this.tuning, bootSlot: () => this.boots.acquire(), restart: ACTOR_RESTART,
         scripts: () => this.scripts.current(),
         ...(this.oauthRecords ? { oauthRecord: () => this.oauthRecords!.load(name) } : {}) },
       {

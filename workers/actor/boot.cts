@@ -16,8 +16,8 @@ type ModuleFunction = (exports: object, require: (specifier: string) => unknown,
 
 const SCRIPTS = join(__dirname, 'script');
 const init = workerData as ActorInit;
-// The daemon hands every worker the scripts it read once; a worker started without them (a test's) reads its own.
-const set = init.scripts ?? new ScriptStore(SCRIPTS, init.codeCache).current();
+// The daemon hands every worker the scripts it read once; a worker started without them (a test's) reads its own, with no cache.
+const set = init.scripts ?? new ScriptStore(SCRIPTS, undefined).current();
 if (!set) throw new Error(`the actor's scripts in ${SCRIPTS} cannot be read: run npm run build`);
 const cache = new CodeCache(set);
 const modules = new Map<string, Module>();
