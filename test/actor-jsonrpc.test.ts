@@ -4,7 +4,7 @@ import t from 'tap';
 import { JsonRpcSession, RpcError, SessionClosedError, type JsonRpcMessage, type MessageTransport } from '../workers/actor/jsonrpc-session.js';
 import { SseParser } from '../src/protocol/sse-parser.js';
 import { LineSplitter, parseLine } from '../workers/actor/stdio-transport.js';
-import { Cancel } from '../workers/actor/cancel.js';
+import { Cancel } from '../src/protocol/cancel.js';
 
 class FakeTransport implements MessageTransport {
   onmessage?: (message: JsonRpcMessage) => void;

@@ -10,6 +10,7 @@ import { JSONRPC, messageOf } from '../protocol/errors.js';
 import type { Logger } from '../log.js';
 import type { ClientLink } from '../router/client-messages.js';
 import type { ClientAnswer, McpSession } from './session.js';
+import type { CancelSignal } from '../protocol/cancel.js';
 
 
 export class SessionClientLink implements ClientLink {
@@ -18,7 +19,7 @@ export class SessionClientLink implements ClientLink {
     private readonly log: Logger,
   ) {}
 
-  request(sessionId: string, relatedRequestId: string | number | undefined, method: string, params: Record<string, unknown>, signal: AbortSignal): Promise<ForwardOutcome> {
+  request(sessionId: string, relatedRequestId: string | number | undefined, method: string, params: Record<string, unknown>, signal: CancelSignal): Promise<ForwardOutcome> {
     const session = this.sessionOf(sessionId);
     if (!session) return Promise.resolve(failure(JSONRPC.INTERNAL_ERROR, `the client session that caused ${method} has closed`));
     // Only the methods of requiredCapability() get here: the actor answers any other -32601 itself.

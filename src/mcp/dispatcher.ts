@@ -26,6 +26,7 @@ import type { McpSession } from './session.js';
 import type { RequestTrace, Tracing } from '../ops/tracing.js';
 import { incomingTrace } from '../ops/trace-context.js';
 import { listPage, OWN_INSTRUCTIONS, SERVER_CAPABILITIES } from './surface.js';
+import { Cancel } from '../protocol/cancel.js';
 
 /** What the dispatcher hands requests to. */
 export interface DispatcherParts {
@@ -196,8 +197,8 @@ export class Dispatcher {
     trace: RequestTrace | undefined,
     run: (ctx: ForwardContext) => Promise<Record<string, unknown>>,
   ): Promise<Record<string, unknown>> {
-    const controller = new AbortController();
-    session.inflight.set(request.id, controller);
+    const cancel = new Cancel();
+    session.inflight.set(request.id, cancel);
     const progressToken = (params._meta as { progressToken?: string | number } | undefined)?.progressToken;
     const onProgress =
       progressToken === undefined
@@ -214,7 +215,7 @@ export class Dispatcher {
         requestId: request.id,
         capabilities: session.clientCapabilities,
         toolset,
-        signal: controller.signal,
+        signal: cancel,
         ...(logLevel ? { logLevel } : {}),
         ...(onProgress ? { onProgress } : {}),
         ...(trace ? { trace } : {}),

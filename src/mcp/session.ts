@@ -1,5 +1,6 @@
 // One downstream MCP session: its transport (the SDK's, with coffer's fast path) and what the client declared.
 import type { SessionTransport } from './session-transport.js';
+import type { Cancel } from '../protocol/cancel.js';
 
 export interface McpSession {
   /** Empty until the transport accepted `initialize`. */
@@ -13,7 +14,7 @@ export interface McpSession {
   clientInfo: { name?: string; version?: string } | null;
   clientCapabilities: Record<string, unknown>;
   /** Downstream request id → abort controller of its forwarded call. */
-  inflight: Map<string | number, AbortController>;
+  inflight: Map<string | number, Cancel>;
   /**
    * Ids of this session's requests not yet answered. The transport routes an
    * answer to its HTTP stream by id, so a reused id would strand the first

@@ -21,6 +21,7 @@ import { resolveExposed, type ResolverDirectory } from './resolver.js';
 import { normaliseUri } from './uri-rule.js';
 import type { RequestTrace } from '../ops/tracing.js';
 import { withTraceMeta } from '../ops/trace-context.js';
+import type { CancelSignal } from '../protocol/cancel.js';
 
 /** A toolset as calls see it: which capabilities are in it (after the switches, never instead of them). */
 export interface ToolsetScope {
@@ -71,7 +72,7 @@ export interface ForwardContext {
   toolset?: ToolsetScope | null;
   /** Present when the client asked for progress (its progressToken). */
   onProgress?: (progress: Progress) => void;
-  signal: AbortSignal;
+  signal: CancelSignal;
   /** The request's spans, when tracing is on. */
   trace?: RequestTrace;
 }

@@ -6,16 +6,17 @@
 import type { ActorEvent, ClientTarget, ForwardOutcome } from '../protocol/actor.js';
 import { JSONRPC } from '../protocol/errors.js';
 import type { UpstreamDirectory } from '../upstreams/upstream.js';
+import type { CancelSignal } from '../protocol/cancel.js';
 
 /** How the router reaches a client session; the MCP layer implements it. */
 export interface ClientLink {
   /** Sends a request to the session (on the stream of `relatedRequestId` when given) and waits for its answer. */
-  request(session: string, relatedRequestId: string | number | undefined, method: string, params: Record<string, unknown>, signal: AbortSignal): Promise<ForwardOutcome>;
+  request(session: string, relatedRequestId: string | number | undefined, method: string, params: Record<string, unknown>, signal: CancelSignal): Promise<ForwardOutcome>;
   notify(session: string, relatedRequestId: string | number | undefined, method: string, params: Record<string, unknown>): void;
 }
 
 /** Asks the client of one call something (sampling, elicitation, roots) and waits for its answer. */
-export type ClientAsk = (method: string, params: Record<string, unknown>, signal: AbortSignal) => Promise<ForwardOutcome>;
+export type ClientAsk = (method: string, params: Record<string, unknown>, signal: CancelSignal) => Promise<ForwardOutcome>;
 
 /** The downstream side of a forwarded call. */
 export interface CallRoute {

@@ -6,6 +6,7 @@
 import { JSONRPC } from '../protocol/errors.js';
 import { RpcError } from '../mcp/rpc-error.js';
 import type { ClientAsk } from './client-messages.js';
+import type { CancelSignal } from '../protocol/cancel.js';
 
 /** Rounds at most (the SDK's shim allows 8). */
 export const MAX_INPUT_ROUNDS = 8;
@@ -19,7 +20,7 @@ function isObject(value: unknown): value is Record<string, unknown> {
 }
 
 /** Drives `first` (an input_required result) to the upstream's complete result. */
-export async function driveInputRequired(first: Record<string, unknown>, ask: ClientAsk, retry: InputRetry, signal: AbortSignal): Promise<Record<string, unknown>> {
+export async function driveInputRequired(first: Record<string, unknown>, ask: ClientAsk, retry: InputRetry, signal: CancelSignal): Promise<Record<string, unknown>> {
   let result = first;
   for (let round = 1; result.resultType === 'input_required'; round++) {
     if (round > MAX_INPUT_ROUNDS) throw new RpcError(JSONRPC.INTERNAL_ERROR, `the upstream still asked for client input after ${MAX_INPUT_ROUNDS} rounds; coffer gave the call up`);
@@ -38,7 +39,7 @@ export async function driveInputRequired(first: Record<string, unknown>, ask: Cl
   return result;
 }
 
-function pause(ms: number, signal: AbortSignal): Promise<void> {
+function pause(ms: number, signal: CancelSignal): Promise<void> {
   return new Promise((resolve) => {
     const timer = setTimeout(done, ms);
     signal.addEventListener('abort', done, { once: true });

@@ -9,6 +9,7 @@ import type { Calls, ForwardContext } from './calls.js';
 import type { SessionInterest } from './client-messages.js';
 import { isLogLevel, LogLevels, type LogLevel } from './log-levels.js';
 import { Subscriptions } from './subscriptions.js';
+import type { CancelSignal } from '../protocol/cancel.js';
 
 /** How long logging/setLevel waits for each upstream (they apply it in parallel; errors are only logged). */
 const SET_LEVEL_WAIT_MS = 2_000;
@@ -112,7 +113,7 @@ export class SessionFeatures implements SessionInterest {
   }
 
   /** The session ended: its subscriptions and level go, and so do its per_session connections. */
-  sessionClosed(sessionId: string, signal: AbortSignal): void {
+  sessionClosed(sessionId: string, signal: CancelSignal): void {
     this.logLevels.drop(sessionId);
     for (const source of this.subscriptions.dropSession(sessionId)) {
       const upstream = this.upstreams.get(source.server);

@@ -10,7 +10,7 @@ import { VERSION } from '../../src/version.js';
 import { JsonRpcSession, ProtocolNoise, RpcError, type ServerRequestAnswer } from './jsonrpc-session.js';
 import { UpstreamAuthError, type HttpAuth } from './http-auth.js';
 import type { Era } from './era-negotiation.js';
-import { Cancel, type CancelSignal } from './cancel.js';
+import { Cancel, type CancelSignal } from '../../src/protocol/cancel.js';
 import { Deadline } from './deadline.js';
 import { handshake } from './handshake.js';
 import { InputRequiredError, ProbeExitedError, type ModernSession } from './modern-session.js';

@@ -3,7 +3,7 @@
 import type { ForwardOutcome, ForwardRequest, Progress } from '../../src/protocol/actor.js';
 import { JSONRPC, type JsonRpcErrorBody, messageOf } from '../../src/protocol/errors.js';
 import type { ServerConfig } from '../../src/protocol/server-config.js';
-import { Cancel } from './cancel.js';
+import { Cancel } from '../../src/protocol/cancel.js';
 import { RequestFailure } from './connection.js';
 import { Deadline } from './deadline.js';
 import { MAX_DEPTH } from './limits.js';

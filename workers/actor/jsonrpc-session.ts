@@ -7,7 +7,7 @@
 import { JSONRPC, messageOf } from '../../src/protocol/errors.js';
 import { extended } from '../../src/protocol/extended.js';
 import { isObject } from '../../src/protocol/json-object.js';
-import type { CancelSignal } from './cancel.js';
+import type { CancelSignal } from '../../src/protocol/cancel.js';
 
 export type JsonRpcId = string | number;
 export type JsonRpcMessage = Record<string, unknown>;

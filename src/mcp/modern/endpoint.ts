@@ -24,6 +24,7 @@ import { ListenRegistry } from './listen.js';
 import type { ModernMethods } from './methods.js';
 import { checkRevision, checkStandardHeaders } from './validate.js';
 import { CLIENT_CAPABILITIES_META_KEY, isPlainObject, LOG_LEVEL_META_KEY, metaOf } from './wire.js';
+import { Cancel, type CancelSignal } from '../../protocol/cancel.js';
 
 export interface ModernOptions {
   /** SSE keep-alive comments; shorter than the HTTP server's idle timeout. */
@@ -51,10 +52,10 @@ export function echoableId(body: unknown): string | number | null {
 }
 
 /** A signal that aborts when the client closes the request. */
-function aborted(reply: HttpReply): AbortSignal {
-  const controller = new AbortController();
-  reply.onAbort(() => controller.abort('the client closed the request'));
-  return controller.signal;
+function aborted(reply: HttpReply): CancelSignal {
+  const cancel = new Cancel();
+  reply.onAbort(() => cancel.abort('the client closed the request'));
+  return cancel;
 }
 
 export class ModernEndpoint {

@@ -17,6 +17,7 @@ import type { LogLevel } from '../../router/log-levels.js';
 import { RpcError } from '../rpc-error.js';
 import { Park, parseInputResponses, type ParkRequest, type ParkStep } from './park.js';
 import { RequestStateSeal, type StateBinding, type StateHandle } from './request-state.js';
+import { Cancel } from '../../protocol/cancel.js';
 
 /** How long a caller has to retry after an input_required (the SDK's requestState lifetime). */
 export const PARK_TTL_MS = 10 * 60_000;
@@ -71,7 +72,7 @@ interface Entry {
   id: string;
   park: Park;
   callerId: string;
-  abort: AbortController;
+  abort: Cancel;
   ttl?: NodeJS.Timeout;
   /** A request of the caller is waiting on the park now. */
   attached: ParkListener | null;
@@ -142,7 +143,7 @@ export class InputBridge {
     const park = new Park(first, GATHER_MS);
     // The caller id is unique for the daemon's life, and a requestState naming it is sealed with a key of that life only.
     const callerId = this.hooks.callerId();
-    const entry: Entry = { id: callerId, park, callerId, abort: new AbortController(), attached: null };
+    const entry: Entry = { id: callerId, park, callerId, abort: new Cancel(), attached: null };
     this.parks.set(entry.id, entry);
     const wantsProgress = (request.params._meta as { progressToken?: unknown } | undefined)?.progressToken !== undefined;
     const ctx: Omit<ForwardContext, 'toolset'> = {
@@ -151,7 +152,7 @@ export class InputBridge {
       answerTimeoutMs: PARK_TTL_MS,
       requestId: request.requestId,
       capabilities: request.capabilities,
-      signal: entry.abort.signal,
+      signal: entry.abort,
       ask: (method, params, signal) => park.ask(method, params, signal),
       onInputRequired: (server, result) => this.wrap(server, result, binding),
     };

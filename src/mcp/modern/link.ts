@@ -8,6 +8,7 @@
 import type { ForwardOutcome } from '../../protocol/actor.js';
 import { JSONRPC } from '../../protocol/errors.js';
 import type { ClientLink } from '../../router/client-messages.js';
+import type { CancelSignal } from '../../protocol/cancel.js';
 
 export const MODERN_CALLER_PREFIX = 'modern:';
 
@@ -22,7 +23,7 @@ export class EraClientLink implements ClientLink {
     private readonly modern: (id: string) => ModernTarget | undefined,
   ) {}
 
-  request(session: string, relatedRequestId: string | number | undefined, method: string, params: Record<string, unknown>, signal: AbortSignal): Promise<ForwardOutcome> {
+  request(session: string, relatedRequestId: string | number | undefined, method: string, params: Record<string, unknown>, signal: CancelSignal): Promise<ForwardOutcome> {
     if (!session.startsWith(MODERN_CALLER_PREFIX)) return this.legacy.request(session, relatedRequestId, method, params, signal);
     return Promise.resolve({
       ok: false,

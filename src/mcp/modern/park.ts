@@ -13,6 +13,7 @@ import type { ForwardOutcome } from '../../protocol/actor.js';
 import { requiredCapability } from '../../protocol/client-requests.js';
 import { JSONRPC } from '../../protocol/errors.js';
 import { isPlainObject, metaOf } from './wire.js';
+import type { CancelSignal } from '../../protocol/cancel.js';
 
 /** The _meta key under which an upstream may name its question (the inputRequests key the client sees). */
 export const INPUT_KEY_META_KEY = 'coffer/inputKey';
@@ -72,7 +73,7 @@ export class Park {
   }
 
   /** The upstream asks the client something during the call: answered now, refused, or held until a retry answers it. */
-  ask(method: string, params: Record<string, unknown>, signal: AbortSignal): Promise<ForwardOutcome> {
+  ask(method: string, params: Record<string, unknown>, signal: CancelSignal): Promise<ForwardOutcome> {
     const capability = requiredCapability(method);
     if (capability !== undefined && this.current.capabilities[capability] === undefined) {
       this.refused[capability] = {};
