@@ -65,10 +65,17 @@ t.test('a malformed record is left out, not its whole batch; fields are normalis
     ...bad,
     record({ key: 'good', at: '2025-03-01T10:00:00+02:00', duration_ms: 2.6, error_code: 1.5 as number }),
     record({ key: 'negative', at: 'yesterday-ish', duration_ms: -4, session: 7 as unknown as string }),
+    record({ key: 'overflow', at: '2025-02-29T23:59:59.999Z' }),
+    record({ key: 'leap', at: '2024-02-29T23:59:59.999Z' }),
+    record({ key: 'hour', at: '2025-03-01T24:00:00.000Z' }),
   ]);
   await api.recordInvocations([]);
   const rows = await api.listInvocations({});
-  t.same(rows.map((row) => row.key).sort(), ['good', 'negative']);
+  t.same(rows.map((row) => row.key).sort(), ['good', 'hour', 'leap', 'negative', 'overflow']);
+  const at = (key: string) => rows.find((row) => row.key === key)!.at;
+  t.equal(at('overflow'), '2025-03-01T23:59:59.999Z', 'a day past the end of its month, in the stored form, is still read as a time');
+  t.equal(at('leap'), '2024-02-29T23:59:59.999Z', 'a leap day is kept as it came');
+  t.notMatch(at('hour'), /T24/, 'an hour past 23 is not kept as it came');
   const good = rows.find((row) => row.key === 'good')!;
   t.equal(good.at, '2025-03-01T08:00:00.000Z', 'stored as UTC ISO with milliseconds');
   t.equal(good.duration_ms, 3);

@@ -23,8 +23,26 @@ const FILTERS: { [K in Exclude<keyof InvocationFilter, 'limit'>]: string } = {
   since: 'at >= @since',
 };
 
-/** A stored timestamp: ISO-8601 UTC with milliseconds, so text order is time order. */
+/** What Date#toISOString writes for the years 0000–9999, the form the router sends: a day past its month's end still goes through Date. */
+const STORED_FORM = /^\d{4}-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12]\d|3[01])T(?:[01]\d|2[0-3]):[0-5]\d:[0-5]\d\.\d{3}Z$/;
+const MONTH_DAYS = [31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+
+function inStoredForm(value: string): boolean {
+  if (!STORED_FORM.test(value)) return false;
+  const year = Number(value.slice(0, 4));
+  const month = Number(value.slice(5, 7));
+  const day = Number(value.slice(8, 10));
+  const leap = year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);
+  return day <= (month === 2 && !leap ? 28 : MONTH_DAYS[month - 1]!);
+}
+
+/**
+ * A stored timestamp: ISO-8601 UTC with milliseconds, so text order is time
+ * order. One already in that form is kept as it is: parsing and formatting
+ * each record's time again was an eighth of the writer's work per call.
+ */
 function timestamp(value: unknown): string | null {
+  if (typeof value === 'string' && inStoredForm(value)) return value;
   if (typeof value !== 'string' && typeof value !== 'number') return null;
   const time = new Date(value).getTime();
   return Number.isFinite(time) ? new Date(time).toISOString() : null;
