@@ -192,11 +192,10 @@ function classifyBatch(body: readonly unknown[]): EraVerdict {
 
 /** The era of one /mcp request, or the refusal the modern ladder answers it with. */
 export function classifyEra(input: EraInput): EraVerdict {
-  const normalised: EraInput = {
-    ...input,
-    ...(input.versionHeader !== undefined && { versionHeader: stripOws(input.versionHeader) }),
-    ...(input.methodHeader !== undefined && { methodHeader: stripOws(input.methodHeader) }),
-  };
+  // Field by field, not spreads of conditional literals: this runs for every POST of either era.
+  const normalised: EraInput = { httpMethod: input.httpMethod, body: input.body };
+  if (input.versionHeader !== undefined) normalised.versionHeader = stripOws(input.versionHeader);
+  if (input.methodHeader !== undefined) normalised.methodHeader = stripOws(input.methodHeader);
   if (input.httpMethod.toUpperCase() !== 'POST') return { kind: 'legacy', reason: 'http-method' };
   const body = input.body;
   if (Array.isArray(body)) return classifyBatch(body);

@@ -52,11 +52,12 @@ export interface ModernParts {
 }
 
 export class ModernMethods {
-  private readonly serverInfo: { name: string; version: string };
+  /** coffer's identity as every result's _meta carries it (one object, never changed). */
+  private readonly identity: Readonly<Record<string, unknown>>;
   private readonly tasks: TaskRoutes;
 
   constructor(private readonly parts: ModernParts) {
-    this.serverInfo = { name: 'coffer', version: parts.version };
+    this.identity = Object.freeze({ [SERVER_INFO_META_KEY]: Object.freeze({ name: 'coffer', version: parts.version }) });
     this.tasks = new TaskRoutes(parts.calls);
   }
 
@@ -77,10 +78,10 @@ export class ModernMethods {
     const list = KIND_BY_LIST_METHOD.get(method);
     if (!list) throw new RpcError(JSONRPC.METHOD_NOT_FOUND, `method not found: ${method}`);
     const view = this.parts.views.viewOf(toolset);
-    const forwarded = forwardable(params, true);
     const items = await this.parts.views.listFor(list, toolset);
     const listed = list === 'tools' && this.parts.search.modeOf(view) === 'search' ? this.parts.search.list(view, items) : items;
-    return this.stamp({ ...listPage(list, listed, forwarded, this.parts.pageSize), ...CACHE_HINTS });
+    // A page reads only the cursor of the params: no copy of them without the envelope.
+    return this.stamp(withCacheHints(listPage(list, listed, params, this.parts.pageSize)));
   }
 
   /** Answers one request; an RpcError becomes an in-band error. */
@@ -101,7 +102,7 @@ export class ModernMethods {
     if (call === 'resources') {
       const read = await this.read(method, forwarded, ctx);
       // An interim input_required carries no cache hints; a read that needed input is not cacheable either way.
-      return this.stamp(read.resultType === 'input_required' ? read : { ...read, ...CACHE_HINTS });
+      return this.stamp(read.resultType === 'input_required' ? read : withCacheHints(read));
     }
     if (call) return this.stamp(await this.parts.calls.forward(call, method, forwarded, ctx));
     if (method === 'completion/complete') return this.stamp(await this.parts.features.complete(forwarded, ctx));
@@ -140,11 +141,25 @@ export class ModernMethods {
     };
   }
 
-  /** resultType (a legacy upstream's result has none: it is complete) and coffer's identity. */
+  /**
+   * resultType (a legacy upstream's result has none: it is complete) and
+   * coffer's identity, set on the result itself: every result stamped here
+   * was made for this one answer (the actor's answer as it crossed to this
+   * thread, or a literal of coffer's) and is written out next, so no copy of
+   * it is made. A result's own _meta is copied, never changed.
+   */
   stamp(result: Record<string, unknown>): Record<string, unknown> {
-    const meta = typeof result._meta === 'object' && result._meta !== null ? (result._meta as Record<string, unknown>) : {};
-    return extended(result, { resultType: typeof result.resultType === 'string' ? result.resultType : 'complete', _meta: extended(meta, { [SERVER_INFO_META_KEY]: this.serverInfo }) });
+    if (typeof result.resultType !== 'string') result.resultType = 'complete';
+    result._meta = isPlainObject(result._meta) ? extended(result._meta, this.identity) : this.identity;
+    return result;
   }
+}
+
+/** The cache hints set on a result made for this answer (a page, a read as it crossed from the actor): no copy of it. */
+function withCacheHints(result: Record<string, unknown>): Record<string, unknown> {
+  result.ttlMs = CACHE_HINTS.ttlMs;
+  result.cacheScope = CACHE_HINTS.cacheScope;
+  return result;
 }
 
 /** The 2025 era's -32002, or invalid params (the URI is the only parameter a read has): the resource is not there. */

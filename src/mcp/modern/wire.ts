@@ -45,7 +45,14 @@ export function decodeHeaderValue(value: string): string | undefined {
   }
 }
 
+const SPACE = 32;
+const TAB = 9;
+
 /** RFC 9110 field parsing drops optional whitespace (space, tab) around a value. */
 export function stripOws(value: string): string {
+  // Most values have none: no regex and no new string for them (every modern request has two or three such headers).
+  const first = value.charCodeAt(0);
+  const last = value.charCodeAt(value.length - 1);
+  if (first !== SPACE && first !== TAB && last !== SPACE && last !== TAB) return value;
   return value.replace(/^[ \t]+|[ \t]+$/g, '');
 }
