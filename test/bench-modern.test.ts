@@ -4,47 +4,17 @@
 // clients. The rows must exist, each with what coffer adds over its own era's
 // direct path, and the modern rows judged against the legacy ones.
 import t from 'tap';
-import type { Settings } from '../bench/scenarios/context.js';
 import { modernScenario } from '../bench/scenarios/modern.js';
 import { table } from '../bench/report.js';
-import { startHost } from '../bench/targets/host.js';
+import { scenarioRows, tinySettings } from './helpers/bench-settings.js';
 
 const ROUNDS = 20;
 const TOOLS = 5;
 
-/** The quick settings, shrunk: only what the era rows read matters here. */
-const settings: Settings = {
-  quick: true,
-  toolsPerUpstream: TOOLS,
-  fanoutTools: TOOLS,
-  listAt: 1,
-  coldAt: 1,
-  hungUpstreams: 1,
-  callRounds: ROUNDS,
-  warmupMs: 0,
-  listRounds: 1,
-  coldRestarts: 1,
-  throughputClients: 1,
-  throughputMs: 1,
-  throughputRounds: 1,
-  hungDeadlineMs: 500,
-  hungLists: 1,
-  hungCalls: 1,
-  peerHungWaitMs: 1,
-  scalePoints: [1],
-  peerScaleMax: 1,
-  footprintUpstreams: 1,
-  spreadPoints: [1],
-  actorStartPoints: [1],
-  spreadLatencyRounds: 1,
-  loopDeadlineMs: 120_000,
-  readyTimeoutMs: () => 60_000,
-};
+const settings = tinySettings({ toolsPerUpstream: TOOLS, fanoutTools: TOOLS, callRounds: ROUNDS });
 
 t.test('modern rows: tools/call and warm tools/list, legacy and modern paths, coffer against direct', async (t) => {
-  const host = await startHost(TOOLS);
-  t.teardown(() => host.stop());
-  const rows = await modernScenario({ settings, host, log: () => undefined });
+  const rows = await scenarioRows(t, modernScenario, settings);
 
   t.same(
     rows.map((row) => row.id),

@@ -1,13 +1,15 @@
 // Calls spread over many upstreams: at each point N, coffer, mcp-hub and
 // direct clients call `echo` on all N upstreams — evenly (upstream after
 // upstream) and Zipf-like (a few upstreams take most calls, the rest a long
-// tail) — for one client's latency and for 16 clients' throughput. The
-// concentrated rows (calls scenario) favour a gateway whose few busy actors
-// are warm; here most actors see few calls, as in a real high fan-out.
+// tail) — for one client's latency and for 16 clients' throughput; then, at
+// the same N, the warm merged tools/list and each daemon's RSS beside
+// mcp-hub's. The concentrated rows (calls scenario) favour a gateway whose
+// few busy actors are warm; here most actors see few calls, as in a real
+// high fan-out.
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { closeAll, connect, echo } from '../clients.js';
+import { closeAll, connect, echo, listAll } from '../clients.js';
 import { interleave, throughput } from '../measure.js';
-import { fig, type Row } from '../report.js';
+import { fig, single, type Row } from '../report.js';
 import { summarize } from '../stats.js';
 import { Coffer, type UpstreamSpec } from '../targets/coffer.js';
 import { startPeer, type Peer } from '../targets/peer.js';
@@ -93,6 +95,18 @@ async function spreadPoint(ctx: Context, n: number): Promise<Row[]> {
       ctx.log(`spread: ${settings.throughputClients} clients, ${spread} over ${n} upstreams`);
       rows.push(await throughputRow(ctx, n, spread, paths));
     }
+    ctx.log(`spread: warm tools/list over ${n} upstreams, coffer and mcp-hub`);
+    const expected = n * settings.toolsPerUpstream;
+    const lists = await interleave(
+      [
+        { name: 'coffer', step: () => listAll(viaCoffer[0]!).then((listed) => assertListed('coffer', listed.tools, expected)) },
+        { name: 'peer', step: () => listAll(viaPeer[0]!).then((listed) => assertListed('mcp-hub', listed.tools, expected)) },
+      ],
+      { rounds: settings.listRounds, warmup: 3, deadlineMs: settings.loopDeadlineMs },
+    );
+    rows.push(warmListRow(n, expected, lists.summaries));
+    // After the calls and lists: each daemon's working set with N upstreams in use, not just connected.
+    rows.push(rssRow(n, coffer.rss(), peer.rss()));
     return rows;
   } finally {
     await closeAll(clients);
@@ -115,6 +129,41 @@ function latencyRow(n: number, s: Record<string, ReturnType<typeof summarize>>):
     target: 'adds less than the peer',
     met: added < peerAdded,
     extra: { addedMedianMs: added, peerAddedMedianMs: peerAdded },
+  };
+}
+
+function assertListed(who: string, listed: number, expected: number): void {
+  if (listed !== expected) throw new Error(`${who} listed ${listed} tools, not ${expected}: the row would time something else`);
+}
+
+function warmListRow(n: number, tools: number, s: Record<string, ReturnType<typeof summarize>>): Row {
+  const ofPeer = s.coffer!.median / s.peer!.median;
+  return {
+    id: `spread-list-${n}`,
+    scenario: `warm merged tools/list, ${n} upstreams × ${tools / n} tools (every page), after the spread calls`,
+    unit: 'ms',
+    coffer: fig(s.coffer!),
+    base: null,
+    peer: fig(s.peer!),
+    headline: `${ofPeer.toFixed(2)}× the peer's median`,
+    target: 'no slower than the peer (median)',
+    met: ofPeer <= 1,
+  };
+}
+
+function rssRow(n: number, cofferMb: number, peerMb: number): Row {
+  const ofPeer = cofferMb / peerMb;
+  return {
+    id: `spread-rss-${n}`,
+    scenario: `daemon RSS with ${n} upstreams, after the spread calls and lists (MB)`,
+    unit: 'MB',
+    coffer: single(cofferMb),
+    base: null,
+    peer: single(peerMb),
+    headline: `${cofferMb.toFixed(0)} MB, ${ofPeer.toFixed(2)}× the peer's ${peerMb.toFixed(0)} MB`,
+    target: 'at most 2× the peer',
+    met: ofPeer <= 2,
+    extra: { cofferMb, peerMb },
   };
 }
 

@@ -1,0 +1,34 @@
+// The bench's spread rows, run for real at a tiny size: coffer and mcp-hub in
+// front of two upstreams of the synthetic host, SDK clients. Every row must
+// exist with its figures, and the warm-list and RSS rows judged against the
+// peer as the issue's targets read (no slower; at most twice the memory).
+import t from 'tap';
+import { spreadScenarios } from '../bench/scenarios/spread.js';
+import { table } from '../bench/report.js';
+import { scenarioRows, tinySettings } from './helpers/bench-settings.js';
+
+const TOOLS = 5;
+const N = 2;
+const settings = tinySettings({ toolsPerUpstream: TOOLS, spreadPoints: [N], spreadLatencyRounds: 5, listRounds: 3, throughputMs: 300 });
+
+t.test('spread rows at 2 upstreams: latency, both spreads, the warm merged list and the daemons\' RSS, each beside mcp-hub', async (t) => {
+  const rows = await scenarioRows(t, spreadScenarios, settings);
+
+  t.same(
+    rows.map((row) => row.id),
+    [`spread-latency-${N}`, `spread-even-${N}`, `spread-zipf-${N}`, `spread-list-${N}`, `spread-rss-${N}`],
+  );
+  const byId = new Map(rows.map((row) => [row.id, row]));
+  const list = byId.get(`spread-list-${N}`)!;
+  t.equal(list.coffer!.n, 3, 'every list round counted');
+  t.equal(list.peer!.n, 3);
+  t.ok(list.coffer!.median > 0 && list.peer!.median > 0, `list medians ${list.coffer!.median} / ${list.peer!.median} ms`);
+  t.equal(list.met, list.coffer!.median <= list.peer!.median, 'met when no slower than the peer');
+  t.match(list.scenario, `${N} upstreams × ${TOOLS} tools`);
+
+  const rss = byId.get(`spread-rss-${N}`)!;
+  t.equal(rss.unit, 'MB');
+  t.ok(rss.coffer!.median > 20 && rss.peer!.median > 20, `RSS ${rss.coffer!.median} / ${rss.peer!.median} MB: whole processes`);
+  t.equal(rss.met, rss.coffer!.median <= 2 * rss.peer!.median, 'met at no more than twice the peer');
+  t.match(table(rows), /\| daemon RSS with 2 upstreams/);
+});
