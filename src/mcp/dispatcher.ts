@@ -25,6 +25,8 @@ import { RpcError } from './rpc-error.js';
 import type { McpSession } from './session.js';
 import type { RequestTrace, Tracing } from '../ops/tracing.js';
 import { incomingTrace } from '../ops/trace-context.js';
+import type { Answer } from './json-text.js';
+import { listPageText } from './page-text.js';
 import { listPage, OWN_INSTRUCTIONS, SERVER_CAPABILITIES } from './surface.js';
 import { Cancel } from '../protocol/cancel.js';
 
@@ -143,7 +145,7 @@ export class Dispatcher {
     }
   }
 
-  private async handle(session: McpSession, request: JSONRPCRequest, trace: RequestTrace | undefined): Promise<Record<string, unknown>> {
+  private async handle(session: McpSession, request: JSONRPCRequest, trace: RequestTrace | undefined): Promise<Answer> {
     const params = (request.params ?? {}) as Record<string, unknown>;
     if (typeof params !== 'object' || Array.isArray(params)) throw RpcError.invalidParams('params must be an object');
     checkParamLengths(request.method, params);
@@ -154,7 +156,7 @@ export class Dispatcher {
     const searching = this.search.modeOf(view) === 'search';
     const searcher = { key: session, listChanged: () => this.toolsChanged(session, request) };
     if (list === 'tools' && searching) return listPage(list, this.search.list(view, await this.views.list(list, session), searcher), params, this.options.pageSize);
-    if (list) return listPage(list, await this.views.list(list, session), params, this.options.pageSize);
+    if (list) return listPageText(list, await this.views.list(list, session), params, this.options.pageSize, 'legacy');
     const call = KIND_BY_CALL_METHOD.get(request.method);
     if (call === 'tools' && searching && this.search.isMetaTool(params.name, true)) {
       return this.withContext(session, request, params, trace, async (ctx) =>

@@ -8,6 +8,7 @@
 import type { JSONRPCMessage, RequestId } from '@modelcontextprotocol/sdk/types.js';
 import type { HttpReply } from '../http/reply.js';
 import { JSONRPC, messageOf } from '../protocol/errors.js';
+import { JsonText } from './json-text.js';
 
 const KEEP_ALIVE = ': keepalive\n\n';
 
@@ -17,12 +18,15 @@ function sseEvent(json: string): string {
 
 /**
  * A message as JSON, made once when it is delivered: what is held for a later
- * stream or batch is text, so no timer ever serialises. A response that cannot
+ * stream or batch is text, so no timer ever serialises. A result already
+ * written as JSON is spliced in, not written again. A response that cannot
  * be serialised (one too deep for JSON.stringify) is answered with an error
  * instead; any other such message is dropped (null).
  */
 export function serialise(message: JSONRPCMessage): string | null {
   try {
+    // A result kept as text (a list page) goes in as it is: the response's own fields are its id alone.
+    if ('result' in message && message.result instanceof JsonText) return `{"jsonrpc":"2.0","id":${JSON.stringify(message.id)},"result":${message.result.text}}`;
     return JSON.stringify(message);
   } catch (error) {
     if (!isResponse(message)) return null;

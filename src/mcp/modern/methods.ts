@@ -18,6 +18,8 @@ import type { SessionFeatures } from '../../router/session-features.js';
 import type { EraRejection } from '../era.js';
 import { checkParamLengths } from '../param-limits.js';
 import { RpcError } from '../rpc-error.js';
+import type { Answer } from '../json-text.js';
+import { listPageText } from '../page-text.js';
 import { listPage, OWN_INSTRUCTIONS, SERVER_CAPABILITIES } from '../surface.js';
 import { checkParamHeaders, declaredHeaders } from './param-headers.js';
 import { TaskRoutes } from './tasks.js';
@@ -72,21 +74,20 @@ export class ModernMethods {
   }
 
   /** A method coffer answers itself, for the caller of `toolset`. */
-  async own(method: string, params: Record<string, unknown>, toolset: string | null): Promise<Record<string, unknown>> {
+  async own(method: string, params: Record<string, unknown>, toolset: string | null): Promise<Answer> {
     checkParamLengths(method, params);
     if (method === 'server/discover') return this.stamp(this.discover());
     const list = KIND_BY_LIST_METHOD.get(method);
     if (!list) throw new RpcError(JSONRPC.METHOD_NOT_FOUND, `method not found: ${method}`);
     const view = this.parts.views.viewOf(toolset);
     const items = await this.parts.views.listFor(list, toolset);
-    const listed = list === 'tools' && this.parts.search.modeOf(view) === 'search' ? this.parts.search.list(view, items) : items;
     // A page reads only the cursor of the params: no copy of them without the envelope.
-    return this.stamp(withCacheHints(listPage(list, listed, params, this.parts.pageSize)));
+    if (list === 'tools' && this.parts.search.modeOf(view) === 'search') return this.stamp(withCacheHints(listPage(list, this.parts.search.list(view, items), params, this.parts.pageSize)));
+    return listPageText(list, items, params, this.parts.pageSize, 'modern', (page) => this.stamp(withCacheHints(page)));
   }
 
   /** Answers one request; an RpcError becomes an in-band error. */
   async handle(method: string, params: Record<string, unknown>, caller: ForwardContext, toolset: string | null): Promise<Record<string, unknown>> {
-    if (this.answersItself(method)) return this.own(method, params, toolset);
     checkParamLengths(method, params);
     const view = this.parts.views.viewOf(toolset);
     // A caller of the tasks extension gets its upstreams' tasks under coffer's ids (tasks.ts).
