@@ -2,7 +2,9 @@
 // and SSE: lists, the list cache, forwarding, progress, environment.
 import { createRequire } from 'node:module';
 import t from 'tap';
+import { startHost } from '../bench/targets/host.js';
 import type { Progress } from '../src/protocol/actor.js';
+import { MSGPACK_FROM_ITEMS } from '../src/protocol/list-codec.js';
 import type { ActorListAnswer } from '../src/upstreams/actor.js';
 import { callTool, startActor, toolJson } from './fixtures/actor-harness.js';
 import { networkConfig, serverConfig, startNetworkFixture, stdioFixture } from './fixtures/fixture-servers.js';
@@ -160,6 +162,19 @@ t.test('paginated lists are followed to the end; malformed schemas normalised, n
   // The log is appended asynchronously: the note is there once the writes in flight land.
   await waitFor('the note on the nameless tool', () => actor.log().includes('tools[5]'), 5_000);
   t.match(actor.log(), /tools\[5\]: no string name, dropped/);
+});
+
+t.test('a list long enough to be packed arrives whole from a real worker, which loads msgpackr only then', async (t) => {
+  const count = MSGPACK_FROM_ITEMS + 50;
+  const host = await startHost(count);
+  t.teardown(() => host.stop());
+  await host.configure({ servers: { 0: { tools: count } } });
+  const actor = startActor(t, networkConfig('many', 'http', host.url(0)));
+  await actor.waitForState('ready');
+  const answer = await actor.handle.list('tools', false);
+  if (!answer.ok || answer.state !== 'live') throw new Error('expected a live list');
+  t.equal(answer.items.length, count, `${count} tools`);
+  t.equal(new Set(answer.items.map((tool) => tool.name)).size, count, 'each once');
 });
 
 t.test('server-everything lists over stdio', async (t) => {

@@ -9,7 +9,7 @@ import { MessageChannel, Worker, type WorkerOptions } from 'node:worker_threads'
 import type { ActorCommand, ActorEvent, ActorHeap, ActorInit, ActorStatus, ActorTuning, CallAnswer, CallMessage, CallReply, ForwardOutcome, ForwardRequest, Progress, ScriptSet } from '../protocol/actor.js';
 import type { ListKind } from '../protocol/capabilities.js';
 import { JSONRPC, messageOf, type ErrorBody } from '../protocol/errors.js';
-import { decodeList } from '../protocol/list-codec.js';
+import { decodeList } from '../protocol/list-decode.js';
 import type { OAuthAction, OAuthOutcome, OAuthRecord } from '../protocol/oauth.js';
 import type { ServerConfig } from '../protocol/server-config.js';
 import { actorEntry } from '../paths.js';

@@ -106,7 +106,7 @@ export class Lister {
     if (kind === 'tools' && connection.era === 'modern') raw = toolHeaderParams.admit(raw, (text) => this.log.note(text));
     const { items, notes } = normaliseItems(kind, raw);
     for (const note of notes) this.log.note(note);
-    return { state: 'live', list: encodeList(items), ...(pages.ttlMs === undefined ? {} : { ttlMs: pages.ttlMs }) };
+    return { state: 'live', list: await encodeList(items), ...(pages.ttlMs === undefined ? {} : { ttlMs: pages.ttlMs }) };
   }
 
   /** The items that keep to the nesting policy: one too deep is dropped (and noted), not the whole list. */
