@@ -190,17 +190,21 @@ function classifyBatch(body: readonly unknown[]): EraVerdict {
   return { kind: 'legacy', reason: 'batch' };
 }
 
+/** The input with its headers as the checks compare them (optional whitespace dropped): made only for a single message, field by field (spreads of conditional literals cost more). */
+function normalised(input: EraInput): EraInput {
+  const headers: EraInput = { httpMethod: input.httpMethod, body: input.body };
+  if (input.versionHeader !== undefined) headers.versionHeader = stripOws(input.versionHeader);
+  if (input.methodHeader !== undefined) headers.methodHeader = stripOws(input.methodHeader);
+  return headers;
+}
+
 /** The era of one /mcp request, or the refusal the modern ladder answers it with. */
 export function classifyEra(input: EraInput): EraVerdict {
-  // Field by field, not spreads of conditional literals: this runs for every POST of either era.
-  const normalised: EraInput = { httpMethod: input.httpMethod, body: input.body };
-  if (input.versionHeader !== undefined) normalised.versionHeader = stripOws(input.versionHeader);
-  if (input.methodHeader !== undefined) normalised.methodHeader = stripOws(input.methodHeader);
   if (input.httpMethod.toUpperCase() !== 'POST') return { kind: 'legacy', reason: 'http-method' };
   const body = input.body;
   if (Array.isArray(body)) return classifyBatch(body);
   if (isResultResponse(body) || isErrorResponse(body)) return { kind: 'legacy', reason: 'response' };
-  if (isPlainObject(body) && isRequest(body)) return classifyRequest(normalised, body);
-  if (isPlainObject(body) && isNotification(body)) return classifyNotification(normalised, body);
+  if (isPlainObject(body) && isRequest(body)) return classifyRequest(normalised(input), body);
+  if (isPlainObject(body) && isNotification(body)) return classifyNotification(normalised(input), body);
   return reject('invalid-json-rpc-body', INVALID_REQUEST, 'Bad Request: the request body is not a valid JSON-RPC message');
 }
