@@ -26,7 +26,7 @@ import type { McpSession } from './session.js';
 import type { RequestTrace, Tracing } from '../ops/tracing.js';
 import { incomingTrace } from '../ops/trace-context.js';
 import type { Answer } from './json-text.js';
-import { listPageText } from './page-text.js';
+import { FirstPages } from './page-text.js';
 import { listPage, OWN_INSTRUCTIONS, SERVER_CAPABILITIES } from './surface.js';
 import { Cancel } from '../protocol/cancel.js';
 
@@ -81,6 +81,7 @@ export class Dispatcher {
   private readonly features: SessionFeatures;
   private readonly views: ViewLists;
   private readonly search: SearchMode;
+  private readonly firstPages: FirstPages;
 
   constructor(
     parts: DispatcherParts,
@@ -88,6 +89,7 @@ export class Dispatcher {
     private readonly log: Logger,
   ) {
     ({ router: this.router, calls: this.calls, clientMessages: this.clientMessages, features: this.features, views: this.views, search: this.search } = parts);
+    this.firstPages = new FirstPages(options.pageSize);
   }
 
   /**
@@ -156,7 +158,7 @@ export class Dispatcher {
     const searching = this.search.modeOf(view) === 'search';
     const searcher = { key: session, listChanged: () => this.toolsChanged(session, request) };
     if (list === 'tools' && searching) return listPage(list, this.search.list(view, await this.views.list(list, session), searcher), params, this.options.pageSize);
-    if (list) return listPageText(list, await this.views.list(list, session), params, this.options.pageSize, 'legacy');
+    if (list) return this.firstPages.page(list, await this.views.list(list, session), params);
     const call = KIND_BY_CALL_METHOD.get(request.method);
     if (call === 'tools' && searching && this.search.isMetaTool(params.name, true)) {
       return this.withContext(session, request, params, trace, async (ctx) =>

@@ -19,7 +19,7 @@ import type { EraRejection } from '../era.js';
 import { checkParamLengths } from '../param-limits.js';
 import { RpcError } from '../rpc-error.js';
 import type { Answer } from '../json-text.js';
-import { listPageText } from '../page-text.js';
+import { FirstPages } from '../page-text.js';
 import { listPage, OWN_INSTRUCTIONS, SERVER_CAPABILITIES } from '../surface.js';
 import { checkParamHeaders, declaredHeaders } from './param-headers.js';
 import { TaskRoutes } from './tasks.js';
@@ -57,10 +57,12 @@ export class ModernMethods {
   /** coffer's identity as every result's _meta carries it (one object, never changed). */
   private readonly identity: Readonly<Record<string, unknown>>;
   private readonly tasks: TaskRoutes;
+  private readonly firstPages: FirstPages;
 
   constructor(private readonly parts: ModernParts) {
     this.identity = Object.freeze({ [SERVER_INFO_META_KEY]: Object.freeze({ name: 'coffer', version: parts.version }) });
     this.tasks = new TaskRoutes(parts.calls);
+    this.firstPages = new FirstPages(parts.pageSize, (page) => this.stamp(withCacheHints(page)));
   }
 
   /** Whether the endpoint serves this method in the modern era (else 404 -32601). */
@@ -83,7 +85,7 @@ export class ModernMethods {
     const items = await this.parts.views.listFor(list, toolset);
     // A page reads only the cursor of the params: no copy of them without the envelope.
     if (list === 'tools' && this.parts.search.modeOf(view) === 'search') return this.stamp(withCacheHints(listPage(list, this.parts.search.list(view, items), params, this.parts.pageSize)));
-    return listPageText(list, items, params, this.parts.pageSize, 'modern', (page) => this.stamp(withCacheHints(page)));
+    return this.firstPages.page(list, items, params);
   }
 
   /** Answers one request; an RpcError becomes an in-band error. */
