@@ -6,7 +6,7 @@
 import type { ActorEvent, ClientTarget, ForwardOutcome } from '../protocol/actor.js';
 import { JSONRPC } from '../protocol/errors.js';
 import type { UpstreamDirectory } from '../upstreams/upstream.js';
-import type { CancelSignal } from '../protocol/cancel.js';
+import { Cancel, type CancelSignal } from '../protocol/cancel.js';
 
 /** How the router reaches a client session; the MCP layer implements it. */
 export interface ClientLink {
@@ -40,7 +40,7 @@ export type ClientEvent = Extract<ActorEvent, { type: 'client_request' | 'client
 
 export class ClientMessages {
   private link: ClientLink | null = null;
-  private readonly tickets = new Map<string, AbortController>();
+  private readonly tickets = new Map<string, Cancel>();
   /**
    * The progressToken coffer gave a relayed request → its upstream, ticket and
    * the upstream's own token. Upstreams pick tokens independently (often their
@@ -76,7 +76,7 @@ export class ClientMessages {
   private async request(event: Extract<ClientEvent, { type: 'client_request' }>): Promise<void> {
     const { call, session } = this.route(event.target);
     const key = `${event.server}\u0000${event.ticket}`;
-    const abort = new AbortController();
+    const abort = new Cancel();
     this.tickets.set(key, abort);
     const meta = event.params._meta as { progressToken?: unknown } | undefined;
     const progressToken = meta?.progressToken === undefined ? undefined : `coffer-progress-${event.server}-${event.ticket}`;
@@ -85,10 +85,10 @@ export class ClientMessages {
     let outcome: ForwardOutcome;
     try {
       outcome = call
-        ? await this.askOf(call)(event.method, params, abort.signal)
+        ? await this.askOf(call)(event.method, params, abort)
         : session === null || !this.link
           ? { ok: false, error: { code: JSONRPC.INTERNAL_ERROR, message: `the client call that caused ${event.method} has ended` } }
-          : await this.link.request(session, undefined, event.method, params, abort.signal);
+          : await this.link.request(session, undefined, event.method, params, abort);
     } finally {
       this.tickets.delete(key);
       if (progressToken !== undefined) this.progressTokens.delete(progressToken);

@@ -14,6 +14,7 @@ import type { ForwardContext } from '../../router/calls.js';
 import type { SessionFeatures } from '../../router/session-features.js';
 import { MODERN_CALLER_PREFIX, type ModernTarget } from './link.js';
 import { isPlainObject, SERVER_INFO_META_KEY, SUBSCRIPTION_ID_META_KEY } from './wire.js';
+import { Cancel } from '../../protocol/cancel.js';
 
 /** Open listens at most (the SDK's limit); past it a listen is refused in-band. */
 export const MAX_LISTENS = 1024;
@@ -89,8 +90,8 @@ export class ListenRegistry {
     const filter = parseFilter(params);
     if (filter === null) return inBand(JSONRPC.INVALID_PARAMS, "Invalid params: 'notifications' is required and must be a subscription filter (booleans, and resourceSubscriptions as an array of URIs)");
     const id = `${MODERN_CALLER_PREFIX}listen:${++this.next}`;
-    const controller = new AbortController();
-    const ctx: ForwardContext = { sessionId: id, requestId, capabilities, signal: controller.signal };
+    const cancel = new Cancel();
+    const ctx: ForwardContext = { sessionId: id, requestId, capabilities, signal: cancel };
     // Each URI is subscribed as a legacy resources/subscribe would be: an unknown or switched-off resource is left out of the honoured set.
     const subscribed: string[] = [];
     for (const uri of filter.uris) {
@@ -121,7 +122,7 @@ export class ListenRegistry {
         closed = true;
         clearInterval(keepAlive);
         this.open.delete(id);
-        controller.abort('the subscription ended');
+        cancel.abort('the subscription ended');
         if (!reply.aborted) {
           const result = { resultType: 'complete', _meta: { [SUBSCRIPTION_ID_META_KEY]: requestId, [SERVER_INFO_META_KEY]: this.serverInfo } };
           reply.write(graceful ? sseEvent({ jsonrpc: '2.0', id: requestId, result }) : '', true);
