@@ -19,7 +19,7 @@ const BASE = 7000;
  * How long the daemon (and the floor's process) sits idle before the settled
  * RSS is read: 1 s after ready is the start's own peak (young generations,
  * compile zones, freed malloc memory not yet returned); V8's memory reducer
- * and the allocator give it back within ≈ 15 s of idleness here.
+ * and the allocator give it back after some seconds of idleness.
  */
 export const SETTLE_MS = 30_000;
 

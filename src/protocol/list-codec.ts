@@ -7,7 +7,7 @@
 // thread msgpackr decodes a long list faster than decode + JSON.parse, and a
 // short one equally fast (list-decode.ts, the main thread's half). msgpackr
 // is loaded by the first list long enough to be packed: most actors never
-// list that many items, and each that loads it holds ≈ 0.5 MB more.
+// list that many items, and each would otherwise hold it.
 export const MSGPACK_FROM_ITEMS = 200;
 
 export interface EncodedList {

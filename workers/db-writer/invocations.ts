@@ -39,7 +39,7 @@ function inStoredForm(value: string): boolean {
 /**
  * A stored timestamp: ISO-8601 UTC with milliseconds, so text order is time
  * order. One already in that form is kept as it is: parsing and formatting
- * each record's time again was an eighth of the writer's work per call.
+ * every record's time again is work per call for nothing.
  */
 function timestamp(value: unknown): string | null {
   if (typeof value === 'string' && inStoredForm(value)) return value;
