@@ -119,6 +119,44 @@ t.test('migrations', async (t) => {
     });
   });
 
+  t.test('008 keeps every invocation and checks a row without building a temporary b-tree per insert', async (t) => {
+    const init = tempInit(t, firstMigrations(t, 7));
+    const old = await openWriter(t, init);
+    await old.close();
+    const columns = 'id, at, server, kind, key, duration_ms, status, session, error_code';
+    const rows = [
+      [7, '2025-01-01T00:00:00.000Z', 'up', 'tool', 'a', 3, 'error', 's1', -32000],
+      [9, '2025-01-01T00:00:01.000Z', 'up', 'prompt', 'p', 1, 'denied', null, null],
+      [12, '2025-01-01T00:00:02.000Z', 'web', 'resource', 'r', 0, 'timeout', 's2', -32001],
+    ];
+    const sql = 'INSERT INTO invocations (at, server, kind, key, duration_ms, status, session, error_code) VALUES (?, ?, ?, ?, ?, ?, ?, ?)';
+    const temporaryTrees = (db: Database.Database) =>
+      (db.prepare(`EXPLAIN ${sql}`).all('2025-01-01T00:00:00.000Z', 'up', 'tool', 'x', 1, 'ok', null, null) as { opcode: string }[]).filter((row) => row.opcode === 'OpenEphemeral').length;
+    const db = new Database(init.dbPath);
+    t.ok(temporaryTrees(db) > 0, 'before 008, an insert builds its IN lists');
+    const insert = db.prepare(`INSERT INTO invocations (${columns}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`);
+    for (const row of rows) insert.run(...row);
+    db.close();
+
+    const writer = await openWriter(t, { ...init, migrationsDir: MIGRATIONS_DIR });
+    t.same(await writer.api.migrate(), { ok: true, value: { version: readMigrations(MIGRATIONS_DIR).length } });
+    await writer.close();
+    const db2 = new Database(init.dbPath);
+    t.teardown(() => db2.close());
+    t.same(db2.prepare(`SELECT ${columns} FROM invocations ORDER BY id`).raw().all(), rows, 'every row and id kept');
+    t.equal(temporaryTrees(db2), 0, 'no temporary b-tree per insert');
+    const add = db2.prepare(sql);
+    t.throws(() => add.run('2025-01-01T00:00:03.000Z', 'up', 'shell', 'x', 1, 'ok', null, null), /CHECK constraint failed/);
+    t.throws(() => add.run('2025-01-01T00:00:03.000Z', 'up', 'tool', 'x', 1, 'maybe', null, null), /CHECK constraint failed/);
+    t.throws(() => add.run('2025-01-01T00:00:03.000Z', 'up', 'tool', 'x', -1, 'ok', null, null), /CHECK constraint failed/);
+    for (const [kind, status] of [['tool', 'ok'], ['resource', 'error'], ['prompt', 'timeout'], ['tool', 'denied']]) add.run('2025-01-01T00:00:04.000Z', 'up', kind, 'x', 1, status, null, null);
+    t.equal(db2.prepare('SELECT count(*) FROM invocations').pluck().get(), rows.length + 4);
+    t.same(
+      db2.prepare("SELECT name FROM sqlite_schema WHERE type = 'index' AND tbl_name = 'invocations' ORDER BY name").pluck().all(),
+      ['invocations_at', 'invocations_server_at', 'invocations_status_at'],
+    );
+  });
+
   t.test('a failing migration is rolled back and named', async (t) => {
     const dir = firstMigrations(t, 1);
     writeFileSync(join(dir, '002_broken.sql'), 'CREATE TABLE half_done (a INTEGER);\nTHIS IS NOT SQL;\n');
