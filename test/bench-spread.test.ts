@@ -1,7 +1,8 @@
 // The bench's spread rows, run for real at a tiny size: coffer and mcp-hub in
 // front of two upstreams of the synthetic host, SDK clients. Every row must
 // exist with its figures, and the warm-list and RSS rows judged against the
-// peer as the issue's targets read (no slower; at most twice the memory).
+// peer as the issue's targets read (no slower; at most twice the memory); the
+// CPU row reads each daemon's threads from /proc.
 import t from 'tap';
 import { spreadScenarios } from '../bench/scenarios/spread.js';
 import { table } from '../bench/report.js';
@@ -11,14 +12,26 @@ const TOOLS = 5;
 const N = 2;
 const settings = tinySettings({ toolsPerUpstream: TOOLS, spreadPoints: [N], spreadLatencyRounds: 5, listRounds: 3, throughputMs: 300 });
 
-t.test('spread rows at 2 upstreams: latency, both spreads, the warm merged list and the daemons\' RSS, each beside mcp-hub', async (t) => {
+t.test('spread rows at 2 upstreams: latency, both spreads, CPU per call, the warm merged list and the daemons\' RSS, each beside mcp-hub', async (t) => {
   const rows = await scenarioRows(t, spreadScenarios, settings);
 
   t.same(
     rows.map((row) => row.id),
-    [`spread-latency-${N}`, `spread-even-${N}`, `spread-zipf-${N}`, `spread-list-${N}`, `spread-rss-${N}`],
+    [`spread-latency-${N}`, `spread-even-${N}`, `spread-zipf-${N}`, `spread-cpu-${N}`, `spread-list-${N}`, `spread-rss-${N}`],
   );
   const byId = new Map(rows.map((row) => [row.id, row]));
+  const cpu = byId.get(`spread-cpu-${N}`)!;
+  type Split = { main: number; all: number; busy: number; load: number };
+  const split = cpu.extra as { coffer: Split; peer: Split; oneUpstream: Split; directLoadUs: number };
+  for (const [who, figures] of [['coffer', split.coffer], ['mcp-hub', split.peer], ['coffer, every call on one upstream', split.oneUpstream]] as const) {
+    t.ok(figures.main > 0 && figures.main <= figures.all, `${who}: main thread ${figures.main.toFixed(0)} µs of ${figures.all.toFixed(0)} µs per call`);
+    t.ok(figures.busy > 0 && figures.busy <= 1.05, `${who}: main thread ${(figures.busy * 100).toFixed(0)} % busy`);
+    t.ok(figures.load > 0, `${who}: the load's own ${figures.load.toFixed(0)} µs per call`);
+  }
+  t.ok(split.directLoadUs > 0);
+  t.equal(cpu.coffer!.median, split.coffer.all);
+  t.equal(cpu.met, null, 'a breakdown, not a target');
+  t.match(cpu.headline, /coffer's main thread \d+ µs per call .*mcp-hub's \d+ µs.*one upstream \d+ µs per call/);
   const list = byId.get(`spread-list-${N}`)!;
   t.equal(list.coffer!.n, 3, 'every list round counted');
   t.equal(list.peer!.n, 3);

@@ -3,12 +3,15 @@
 // upstream) and Zipf-like (a few upstreams take most calls, the rest a long
 // tail) — for one client's latency and for 16 clients' throughput; then, at
 // the same N, the warm merged tools/list and each daemon's RSS beside
-// mcp-hub's. The concentrated rows (calls scenario) favour a gateway whose
-// few busy actors are warm; here most actors see few calls, as in a real
-// high fan-out.
+// mcp-hub's, and where each daemon's CPU goes per evenly spread call (which
+// of its threads the row's limit is, and what the load itself takes). The
+// concentrated rows (calls scenario) favour a gateway whose few busy actors
+// are warm; here most actors see few calls, as in a real high fan-out.
+import { cpus } from 'node:os';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { closeAll, connect, echo, listAll } from '../clients.js';
-import { interleave, throughput } from '../measure.js';
+import { interleave, throughput, type ThroughputResult } from '../measure.js';
+import { liveThreadsCpuNs, mainThreadCpuNs } from '../proc.js';
 import { fig, single, type Row } from '../report.js';
 import { summarize } from '../stats.js';
 import { Coffer, type UpstreamSpec } from '../targets/coffer.js';
@@ -45,9 +48,23 @@ export function spreadSequence(n: number, spread: Spread, length = SEQUENCE): nu
   });
 }
 
+type PathName = 'direct' | 'coffer' | 'peer';
+
 interface Paths {
   /** One call of path `name` to upstream `index`. */
-  call(name: 'direct' | 'coffer' | 'peer', index: number): Promise<void>;
+  call(name: PathName, index: number): Promise<void>;
+}
+
+/** The processes whose CPU a window reads: each daemon, and the load's own upstream host (the bench process is the clients). */
+type Pids = { coffer: number; peer: number; host: number };
+
+/** One throughput window's CPU per call, µs: the path's daemon (its main thread, all its threads; none for direct) and the load (clients and upstreams). */
+interface WindowCpu {
+  main: number;
+  all: number;
+  /** The daemon's main thread's CPU over the window's wall time (1 = one core all the time). */
+  mainBusy: number;
+  load: number;
 }
 
 export async function spreadScenarios(ctx: Context): Promise<Row[]> {
@@ -91,10 +108,21 @@ async function spreadPoint(ctx: Context, n: number): Promise<Row[]> {
       { rounds: settings.spreadLatencyRounds, warmup: n, deadlineMs: settings.loopDeadlineMs },
     );
     const rows: Row[] = [latencyRow(n, latency.summaries)];
+    const pids: Pids = { coffer: coffer.pid, peer: peer.pid, host: host.pid };
+    let evenCpu: Record<PathName, WindowCpu[]> | undefined;
     for (const spread of ['even', 'zipf'] as const) {
       ctx.log(`spread: ${settings.throughputClients} clients, ${spread} over ${n} upstreams`);
-      rows.push(await throughputRow(ctx, n, spread, paths));
+      const { row, cpu } = await throughputRow(ctx, n, spread, paths, pids);
+      rows.push(row);
+      evenCpu ??= cpu;
     }
+    ctx.log(`spread: ${settings.throughputClients} clients, every call to one of coffer's ${n} upstreams`);
+    const concentrated: WindowCpu[] = [];
+    for (let round = 0; round < settings.throughputRounds; round++) {
+      const oneUpstream = Array.from({ length: settings.throughputClients }, (_unused, w) => ({ call: () => paths(w).call('coffer', 0) }));
+      concentrated.push((await metered(pids.coffer, pids.host, () => throughput(oneUpstream, settings.throughputMs))).perCall);
+    }
+    rows.push(cpuRow(n, evenCpu!, concentrated));
     ctx.log(`spread: warm tools/list over ${n} upstreams, coffer and mcp-hub`);
     const expected = n * settings.toolsPerUpstream;
     const lists = await interleave(
@@ -167,10 +195,10 @@ function rssRow(n: number, cofferMb: number, peerMb: number): Row {
   };
 }
 
-async function throughputRow(ctx: Context, n: number, spread: Spread, paths: (worker: number) => Paths): Promise<Row> {
+async function throughputRow(ctx: Context, n: number, spread: Spread, paths: (worker: number) => Paths, pids: Pids): Promise<{ row: Row; cpu: Record<PathName, WindowCpu[]> }> {
   const { settings } = ctx;
   const sequence = spreadSequence(n, spread);
-  const workers = (name: 'direct' | 'coffer' | 'peer') =>
+  const workers = (name: PathName) =>
     Array.from({ length: settings.throughputClients }, (_unused, w) => {
       const path = paths(w);
       // Each worker walks the same sequence from its own offset: together they cover every upstream at once.
@@ -180,19 +208,21 @@ async function throughputRow(ctx: Context, n: number, spread: Spread, paths: (wo
   const order = ['direct', 'coffer', 'peer'] as const;
   const rates: Record<string, number[]> = { direct: [], coffer: [], peer: [] };
   const errors: Record<string, number> = { direct: 0, coffer: 0, peer: 0 };
+  const cpu: Record<PathName, WindowCpu[]> = { direct: [], coffer: [], peer: [] };
   for (let round = 0; round < settings.throughputRounds; round++) {
     for (let offset = 0; offset < order.length; offset++) {
       const name = order[(round + offset) % order.length]!;
-      const result = await throughput(workers(name), settings.throughputMs);
+      const { result, perCall } = await metered(name === 'direct' ? null : pids[name], pids.host, () => throughput(workers(name), settings.throughputMs));
       rates[name]!.push(result.callsPerSecond);
       errors[name]! += result.errors;
+      cpu[name].push(perCall);
     }
   }
   const [c, d, p] = (['coffer', 'direct', 'peer'] as const).map((name) => summarize(rates[name]!));
   const ofDirect = c!.median / d!.median;
   const ofPeer = c!.median / p!.median;
   const shape = spread === 'even' ? 'evenly' : `Zipf-like (s = ${ZIPF_S})`;
-  return {
+  const row: Row = {
     id: `spread-${spread}-${n}`,
     scenario: `throughput, ${settings.throughputClients} clients, calls spread ${shape} over ${n} upstreams (calls/s; ${settings.throughputMs / 1000} s windows)`,
     unit: 'calls/s',
@@ -203,5 +233,60 @@ async function throughputRow(ctx: Context, n: number, spread: Spread, paths: (wo
     target: 'ahead of the peer (> 1×)',
     met: ofPeer > 1,
     extra: { rates, errors },
+  };
+  return { row, cpu };
+}
+
+/** A throughput window with the CPU it cost, per call (schedstat for the daemon's threads, so no 10 ms ticks). */
+async function metered(daemon: number | null, host: number, run: () => Promise<ThroughputResult>): Promise<{ result: ThroughputResult; perCall: WindowCpu }> {
+  const read = () => ({ main: daemon === null ? 0 : mainThreadCpuNs(daemon), all: daemon === null ? 0 : liveThreadsCpuNs(daemon), host: liveThreadsCpuNs(host), self: process.cpuUsage(), at: performance.now() });
+  const before = read();
+  const result = await run();
+  const after = read();
+  const calls = Math.max(1, result.calls);
+  const selfUs = after.self.user + after.self.system - before.self.user - before.self.system;
+  return {
+    result,
+    perCall: {
+      main: (after.main - before.main) / 1000 / calls,
+      all: (after.all - before.all) / 1000 / calls,
+      mainBusy: (after.main - before.main) / 1e6 / (after.at - before.at),
+      load: ((after.host - before.host) / 1000 + selfUs) / calls,
+    },
+  };
+}
+
+/**
+ * Where each daemon's CPU goes per evenly spread call, medians over the
+ * throughput windows. A daemon's main thread can serve at most 1 s ÷ its CPU
+ * per call; the rest of coffer's work runs on the actors' and the writer's
+ * threads beside it. On a machine whose cores the load shares, the row is
+ * bound by all of it together.
+ */
+function cpuRow(n: number, cpu: Record<PathName, WindowCpu[]>, concentrated: WindowCpu[]): Row {
+  const medians = (windows: WindowCpu[]) => {
+    const med = (key: keyof WindowCpu) => summarize(windows.map((window) => window[key])).median;
+    return { main: med('main'), all: med('all'), busy: med('mainBusy'), load: med('load') };
+  };
+  const [coffer, peer] = [medians(cpu.coffer), medians(cpu.peer)];
+  const oneUpstream = medians(concentrated);
+  const mainCeiling = (us: number) => 1e6 / us;
+  const cores = cpus().length;
+  const busy = (value: number) => `${(value * 100).toFixed(0)} % busy`;
+  return {
+    id: `spread-cpu-${n}`,
+    scenario: `CPU per call, 16 clients spreading calls evenly over ${n} upstreams: each daemon, all its threads (µs; the throughput row's windows)`,
+    unit: 'µs',
+    coffer: single(coffer.all, cpu.coffer.length),
+    base: null,
+    peer: single(peer.all, cpu.peer.length),
+    headline:
+      `coffer's main thread ${coffer.main.toFixed(0)} µs per call (${busy(coffer.busy)}; alone ≤ ${mainCeiling(coffer.main).toFixed(0)} calls/s), ` +
+      `mcp-hub's ${peer.main.toFixed(0)} µs (${busy(peer.busy)}; ≤ ${mainCeiling(peer.main).toFixed(0)} calls/s on any number of cores); ` +
+      `the bench's clients and upstreams take ${coffer.load.toFixed(0)} µs per call through coffer on the same ${cores} cores; ` +
+      `coffer with every call on one upstream ${oneUpstream.all.toFixed(0)} µs per call (main thread ${oneUpstream.main.toFixed(0)})`,
+    target: 'where the spread rows\' limit lies',
+    met: null,
+    extra: { coffer, peer, oneUpstream, directLoadUs: medians(cpu.direct).load, cores },
   };
 }
