@@ -2,7 +2,7 @@
 // front of two upstreams of the synthetic host, SDK clients. Every row must
 // exist with its figures, and the warm-list and RSS rows judged against the
 // peer as the issue's targets read (no slower; at most twice the memory); the
-// CPU row reads each daemon's threads from /proc.
+// CPU row reads each daemon's threads from /proc; the floor row runs bare workers.
 import t from 'tap';
 import { spreadScenarios } from '../bench/scenarios/spread.js';
 import { table } from '../bench/report.js';
@@ -12,12 +12,12 @@ const TOOLS = 5;
 const N = 2;
 const settings = tinySettings({ toolsPerUpstream: TOOLS, spreadPoints: [N], spreadLatencyRounds: 5, listRounds: 3, throughputMs: 300 });
 
-t.test('spread rows at 2 upstreams: latency, both spreads, CPU per call, the warm merged list and the daemons\' RSS, each beside mcp-hub', async (t) => {
+t.test('spread rows at 2 upstreams: latency, both spreads, CPU per call, the warm merged list and the daemons\' RSS, each beside mcp-hub, and the floor of rotating over isolates', async (t) => {
   const rows = await scenarioRows(t, spreadScenarios, settings);
 
   t.same(
     rows.map((row) => row.id),
-    [`spread-latency-${N}`, `spread-even-${N}`, `spread-zipf-${N}`, `spread-cpu-${N}`, `spread-list-${N}`, `spread-rss-${N}`],
+    [`spread-latency-${N}`, `spread-even-${N}`, `spread-zipf-${N}`, `spread-cpu-${N}`, `spread-list-${N}`, `spread-rss-${N}`, `spread-rotation-${N}`],
   );
   const byId = new Map(rows.map((row) => [row.id, row]));
   const cpu = byId.get(`spread-cpu-${N}`)!;
@@ -44,4 +44,9 @@ t.test('spread rows at 2 upstreams: latency, both spreads, CPU per call, the war
   t.ok(rss.coffer!.median > 20 && rss.peer!.median > 20, `RSS ${rss.coffer!.median} / ${rss.peer!.median} MB: whole processes`);
   t.equal(rss.met, rss.coffer!.median <= 2 * rss.peer!.median, 'met at no more than twice the peer');
   t.match(table(rows), /\| daemon RSS with 2 upstreams/);
+
+  const rotation = byId.get(`spread-rotation-${N}`)!;
+  t.ok(rotation.coffer!.median > 0 && rotation.base!.median > 0, `${rotation.coffer!.median} µs per task in ${N} workers, ${rotation.base!.median} in one`);
+  t.equal(rotation.base!.label, 'one worker');
+  t.equal(rotation.met, null, 'a floor, not a target');
 });

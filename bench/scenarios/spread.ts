@@ -4,17 +4,20 @@
 // tail) — for one client's latency and for 16 clients' throughput; then, at
 // the same N, the warm merged tools/list and each daemon's RSS beside
 // mcp-hub's, and where each daemon's CPU goes per evenly spread call (which
-// of its threads the row's limit is, and what the load itself takes). The
+// of its threads the row's limit is, and what the load itself takes); last,
+// the floor of spreading work over N isolates at all (bare workers). The
 // concentrated rows (calls scenario) favour a gateway whose few busy actors
 // are warm; here most actors see few calls, as in a real high fan-out.
 import { cpus } from 'node:os';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { closeAll, connect, echo, listAll } from '../clients.js';
 import { interleave, throughput, type ThroughputResult } from '../measure.js';
-import { liveThreadsCpuNs, mainThreadCpuNs } from '../proc.js';
+import { join } from 'node:path';
+import { liveThreadsCpuNs, mainThreadCpuNs, startChild } from '../proc.js';
 import { fig, single, type Row } from '../report.js';
 import { summarize } from '../stats.js';
 import { Coffer, type UpstreamSpec } from '../targets/coffer.js';
+import { BENCH_DIST } from '../targets/paths.js';
 import { startPeer, type Peer } from '../targets/peer.js';
 import type { Context } from './context.js';
 
@@ -69,7 +72,7 @@ interface WindowCpu {
 
 export async function spreadScenarios(ctx: Context): Promise<Row[]> {
   const rows: Row[] = [];
-  for (const n of ctx.settings.spreadPoints) rows.push(...(await spreadPoint(ctx, n)));
+  for (const n of ctx.settings.spreadPoints) rows.push(...(await spreadPoint(ctx, n)), await rotationRow(ctx, n));
   return rows;
 }
 
@@ -288,5 +291,34 @@ function cpuRow(n: number, cpu: Record<PathName, WindowCpu[]>, concentrated: Win
     target: 'where the spread rows\' limit lies',
     met: null,
     extra: { coffer, peer, oneUpstream, directLoadUs: medians(cpu.direct).load, cores },
+  };
+}
+
+/** The same small task in one bare worker and in N served in turn (bench/rotation-floor.ts), after the daemons stopped: what spreading costs any isolate. */
+async function rotationRow(ctx: Context, n: number): Promise<Row> {
+  const { settings } = ctx;
+  const tasks = settings.spreadLatencyRounds * 20;
+  const warm = Math.min(3_000, settings.spreadLatencyRounds * 3);
+  const perTask = async (workers: number): Promise<number> => {
+    const args = [join(BENCH_DIST, 'rotation-floor.js'), '--workers', String(workers), '--warm', String(warm), '--tasks', String(tasks)];
+    const child = await startChild(process.execPath, args, { helloTimeoutMs: settings.readyTimeoutMs(workers) + settings.loopDeadlineMs });
+    await child.stop();
+    const { userUsPerTask, sysUsPerTask } = child.hello as { userUsPerTask: number; sysUsPerTask: number };
+    return userUsPerTask + sysUsPerTask;
+  };
+  ctx.log(`spread: floor, one small task in 1 and in ${n} bare workers served in turn`);
+  const one = await perTask(1);
+  const many = await perTask(n);
+  return {
+    id: `spread-rotation-${n}`,
+    scenario: `floor: CPU per task, one small task (a tools/call parsed, its answer built and serialised) in ${n} bare worker threads served in turn, each as warm as the one (µs)`,
+    unit: 'µs',
+    coffer: single(many),
+    base: { ...single(one), label: 'one worker' },
+    peer: null,
+    headline: `${many.toFixed(1)} µs per task in ${n} workers against ${one.toFixed(1)} µs in one (${(many / one).toFixed(2)}×): what rotating over isolates costs whatever the code`,
+    target: 'the floor: what spreading over isolates costs any worker',
+    met: null,
+    extra: { tasks, warmPerWorker: warm, oneWorkerUs: one, workersUs: many },
   };
 }
