@@ -4,7 +4,7 @@
 // empty daemon's start, RSS per actor its RSS beyond an empty daemon's, ÷ N.
 // `--floor` adds the same figures for N bare worker threads (bench/worker-floor.ts),
 // with and without the actors' resourceLimits: what any worker costs here.
-import { processCpuMs, sleep, startChild } from './proc.js';
+import { processCpuMs, runOnce, sleep } from './proc.js';
 import { single, type Row } from './report.js';
 import { Coffer } from './targets/coffer.js';
 import { hostedUpstreams } from './targets/host.js';
@@ -95,9 +95,7 @@ async function measureStart(ctx: Context, n: number): Promise<Start> {
 /** Bare workers started as the pool starts actors (the same bound on boots at once). */
 async function floorRow(ctx: Context, n: number, limits: object | null): Promise<Row> {
   const args = [join(BENCH_DIST, 'worker-floor.js'), '--workers', String(n), '--concurrency', String(DEFAULT_CONCURRENT_BOOTS), '--settle-ms', String(SETTLE_MS), ...(limits ? ['--limits', JSON.stringify(limits)] : [])];
-  const child = await startChild(process.execPath, args, { helloTimeoutMs: ctx.settings.readyTimeoutMs(n) + SETTLE_MS });
-  await child.stop();
-  const floor = child.hello as { rssPerWorkerMb: number; rssSettledPerWorkerMb: number; cpuPerWorkerMs: number; allOnlineMs: number };
+  const floor = (await runOnce(args, ctx.settings.readyTimeoutMs(n) + SETTLE_MS)) as { rssPerWorkerMb: number; rssSettledPerWorkerMb: number; cpuPerWorkerMs: number; allOnlineMs: number };
   const label = limits ? "with the actors' resourceLimits" : 'default limits';
   ctx.log(`actor-start: floor (${label}) ${floor.cpuPerWorkerMs.toFixed(0)} ms CPU and ${floor.rssPerWorkerMb.toFixed(1)} MB per bare worker (${floor.rssSettledPerWorkerMb.toFixed(1)} MB once idle)`);
   return {

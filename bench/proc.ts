@@ -110,6 +110,18 @@ export function liveThreadsCpuNs(pid: number): number {
   return total;
 }
 
+/** A daemon's CPU so far, ns: its main thread, and all its live threads. */
+export function daemonCpuNs(pid: number): { main: number; all: number } {
+  return { main: mainThreadCpuNs(pid), all: liveThreadsCpuNs(pid) };
+}
+
+/** Runs a measuring script to its end and answers the one JSON line it prints. */
+export async function runOnce(args: string[], timeoutMs: number): Promise<Record<string, unknown>> {
+  const child = await startChild(process.execPath, args, { helloTimeoutMs: timeoutMs });
+  await child.stop();
+  return child.hello;
+}
+
 export { sleep, waitFor } from '../test/helpers/wait.js';
 
 /** CPU time of a whole process (every thread, live ones and ended ones) so far, in ms, from /proc (10 ms ticks). */

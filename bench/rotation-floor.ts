@@ -13,10 +13,17 @@ import { Worker } from 'node:worker_threads';
 import { ACTOR_RESOURCE_LIMITS } from '../src/upstreams/actor.js';
 
 const { values } = parseArgs({ options: { workers: { type: 'string' }, warm: { type: 'string' }, tasks: { type: 'string' }, 'in-flight': { type: 'string' } } });
-const count = Number(values.workers);
-const warmPerWorker = Number(values.warm ?? 3_000);
-const tasks = Number(values.tasks ?? 20_000);
-const inFlight = Number(values['in-flight'] ?? 4);
+/** A whole number ≥ `least`, or the run stops here with what was wrong. */
+function whole(name: string, value: string | undefined, fallback: number | undefined, least: number): number {
+  const parsed = value === undefined ? fallback : Number(value);
+  if (parsed === undefined || !Number.isSafeInteger(parsed) || parsed < least) throw new Error(`--${name} must be a whole number ≥ ${least}`);
+  return parsed;
+}
+
+const count = whole('workers', values.workers, undefined, 1);
+const warmPerWorker = whole('warm', values.warm, 3_000, 0);
+const tasks = whole('tasks', values.tasks, 20_000, 1);
+const inFlight = whole('in-flight', values['in-flight'], 4, 1);
 
 const TASK = `
 const { parentPort } = require('node:worker_threads');
@@ -31,6 +38,7 @@ let next = 0;
 
 /** `total` tasks, worker after worker, `inFlight` at a time. */
 function run(total: number): Promise<void> {
+  if (total === 0) return Promise.resolve();
   return new Promise((resolve) => {
     let sent = 0;
     let done = 0;

@@ -18,7 +18,7 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { LATEST_PROTOCOL_VERSION } from '../../src/protocol/mcp-versions.js';
 import { closeAll, connect, connectModern, echo, listAll, modernEcho, modernListAll } from '../clients.js';
 import { interleave, type Interleaved, type LoopOptions, type Path } from '../measure.js';
-import { liveThreadsCpuNs, mainThreadCpuNs } from '../proc.js';
+import { daemonCpuNs } from '../proc.js';
 import { fig, type Row } from '../report.js';
 import { Coffer } from '../targets/coffer.js';
 import type { Context } from './context.js';
@@ -61,7 +61,7 @@ async function measure(paths: Record<Era, EraPaths>, op: 'call' | 'list', option
 }
 
 const cpuNow = (paths: Record<Era, EraPaths>): Record<Era, Cpu> =>
-  Object.fromEntries(ERAS.map((era) => [era, { main: mainThreadCpuNs(paths[era].coffer.pid), all: liveThreadsCpuNs(paths[era].coffer.pid) }])) as Record<Era, Cpu>;
+  Object.fromEntries(ERAS.map((era) => [era, daemonCpuNs(paths[era].coffer.pid)])) as Record<Era, Cpu>;
 
 /** What coffer adds on one era's path: its median and p99 minus the direct path's. */
 const added = (loop: Interleaved, era: Era) => {

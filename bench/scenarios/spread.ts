@@ -8,12 +8,12 @@
 // the floor of spreading work over N isolates at all (bare workers). The
 // concentrated rows (calls scenario) favour a gateway whose few busy actors
 // are warm; here most actors see few calls, as in a real high fan-out.
-import { cpus } from 'node:os';
+import { availableParallelism } from 'node:os';
+import { join } from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { closeAll, connect, echo, listAll } from '../clients.js';
 import { interleave, throughput, type ThroughputResult } from '../measure.js';
-import { join } from 'node:path';
-import { liveThreadsCpuNs, mainThreadCpuNs, startChild } from '../proc.js';
+import { daemonCpuNs, liveThreadsCpuNs, runOnce, sleep } from '../proc.js';
 import { fig, single, type Row } from '../report.js';
 import { summarize } from '../stats.js';
 import { Coffer, type UpstreamSpec } from '../targets/coffer.js';
@@ -76,6 +76,9 @@ export async function spreadScenarios(ctx: Context): Promise<Row[]> {
   return rows;
 }
 
+/** Tasks in flight in the rotation floor, as a few of the 16 clients' calls are at once in one daemon. */
+const ROTATION_IN_FLIGHT = 4;
+
 async function spreadPoint(ctx: Context, n: number): Promise<Row[]> {
   const { settings, host } = ctx;
   await host.configure({ ranges: [{ from: BASE, to: BASE + n, behaviour: { tools: settings.toolsPerUpstream } }] });
@@ -121,11 +124,14 @@ async function spreadPoint(ctx: Context, n: number): Promise<Row[]> {
     }
     ctx.log(`spread: ${settings.throughputClients} clients, every call to one of coffer's ${n} upstreams`);
     const concentrated: WindowCpu[] = [];
+    let concentratedErrors = 0;
     for (let round = 0; round < settings.throughputRounds; round++) {
       const oneUpstream = Array.from({ length: settings.throughputClients }, (_unused, w) => ({ call: () => paths(w).call('coffer', 0) }));
-      concentrated.push((await metered(pids.coffer, pids.host, () => throughput(oneUpstream, settings.throughputMs))).perCall);
+      const { result, perCall } = await metered(pids.coffer, pids.host, () => throughput(oneUpstream, settings.throughputMs));
+      concentrated.push(perCall);
+      concentratedErrors += result.errors;
     }
-    rows.push(cpuRow(n, evenCpu!, concentrated));
+    rows.push(cpuRow(n, settings.throughputClients, evenCpu!, { windows: concentrated, errors: concentratedErrors }));
     ctx.log(`spread: warm tools/list over ${n} upstreams, coffer and mcp-hub`);
     const expected = n * settings.toolsPerUpstream;
     const lists = await interleave(
@@ -240,20 +246,32 @@ async function throughputRow(ctx: Context, n: number, spread: Spread, paths: (wo
   return { row, cpu };
 }
 
-/** A throughput window with the CPU it cost, per call (schedstat for the daemon's threads, so no 10 ms ticks). */
+/** How long coffer may hold a call's invocation record before its writer stores it: a window's CPU is read after it. */
+const INVOCATION_FLUSH_MS = 600;
+
+/**
+ * A throughput window with the CPU it cost, per counted call (schedstat for
+ * the daemons' threads, so no 10 ms ticks); read once the daemon has stored
+ * the window's invocations, so that work is not left to the next window's
+ * path. NaN when no call succeeded.
+ */
 async function metered(daemon: number | null, host: number, run: () => Promise<ThroughputResult>): Promise<{ result: ThroughputResult; perCall: WindowCpu }> {
-  const read = () => ({ main: daemon === null ? 0 : mainThreadCpuNs(daemon), all: daemon === null ? 0 : liveThreadsCpuNs(daemon), host: liveThreadsCpuNs(host), self: process.cpuUsage(), at: performance.now() });
+  const read = () => ({ daemon: daemon === null ? { main: 0, all: 0 } : daemonCpuNs(daemon), host: liveThreadsCpuNs(host), self: process.cpuUsage() });
   const before = read();
+  const started = performance.now();
   const result = await run();
+  const wallMs = performance.now() - started;
+  await sleep(INVOCATION_FLUSH_MS);
   const after = read();
-  const calls = Math.max(1, result.calls);
+  const calls = result.calls > 0 ? result.calls : NaN;
   const selfUs = after.self.user + after.self.system - before.self.user - before.self.system;
+  const main = after.daemon.main - before.daemon.main;
   return {
     result,
     perCall: {
-      main: (after.main - before.main) / 1000 / calls,
-      all: (after.all - before.all) / 1000 / calls,
-      mainBusy: (after.main - before.main) / 1e6 / (after.at - before.at),
+      main: main / 1000 / calls,
+      all: (after.daemon.all - before.daemon.all) / 1000 / calls,
+      mainBusy: main / 1e6 / wallMs,
       load: ((after.host - before.host) / 1000 + selfUs) / calls,
     },
   };
@@ -266,59 +284,64 @@ async function metered(daemon: number | null, host: number, run: () => Promise<T
  * threads beside it. On a machine whose cores the load shares, the row is
  * bound by all of it together.
  */
-function cpuRow(n: number, cpu: Record<PathName, WindowCpu[]>, concentrated: WindowCpu[]): Row {
+function cpuRow(n: number, clients: number, cpu: Record<PathName, WindowCpu[]>, concentrated: { windows: WindowCpu[]; errors: number }): Row {
   const medians = (windows: WindowCpu[]) => {
     const med = (key: keyof WindowCpu) => summarize(windows.map((window) => window[key])).median;
     return { main: med('main'), all: med('all'), busy: med('mainBusy'), load: med('load') };
   };
   const [coffer, peer] = [medians(cpu.coffer), medians(cpu.peer)];
-  const oneUpstream = medians(concentrated);
-  const mainCeiling = (us: number) => 1e6 / us;
-  const cores = cpus().length;
-  const busy = (value: number) => `${(value * 100).toFixed(0)} % busy`;
+  const oneUpstream = medians(concentrated.windows);
+  const cores = availableParallelism();
+  const mainThread = (figures: { main: number; busy: number }) =>
+    `main thread ${figures.main.toFixed(0)} µs per call (${(figures.busy * 100).toFixed(0)} % busy; alone it could serve ${(1e6 / figures.main).toFixed(0)} calls/s on any number of cores)`;
   return {
     id: `spread-cpu-${n}`,
-    scenario: `CPU per call, 16 clients spreading calls evenly over ${n} upstreams: each daemon, all its threads (µs; the throughput row's windows)`,
+    scenario: `CPU per call, ${clients} clients spreading calls evenly over ${n} upstreams: each daemon, all its threads (µs; the throughput row's windows)`,
     unit: 'µs',
-    coffer: single(coffer.all, cpu.coffer.length),
+    coffer: fig(summarize(cpu.coffer.map((window) => window.all))),
     base: null,
-    peer: single(peer.all, cpu.peer.length),
+    peer: fig(summarize(cpu.peer.map((window) => window.all))),
     headline:
-      `coffer's main thread ${coffer.main.toFixed(0)} µs per call (${busy(coffer.busy)}; alone ≤ ${mainCeiling(coffer.main).toFixed(0)} calls/s), ` +
-      `mcp-hub's ${peer.main.toFixed(0)} µs (${busy(peer.busy)}; ≤ ${mainCeiling(peer.main).toFixed(0)} calls/s on any number of cores); ` +
+      `coffer's ${mainThread(coffer)}; mcp-hub's ${mainThread(peer)}; ` +
       `the bench's clients and upstreams take ${coffer.load.toFixed(0)} µs per call through coffer on the same ${cores} cores; ` +
       `coffer with every call on one upstream ${oneUpstream.all.toFixed(0)} µs per call (main thread ${oneUpstream.main.toFixed(0)})`,
     target: 'where the spread rows\' limit lies',
     met: null,
-    extra: { coffer, peer, oneUpstream, directLoadUs: medians(cpu.direct).load, cores },
+    extra: { coffer, peer, oneUpstream, oneUpstreamErrors: concentrated.errors, directLoadUs: medians(cpu.direct).load, cores },
   };
 }
 
-/** The same small task in one bare worker and in N served in turn (bench/rotation-floor.ts), after the daemons stopped: what spreading costs any isolate. */
+/**
+ * The same small task in one bare worker and in N served in turn
+ * (bench/rotation-floor.ts), after the daemons stopped: what spreading costs
+ * any isolate. A floor that could not be measured is a row saying why, so the
+ * spread rows before it are kept.
+ */
 async function rotationRow(ctx: Context, n: number): Promise<Row> {
   const { settings } = ctx;
-  const tasks = settings.spreadLatencyRounds * 20;
-  const warm = Math.min(3_000, settings.spreadLatencyRounds * 3);
+  const tasks = settings.quick ? 4_000 : 20_000;
+  // Equally warm at every N, within a bounded warm-up at the largest.
+  const warm = Math.min(3_000, Math.ceil(150_000 / n));
+  const scenario = `floor: CPU per task, one small task (a tools/call parsed, its answer built and serialised) in ${n} bare worker threads served in turn, ${ROTATION_IN_FLIGHT} in flight, each as warm as the one (µs)`;
   const perTask = async (workers: number): Promise<number> => {
-    const args = [join(BENCH_DIST, 'rotation-floor.js'), '--workers', String(workers), '--warm', String(warm), '--tasks', String(tasks)];
-    const child = await startChild(process.execPath, args, { helloTimeoutMs: settings.readyTimeoutMs(workers) + settings.loopDeadlineMs });
-    await child.stop();
-    const { userUsPerTask, sysUsPerTask } = child.hello as { userUsPerTask: number; sysUsPerTask: number };
+    const args = [join(BENCH_DIST, 'rotation-floor.js'), '--workers', String(workers), '--warm', String(warm), '--tasks', String(tasks), '--in-flight', String(ROTATION_IN_FLIGHT)];
+    const { userUsPerTask, sysUsPerTask } = (await runOnce(args, settings.readyTimeoutMs(workers) + settings.loopDeadlineMs)) as { userUsPerTask: number; sysUsPerTask: number };
     return userUsPerTask + sysUsPerTask;
   };
+  const floorRow = { id: `spread-rotation-${n}`, scenario, unit: 'µs', peer: null, target: 'the floor: what spreading over isolates costs any worker', met: null };
   ctx.log(`spread: floor, one small task in 1 and in ${n} bare workers served in turn`);
-  const one = await perTask(1);
-  const many = await perTask(n);
-  return {
-    id: `spread-rotation-${n}`,
-    scenario: `floor: CPU per task, one small task (a tools/call parsed, its answer built and serialised) in ${n} bare worker threads served in turn, each as warm as the one (µs)`,
-    unit: 'µs',
-    coffer: single(many),
-    base: { ...single(one), label: 'one worker' },
-    peer: null,
-    headline: `${many.toFixed(1)} µs per task in ${n} workers against ${one.toFixed(1)} µs in one (${(many / one).toFixed(2)}×): what rotating over isolates costs whatever the code`,
-    target: 'the floor: what spreading over isolates costs any worker',
-    met: null,
-    extra: { tasks, warmPerWorker: warm, oneWorkerUs: one, workersUs: many },
-  };
+  try {
+    const one = await perTask(1);
+    const many = await perTask(n);
+    return {
+      ...floorRow,
+      coffer: single(many),
+      base: { ...single(one), label: 'one worker' },
+      headline: `${many.toFixed(1)} µs per task in ${n} workers against ${one.toFixed(1)} µs in one (${(many / one).toFixed(2)}×): each task wakes a thread whose isolate is out of the caches, whatever the code`,
+      extra: { tasks, warmPerWorker: warm, inFlight: ROTATION_IN_FLIGHT, oneWorkerUs: one, workersUs: many },
+    };
+  } catch (error) {
+    ctx.log(`spread: the floor at ${n} failed: ${String(error)}`);
+    return { ...floorRow, coffer: null, base: null, headline: `not measured: ${error instanceof Error ? error.message : String(error)}` };
+  }
 }
