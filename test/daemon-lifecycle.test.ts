@@ -1,6 +1,7 @@
 // The daemon as a process: `coffer serve` writes daemon.json (0600), answers
 // ready, and on SIGTERM lets an open call finish, stops its upstreams and
-// leaves nothing behind.
+// leaves nothing behind; a detached start waits for a daemon that is still
+// opening (upgrading) its database.
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { existsSync, statSync } from 'node:fs';
@@ -9,7 +10,9 @@ import { createInterface } from 'node:readline';
 import t from 'tap';
 import { homeMcpTransport } from './helpers/mcp-post.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { isProcessAlive, readDaemonFile } from '../src/daemon/daemon-file.js';
+import Database from 'better-sqlite3';
+import { databaseOpeningPath, databaseOpeningPid, isProcessAlive, readDaemonFile } from '../src/daemon/daemon-file.js';
+import { startDaemonProcess, stopDaemonProcess } from '../src/cli/daemon-control.js';
 import { startDaemon } from '../src/daemon/daemon.js';
 import { PortTakenError } from '../src/http/port-taken.js';
 import { CLI_ENTRY } from '../src/paths.js';
@@ -74,4 +77,34 @@ t.test('an explicit port that is taken is refused, not moved (the default port a
   t.teardown(() => first.stop());
   await t.rejects(startDaemon({ home: tempHome(), port }), PortTakenError, 'the second daemon');
   t.equal(first.port, port);
+});
+
+t.test('a detached start waits past its timeout for a daemon still opening its database, as on an upgrade', async (t) => {
+  const home = tempHome();
+  // Another connection holds the write lock: the daemon's migrations wait for it (within the writer's busy timeout), as they would copy a long history.
+  const db = new Database(join(home, 'coffer.db'));
+  db.pragma('journal_mode = WAL');
+  db.exec('BEGIN IMMEDIATE');
+  let held = true;
+  const release = (): void => {
+    if (!held) return;
+    held = false;
+    db.exec('ROLLBACK');
+    db.close();
+  };
+  t.teardown(async () => {
+    release();
+    await stopDaemonProcess(home).catch(() => undefined);
+  });
+  const timeoutMs = 2_000;
+  const started = Date.now();
+  const starting = startDaemonProcess(home, { port: 0, timeoutMs });
+  await waitFor('the daemon to mark its database as opening', () => databaseOpeningPid(home) !== null, 15_000);
+  t.equal(statSync(databaseOpeningPath(home)).mode & 0o777, 0o600, 'the mark is private');
+  await new Promise((resolve) => setTimeout(resolve, timeoutMs + 1_000));
+  release();
+  const running = await starting;
+  t.ok(Date.now() - started > timeoutMs + 1_000, 'the start outlasted its own timeout');
+  t.equal(running.status.status, 'ready');
+  t.notOk(existsSync(databaseOpeningPath(home)), 'unmarked once the database is open');
 });

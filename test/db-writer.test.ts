@@ -133,10 +133,13 @@ t.test('migrations', async (t) => {
     const temporaryTrees = (db: Database.Database) =>
       (db.prepare(`EXPLAIN ${sql}`).all('2025-01-01T00:00:00.000Z', 'up', 'tool', 'x', 1, 'ok', null, null) as { opcode: string }[]).filter((row) => row.opcode === 'OpenEphemeral').length;
     const db = new Database(init.dbPath);
-    t.ok(temporaryTrees(db) > 0, 'before 008, an insert builds its IN lists');
-    const insert = db.prepare(`INSERT INTO invocations (${columns}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`);
-    for (const row of rows) insert.run(...row);
-    db.close();
+    try {
+      t.ok(temporaryTrees(db) > 0, 'before 008, an insert builds its IN lists');
+      const insert = db.prepare(`INSERT INTO invocations (${columns}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`);
+      for (const row of rows) insert.run(...row);
+    } finally {
+      db.close();
+    }
 
     const writer = await openWriter(t, { ...init, migrationsDir: MIGRATIONS_DIR });
     t.same(await writer.api.migrate(), { ok: true, value: { version: readMigrations(MIGRATIONS_DIR).length } });
@@ -149,6 +152,7 @@ t.test('migrations', async (t) => {
     t.throws(() => add.run('2025-01-01T00:00:03.000Z', 'up', 'shell', 'x', 1, 'ok', null, null), /CHECK constraint failed/);
     t.throws(() => add.run('2025-01-01T00:00:03.000Z', 'up', 'tool', 'x', 1, 'maybe', null, null), /CHECK constraint failed/);
     t.throws(() => add.run('2025-01-01T00:00:03.000Z', 'up', 'tool', 'x', -1, 'ok', null, null), /CHECK constraint failed/);
+    t.throws(() => add.run('2025-01-01T00:00:03.000Z', 'up', 'tool', 'x', 1, 'error', null, 'abc'), /CHECK constraint failed/);
     for (const [kind, status] of [['tool', 'ok'], ['resource', 'error'], ['prompt', 'timeout'], ['tool', 'denied']]) add.run('2025-01-01T00:00:04.000Z', 'up', kind, 'x', 1, status, null, null);
     t.equal(db2.prepare('SELECT count(*) FROM invocations').pluck().get(), rows.length + 4);
     t.same(

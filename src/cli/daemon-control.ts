@@ -4,7 +4,7 @@ import { spawn } from 'node:child_process';
 import { closeSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { ensureHome, isProcessAlive, readDaemonFile, removeDaemonFile, type DaemonFile } from '../daemon/daemon-file.js';
+import { databaseOpeningPid, ensureHome, isProcessAlive, readDaemonFile, removeDaemonFile, type DaemonFile } from '../daemon/daemon-file.js';
 import { CLI_ENTRY } from '../paths.js';
 import { daemonUrl, fetchStatus, type DaemonStatus } from './api-client.js';
 import { EXIT } from './exit-codes.js';
@@ -16,6 +16,8 @@ export interface RunningDaemonInfo {
 }
 
 const START_TIMEOUT_MS = 20_000;
+/** How long a daemon opening its database (an upgrade's migrations) is waited for at most, beyond the start's own time. */
+const DATABASE_OPENING_MAX_MS = 15 * 60_000;
 const STOP_TIMEOUT_MS = 15_000;
 const POLL_MS = 100;
 
@@ -38,12 +40,13 @@ export async function startDaemonProcess(
   home: string,
   options: { port?: number; timeoutMs?: number; config?: string } = {},
 ): Promise<RunningDaemonInfo & { alreadyRunning: boolean }> {
-  const deadline = Date.now() + (options.timeoutMs ?? START_TIMEOUT_MS);
+  const timeoutMs = options.timeoutMs ?? START_TIMEOUT_MS;
+  const deadline = Date.now() + timeoutMs;
   const running = await settlePrevious(home, deadline);
   if (running) return { ...running, alreadyRunning: true };
   for (const note of ensureHome(home)) printMessage(`coffer: ${note}`);
   const release = acquireStartLock(home);
-  if (!release) return { ...(await waitUntilReady(home, deadline)), alreadyRunning: true };
+  if (!release) return { ...(await waitUntilReady(home, timeoutMs)), alreadyRunning: true };
   try {
     const log = openSync(daemonLogPath(home), 'a', 0o600);
     const args = [
@@ -65,7 +68,7 @@ export async function startDaemonProcess(
       exitCode = code;
     });
     try {
-      const ready = await waitUntilReady(home, deadline, child.pid, () => exited);
+      const ready = await waitUntilReady(home, deadline - Date.now(), child.pid, () => exited);
       child.unref();
       return { ...ready, alreadyRunning: false };
     } catch (error) {
@@ -95,17 +98,36 @@ async function settlePrevious(home: string, deadline: number): Promise<RunningDa
   }
 }
 
+/**
+ * Waits `timeoutMs` for the daemon (`pid`, or whichever starts) to be ready,
+ * not counting the time it spends opening its database: an upgrade migrates
+ * it there once, for as long as the history takes to copy, and a daemon
+ * stopped for being slow would roll that back and meet it again next start.
+ */
 async function waitUntilReady(
   home: string,
-  deadline: number,
+  timeoutMs: number,
   pid?: number,
   exited: () => string | null = () => null,
 ): Promise<RunningDaemonInfo> {
+  const started = Date.now();
+  let deadline = started + timeoutMs;
+  const longest = deadline + DATABASE_OPENING_MAX_MS;
+  let told = false;
   for (;;) {
     const how = exited();
     if (how !== null) throw startFailure(home, `the daemon exited (${how}) before it was ready`);
     const running = await probeDaemon(home);
     if (running?.status.status === 'ready' && (pid === undefined || running.file.pid === pid)) return running;
+    const opening = databaseOpeningPid(home);
+    if (opening !== null && (pid === undefined || opening === pid) && Date.now() < longest) {
+      deadline = Math.max(deadline, Date.now() + timeoutMs);
+      // Said once the wait is longer than a start usually takes, so it is heard only when it explains one.
+      if (!told && Date.now() - started > timeoutMs / 2) {
+        told = true;
+        printMessage('coffer: the daemon is still opening its database (an upgrade migrates it once, which takes longer with a long history); waiting');
+      }
+    }
     if (Date.now() >= deadline) throw startFailure(home, 'the daemon did not become ready in time');
     await sleep(POLL_MS);
   }

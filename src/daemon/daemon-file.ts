@@ -47,6 +47,32 @@ export function removeDaemonFile(home: string, pid: number): void {
   if (readDaemonFile(home)?.pid === pid) rmSync(daemonFilePath(home), { force: true });
 }
 
+/**
+ * While a daemon opens its database — where an upgrade's migrations run,
+ * once, for as long as the history they copy takes — this file names its pid,
+ * so a starter waiting for it knows it is busy rather than stuck.
+ */
+export const databaseOpeningPath = (home: string): string => join(home, 'database.opening');
+
+/** Marks the database as being opened by this process; the answer unmarks it. */
+export function markDatabaseOpening(home: string): () => void {
+  writeFileSync(databaseOpeningPath(home), `${process.pid}\n`, { mode: 0o600 });
+  return () => {
+    if (databaseOpeningPid(home) === process.pid) rmSync(databaseOpeningPath(home), { force: true });
+  };
+}
+
+/** The live process opening the database now, or null. */
+export function databaseOpeningPid(home: string): number | null {
+  let pid: number;
+  try {
+    pid = Number(readFileSync(databaseOpeningPath(home), 'utf8').trim());
+  } catch {
+    return null;
+  }
+  return Number.isSafeInteger(pid) && pid > 0 && isProcessAlive(pid) ? pid : null;
+}
+
 /** Alive and not a zombie (an exited child its parent has not reaped yet counts as gone). */
 export function isProcessAlive(pid: number): boolean {
   try {

@@ -52,7 +52,7 @@ import { announce } from './announce.js';
 import { EventBus } from './event-bus.js';
 import { InvocationLog } from './invocation-log.js';
 import { daemonStatus } from './status.js';
-import { ensureHome, isProcessAlive, newToken, readDaemonFile, removeDaemonFile, writeDaemonFile } from './daemon-file.js';
+import { ensureHome, isProcessAlive, markDatabaseOpening, newToken, readDaemonFile, removeDaemonFile, writeDaemonFile } from './daemon-file.js';
 
 export interface DaemonOptions {
   home: string;
@@ -123,6 +123,7 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
   await operations.startTracing(VERSION);
 
   const bus = new EventBus();
+  const unmark = markDatabaseOpening(home);
   const opened = await openRestartingWriter(
     { dbPath: join(home, 'coffer.db'), migrationsDir: MIGRATIONS_DIR, keyPath: join(home, 'secret.key') },
     {
@@ -134,7 +135,7 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
       onPruneError: (error) => log.warn('periodic prune failed', { error: error.message }),
       onCall: operations.dbCall,
     },
-  );
+  ).finally(unmark);
   if (!opened.ok) throw new Error(`cannot open the database in ${home}: ${opened.error.message}`);
   const writer = opened.value;
 
