@@ -5,6 +5,7 @@
 // politely on close. Each new link has a new generation, so what belonged to
 // an old session can be told apart.
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { transportFetch } from './transport-fetch.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { DaemonStarter } from './daemon-start.js';
@@ -116,6 +117,7 @@ export class LinkLifecycle {
     const link: Link = {
       transport: new StreamableHTTPClientTransport(endpoint.mcpUrl, {
         requestInit: { headers: { authorization: `Bearer ${endpoint.token}` } },
+        fetch: transportFetch,
         // The shim itself reconnects; the transport's own retries would only hit a dead session.
         reconnectionOptions: { maxRetries: 0, initialReconnectionDelay: 1_000, maxReconnectionDelay: 1_000, reconnectionDelayGrowFactor: 1 },
       }),

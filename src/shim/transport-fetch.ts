@@ -1,0 +1,56 @@
+// The fetch the shim's SDK transport uses. The transport hands every request
+// of a session one long-lived AbortSignal (aborted when it closes). Node 20's
+// fetch adds an abort listener to a request's signal that leaves only when the
+// request is garbage collected, and it lowers that signal's warning bound to
+// its own as it does: in a long session thousands wait on the one signal and
+// Node prints "possible EventTarget memory leak" on the shim's stderr, which
+// the host shows in its logs. So each request gets a signal of its own, and
+// the session's signal holds one listener that aborts the requests still
+// open: until their answer arrives, or, for an SSE answer (which streams for
+// as long as its call runs), until its body has ended.
+import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
+
+const SSE = 'text/event-stream';
+const open = new WeakMap<AbortSignal, Set<AbortController>>();
+
+function requestsOf(session: AbortSignal): Set<AbortController> {
+  let requests = open.get(session);
+  if (!requests) {
+    const made = new Set<AbortController>();
+    session.addEventListener(
+      'abort',
+      () => {
+        for (const request of made) request.abort(session.reason);
+        made.clear();
+      },
+      { once: true },
+    );
+    open.set(session, (requests = made));
+  }
+  return requests;
+}
+
+export const transportFetch: FetchLike = async (url, init) => {
+  const session = init?.signal;
+  if (!session || session.aborted) return fetch(url, init);
+  const requests = requestsOf(session);
+  const own = new AbortController();
+  requests.add(own);
+  const settled = (): void => void requests.delete(own);
+  let response: Response;
+  try {
+    response = await fetch(url, { ...init, signal: own.signal });
+  } catch (error) {
+    settled();
+    throw error;
+  }
+  // Redirects, errors and JSON answers go as they came: their bodies are read at once, if at all.
+  if (!response.ok || response.body === null || !response.headers.get('content-type')?.startsWith(SSE)) {
+    settled();
+    return response;
+  }
+  // A stream lasts as long as its call: its body passes through a stream whose end — read to the last byte, failed, or given up by its reader — is the request's.
+  const { readable, writable } = new TransformStream<Uint8Array, Uint8Array>();
+  response.body.pipeTo(writable).then(settled, settled);
+  return new Response(readable, { status: response.status, statusText: response.statusText, headers: response.headers });
+};
