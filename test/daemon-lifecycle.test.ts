@@ -4,14 +4,14 @@
 // opening (upgrading) its database.
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { existsSync, statSync } from 'node:fs';
+import { existsSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import t from 'tap';
 import { homeMcpTransport } from './helpers/mcp-post.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import Database from 'better-sqlite3';
-import { databaseOpeningPath, databaseOpeningPid, isProcessAlive, readDaemonFile } from '../src/daemon/daemon-file.js';
+import { DatabaseOpeningError, databaseOpeningPath, databaseOpeningPid, isProcessAlive, markDatabaseOpening, readDaemonFile } from '../src/daemon/daemon-file.js';
 import { startDaemonProcess, stopDaemonProcess } from '../src/cli/daemon-control.js';
 import { startDaemon } from '../src/daemon/daemon.js';
 import { PortTakenError } from '../src/http/port-taken.js';
@@ -79,9 +79,9 @@ t.test('an explicit port that is taken is refused, not moved (the default port a
   t.equal(first.port, port);
 });
 
-t.test('a detached start waits past its timeout for a daemon still opening its database, as on an upgrade', async (t) => {
+t.test('a daemon marks its database as opening while its migrations run, privately, and unmarks it once open', async (t) => {
   const home = tempHome();
-  // Another connection holds the write lock: the daemon's migrations wait for it (within the writer's busy timeout), as they would copy a long history.
+  // Another connection holds the write lock: the daemon's migrations wait for it (within the writer's busy timeout).
   const db = new Database(join(home, 'coffer.db'));
   db.pragma('journal_mode = WAL');
   db.exec('BEGIN IMMEDIATE');
@@ -96,15 +96,67 @@ t.test('a detached start waits past its timeout for a daemon still opening its d
     release();
     await stopDaemonProcess(home).catch(() => undefined);
   });
-  const timeoutMs = 2_000;
-  const started = Date.now();
-  const starting = startDaemonProcess(home, { port: 0, timeoutMs });
+  const starting = startDaemonProcess(home, { port: 0 });
+  starting.catch(() => undefined);
   await waitFor('the daemon to mark its database as opening', () => databaseOpeningPid(home) !== null, 15_000);
+  const opener = databaseOpeningPid(home)!;
+  t.not(opener, process.pid, 'the spawned daemon is the opener');
   t.equal(statSync(databaseOpeningPath(home)).mode & 0o777, 0o600, 'the mark is private');
-  await new Promise((resolve) => setTimeout(resolve, timeoutMs + 1_000));
   release();
   const running = await starting;
-  t.ok(Date.now() - started > timeoutMs + 1_000, 'the start outlasted its own timeout');
-  t.equal(running.status.status, 'ready');
+  t.equal(running.file.pid, opener, 'the daemon that opened it is the one that became ready');
   t.notOk(existsSync(databaseOpeningPath(home)), 'unmarked once the database is open');
+});
+
+t.test('a starter waits past its timeout while the database is being opened, and says so once', async (t) => {
+  const home = tempHome();
+  const said: string[] = [];
+  const write = process.stderr.write.bind(process.stderr);
+  process.stderr.write = ((chunk: string | Uint8Array, ...rest: unknown[]) => {
+    said.push(String(chunk));
+    return (write as (...args: unknown[]) => boolean)(chunk, ...rest);
+  }) as typeof process.stderr.write;
+  t.teardown(() => {
+    process.stderr.write = write;
+  });
+  // This process opens the database (as a daemon upgrading it would), for longer than the starter's own time.
+  const unmark = markDatabaseOpening(home);
+  const timeoutMs = 3_000;
+  const started = Date.now();
+  const starting = startDaemonProcess(home, { timeoutMs });
+  starting.catch(() => undefined);
+  await new Promise((resolve) => setTimeout(resolve, timeoutMs + 2_000));
+  const daemon = await startDaemon({ home, port: 0 });
+  unmark();
+  t.teardown(() => daemon.stop());
+  const running = await starting;
+  t.ok(Date.now() - started > timeoutMs + 2_000, 'waited past its timeout');
+  t.equal(running.file.pid, process.pid, 'and found the daemon that was opening the database');
+  t.equal(said.filter((text) => /still opening its database/.test(text)).length, 1, 'said once why it waits');
+});
+
+t.test('without a mark a starter gives up at its timeout', async (t) => {
+  const home = tempHome();
+  // The start lock held by a live process: this starter waits for whoever holds it instead of spawning.
+  writeFileSync(join(home, 'daemon.start.lock'), String(process.pid), { mode: 0o600 });
+  const started = Date.now();
+  await t.rejects(startDaemonProcess(home, { timeoutMs: 500 }), { code: 'DAEMON_START_FAILED', message: /did not become ready in time/ });
+  t.ok(Date.now() - started < 10_000, `gave up after ${Date.now() - started} ms`);
+});
+
+t.test('a daemon does not start beside one opening the database; a stale mark is ignored', async (t) => {
+  const home = tempHome();
+  const other = spawn('sleep', ['30'], { stdio: 'ignore' });
+  t.teardown(() => {
+    other.kill('SIGKILL');
+  });
+  writeFileSync(databaseOpeningPath(home), `${other.pid}\n`, { mode: 0o600 });
+  await t.rejects(startDaemon({ home, port: 0 }), DatabaseOpeningError, 'refused while the other is opening it');
+  t.ok(existsSync(databaseOpeningPath(home)), 'and its mark left alone');
+  const old = new Date(Date.now() - 60_000);
+  utimesSync(databaseOpeningPath(home), old, old);
+  t.equal(databaseOpeningPid(home), null, 'a mark nobody touched for a minute is a dead daemon\'s');
+  const daemon = await startDaemon({ home, port: 0 });
+  t.teardown(() => daemon.stop());
+  t.notOk(existsSync(databaseOpeningPath(home)), 'the new daemon opened it and unmarked it');
 });

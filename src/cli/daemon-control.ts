@@ -45,8 +45,11 @@ export async function startDaemonProcess(
   const running = await settlePrevious(home, deadline);
   if (running) return { ...running, alreadyRunning: true };
   for (const note of ensureHome(home)) printMessage(`coffer: ${note}`);
+  // A daemon still opening (upgrading) the database has no daemon.json yet: it is waited for, not started beside.
+  const opening = databaseOpeningPid(home);
+  if (opening !== null) return { ...(await waitUntilReady(home, deadline, timeoutMs, opening)), alreadyRunning: true };
   const release = acquireStartLock(home);
-  if (!release) return { ...(await waitUntilReady(home, timeoutMs)), alreadyRunning: true };
+  if (!release) return { ...(await waitUntilReady(home, deadline, timeoutMs)), alreadyRunning: true };
   try {
     const log = openSync(daemonLogPath(home), 'a', 0o600);
     const args = [
@@ -68,10 +71,15 @@ export async function startDaemonProcess(
       exitCode = code;
     });
     try {
-      const ready = await waitUntilReady(home, deadline - Date.now(), child.pid, () => exited);
+      const ready = await waitUntilReady(home, deadline, timeoutMs, child.pid, () => exited);
       child.unref();
       return { ...ready, alreadyRunning: false };
     } catch (error) {
+      if (exited === null && databaseOpeningPid(home) === child.pid) {
+        // Stopping it would roll its upgrade back, to be met again at the next start: it goes on alone.
+        child.unref();
+        throw startFailure(home, `the daemon (pid ${child.pid}) is still upgrading its database; it goes on in the background: run this again later`);
+      }
       // A daemon that missed its deadline is not left behind half-started.
       if (exited === null) child.kill('SIGTERM');
       // `serve` said why it refused (a taken port, a home that is not private): the caller gets that exit code.
@@ -99,20 +107,21 @@ async function settlePrevious(home: string, deadline: number): Promise<RunningDa
 }
 
 /**
- * Waits `timeoutMs` for the daemon (`pid`, or whichever starts) to be ready,
- * not counting the time it spends opening its database: an upgrade migrates
- * it there once, for as long as the history takes to copy, and a daemon
- * stopped for being slow would roll that back and meet it again next start.
+ * Waits until `deadline` for the daemon (`pid`, or whichever starts) to be
+ * ready, not counting the time it spends opening its database: an upgrade
+ * migrates it there once, for as long as the history takes to copy, and a
+ * daemon stopped for being slow would roll that back and meet it again next
+ * start. Once it has opened it, it has `timeoutMs` more.
  */
 async function waitUntilReady(
   home: string,
+  until: number,
   timeoutMs: number,
   pid?: number,
   exited: () => string | null = () => null,
 ): Promise<RunningDaemonInfo> {
-  const started = Date.now();
-  let deadline = started + timeoutMs;
-  const longest = deadline + DATABASE_OPENING_MAX_MS;
+  let deadline = until;
+  const longest = until + DATABASE_OPENING_MAX_MS;
   let told = false;
   for (;;) {
     const how = exited();
@@ -122,8 +131,8 @@ async function waitUntilReady(
     const opening = databaseOpeningPid(home);
     if (opening !== null && (pid === undefined || opening === pid) && Date.now() < longest) {
       deadline = Math.max(deadline, Date.now() + timeoutMs);
-      // Said once the wait is longer than a start usually takes, so it is heard only when it explains one.
-      if (!told && Date.now() - started > timeoutMs / 2) {
+      // Said once the wait outlasts the start's own time, so it is heard only when it explains one.
+      if (!told && Date.now() >= until) {
         told = true;
         printMessage('coffer: the daemon is still opening its database (an upgrade migrates it once, which takes longer with a long history); waiting');
       }

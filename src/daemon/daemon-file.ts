@@ -1,6 +1,6 @@
 // $COFFER_HOME and daemon.json: how the CLI and the shim find a running daemon.
 import { randomBytes } from 'node:crypto';
-import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { readFileSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 
@@ -49,24 +49,55 @@ export function removeDaemonFile(home: string, pid: number): void {
 
 /**
  * While a daemon opens its database — where an upgrade's migrations run,
- * once, for as long as the history they copy takes — this file names its pid,
- * so a starter waiting for it knows it is busy rather than stuck.
+ * once, for as long as the history they copy takes — this file names its pid
+ * and is touched every second, so a starter waiting for it knows it is busy
+ * rather than stuck. A mark not touched for a while is a dead daemon's (its
+ * pid may belong to another process by now).
  */
 export const databaseOpeningPath = (home: string): string => join(home, 'database.opening');
 
-/** Marks the database as being opened by this process; the answer unmarks it. */
+const MARK_TOUCH_MS = 1_000;
+/** A mark older than this was left by a daemon that died opening its database. */
+const MARK_STALE_MS = 5_000;
+
+/** A daemon already opening this home's database: this one must not start beside it. */
+export class DatabaseOpeningError extends Error {
+  constructor(readonly pid: number) {
+    super(`a coffer daemon (pid ${pid}) is opening the database of this home (an upgrade may take a while): wait for it, or stop it`);
+    this.name = 'DatabaseOpeningError';
+  }
+}
+
+/** Marks the database as being opened by this process (refused while another live daemon's mark is fresh); the answer unmarks it. */
 export function markDatabaseOpening(home: string): () => void {
-  writeFileSync(databaseOpeningPath(home), `${process.pid}\n`, { mode: 0o600 });
+  const other = databaseOpeningPid(home);
+  if (other !== null && other !== process.pid) throw new DatabaseOpeningError(other);
+  const target = databaseOpeningPath(home);
+  const temporary = `${target}.${process.pid}.tmp`;
+  writeFileSync(temporary, `${process.pid}\n`, { mode: 0o600 });
+  renameSync(temporary, target);
+  const touch = setInterval(() => {
+    const now = new Date();
+    try {
+      utimesSync(target, now, now);
+    } catch {
+      // Gone: unmarked meanwhile.
+    }
+  }, MARK_TOUCH_MS);
+  touch.unref();
   return () => {
-    if (databaseOpeningPid(home) === process.pid) rmSync(databaseOpeningPath(home), { force: true });
+    clearInterval(touch);
+    if (databaseOpeningPid(home) === process.pid) rmSync(target, { force: true });
   };
 }
 
-/** The live process opening the database now, or null. */
+/** The live process opening the database now (its mark fresh), or null. */
 export function databaseOpeningPid(home: string): number | null {
   let pid: number;
   try {
-    pid = Number(readFileSync(databaseOpeningPath(home), 'utf8').trim());
+    const path = databaseOpeningPath(home);
+    if (Date.now() - statSync(path).mtimeMs > MARK_STALE_MS) return null;
+    pid = Number(readFileSync(path, 'utf8').trim());
   } catch {
     return null;
   }
