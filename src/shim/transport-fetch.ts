@@ -1,17 +1,27 @@
 // The fetch the shim's SDK transport uses. The transport hands every request
 // of a session one long-lived AbortSignal (aborted when it closes). Node 20's
 // fetch adds an abort listener to a request's signal that leaves only when the
-// request is garbage collected, and it lowers that signal's warning bound to
-// its own as it does: in a long session thousands wait on the one signal and
-// Node prints "possible EventTarget memory leak" on the shim's stderr, which
-// the host shows in its logs. So each request gets a signal of its own, and
-// the session's signal holds one listener that aborts the requests still
-// open: until their answer arrives, or, for an SSE answer (which streams for
-// as long as its call runs), until its body has ended.
+// request is garbage collected, and once a signal holds a few it sets the
+// signal's warning bound back to its own: in a long session thousands wait on
+// the one signal and Node prints "possible EventTarget memory leak" on the
+// shim's stderr, which the host shows in its logs. So each request gets a
+// signal of its own, and the session's signal holds one listener that aborts
+// the requests still open: until their answer arrives, or, for an SSE answer
+// (which streams for as long as its call runs), until its body has ended. A
+// JSON answer's body is read at once from the local daemon; closing the
+// session no longer cuts one short.
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 
 const SSE = 'text/event-stream';
 const open = new WeakMap<AbortSignal, Set<AbortController>>();
+
+/** Requests of a session still open (diagnostics; the tests read it). */
+export function openRequests(session: AbortSignal): number {
+  return open.get(session)?.size ?? 0;
+}
+
+/** What the SDK reads as the answer's media type: the content type before its parameters, case folded. */
+const mediaType = (response: Response): string | undefined => response.headers.get('content-type')?.split(';')[0]!.trim().toLowerCase();
 
 function requestsOf(session: AbortSignal): Set<AbortController> {
   let requests = open.get(session);
@@ -45,7 +55,7 @@ export const transportFetch: FetchLike = async (url, init) => {
     throw error;
   }
   // Redirects, errors and JSON answers go as they came: their bodies are read at once, if at all.
-  if (!response.ok || response.body === null || !response.headers.get('content-type')?.startsWith(SSE)) {
+  if (!response.ok || response.body === null || mediaType(response) !== SSE) {
     settled();
     return response;
   }
