@@ -11,6 +11,7 @@
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { DEFAULT_FLUSH_MS } from '../../src/daemon/invocation-log.js';
 import { closeAll, connect, echo, listAll } from '../clients.js';
 import { interleave, throughput, type ThroughputResult } from '../measure.js';
 import { daemonCpuNs, liveThreadsCpuNs, runOnce, sleep } from '../proc.js';
@@ -246,8 +247,8 @@ async function throughputRow(ctx: Context, n: number, spread: Spread, paths: (wo
   return { row, cpu };
 }
 
-/** How long coffer may hold a call's invocation record before its writer stores it: a window's CPU is read after it. */
-const INVOCATION_FLUSH_MS = 600;
+/** A window's CPU is read once coffer has handed its invocation records to the writer (its flush interval) and the writer stored them. */
+const INVOCATION_FLUSH_MS = DEFAULT_FLUSH_MS + 100;
 
 /**
  * A throughput window with the CPU it cost, per counted call (schedstat for

@@ -5,10 +5,13 @@
 import type { DbWriterCalls } from '../db/writer-handle.js';
 import type { InvocationRecord } from '../protocol/events.js';
 
+/** How long a record waits for its batch to fill, unless told otherwise. */
+export const DEFAULT_FLUSH_MS = 500;
+
 export interface InvocationLogOptions {
   /** Records per recordInvocations call (default 200). */
   maxBatch?: number;
-  /** How long a record may wait for its batch to fill (default 500 ms). */
+  /** How long a record may wait for its batch to fill (default DEFAULT_FLUSH_MS). */
   flushMs?: number;
   /** Records held while the writer is down or slow; beyond it the oldest go (default 10 000). */
   maxBuffered?: number;
@@ -72,7 +75,7 @@ export class InvocationLog {
     private readonly onError: (error: Error) => void = () => {},
   ) {
     this.maxBatch = Math.max(1, Math.floor(options.maxBatch ?? 200));
-    this.flushMs = Math.max(0, options.flushMs ?? 500);
+    this.flushMs = Math.max(0, options.flushMs ?? DEFAULT_FLUSH_MS);
     this.maxRetryMs = Math.max(this.flushMs, options.maxRetryMs ?? 30_000);
     this.buffer = new Ring(Math.max(this.maxBatch, Math.floor(options.maxBuffered ?? 10_000)));
   }
