@@ -5,25 +5,22 @@
 // workers over what it costs at one is what rotating over isolates costs by
 // itself — each task lands on a thread that must be woken, with its own code
 // and heap out of the core's caches — whatever the task's own code.
-// Prints one JSON line: {workers, tasks, userUsPerTask, sysUsPerTask}.
-//
-//   node dist/bench/rotation-floor.js --workers W [--warm PER_WORKER] [--tasks N] [--in-flight K]
-import { parseArgs } from 'node:util';
+// Prints one JSON line: {workers, tasks, userUsPerTask, sysUsPerTask} (usage: --help).
 import { Worker } from 'node:worker_threads';
 import { ACTOR_RESOURCE_LIMITS } from '../src/upstreams/actor.js';
+import { parseOrExit, positiveInteger } from './cli-args.js';
 
-const { values } = parseArgs({ options: { workers: { type: 'string' }, warm: { type: 'string' }, tasks: { type: 'string' }, 'in-flight': { type: 'string' } } });
-/** A whole number ≥ `least`, or the run stops here with what was wrong. */
-function whole(name: string, value: string | undefined, fallback: number | undefined, least: number): number {
-  const parsed = value === undefined ? fallback : Number(value);
-  if (parsed === undefined || !Number.isSafeInteger(parsed) || parsed < least) throw new Error(`--${name} must be a whole number ≥ ${least}`);
-  return parsed;
-}
-
-const count = whole('workers', values.workers, undefined, 1);
-const warmPerWorker = whole('warm', values.warm, 3_000, 0);
-const tasks = whole('tasks', values.tasks, 20_000, 1);
-const inFlight = whole('in-flight', values['in-flight'], 4, 1);
+const USAGE = 'usage: node dist/bench/rotation-floor.js --workers W [--warm PER_WORKER] [--tasks N] [--in-flight K]   (all positive integers)';
+const OPTIONS = { workers: { type: 'string' }, warm: { type: 'string' }, tasks: { type: 'string' }, 'in-flight': { type: 'string' } } as const;
+const values = parseOrExit(OPTIONS, USAGE, (given) => {
+  if (given.workers === undefined) return '--workers is required';
+  const bad = (Object.keys(OPTIONS) as (keyof typeof OPTIONS)[]).find((name) => positiveInteger(given[name]) === null);
+  return bad === undefined ? null : `--${bad} must be a positive integer`;
+});
+const count = positiveInteger(values.workers)!;
+const warmPerWorker = positiveInteger(values.warm) ?? 3_000;
+const tasks = positiveInteger(values.tasks) ?? 20_000;
+const inFlight = positiveInteger(values['in-flight']) ?? 4;
 
 const TASK = `
 const { parentPort } = require('node:worker_threads');
@@ -38,7 +35,6 @@ let next = 0;
 
 /** `total` tasks, worker after worker, `inFlight` at a time. */
 function run(total: number): Promise<void> {
-  if (total === 0) return Promise.resolve();
   return new Promise((resolve) => {
     let sent = 0;
     let done = 0;
