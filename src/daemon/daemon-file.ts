@@ -24,12 +24,15 @@ export function newToken(): string {
   return randomBytes(32).toString('base64url');
 }
 
-/** Atomic: written to a temporary file with mode 0600, then renamed over. */
-export function writeDaemonFile(home: string, data: DaemonFile): void {
-  const target = daemonFilePath(home);
+/** Atomic: written to a temporary file with mode 0600, then renamed over (a reader never sees half of it). */
+function writePrivateFile(target: string, text: string): void {
   const temporary = `${target}.${process.pid}.tmp`;
-  writeFileSync(temporary, JSON.stringify(data, null, 2) + '\n', { mode: 0o600 });
+  writeFileSync(temporary, text, { mode: 0o600 });
   renameSync(temporary, target);
+}
+
+export function writeDaemonFile(home: string, data: DaemonFile): void {
+  writePrivateFile(daemonFilePath(home), JSON.stringify(data, null, 2) + '\n');
 }
 
 /** null when there is none or it is unreadable (a daemon that never finished starting). */
@@ -68,14 +71,16 @@ export class DatabaseOpeningError extends Error {
   }
 }
 
-/** Marks the database as being opened by this process (refused while another live daemon's mark is fresh); the answer unmarks it. */
-export function markDatabaseOpening(home: string): () => void {
+/** Refuses a start while another live daemon is opening this home's database. */
+export function checkNoneOpening(home: string): void {
   const other = databaseOpeningPid(home);
   if (other !== null && other !== process.pid) throw new DatabaseOpeningError(other);
+}
+
+/** Marks the database as being opened by this process; the answer unmarks it. */
+export function markDatabaseOpening(home: string): () => void {
   const target = databaseOpeningPath(home);
-  const temporary = `${target}.${process.pid}.tmp`;
-  writeFileSync(temporary, `${process.pid}\n`, { mode: 0o600 });
-  renameSync(temporary, target);
+  writePrivateFile(target, `${process.pid}\n`);
   const touch = setInterval(() => {
     const now = new Date();
     try {

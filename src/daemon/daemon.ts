@@ -52,7 +52,7 @@ import { announce } from './announce.js';
 import { EventBus } from './event-bus.js';
 import { InvocationLog } from './invocation-log.js';
 import { daemonStatus } from './status.js';
-import { ensureHome, isProcessAlive, markDatabaseOpening, newToken, readDaemonFile, removeDaemonFile, writeDaemonFile } from './daemon-file.js';
+import { checkNoneOpening, ensureHome, isProcessAlive, markDatabaseOpening, newToken, readDaemonFile, removeDaemonFile, writeDaemonFile } from './daemon-file.js';
 
 export interface DaemonOptions {
   home: string;
@@ -109,6 +109,8 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
   if (existing && existing.pid !== process.pid && isProcessAlive(existing.pid)) {
     throw new Error(`a coffer daemon (pid ${existing.pid}) already runs for ${home} on port ${existing.port}: stop it with 'coffer daemon stop'`);
   }
+  // One still opening (upgrading) the database has no daemon.json yet.
+  checkNoneOpening(home);
   // Before anything opens: an invalid file stops the start with its line and column.
   const startConfig = readStartConfig(options.configFile);
   const log = new Logger(options.logToStderr ? null : join(home, 'logs', 'daemon.log'), options.logLevel ?? 'info');

@@ -1,6 +1,5 @@
 // `coffer serve`: the daemon in the foreground of this process.
-import { ensureHome, resolveHome } from '../../daemon/daemon-file.js';
-import { DatabaseOpeningError } from '../../daemon/daemon-file.js';
+import { DatabaseOpeningError, ensureHome, resolveHome } from '../../daemon/daemon-file.js';
 import { HomeNotPrivateError } from '../../daemon/private-home.js';
 import { ConfigFileError, describeIssue } from '../../config-file/load.js';
 import { PortTakenError } from '../../http/port-taken.js';
