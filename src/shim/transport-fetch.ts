@@ -10,6 +10,7 @@
 // (which streams for as long as its call runs), until its body has ended. A
 // JSON answer's body is read at once from the local daemon; closing the
 // session no longer cuts one short.
+import { mediaTypeEssence } from '@modelcontextprotocol/sdk/shared/mediaType.js';
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 
 const SSE = 'text/event-stream';
@@ -20,8 +21,6 @@ export function openRequests(session: AbortSignal): number {
   return open.get(session)?.size ?? 0;
 }
 
-/** What the SDK reads as the answer's media type: the content type before its parameters, case folded. */
-const mediaType = (response: Response): string | undefined => response.headers.get('content-type')?.split(';')[0]!.trim().toLowerCase();
 
 function requestsOf(session: AbortSignal): Set<AbortController> {
   let requests = open.get(session);
@@ -54,8 +53,8 @@ export const transportFetch: FetchLike = async (url, init) => {
     settled();
     throw error;
   }
-  // Redirects, errors and JSON answers go as they came: their bodies are read at once, if at all.
-  if (!response.ok || response.body === null || mediaType(response) !== SSE) {
+  // Redirects, errors and JSON answers go as they came: their bodies are read at once, if at all (the media type read as the transport reads it).
+  if (!response.ok || response.body === null || mediaTypeEssence(response.headers.get('content-type')) !== SSE) {
     settled();
     return response;
   }
