@@ -5,9 +5,13 @@
 // `delete_file`, "ticket" finds `create_issue`). Pure.
 import { stemmer } from 'stemmer';
 
-/** Words that say nothing about a tool; the last few are what contractions leave ("what's" → what, s). */
+/**
+ * Words that say nothing about a tool: function words, the pronouns of "tell me
+ * everything about it", what a web address leaves (com, www); the last few are
+ * what contractions leave ("what's" → what, s).
+ */
 const STOP = new Set(
-  'a an and are as at be by can could do does for from get give how i if in into is it its me my of on or please should that the their them then there these this to up use using want was we what when where which will with would you your s t d ll re ve m'.split(' '),
+  'a about an and anything are as at be by can com could do does everything for from get give how i if in into is it its me my of on or please should something that the their them then there these this to up use using want was we what when which will with would www you your s t d ll re ve m'.split(' '),
 );
 
 /**
@@ -25,31 +29,31 @@ const STOP = new Set(
 const GROUPS = [
   // What is done: the verbs of tool names, with the everyday verbs for each.
   'delete remove erase drop destroy discard trash purge forget wipe clear eliminate rid nuke scrap unset kill tear',
-  'create make new add generate start open init build setup spin establish',
-  'find search lookup look query locate seek discover hunt grep',
+  'create make new add generate start open init build setup spin establish leave post',
+  'find search lookup look query locate seek discover hunt grep where anywhere mention mentions',
   'list enumerate show all every browse index catalog inventory overview ls',
   'read view fetch retrieve load open show display cat see contents content look peek inspect',
   'write save store put persist record jot keep overwrite dump',
-  'edit modify change update alter patch replace rewrite tweak fix correct amend adjust revise',
+  'edit modify change update alter patch replace rewrite tweak fix correct amend adjust revise typo assign resolve reopen rename',
   'append add attach extend',
   'move rename relocate mv transfer',
-  'copy duplicate clone fork',
+  'copy duplicate clone fork own',
   'upload attach submit',
   'download save grab pull',
   'run execute invoke call launch exec trigger fire kick command shell',
   'start begin launch kick trigger',
-  'stop halt end kill terminate abort cancel shutdown down quit',
+  'stop halt end kill terminate abort cancel shutdown down quit close',
   'close shut end finish quit exit dismiss',
   'wait sleep pause delay until hold',
   'toggle switch enable disable flip turn off',
   'check verify test confirm',
   'status state progress health ci passing failing',
   'analyze analyse analysis diagnose investigate debug explain why cause root dig',
-  'describe explain detail details inspect examine',
+  'describe explain detail details inspect examine mean meaning why',
   'install deploy setup add',
   'uninstall remove delete',
   'upgrade update bump latest newer sync',
-  'scale replicas replica instances resize',
+  'scale replicas replica instances resize copies',
   'reconnect connect connection reset',
   'evaluate eval execute run javascript js script code',
   'compress zip gzip archive shrink pack tar',
@@ -57,13 +61,13 @@ const GROUPS = [
   'emulate emulation device mobile throttle',
   'echo repeat parrot mirror',
   'tiny small little mini',
-  'browser chrome firefox headless',
+  'browser chrome firefox headless page webpage',
   'sum add addition plus total calculate compute arithmetic math number numbers',
   'identify who identity whoami',
   'convert translate transform turn',
   'parse extract convert pdf docx document',
-  'scrape crawl extract fetch download grab content text',
-  'crawl spider whole entire site',
+  'scrape crawl extract fetch download grab content text collect gather',
+  'crawl spider whole entire site every',
   'push publish upload ship',
   'merge land combine integrate',
   'review approve approval critique',
@@ -71,36 +75,37 @@ const GROUPS = [
   'manage management administer administration maintenance maintain',
   'apply deploy manifest',
   'cleanup clean tidy clear purge',
-  'forward tunnel expose',
+  'forward tunnel expose localhost',
   'ping alive responsive health healthy reachable',
   'interact interaction',
   'handle accept dismiss respond',
-  'monitor watch track observe schedule recurring alert',
+  'monitor watch track observe schedule recurring alert tracker trackers watcher watching weekly daily hourly',
   'trace profile profiling record recording',
   'audit score scores grade lighthouse',
   'feedback rate rating report opinion',
-  'resize size dimension dimensions width height viewport',
+  'resize size dimension dimensions width height viewport shrink enlarge smaller narrower wider',
   'navigate go visit browse open goto load head reload refresh',
   'back previous return',
   'click press tap select push hit',
   'type enter input write key',
-  'fill enter input complete populate',
-  'select choose pick option dropdown switch',
-  'hover mouse mouseover over',
+  'fill enter input complete populate field box',
+  'select choose pick option dropdown switch focus active activate',
+  'hover mouse mouseover over pointer cursor',
   'drag drop',
   'keyboard key press hit keystroke shortcut',
   // What it is done to: the nouns of tool names, with the everyday nouns for each.
-  'file files document doc disk txt md json yaml yml csv config',
+  'file files document doc disk txt md json yaml yml csv config readme dockerfile makefile',
   'folder directory directories dir subdirectory subfolder path mkdir',
   'tree hierarchy structure layout recursive nested outline',
   'size sizes space big bigger biggest large largest bytes heavy usage',
-  'info information detail details metadata stats properties attributes timestamp date',
+  'info information detail details metadata stats properties attributes timestamp',
   'allowed permitted permission permissions access accessible',
-  'multiple many several batch bulk',
+  'multiple many several batch bulk together both once',
   'text plain string words',
-  'media image picture photo png jpg jpeg gif audio video sound icon logo',
+  'media image picture photo png jpg jpeg gif audio video sound icon logo mp3 wav',
   'page website site url web link webpage',
-  'link links url urls href hyperlink',
+  'page doc document',
+  'link links url urls href hyperlink uri uris',
   'map sitemap urls links',
   'web internet online google',
   'screenshot capture snapshot picture image grab shot screen snap',
@@ -110,31 +115,31 @@ const GROUPS = [
   'tab tabs window windows',
   'dialog alert popup prompt confirm modal',
   'form field fields',
-  'console log logs output print warnings',
+  'console log logs output print warnings error errors stack',
   'network request requests api xhr calls traffic http',
   'performance speed slow fast vitals',
   'css style styles styling color colors font fonts',
-  'issue ticket bug task problem defect report',
+  'issue ticket bug task problem defect report crash crashes',
   'pull merge pr mr propose proposal',
   'repository repo repos project codebase',
   'branch ref',
   'commit commits history revision change changelog',
-  'comment reply note remark respond',
-  'message chat post send tell say notify announce share broadcast dm',
+  'comment reply note remark respond discussion feedback',
+  'message chat post send tell notify announce share broadcast dm',
   'channel room conversation',
   'thread conversation discussion',
-  'reaction react emoji thumbs like',
+  'reaction react emoji thumbs like heart',
   'history recent past previous earlier backlog',
-  'user member person people account colleague teammate coworker',
-  'profile bio about',
-  'self whoami current logged authenticated identity myself account bot',
+  'user member person people account colleague teammate coworker everyone everybody',
+  'profile bio',
+  'self whoami current logged authenticated identity myself account bot integration',
   'team squad group',
   'organization org orgs company workspace',
   'release version versions deploy deployment',
-  'project projects app application',
+  'project projects app application service',
   'tag label labels breakdown distribution',
   'code codebase source snippet function implementation',
-  'sql query database db table tables rows row count',
+  'sql query database db table tables rows row count select',
   'database db table',
   'key value cache',
   'log logs event events trace',
@@ -148,7 +153,7 @@ const GROUPS = [
   'node nodes machine host worker',
   'cluster kubernetes k8s kubectl',
   'context cluster current switch',
-  'resource resources object kind',
+  'resource resources object kind url link',
   'chart charts helm package',
   'rollout rollback roll restart redeploy undo',
   'port ports',
@@ -165,21 +170,21 @@ const GROUPS = [
   'related similar citations cited',
   'agent autonomous assistant',
   'monitor watcher',
-  'block blocks paragraph section',
-  'children child nested sub inside',
+  'block blocks paragraph section bullet',
+  'children child nested sub inside under',
   'property properties field',
   'template templates boilerplate',
   'markdown md',
-  'data source database',
+  'data source database table tables',
   'dsn dsns key',
   'entity entities node thing object item person concept remember',
-  'relation relations relationship connection link edge connect relate associate',
+  'relation relations relationship connection link edge connect relate associate owns belongs',
   'observation observations fact facts note notes remember memorize',
   'graph knowledge memory know remember recall',
   'think thought thoughts reason reasoning step steps plan planning reflect ponder brainstorm problem figure',
   'sequential step steps sequence series',
   'map maps location place address',
-  'place places location spot restaurant cafe shop business nearby venue',
+  'place places location spot restaurant cafe shop business nearby venue museum hotel pharmacy park station airport',
   'local nearby near around business restaurant shop',
   'direction directions route drive driving walk walking transit',
   'distance far travel time km miles',
@@ -200,9 +205,10 @@ for (const group of GROUPS) {
   }
 }
 
-/** Splits identifiers and prose into lower-case words: `takeScreenshot_v2` → take, screenshot, v, 2. */
+/** Splits identifiers and prose into lower-case words: `takeScreenshot_v2` → take, screenshot, v, 2; an acronym's plural is the acronym (`PRs` → pr). */
 export function words(text: string): string[] {
   return text
+    .replace(/\b([A-Z]{2,})s\b/g, '$1')
     .replace(/([a-z0-9])([A-Z])/g, '$1 $2')
     .replace(/([A-Z]+)([A-Z][a-z])/g, '$1 $2')
     .replace(/([a-zA-Z])([0-9])|([0-9])([a-zA-Z])/g, '$1$3 $2$4')
@@ -232,9 +238,9 @@ export function term(word: string): string | null {
   return stem;
 }
 
-/** The search terms of a text. */
+/** The search terms of a text. A number standing alone is a value (issue 42, 5 replicas, error 400), never what a tool does. */
 export function terms(text: string): string[] {
-  return words(text)
+  return words(text.replace(/\b\d+\b/g, ' '))
     .map(term)
     .filter((value): value is string => value !== null);
 }
