@@ -14,6 +14,8 @@ t.test('identifiers split at case changes, digits and punctuation; stop words dr
   t.same(words('createPullRequest'), ['create', 'pull', 'request']);
   t.same(words('API-get-users v2'), ['api', 'get', 'users', 'v', '2']);
   t.same(terms('the files in my folders'), ['file', 'folder']);
+  t.same(words('list my PRs and URLs'), ['list', 'my', 'pr', 'and', 'url'], "an acronym's plural is the acronym");
+  t.same(terms('close issue 42 in v2'), ['close', 'issu', 'v', '2'], 'a number standing alone is a value, a digit in a word stays');
   t.ok(synonymsOf(terms('delete')).includes('remove'), 'delete is also remove');
   t.notOk(synonymsOf(terms('delete')).includes('delete'), 'a word is not its own synonym');
 });
