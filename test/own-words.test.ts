@@ -142,7 +142,7 @@ t.test('search finds a tool by the words the user gave it', async (t) => {
     const text = answer.content[0]!.text;
     return text.startsWith('{') ? (JSON.parse(text) as { tools: Array<{ name: string }> }).tools.map((tool) => tool.name) : [];
   };
-  t.notOk((await search('mynah parrot')).includes('fx__echo'), 'the upstream words do not say it');
+  t.notOk((await search('mynah songbird')).includes('fx__echo'), 'the upstream words do not say it');
   t.equal((await words(gateway, 'fx', 'tool', { key: 'echo', name: 'mimic', description: 'Repeats what it hears, like a mynah bird.' })).status, 200);
   await waitFor('found by the own description', async () => (await search('mynah')).includes('fx__mimic'));
   t.equal((await search('mimic'))[0], 'fx__mimic', 'and first by the own name');
