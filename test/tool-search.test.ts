@@ -20,6 +20,21 @@ t.test('identifiers split at case changes, digits and punctuation; stop words dr
   t.notOk(synonymsOf(terms('delete')).includes('delete'), 'a word is not its own synonym');
 });
 
+t.test('a phrase adds what it means beside its own words, even around an object pronoun; the same in tool text', async (t) => {
+  t.same(terms('keep in mind that Alice likes tea'), ['keep', 'mind', 'alic', 'like', 'tea', 'rememb'], '"keep in mind" is remember, though "in" is a stop word');
+  t.same(terms('switch it off'), ['switch', 'off', 'stop'], 'an object pronoun may stand inside a phrasal verb');
+  t.same(terms('bring it up to date'), ['bring', 'date', 'updat', 'sync'], 'the longest phrase wins: not "bring up" (show)');
+  t.same(terms('file a bug'), terms('file the bug'), 'articles are skipped');
+  t.same(terms('setting up a cluster'), terms('set up the cluster'), 'matched on stems');
+  t.same(terms('set the timer up'), ['set', 'timer'], 'only a pronoun, never a noun, stands inside a phrase');
+  t.same(terms('up set'), ['set'], 'the words must come in order');
+  const index = new ToolIndex();
+  index.replaceServer('mem', [tool('mem', 'remember_fact', 'Stores a fact'), tool('mem', 'forget_fact', 'Deletes a fact')]);
+  index.replaceServer('env', [tool('env', 'spin_up_env', 'Spin up a sandbox environment'), tool('env', 'list_envs', 'Lists environments')]);
+  t.equal(index.find('keep in mind I prefer tea', 2)[0]?.name, 'mem__remember_fact');
+  t.equal(index.find('create a sandbox', 2)[0]?.name, 'env__spin_up_env', 'a tool named with a phrase is found by what it means');
+});
+
 t.test('a user’s word finds a tool named with another word for it; the tool named with the user’s own word ranks first', async (t) => {
   const index = new ToolIndex();
   index.replaceServer('fs', [tool('fs', 'delete_file', 'Deletes a file'), tool('fs', 'read_file', 'Reads a file'), tool('fs', 'remove_tag', 'Removes a tag')]);

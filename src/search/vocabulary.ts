@@ -2,7 +2,8 @@
 // case changes, digits and punctuation (`browser_take_screenshot`,
 // `createPullRequest`), words stemmed (Porter), stop words dropped, and a
 // tool's name widened with the words users say for it ("remove" finds
-// `delete_file`, "ticket" finds `create_issue`). Pure.
+// `delete_file`, "ticket" finds `create_issue`), and phrases read for what
+// they mean ("keep in mind" is remember). Pure.
 import { stemmer } from 'stemmer';
 
 /**
@@ -196,6 +197,87 @@ const GROUPS = [
   'detail details info information hours reviews rating phone',
 ];
 
+/**
+ * Phrases whose meaning is not in their words: phrasal verbs and idioms people
+ * use when asking for something ("keep in mind" is remember, "pull up" is show),
+ * each after the word(s) it means. A phrase adds its meaning beside its own
+ * words, in queries and tool text alike: replacing the words, or reading only
+ * queries, ranked worse on the tuning sets. Left out, as they ranked worse:
+ * phrases whose words already reach their meaning through GROUPS ("get rid
+ * of", "tear down", "clean up", "wait for"), where a second copy outweighs the
+ * rest of the query, and ones often meant otherwise ("log on" a ticket, "tag
+ * on" a deployment, "roll out", "put in", "look up", "find out", "sign in").
+ */
+const PHRASES = [
+  "remember: keep in mind, bear in mind, commit to memory, don't forget, make a note of, take note of, make a mental note",
+  'note save: jot down, write down, note down, put down in writing, take notes, write up',
+  'delete remove: got rid of, throw away, throw out, do away with, wipe out, clear out, take out, cross out, cross off, strike out, weed out',
+  'delete stop: take down, took down, knock down',
+  'stop: shut down, shut off, turn off, switch off, power off, power down, wind down, close down, bring down, spin down, put a stop to, put an end to',
+  'cancel: call off, back out of, opt out of, pull out of',
+  'start: turn on, switch on, power on, power up, boot up, fire up, start up, kick off, get going, get started',
+  'create: set up, spin up, whip up, put together, draw up, come up with, stand up, create from scratch',
+  'find search: look for, search for, hunt for, hunt down, track down, seek out, dig up, come across, look through, search through',
+  'investigate analyze: look into, dig into, delve into, get to the bottom of, figure out why, drill down, drill into',
+  "error debug: go wrong, went wrong, gone wrong, not working, doesn't work, isn't working, stopped working",
+  'crash fail: fall over, blow up, go down, went down, conk out',
+  'show open: pull up, bring up, call up, let me see',
+  'view read: look at, take a look at, have a look at, check out, look over, go over, skim through, read up on',
+  'update sync: bring up to date, keep up to date, get up to date, up to date, catch up with, freshen up',
+  "recent history: catch up on, catch me up, fill me in, what happened, what's new",
+  'form fill: fill out',
+  'type enter: type in, key in, punch in',
+  'logout: log out, log off, sign out',
+  'register account: sign up, sign me up',
+  'backup copy: back up, make a copy of, save a copy of',
+  'back previous: go back, step back, navigate back, go backward',
+  'rollback undo: roll back, undo changes, revert back, go back to',
+  'restore: bring back, put back, get back',
+  'assign transfer: hand off, hand over, pass on to, turn over to',
+  'message send: reach out to, get in touch with, get hold of, drop a line, send over, send out',
+  'notify tell: let know, give a heads up, keep posted, keep in the loop, loop in',
+  'finish close: wrap up, finish up, finish off, wind up, round off, close out',
+  'submit: hand in, turn in, send in, send off',
+  'fix resolve: sort out, fix up, patch up, iron out, straighten out, clear up, take care of, deal with',
+  'add append: add on, tack on, throw in, stick in, add to the end',
+  'combine merge: join up, bring together, mix together, roll into one',
+  'split: break up, split up, break apart',
+  'breakdown analyze: break down, broken down',
+  'sum total count: add up, tally up, total up',
+  'summarize summary: sum up, boil down, in a nutshell, gist of',
+  'explain describe: walk through, walk me through, talk through, spell out, run through, make sense of',
+  'check verify: make sure, double check, check on, check up on, sanity check, test out, try out',
+  'wait pause: hold on, hang on, hold off, sit tight',
+  'continue resume: carry on, keep going, move on, pick up where',
+  'retry repeat: try again, run again, do again, one more time',
+  'echo repeat: say back, read back, play back',
+  'download: pull down, grab a copy',
+  'publish release: push out, go live, make public, ship it',
+  'restart reset: start over, start again, power cycle, start fresh, start from scratch',
+  'connect link: hook up, link up, plug in, hook into',
+  'disconnect: cut off, hang up',
+  'collect gather: gather up, round up, pull together',
+  'extract: pull out, pick out, dig out',
+  'choose select: decide on, settle on, go with, opt for',
+  'hover: mouse over, roll over',
+  'navigate visit: go to, head to, head over to, jump to, browse to, take me to',
+  'approve: sign off on, give the go ahead, green light, thumbs up',
+  'reject decline: turn down, shoot down, push back on',
+  'comment reply: chime in, weigh in, write back, get back to, respond to',
+  'monitor watch track: keep an eye on, keep tabs on, keep track of, watch out for, watch over, stay on top of, check in on',
+  'explore browse: poke around, look around, browse around',
+  'running health: up and running, still up, still alive',
+  'increase scale: scale up, ramp up, bump up, crank up',
+  'reduce scale: scale down, tone down, cut down, cut back, trim down',
+  'calculate compute: work out, figure out, crunch the numbers',
+  'report create: file a bug, file a ticket, file an issue, file a report, raise an issue, log a bug, log an issue',
+];
+
+/** Skipped when matching a phrase, on both sides: "file a bug" is "file the bug". */
+const ARTICLES = new Set(['a', 'an', 'the']);
+/** Object pronouns, which English puts between a phrasal verb and its particle ("turn it off", "set them up"). */
+const BETWEEN = new Set(['it', 'them', 'this', 'that', 'these', 'those', 'him', 'her', 'me', 'us', 'everything', 'something']);
+
 /** A stem → the words of every group it is in, as written (the index stems them like any text). */
 const synonyms = new Map<string, Set<string>>();
 for (const group of GROUPS) {
@@ -227,10 +309,8 @@ export function words(text: string): string[] {
 const stems = new Map<string, string>();
 const STEMS_HELD = 50_000;
 
-/** A word as the index stores it, or null for a word that says nothing (stop words). */
-export function term(word: string): string | null {
-  const lower = word.toLowerCase();
-  if (STOP.has(lower)) return null;
+/** A word's stem (Porter), cached. */
+function stemOf(lower: string): string {
   let stem = stems.get(lower);
   if (stem === undefined) {
     if (stems.size >= STEMS_HELD) stems.clear();
@@ -240,11 +320,48 @@ export function term(word: string): string | null {
   return stem;
 }
 
-/** The search terms of a text. A number standing alone is a value (issue 42, 5 replicas, error 400), never what a tool does. */
+/** A phrase's first stem → the stems after it and the terms it means, longest first ("bring up to date" before "bring up"). */
+const phrases = new Map<string, Array<{ rest: string[]; means: string[] }>>();
+for (const line of PHRASES) {
+  const [meaning = '', list = ''] = line.split(':');
+  const means = words(meaning).map(stemOf);
+  for (const phrase of list.split(',')) {
+    const [first = '', ...rest] = words(phrase).filter((word) => !ARTICLES.has(word)).map(stemOf);
+    const entries = phrases.get(first) ?? [];
+    entries.push({ rest, means });
+    entries.sort((a, b) => b.rest.length - a.rest.length);
+    phrases.set(first, entries);
+  }
+}
+
+/** Whether `rest` stands in `stems` from `at` on. */
+function standsAt(rest: readonly string[], stems: readonly string[], at: number): boolean {
+  return rest.every((stem, k) => stems[at + k] === stem);
+}
+
+/** The terms meant by the phrases in these words (their stems beside them); a word belongs to one phrase at most. */
+function phraseTerms(lower: readonly string[], stems: readonly string[]): string[] {
+  const found: string[] = [];
+  for (let i = 0; i < stems.length; i++) {
+    for (const { rest, means } of phrases.get(stems[i]!) ?? []) {
+      const at = standsAt(rest, stems, i + 1) ? i + 1 : BETWEEN.has(lower[i + 1] ?? '') && standsAt(rest, stems, i + 2) ? i + 2 : -1;
+      if (at < 0) continue;
+      found.push(...means);
+      i = at + rest.length - 1;
+      break;
+    }
+  }
+  return found;
+}
+
+/**
+ * The search terms of a text: its words' and what its phrases mean. A number
+ * standing alone is a value (issue 42, 5 replicas, error 400), never what a tool does.
+ */
 export function terms(text: string): string[] {
-  return words(text.replace(/\b\d+\b/g, ' '))
-    .map(term)
-    .filter((value): value is string => value !== null);
+  const lower = words(text.replace(/\b\d+\b/g, ' ')).filter((word) => !ARTICLES.has(word));
+  const stems = lower.map(stemOf);
+  return [...stems.filter((_, i) => !STOP.has(lower[i]!)), ...phraseTerms(lower, stems)];
 }
 
 /** The words that mean what these terms (stems) mean: indexed beside a tool's name, so a query needs no expansion. */
