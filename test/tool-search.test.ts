@@ -5,7 +5,7 @@
 import fc from 'fast-check';
 import t from 'tap';
 import { ToolIndex, type SearchableTool } from '../src/search/tool-index.js';
-import { synonymsOf, terms, words } from '../src/search/vocabulary.js';
+import { synonymsOf, terms, thingsOf, words } from '../src/search/vocabulary.js';
 
 const tool = (server: string, name: string, description = '', inputSchema: unknown = { type: 'object' }): SearchableTool => ({ name: `${server}__${name}`, server, description, inputSchema });
 
@@ -43,6 +43,18 @@ t.test('a user’s word finds a tool named with another word for it; the tool na
   t.equal(index.find('open a ticket', 3)[0]?.name, 'gh__create_issue');
   t.equal(index.find('remove the tag', 3)[0]?.name, 'fs__remove_tag', 'the exact word beats its synonym');
   t.same(index.find('the of and', 3), [], 'a query of stop words finds nothing');
+});
+
+t.test('a thing a user names finds the tools named with its kind: the changelog is a file, the downloads a folder, a birthday a fact', async (t) => {
+  t.ok(thingsOf(terms('read_file')).includes('changelog'), 'a changelog is a file');
+  t.ok(thingsOf(terms('list_directory')).includes('downloads'), 'a tool named with either kind word');
+  t.same(thingsOf(terms('take_screenshot')), [], 'a name that names no kind has no things');
+  const index = new ToolIndex();
+  index.replaceServer('fs', [tool('fs', 'read_file', 'Reads a file'), tool('fs', 'list_directory', 'Lists a directory')]);
+  index.replaceServer('mem', [tool('mem', 'add_observations', 'Adds facts'), tool('mem', 'read_graph', 'Reads the graph')]);
+  t.equal(index.find('show me the changelog', 4)[0]?.name, 'fs__read_file');
+  t.equal(index.find('what is in my downloads', 4)[0]?.name, 'fs__list_directory');
+  t.equal(index.find('my birthday is in May', 4)[0]?.name, 'mem__add_observations');
 });
 
 t.test('one server’s tools are replaced as a whole; an empty list removes them', async (t) => {

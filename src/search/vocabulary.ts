@@ -3,7 +3,8 @@
 // `createPullRequest`), words stemmed (Porter), stop words dropped, and a
 // tool's name widened with the words users say for it ("remove" finds
 // `delete_file`, "ticket" finds `create_issue`), and phrases read for what
-// they mean ("keep in mind" is remember). Pure.
+// they mean ("keep in mind" is remember), and the things of the kinds a tool
+// names ("the changelog" finds `read_file`). Pure.
 import { stemmer } from 'stemmer';
 
 /**
@@ -273,6 +274,53 @@ const PHRASES = [
   'report create: file a bug, file a ticket, file an issue, file a report, raise an issue, log a bug, log an issue',
 ];
 
+/**
+ * Things people name instead of the kind of object a tool works on: "the
+ * changelog" is a file, "my downloads" a folder, "my boss" a person, "my
+ * birthday" a fact, "Denver" a place, "staging" a deployment, "yesterday's
+ * orders" rows. Each line is the kind words tool names use, then the things of
+ * that kind. A tool named with a kind word gets that kind's things in a field
+ * of their own (as much weight as a synonym), so a query naming a thing finds
+ * it. Written from what things are, never from one server's tools; single
+ * words only, as they are indexed word by word ("new york" would bring "new").
+ * Read in queries instead (the kind words added beside the thing), or put in
+ * the "aka" field, they ranked worse on the tuning sets: the added kind words
+ * outweighed the rest of the query, and the longer "aka" discounted synonyms.
+ * Left out, as they ranked worse: "box", "button", "sister"; "database" as a
+ * kind of rows.
+ */
+const THINGS = [
+  // Documents and file kinds.
+  'file document: changelog, license, licence, resume, cv, todo, invoice, receipt, spreadsheet, worksheet, essay, draft, manuscript, letter, contract, memo, agenda, transcript, thesis, recipe, diary, journal, presentation, slides, slideshow, script, stylesheet, gitignore, dotfile, bashrc, zshrc, vimrc, crontab, lockfile, certificate, html, xml, toml, ini, xlsx, pptx, rtf, py, tsx, jsx, rb, ipynb, notebook',
+  // Familiar folders.
+  'folder directory: downloads, desktop, home, tmp, temp, src, lib, bin, dist, pictures, music, trash, cwd, pwd, appdata',
+  // People in someone's life: family, friends, the people of their job.
+  'person contact entity relation: mom, mum, mother, dad, father, parent, parents, wife, husband, spouse, partner, son, daughter, kid, kids, baby, brother, sibling, aunt, uncle, cousin, grandma, grandpa, grandmother, grandfather, grandparent, niece, nephew, boyfriend, girlfriend, fiance, fiancee, friend, bestie, neighbor, neighbour, roommate, flatmate, boss, manager, supervisor, mentor, landlord, doctor, dentist, therapist, teacher, coach',
+  // Pets.
+  'entity: pet, dog, cat, puppy, kitten, hamster, rabbit, bunny, horse, goldfish',
+  // Facts about a person.
+  'fact observation: birthday, anniversary, allergy, allergic, favorite, favourite, preference, prefers, hobby, hobbies, diet, vegetarian, vegan, nickname, hometown, job, career, employer, occupation, profession, wedding, degree, habit, routine',
+  // Kinds of places, and well-known cities.
+  'place location: city, town, village, downtown, neighborhood, neighbourhood, suburb, street, avenue, highway, office, hospital, clinic, school, university, campus, college, gym, bar, pub, bakery, grocery, supermarket, mall, store, beach, mountain, lake, river, bridge, stadium, theater, theatre, cinema, zoo, church, temple, mosque, embassy, parking, bank, atm, motel, hostel, landmark, monument, trail, campground, country, capital, london, paris, tokyo, berlin, madrid, rome, amsterdam, dublin, sydney, toronto, vancouver, chicago, boston, seattle, denver, austin, dallas, houston, miami, atlanta, phoenix, portland, nyc, york, francisco, angeles, vegas, beijing, shanghai, mumbai, delhi, singapore, dubai, istanbul, cairo',
+  // Where software runs, and what runs there.
+  'deployment cluster namespace: staging, prod, production, qa, uat, sandbox, preview, canary',
+  'service: backend, frontend, microservice, webserver, nginx, redis, mysql, mongodb, kafka, rabbitmq, elasticsearch',
+  'network: endpoint, endpoints, graphql, webhook',
+  'code function: class, method, module, regex, constant, struct, component',
+  // Parts of a page.
+  'field input form: textbox, textarea, searchbox, password, username',
+  'element click: btn, checkbox, tickbox, radio, icon, navbar, sidebar, banner, captcha',
+  // Web places.
+  'website web page: homepage, blog, wiki, forum, wikipedia, reddit, youtube',
+  // Records a business keeps.
+  'row record table sql: orders, customers, transactions, products, sales, signups, purchases, employees, entries, revenue, shipments, bookings, reservations',
+  // Pictures.
+  'image: selfie, wallpaper, avatar, thumbnail, meme, diagram, favicon',
+  // Things going wrong.
+  'error issue: outage, incident, regression, glitch',
+  'branch: master, trunk, hotfix',
+];
+
 /** Skipped when matching a phrase, on both sides: "file a bug" is "file the bug". */
 const ARTICLES = new Set(['a', 'an', 'the']);
 /** Object pronouns, which English puts between a phrasal verb and its particle ("turn it off", "set them up"). */
@@ -370,4 +418,17 @@ export function synonymsOf(own: readonly string[]): string[] {
   const found = new Set<string>();
   for (const stem of own) for (const word of synonyms.get(stem) ?? []) if (!mine.has(stemmer(word))) found.add(word);
   return [...found];
+}
+
+/** A kind word's stem → the things of that kind. */
+const thingsOfKind = new Map<string, string[]>();
+for (const line of THINGS) {
+  const [kinds = '', list = ''] = line.split(':');
+  const things = list.split(',').map((thing) => thing.trim());
+  for (const kind of words(kinds)) thingsOfKind.set(stemOf(kind), [...(thingsOfKind.get(stemOf(kind)) ?? []), ...things]);
+}
+
+/** The things of the kinds these terms (stems) name: indexed beside a tool's name, as its synonyms are. */
+export function thingsOf(own: readonly string[]): string[] {
+  return [...new Set(own.flatMap((stem) => thingsOfKind.get(stem) ?? []))];
 }
