@@ -16,6 +16,9 @@ t.test('identifiers split at case changes, digits and punctuation; stop words dr
   t.same(terms('the files in my folders'), ['file', 'folder']);
   t.same(words('list my PRs and URLs'), ['list', 'my', 'pr', 'and', 'url'], "an acronym's plural is the acronym");
   t.same(terms('close issue 42 in v2'), ['close', 'issu', 'v', '2'], 'a number standing alone is a value, a digit in a word stays');
+  t.same(words('listPRs get_URLs HTTPServer NEWS'), ['list', 'pr', 'get', 'url', 'http', 'server', 'news'], "an acronym's plural inside an identifier too, nothing else");
+  t.same(terms("what's on www.example.com? I need it"), ['exampl'], 'what contractions and web addresses leave, and "need", say nothing');
+  t.notOk(synonymsOf(terms('create')).includes('open'), '"open issues" are not created ones');
   t.ok(synonymsOf(terms('delete')).includes('remove'), 'delete is also remove');
   t.notOk(synonymsOf(terms('delete')).includes('delete'), 'a word is not its own synonym');
 });
@@ -25,14 +28,18 @@ t.test('a phrase adds what it means beside its own words, even around an object 
   t.same(terms('switch it off'), ['switch', 'off', 'stop'], 'an object pronoun may stand inside a phrasal verb');
   t.same(terms('bring it up to date'), ['bring', 'date', 'updat', 'sync'], 'the longest phrase wins: not "bring up" (show)');
   t.same(terms('file a bug'), terms('file the bug'), 'articles are skipped');
+  t.ok(terms('file a bug').includes('report'), 'an article inside a phrase does not break it');
+  t.same(terms('shut down power up'), ['shut', 'down', 'power', 'stop', 'start'], 'the word after a phrase can start the next one');
   t.same(terms('setting up a cluster'), terms('set up the cluster'), 'matched on stems');
   t.same(terms('set the timer up'), ['set', 'timer'], 'only a pronoun, never a noun, stands inside a phrase');
   t.same(terms('up set'), ['set'], 'the words must come in order');
   const index = new ToolIndex();
   index.replaceServer('mem', [tool('mem', 'remember_fact', 'Stores a fact'), tool('mem', 'forget_fact', 'Deletes a fact')]);
   index.replaceServer('env', [tool('env', 'spin_up_env', 'Spin up a sandbox environment'), tool('env', 'list_envs', 'Lists environments')]);
+  index.replaceServer('ui', [tool('ui', 'a_panel'), tool('ui', 'bring_up_panel')]);
   t.equal(index.find('keep in mind I prefer tea', 2)[0]?.name, 'mem__remember_fact');
   t.equal(index.find('create a sandbox', 2)[0]?.name, 'env__spin_up_env', 'a tool named with a phrase is found by what it means');
+  t.equal(index.find('show the panel', 2)[0]?.name, 'ui__bring_up_panel', 'a phrase in a tool name is read too, not only in queries');
 });
 
 t.test('a user’s word finds a tool named with another word for it; the tool named with the user’s own word ranks first', async (t) => {
@@ -93,4 +100,14 @@ t.test('property: a search never returns a tool its caller cannot see, nor more 
     ),
   ),
   );
+});
+
+t.test('property: any text, however hostile, gives terms without throwing, none empty, in time linear in its length', async (t) => {
+  fc.assert(
+    fc.property(fc.string({ unit: 'binary', maxLength: 200 }), (text) => terms(text).every((term) => term.length > 0)),
+    { numRuns: 2000 },
+  );
+  const started = process.hrtime.bigint();
+  terms(`${'A'.repeat(40_000)}b ${'x1 '.repeat(10_000)}`);
+  t.ok(Number(process.hrtime.bigint() - started) / 1e6 < 500, '40,000 capitals and 10,000 numbered words in well under a second');
 });

@@ -6,7 +6,7 @@
 // switches, a toolset), so one index serves every view and never returns a
 // tool its caller cannot use.
 import { Bm25, type FieldTerms } from './bm25.js';
-import { synonymsOf, terms, thingsOf } from './vocabulary.js';
+import { synonymsOf, terms, thingsOf, wordTerms } from './vocabulary.js';
 
 export interface SearchableTool {
   /** The name clients see (namespaced); unique across the index. */
@@ -23,9 +23,7 @@ export interface Hit {
 }
 
 /**
- * Four fields: splitting the body into description and parameters, or giving
- * the description's first sentence a field of its own, ranked no better on
- * the tuning set.
+ * Four fields (the body stays one: its parts ranked no better apart).
  * head: the name and title, what the tool does in its author's own words;
  * body: the description, the parameters' names and descriptions, the server's name;
  * aka: synonyms of the name's and title's words;
@@ -34,13 +32,11 @@ export interface Hit {
 type Field = 'head' | 'body' | 'aka' | 'things';
 
 /**
- * Chosen on the tuning sets only (queries.json and synthetic.json: a grid over
- * k1, b, delta and the weights of head and aka). Synonyms weigh more than the
- * body and a little less than the name: a user's word for what a tool does
+ * Chosen by a grid on the tuning sets only. Synonyms and things weigh more than
+ * the body and a little less than the name: a user's word for what a tool does
  * says more than a word somewhere in its description. A long description is
  * discounted as usual (b): the long ones are mostly usage notes and examples,
- * whose words otherwise pull a tool into unrelated searches. Things weigh as
- * synonyms do (0.5–3 tried on all three tuning sets).
+ * whose words otherwise pull a tool into unrelated searches.
  */
 const BOOST: Record<Field, number> = { head: 2.5, body: 1, aka: 2, things: 2 };
 const PARAMS = { k1: 0.9, b: 0.75, delta: 0.25 };
@@ -60,8 +56,8 @@ function fieldsOf(tool: SearchableTool): FieldTerms<Field> {
   return {
     head,
     body: terms(`${tool.description ?? ''} ${paramText(tool.inputSchema)} ${tool.server}`),
-    aka: terms(synonymsOf(head).join(' ')),
-    things: terms(thingsOf(head).join(' ')),
+    aka: wordTerms(synonymsOf(head)),
+    things: wordTerms(thingsOf(head)),
   };
 }
 

@@ -27,8 +27,8 @@ const STOP = new Set(
  * and "drop"); a group is about words, never about one server's tools.
  * "open" is left out of the creating verbs: "open PRs", "open issues" ask for
  * the ones not yet closed.
- * Synonyms of description words were tried (a fourth field, weights 0.1–1):
- * recall@5 no better and recall@1 lower on the tuning set, so names only.
+ * Only the name's words bring groups: a description's many words would
+ * bring so many that every tool matched everything a little.
  */
 const GROUPS = [
   // What is done: the verbs of tool names, with the everyday verbs for each.
@@ -41,12 +41,12 @@ const GROUPS = [
   'edit modify change update alter patch replace rewrite tweak fix correct amend adjust revise typo assign resolve reopen rename',
   'append add attach extend',
   'move rename relocate mv transfer',
-  'copy duplicate clone fork own',
+  'copy duplicate clone fork',
   'upload attach submit',
   'download save grab pull',
   'run execute invoke call launch exec trigger fire kick command shell',
   'start begin launch kick trigger',
-  'stop halt end kill terminate abort cancel shutdown down quit close',
+  'stop halt end kill terminate abort cancel shutdown quit close',
   'close shut end finish quit exit dismiss',
   'wait sleep pause delay until hold spinner',
   'toggle switch enable disable flip turn off',
@@ -132,7 +132,7 @@ const GROUPS = [
   'message chat post send tell notify announce share broadcast dm',
   'channel room conversation',
   'thread conversation discussion convo',
-  'reaction react emoji thumbs like heart',
+  'reaction emoji thumbs heart',
   'history recent past previous earlier backlog',
   'user member person people account colleague teammate coworker everyone everybody developer dev',
   'profile bio',
@@ -166,7 +166,7 @@ const GROUPS = [
   'annotated annotation annotations',
   'structured schema typed',
   'operation job task process',
-  'long slow lengthy while',
+  'long slow lengthy',
   'subscriber subscription subscribe notifications updates follow',
   'logging log logs',
   'research investigate study',
@@ -202,12 +202,11 @@ const GROUPS = [
  * Phrases whose meaning is not in their words: phrasal verbs and idioms people
  * use when asking for something ("keep in mind" is remember, "pull up" is show),
  * each after the word(s) it means. A phrase adds its meaning beside its own
- * words, in queries and tool text alike: replacing the words, or reading only
- * queries, ranked worse on the tuning sets. Left out, as they ranked worse:
- * phrases whose words already reach their meaning through GROUPS ("get rid
- * of", "tear down", "clean up", "wait for"), where a second copy outweighs the
- * rest of the query, and ones often meant otherwise ("log on" a ticket, "tag
- * on" a deployment, "roll out", "put in", "look up", "find out", "sign in").
+ * words, in queries and tool text alike (the words still say something:
+ * "mouse" in "mouse over"). Left out: phrases whose words already reach their
+ * meaning through GROUPS ("get rid of", "clean up"), where a second copy
+ * outweighs the rest of the query, and ones often meant otherwise ("log on" a
+ * ticket, "roll out", "look up", "sign in").
  */
 const PHRASES = [
   "remember: keep in mind, bear in mind, commit to memory, don't forget, make a note of, take note of, make a mental note",
@@ -283,11 +282,9 @@ const PHRASES = [
  * of their own (as much weight as a synonym), so a query naming a thing finds
  * it. Written from what things are, never from one server's tools; single
  * words only, as they are indexed word by word ("new york" would bring "new").
- * Read in queries instead (the kind words added beside the thing), or put in
- * the "aka" field, they ranked worse on the tuning sets: the added kind words
- * outweighed the rest of the query, and the longer "aka" discounted synonyms.
- * Left out, as they ranked worse: "box", "button", "sister"; "database" as a
- * kind of rows.
+ * Not added to queries as kind words, which would outweigh the rest of the
+ * query, nor to "aka", which they would lengthen and so discount every synonym.
+ * Words with a common other sense are left out ("box", "button").
  */
 const THINGS = [
   // Documents and file kinds.
@@ -295,7 +292,7 @@ const THINGS = [
   // Familiar folders.
   'folder directory: downloads, desktop, home, tmp, temp, src, lib, bin, dist, pictures, music, trash, cwd, pwd, appdata',
   // People in someone's life: family, friends, the people of their job.
-  'person contact entity relation: mom, mum, mother, dad, father, parent, parents, wife, husband, spouse, partner, son, daughter, kid, kids, baby, brother, sibling, aunt, uncle, cousin, grandma, grandpa, grandmother, grandfather, grandparent, niece, nephew, boyfriend, girlfriend, fiance, fiancee, friend, bestie, neighbor, neighbour, roommate, flatmate, boss, manager, supervisor, mentor, landlord, doctor, dentist, therapist, teacher, coach',
+  'person contact entity: mom, mum, mother, dad, father, parent, parents, wife, husband, spouse, partner, son, daughter, kid, kids, baby, brother, sibling, aunt, uncle, cousin, grandma, grandpa, grandmother, grandfather, grandparent, niece, nephew, boyfriend, girlfriend, fiance, fiancee, friend, bestie, neighbor, neighbour, roommate, flatmate, boss, manager, supervisor, mentor, landlord, doctor, dentist, therapist, teacher, coach',
   // Pets.
   'entity: pet, dog, cat, puppy, kitten, hamster, rabbit, bunny, horse, goldfish',
   // Facts about a person.
@@ -337,12 +334,12 @@ for (const group of GROUPS) {
   }
 }
 
-/** Splits identifiers and prose into lower-case words: `takeScreenshot_v2` → take, screenshot, v, 2; an acronym's plural is the acronym (`PRs` → pr). */
+/** Splits identifiers and prose into lower-case words: `takeScreenshot_v2` → take, screenshot, v, 2; an acronym's plural is the acronym (`PRs`, `listURLs` → pr; list, url). */
 export function words(text: string): string[] {
   return text
-    .replace(/\b([A-Z]{2,})s\b/g, '$1')
+    .replace(/(?<![A-Z])([A-Z]{2,})s(?![a-z])/g, '$1')
     .replace(/([a-z0-9])([A-Z])/g, '$1 $2')
-    .replace(/([A-Z]+)([A-Z][a-z])/g, '$1 $2')
+    .replace(/([A-Z])(?=[A-Z][a-z])/g, '$1 ')
     .replace(/([a-zA-Z])([0-9])|([0-9])([a-zA-Z])/g, '$1$3 $2$4')
     .toLowerCase()
     .split(/[^\p{L}\p{N}]+/u)
@@ -354,19 +351,22 @@ export function words(text: string): string[] {
  * words again, and stemming is most of its cost. Emptied when full, so words
  * from queries cannot grow it without bound.
  */
-const stems = new Map<string, string>();
+const stemCache = new Map<string, string>();
 const STEMS_HELD = 50_000;
 
 /** A word's stem (Porter), cached. */
 function stemOf(lower: string): string {
-  let stem = stems.get(lower);
+  let stem = stemCache.get(lower);
   if (stem === undefined) {
-    if (stems.size >= STEMS_HELD) stems.clear();
+    if (stemCache.size >= STEMS_HELD) stemCache.clear();
     stem = stemmer(lower);
-    stems.set(lower, stem);
+    stemCache.set(lower, stem);
   }
   return stem;
 }
+
+/** A number standing alone, not part of a word (`v2`, `mp3`, `foo_2` keep theirs). */
+const NUMBER = /(?<![\p{L}\p{N}_])\p{N}+(?![\p{L}\p{N}_])/gu;
 
 /** A phrase's first stem → the stems after it and the terms it means, longest first ("bring up to date" before "bring up"). */
 const phrases = new Map<string, Array<{ rest: string[]; means: string[] }>>();
@@ -407,9 +407,14 @@ function phraseTerms(lower: readonly string[], stems: readonly string[]): string
  * standing alone is a value (issue 42, 5 replicas, error 400), never what a tool does.
  */
 export function terms(text: string): string[] {
-  const lower = words(text.replace(/\b\d+\b/g, ' ')).filter((word) => !ARTICLES.has(word));
+  const lower = words(text.replace(NUMBER, ' ')).filter((word) => !ARTICLES.has(word));
   const stems = lower.map(stemOf);
   return [...stems.filter((_, i) => !STOP.has(lower[i]!)), ...phraseTerms(lower, stems)];
+}
+
+/** The terms of a list of words (synonyms, things): each word alone, so words that happen to stand side by side in the list are never read as a phrase. */
+export function wordTerms(list: readonly string[]): string[] {
+  return list.flatMap(words).filter((word) => !STOP.has(word) && !ARTICLES.has(word)).map(stemOf);
 }
 
 /** The words that mean what these terms (stems) mean: indexed beside a tool's name, so a query needs no expansion. */
@@ -425,7 +430,7 @@ const thingsOfKind = new Map<string, string[]>();
 for (const line of THINGS) {
   const [kinds = '', list = ''] = line.split(':');
   const things = list.split(',').map((thing) => thing.trim());
-  for (const kind of words(kinds)) thingsOfKind.set(stemOf(kind), [...(thingsOfKind.get(stemOf(kind)) ?? []), ...things]);
+  for (const kind of words(kinds).map(stemOf)) thingsOfKind.set(kind, [...(thingsOfKind.get(kind) ?? []), ...things]);
 }
 
 /** The things of the kinds these terms (stems) name: indexed beside a tool's name, as its synonyms are. */
