@@ -68,20 +68,24 @@ function heapUsed(): number {
 
 const { values } = parseArgs({ options: { out: { type: 'string', default: 'bench/results' } } });
 const corpus = loadCorpus();
-/** The query sets: the first three are the ones the vocabulary and weights were tuned on; the held-out sets were never tuned against. */
+/**
+ * The query sets: the vocabulary and weights were tuned on the first three; the
+ * held-out sets were never tuned against (the first two are no longer blind:
+ * README, Tool search). The target is judged on the held-out ones.
+ */
 const SETS = [
-  { key: 'quality', file: 'queries.json', label: 'tuning set' },
-  { key: 'synthetic', file: 'synthetic.json', label: 'second tuning set, four phrasings per tool written from the tool lists before any search ran' },
-  { key: 'synthetic2', file: 'synthetic-2.json', label: 'third tuning set, four more per tool in other styles (terse, context first, questions, slang), written likewise' },
-  { key: 'heldOut', file: 'held-out.json', label: 'held-out set, never tuned against' },
-  { key: 'heldOut2', file: 'held-out-2.json', label: 'second held-out set, written before any method was measured on it' },
-  { key: 'heldOut3', file: 'held-out-3.json', label: 'third held-out set, written from the tool lists alone by a session that saw neither the search code nor the other sets' },
+  { key: 'quality', file: 'queries.json', label: 'tuning set', heldOut: false },
+  { key: 'synthetic', file: 'synthetic.json', label: 'second tuning set, four phrasings per tool written from the tool lists before any search ran', heldOut: false },
+  { key: 'synthetic2', file: 'synthetic-2.json', label: 'third tuning set, four more per tool in other styles (terse, context first, questions, slang), written likewise', heldOut: false },
+  { key: 'heldOut', file: 'held-out.json', label: 'held-out set, never tuned against, its misses read by earlier sessions', heldOut: true },
+  { key: 'heldOut2', file: 'held-out-2.json', label: 'second held-out set, likewise', heldOut: true },
+  { key: 'heldOut3', file: 'held-out-3.json', label: 'third held-out set, written from the tool lists alone by a session that saw neither the search code nor the other sets', heldOut: true },
 ] as const;
-const sets = SETS.map((set) => ({ ...set, tasks: JSON.parse(readFileSync(queriesFile(set.file), 'utf8')) as Task[] }));
-const tasks = sets[0].tasks;
+const sets = SETS.map((set) => ({ ...set, queries: JSON.parse(readFileSync(queriesFile(set.file), 'utf8')) as Task[] }));
+const tasks = sets[0].queries;
 const { index, tools } = indexOf(corpus, corpus.reduce((sum, server) => sum + server.tools.length, 0));
 const known = new Set(tools.map((tool) => tool.name));
-const unknown = sets.flatMap((set) => set.tasks).flatMap((task) => task.expect).filter((name) => !known.has(name));
+const unknown = sets.flatMap((set) => set.queries).flatMap((task) => task.expect).filter((name) => !known.has(name));
 if (unknown.length > 0) throw new Error(`the query sets name tools the corpus lacks: ${unknown.join(', ')}`);
 
 function recall(set: Task[]): { tasks: number; recallAt1: number; recallAt5: number; misses: Array<{ query: string; expect: string[]; got: string[] }> } {
@@ -96,7 +100,7 @@ function recall(set: Task[]): { tasks: number; recallAt1: number; recallAt5: num
   }
   return { tasks: set.length, recallAt1: at1 / set.length, recallAt5: at5 / set.length, misses };
 }
-const qualities = sets.map((set) => ({ ...set, ...recall(set.tasks) }));
+const qualities = sets.map(({ queries, ...set }) => ({ ...set, ...recall(queries) }));
 
 const loadBefore = loadavg()[0]!;
 const cost: Record<string, unknown> = {};
@@ -132,7 +136,7 @@ const lines = [
   `| row | value | target |`,
   `| --- | --- | --- |`,
   ...qualities.map(
-    (set) => `| ${set.label} (${set.tasks} tasks, ${tools.length} real tools from ${corpus.length} servers): recall@1 / recall@5 | ${set.recallAt1.toFixed(2)} / ${set.recallAt5.toFixed(2)} | recall@5 ≥ 0.9 |`,
+    (set) => `| ${set.label} (${set.tasks} tasks, ${tools.length} real tools from ${corpus.length} servers): recall@1 / recall@5 | ${set.recallAt1.toFixed(2)} / ${set.recallAt5.toFixed(2)} | ${set.heldOut ? 'recall@5 ≥ 0.9' : '—'} |`,
   ),
   `| search, 1,000 tools (median / p99) | ${fmt(c1.searchMs)} | — |`,
   `| search, 10,000 tools (median / p99) | ${fmt(c10.searchMs)} | ≤ 5 ms median |`,
