@@ -18,9 +18,9 @@ t.test('identifiers split at case changes, digits and punctuation; stop words dr
   t.same(terms('close issue 42 in v2'), ['close', 'issu', 'v', '2'], 'a number standing alone is a value, a digit in a word stays');
   t.same(words('listPRs get_URLs HTTPServer NEWS'), ['list', 'pr', 'get', 'url', 'http', 'server', 'news'], "an acronym's plural inside an identifier too, nothing else");
   t.same(terms("what's on www.example.com? I need it"), ['exampl'], 'what contractions and web addresses leave, and "need", say nothing');
-  t.notOk(synonymsOf(terms('create')).includes('open'), '"open issues" are not created ones');
-  t.ok(synonymsOf(terms('delete')).includes('remove'), 'delete is also remove');
-  t.notOk(synonymsOf(terms('delete')).includes('delete'), 'a word is not its own synonym');
+  t.notOk(synonymsOf(terms('create')).includes(terms('open')[0]!), '"open issues" are not created ones');
+  t.ok(synonymsOf(terms('delete')).includes(terms('remove')[0]!), 'delete is also remove');
+  t.notOk(synonymsOf(terms('delete')).includes(terms('delete')[0]!), 'a word is not its own synonym');
 });
 
 t.test('a phrase adds what it means beside its own words, even around an object pronoun; the same in tool text', async (t) => {
@@ -53,8 +53,8 @@ t.test('a user’s word finds a tool named with another word for it; the tool na
 });
 
 t.test('a thing a user names finds the tools named with its kind: the changelog is a file, the downloads a folder, a birthday a fact', async (t) => {
-  t.ok(thingsOf(terms('read_file')).includes('changelog'), 'a changelog is a file');
-  t.ok(thingsOf(terms('list_directory')).includes('downloads'), 'a tool named with either kind word');
+  t.ok(thingsOf(terms('read_file')).includes(terms('changelog')[0]!), 'a changelog is a file');
+  t.ok(thingsOf(terms('list_directory')).includes(terms('downloads')[0]!), 'a tool named with either kind word');
   t.same(thingsOf(terms('take_screenshot')), [], 'a name that names no kind has no things');
   const index = new ToolIndex();
   index.replaceServer('fs', [tool('fs', 'read_file', 'Reads a file'), tool('fs', 'list_directory', 'Lists a directory')]);

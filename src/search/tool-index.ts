@@ -6,7 +6,7 @@
 // switches, a toolset), so one index serves every view and never returns a
 // tool its caller cannot use.
 import { Bm25, type FieldTerms } from './bm25.js';
-import { synonymsOf, terms, thingsOf, wordTerms } from './vocabulary.js';
+import { synonymsOf, terms, thingsOf } from './vocabulary.js';
 
 export interface SearchableTool {
   /** The name clients see (namespaced); unique across the index. */
@@ -56,8 +56,8 @@ function fieldsOf(tool: SearchableTool): FieldTerms<Field> {
   return {
     head,
     body: terms(`${tool.description ?? ''} ${paramText(tool.inputSchema)} ${tool.server}`),
-    aka: wordTerms(synonymsOf(head)),
-    things: wordTerms(thingsOf(head)),
+    aka: synonymsOf(head),
+    things: thingsOf(head),
   };
 }
 

@@ -323,17 +323,6 @@ const ARTICLES = new Set(['a', 'an', 'the']);
 /** Object pronouns, which English puts between a phrasal verb and its particle ("turn it off", "set them up"). */
 const BETWEEN = new Set(['it', 'them', 'this', 'that', 'these', 'those', 'him', 'her', 'me', 'us', 'everything', 'something']);
 
-/** A stem → the words of every group it is in, as written (the index stems them like any text). */
-const synonyms = new Map<string, Set<string>>();
-for (const group of GROUPS) {
-  const members = group.split(' ');
-  for (const member of members) {
-    const set = synonyms.get(stemmer(member)) ?? new Set<string>();
-    for (const other of members) set.add(other);
-    synonyms.set(stemmer(member), set);
-  }
-}
-
 /** Splits identifiers and prose into lower-case words: `takeScreenshot_v2` → take, screenshot, v, 2; an acronym's plural is the acronym (`PRs`, `listURLs` → pr; list, url). */
 export function words(text: string): string[] {
   return text
@@ -375,12 +364,10 @@ for (const line of PHRASES) {
   const means = words(meaning).map(stemOf);
   for (const phrase of list.split(',')) {
     const [first = '', ...rest] = words(phrase).filter((word) => !ARTICLES.has(word)).map(stemOf);
-    const entries = phrases.get(first) ?? [];
-    entries.push({ rest, means });
-    entries.sort((a, b) => b.rest.length - a.rest.length);
-    phrases.set(first, entries);
+    phrases.set(first, [...(phrases.get(first) ?? []), { rest, means }]);
   }
 }
+for (const entries of phrases.values()) entries.sort((a, b) => b.rest.length - a.rest.length);
 
 /** Whether `rest` stands in `stems` from `at` on. */
 function standsAt(rest: readonly string[], stems: readonly string[], at: number): boolean {
@@ -412,28 +399,59 @@ export function terms(text: string): string[] {
   return [...stems.filter((_, i) => !STOP.has(lower[i]!)), ...phraseTerms(lower, stems)];
 }
 
-/** The terms of a list of words (synonyms, things): each word alone, so words that happen to stand side by side in the list are never read as a phrase. */
-export function wordTerms(list: readonly string[]): string[] {
-  return list.flatMap(words).filter((word) => !STOP.has(word) && !ARTICLES.has(word)).map(stemOf);
+/**
+ * A word of a group or a thing → its terms, each word alone (never read as a
+ * phrase with its neighbours in a list); worked out once per word, so
+ * indexing a tool (on the router's thread) only looks them up. Bounded by the
+ * vocabulary.
+ */
+const termsOfWord = new Map<string, string[]>();
+function wordTerms(word: string): string[] {
+  let found = termsOfWord.get(word);
+  if (found === undefined) termsOfWord.set(word, (found = words(word).filter((part) => !STOP.has(part)).map(stemOf)));
+  return found;
 }
 
-/** The words that mean what these terms (stems) mean: indexed beside a tool's name, so a query needs no expansion. */
-export function synonymsOf(own: readonly string[]): string[] {
-  const mine = new Set(own);
-  const found = new Set<string>();
-  for (const stem of own) for (const word of synonyms.get(stem) ?? []) if (!mine.has(stemmer(word))) found.add(word);
-  return [...found];
+/** Adds `values` to the set `map` holds under `key`. */
+function addAll(map: Map<string, Set<string>>, key: string, values: readonly string[]): void {
+  const set = map.get(key) ?? new Set<string>();
+  for (const value of values) set.add(value);
+  map.set(key, set);
+}
+
+/** A stem → the words of every group it is in. */
+const synonyms = new Map<string, Set<string>>();
+for (const group of GROUPS) {
+  const members = group.split(' ');
+  for (const member of members) addAll(synonyms, stemOf(member), members);
 }
 
 /** A kind word's stem → the things of that kind. */
-const thingsOfKind = new Map<string, string[]>();
+const thingsOfKind = new Map<string, Set<string>>();
 for (const line of THINGS) {
   const [kinds = '', list = ''] = line.split(':');
   const things = list.split(',').map((thing) => thing.trim());
-  for (const kind of words(kinds).map(stemOf)) thingsOfKind.set(kind, [...(thingsOfKind.get(kind) ?? []), ...things]);
+  for (const kind of words(kinds).map(stemOf)) addAll(thingsOfKind, kind, things);
 }
 
-/** The things of the kinds these terms (stems) name: indexed beside a tool's name, as its synonyms are. */
+/**
+ * The terms of the words `table` holds under these terms: each word once
+ * (two words of one stem count twice, as two ways of saying it), none whose
+ * stem is already among them.
+ */
+function lookUp(table: ReadonlyMap<string, ReadonlySet<string>>, own: readonly string[]): string[] {
+  const mine = new Set(own);
+  const found = new Set<string>();
+  for (const term of own) for (const word of table.get(term) ?? []) if (!mine.has(stemOf(word))) found.add(word);
+  return [...found].flatMap(wordTerms);
+}
+
+/** The terms that mean what these terms mean: indexed beside a tool's name, so a query needs no expansion. */
+export function synonymsOf(own: readonly string[]): string[] {
+  return lookUp(synonyms, own);
+}
+
+/** The terms of the things of the kinds these terms name: indexed beside a tool's name, as its synonyms are. */
 export function thingsOf(own: readonly string[]): string[] {
-  return [...new Set(own.flatMap((stem) => thingsOfKind.get(stem) ?? []))];
+  return lookUp(thingsOfKind, own);
 }
