@@ -21,7 +21,6 @@ export function openRequests(session: AbortSignal): number {
   return open.get(session)?.size ?? 0;
 }
 
-
 function requestsOf(session: AbortSignal): Set<AbortController> {
   let requests = open.get(session);
   if (!requests) {
