@@ -71,7 +71,7 @@ t.test('an id coffer did not give this caller reaches no upstream: -32602 TASK_N
   const gateway = await gatewayWith(t, [server('a')]);
   const { taskId } = (await rpc(gateway, 'tools/call', { name: 'a__slow_compute', arguments: { seconds: 60 } })).result;
   const notFound = { code: -32602, data: { code: 'TASK_NOT_FOUND' } };
-  const flipped = `${taskId.slice(0, -2)}${taskId.endsWith('A') ? 'B' : 'A'}${taskId.slice(-1)}`;
+  const flipped = `${taskId.slice(0, -2)}${taskId.at(-2) === 'A' ? 'B' : 'A'}${taskId.slice(-1)}`;
   t.match((await rpc(gateway, 'tasks/get', { taskId: flipped })).error, notFound, 'a changed id');
   t.match((await rpc(gateway, 'tasks/get', { taskId: 'b3c1e0de-0000-4000-8000-000000000000' })).error, notFound, 'a bare id, as an upstream would name its task');
   const [body, , mac] = taskId.split('.');
