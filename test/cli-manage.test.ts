@@ -12,26 +12,11 @@ import { parseCapabilityRef, parseCapabilityRefs } from '../src/cli/cap-ref.js';
 import { parseSince } from '../src/cli/commands/audit.js';
 import { EXIT } from '../src/cli/exit-codes.js';
 import { parseClientConfig, parseJsonc, projectDirOf, sanitiseServerName, type ImportEntry } from '../src/cli/import-config.js';
-import { CliError } from '../src/cli/output.js';
 import { FIXTURE } from './fixtures/fixture-servers.js';
-import { fixtureLine, runCli, startCliDaemon, tempDir } from './helpers/cli.js';
-
-
-
-
+import { fixtureLine, runCli, startCliDaemon, tempDir, usageCode } from './helpers/cli.js';
 
 /** A port nothing listens on (1: privileged, refused at once on loopback). */
 const DEAD_URL = 'http://127.0.0.1:1/mcp';
-
-
-const usageCode = (fn: () => unknown): number => {
-  try {
-    fn();
-  } catch (error) {
-    return (error as CliError).exitCode;
-  }
-  return -1;
-};
 
 // ---------------------------------------------------------------- pure parts
 

@@ -2,37 +2,18 @@
 // while it waits), `coffer mcp invocations`, `coffer retention list|set|prune`
 // and the global --verbose. The real binary as a child process against a real
 // daemon (`coffer daemon start`) in a temporary COFFER_HOME with real fixture upstreams.
-import { createServer, type AddressInfo } from 'node:net';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import t from 'tap';
 import { homeMcpTransport } from './helpers/mcp-post.js';
+import { freePort } from '../bench/free-port.js';
 import { isVerbose } from '../src/cli/args.js';
 import { invocationQuery } from '../src/cli/commands/mcp-invocations.js';
 import { EXIT } from '../src/cli/exit-codes.js';
 import { CliError, formatError } from '../src/cli/output.js';
 import { writeDaemonFile } from '../src/daemon/daemon-file.js';
 import { stdioFixture } from './fixtures/fixture-servers.js';
-import { fixtureLine, runCli, startCliDaemon, tempDir } from './helpers/cli.js';
+import { fixtureLine, runCli, startCliDaemon, tempDir, usageCode } from './helpers/cli.js';
 import { waitFor } from './helpers/wait.js';
-
-const usageCode = (fn: () => unknown): number => {
-  try {
-    fn();
-  } catch (error) {
-    return (error as CliError).exitCode;
-  }
-  return -1;
-};
-
-/** A loopback port that was free a moment ago and now has no listener (refused at once). */
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
-
 
 // ---------------------------------------------------------------- pure parts
 
@@ -110,7 +91,7 @@ t.test('without a daemon: every new command exits 3; usage errors exit 2 first',
 
   // A daemon.json whose daemon is gone (nothing listens on its port any more): the connection failure is the cause.
   const stale = tempDir('coffer-cli-ops-');
-  const deadPort = await closedPort();
+  const deadPort = await freePort(); // nothing listens there: refused at once
   writeDaemonFile(stale, { port: deadPort, pid: 999_999, token: 'stale', started_at: new Date().toISOString() });
   for (const args of [['mcp', 'refresh', 'x'], ['retention', 'list'], ['mcp', 'invocations', '--json']]) {
     const terse = await runCli(stale, ...args);

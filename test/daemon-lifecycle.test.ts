@@ -11,6 +11,7 @@ import t from 'tap';
 import { homeMcpTransport } from './helpers/mcp-post.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import Database from 'better-sqlite3';
+import { freePort } from '../bench/free-port.js';
 import { DatabaseOpeningError, databaseOpeningPath, databaseOpeningPid, isProcessAlive, markDatabaseOpening, readDaemonFile } from '../src/daemon/daemon-file.js';
 import { startDaemonProcess, stopDaemonProcess } from '../src/cli/daemon-control.js';
 import { startDaemon } from '../src/daemon/daemon.js';
@@ -19,8 +20,6 @@ import { CLI_ENTRY } from '../src/paths.js';
 import { stdioFixture } from './fixtures/fixture-servers.js';
 import { tempHome, waitFor } from './helpers/gateway.js';
 import { homeApi, waitReady } from './helpers/rest.js';
-import { freePort } from './helpers/upstreams.js';
-
 
 t.test('SIGTERM drains: the open call finishes, upstream children stop, daemon.json goes', async (t) => {
   const home = tempHome();

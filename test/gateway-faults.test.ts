@@ -5,10 +5,10 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import { freePort } from '../bench/free-port.js';
 import { upstreamLogDir } from '../src/paths.js';
 import { startGateway, waitFor } from './helpers/gateway.js';
 import { networkConfig, startNetworkFixture, stdioFixture } from './fixtures/fixture-servers.js';
-import { freePort } from './helpers/upstreams.js';
 
 const text = (result: any): any => JSON.parse(result.content[0].text);
 

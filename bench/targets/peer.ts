@@ -5,23 +5,12 @@
 // its marketplace catalogue is pre-seeded (it would fetch it from the
 // internet), and PATH holds only node (its fetch fallback shells out to curl).
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { freePort } from '../free-port.js';
 import { rssMb, startChild, waitFor, type Child } from '../proc.js';
 import type { UpstreamSpec } from './coffer.js';
 import { LOOPBACK_PRELOAD, MCP_HUB_CLI } from './paths.js';
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
-    });
-  });
-}
 
 export interface Peer {
   pid: number;

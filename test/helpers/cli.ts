@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import { EXIT } from '../../src/cli/exit-codes.js';
+import type { CliError } from '../../src/cli/output.js';
 import { isProcessAlive } from '../../src/daemon/daemon-file.js';
 import { joinCommandLine } from '../../src/cli/split.js';
 import { CLI_ENTRY } from '../../src/paths.js';
@@ -34,6 +35,16 @@ export function tempDir(prefix: string): string {
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   return dir;
 }
+
+/** The exit code a parser's CliError carries, or -1 when it did not throw. */
+export const usageCode = (fn: () => unknown): number => {
+  try {
+    fn();
+  } catch (error) {
+    return (error as CliError).exitCode;
+  }
+  return -1;
+};
 
 /** `--stdio` line of a fixture upstream. */
 export const fixtureLine = (...args: string[]): string => joinCommandLine([process.execPath, FIXTURE, ...args]);

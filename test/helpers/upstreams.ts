@@ -1,12 +1,12 @@
 // Real upstream MCP servers for tests: @modelcontextprotocol/server-everything
 // over stdio or Streamable HTTP, and a direct SDK client to compare against.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { freePort } from '../../bench/free-port.js';
 import { waitFor } from './gateway.js';
 
 const require = createRequire(import.meta.url);
@@ -15,17 +15,6 @@ const LOOPBACK_PRELOAD = join(dirname(fileURLToPath(import.meta.url)), 'loopback
 
 export function everythingStdio(name: string): Record<string, unknown> {
   return { name, transport: { type: 'stdio', command: process.execPath, args: [EVERYTHING_ENTRY, 'stdio'] } };
-}
-
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
-    });
-  });
 }
 
 export interface HttpUpstream {
