@@ -70,6 +70,17 @@ t.test('one input_required holds every question asked together; the retry with t
   t.match(done, { resultType: 'complete', content: [{ text: 'name=Bo llm=Yo roots=0' }] });
 });
 
+t.test("an upstream's question keys are plain names, not the object's own members", async (t) => {
+  for (const [id, key] of ['toString', 'constructor', 'hasOwnProperty', '__proto__'].entries()) {
+    const first = resultOf(await call('test_keyed_question', { arguments: { key } }, 10 + 2 * id));
+    t.equal(first?.resultType, 'input_required', `${key}: asked, not taken as answered`);
+    t.same(Object.keys(first!.inputRequests as object), [key], `${key}: the upstream's key`);
+    const inputResponses = JSON.parse(`{${JSON.stringify(key)}: {"action": "accept", "content": {"name": "Bo"}}}`);
+    const done = resultOf(await call('test_keyed_question', { arguments: { key }, inputResponses, requestState: first!.requestState }, 11 + 2 * id));
+    t.match(done, { resultType: 'complete', content: [{ text: 'accept:{"name":"Bo"}' }] }, `${key}: the answer reaches the upstream`);
+  }
+});
+
 t.test('a retry that leaves a question unanswered is asked it again; unknown keys are ignored', async (t) => {
   const first = resultOf(await call('test_input_required_result_multiple_inputs'));
   const partial = { user_name: { action: 'accept', content: { name: 'Cy' } }, nonsense: { x: 1 } };

@@ -80,8 +80,8 @@ export class Park {
       return Promise.resolve({ ok: false, error: { code: JSONRPC.METHOD_NOT_FOUND, message: `Method not found: the client did not declare the ${capability} capability` } });
     }
     const { key, rest } = this.keyOf(method, params);
-    const given = this.current.responses[key];
-    if (given !== undefined) return Promise.resolve({ ok: true, result: given });
+    // Own keys only: an upstream may name its question `toString`.
+    if (Object.hasOwn(this.current.responses, key)) return Promise.resolve({ ok: true, result: this.current.responses[key]! });
     return new Promise<ForwardOutcome>((resolve) => {
       const settle = (outcome: ForwardOutcome): void => {
         if (!this.questions.delete(key)) return;
