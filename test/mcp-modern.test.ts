@@ -4,7 +4,7 @@
 // the v1 client at the same time, raw modern POSTs for the wire's refusals,
 // and a legacy upstream (the conformance fixture over stdio) behind coffer.
 import { setTimeout as sleep } from 'node:timers/promises';
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { CONFORMANCE_FIXTURE } from './fixtures/fixture-servers.js';
 import { startGateway, waitFor, type Gateway } from './helpers/gateway.js';
 import { mcpPost, MCP_HEADERS } from './helpers/mcp-post.js';
@@ -106,14 +106,14 @@ t.test('subscriptions/listen: acknowledged, list_changed after a switch flip and
   t.equal(await subscription.closed, 'local');
 });
 
-t.test('subscriptions/listen on the wire: first frame the ack, tagged with the subscription id; resource updates with the exposed URI', async (t) => {
+/** The first `count` frames of a subscriptions/listen on `path` (fewer if the stream ends first). */
+async function listenFrames(t: Test, path: string, notifications: Record<string, unknown>, count: number): Promise<any[]> {
   const controller = new AbortController();
   t.teardown(() => controller.abort());
-  const uri = `coffer://${NS}/test://watched-resource`;
-  const response = await fetch(`${gateway.url}/mcp`, {
+  const response = await fetch(`${gateway.url}${path}`, {
     method: 'POST',
     headers: { ...MCP_HEADERS, authorization: `Bearer ${gateway.daemon.token}`, 'mcp-protocol-version': MODERN, 'mcp-method': 'subscriptions/listen' },
-    body: JSON.stringify({ jsonrpc: '2.0', id: 'sub-1', method: 'subscriptions/listen', params: { _meta: envelope(), notifications: { resourceSubscriptions: [uri, `coffer://${NS}/test://no-such`] } } }),
+    body: JSON.stringify({ jsonrpc: '2.0', id: 'sub-1', method: 'subscriptions/listen', params: { _meta: envelope(), notifications } }),
     signal: controller.signal,
   });
   t.equal(response.status, 200);
@@ -121,7 +121,7 @@ t.test('subscriptions/listen on the wire: first frame the ack, tagged with the s
   const reader = response.body!.getReader();
   const frames: any[] = [];
   let buffer = '';
-  while (frames.length < 2) {
+  while (frames.length < count) {
     const { value, done } = await reader.read();
     if (done) break;
     buffer += new TextDecoder().decode(value);
@@ -129,8 +129,29 @@ t.test('subscriptions/listen on the wire: first frame the ack, tagged with the s
     buffer = lines.pop()!;
     for (const line of lines) if (line.startsWith('data: ')) frames.push(JSON.parse(line.slice(6)));
   }
-  t.match(frames[0], { method: 'notifications/subscriptions/acknowledged', params: { notifications: { resourceSubscriptions: [uri] }, _meta: { 'io.modelcontextprotocol/subscriptionId': 'sub-1' } } }, 'the ack, with only the resource coffer can subscribe');
-  t.match(frames[1], { method: 'notifications/resources/updated', params: { uri, _meta: { 'io.modelcontextprotocol/subscriptionId': 'sub-1' } } }, 'an update, with the exposed URI');
+  return frames;
+}
+
+const WATCHED = `coffer://${NS}/test://watched-resource`;
+
+t.test('subscriptions/listen on the wire: first frame the ack, tagged with the subscription id; resource updates with the exposed URI', async (t) => {
+  const tooLong = `coffer://${NS}/test://${'x'.repeat(10_000)}`;
+  const frames = await listenFrames(t, '/mcp', { resourceSubscriptions: [WATCHED, `coffer://${NS}/test://no-such`, tooLong] }, 2);
+  t.match(frames[0], { method: 'notifications/subscriptions/acknowledged', params: { notifications: { resourceSubscriptions: [WATCHED] }, _meta: { 'io.modelcontextprotocol/subscriptionId': 'sub-1' } } }, 'the ack, with only the resource coffer can subscribe');
+  t.notOk(frames[0].params.notifications.resourceSubscriptions.includes(tooLong), 'an over-long URI is left out');
+  t.match(frames[1], { method: 'notifications/resources/updated', params: { uri: WATCHED, _meta: { 'io.modelcontextprotocol/subscriptionId': 'sub-1' } } }, 'an update, with the exposed URI');
+});
+
+t.test("subscriptions/listen holds the caller to its toolset: a resource outside it is not subscribed, as a read of it is refused", async (t) => {
+  const made = await gateway.api('POST', '/toolsets', { name: 'narrow', servers: [{ server: NS, include: ['tool:test_simple_text'] }] });
+  t.equal(made.status, 201);
+  t.teardown(() => gateway.api('DELETE', '/toolsets/narrow'));
+  const read = await mcpPost(gateway, { jsonrpc: '2.0', id: 1, method: 'resources/read', params: { uri: WATCHED, _meta: envelope() } }, { authorization: `Bearer ${gateway.daemon.token}`, 'mcp-protocol-version': MODERN, 'mcp-method': 'resources/read', 'mcp-name': WATCHED }, 20_000, '/mcp/narrow');
+  t.match(read.messages.at(-1), { error: { data: { code: 'NOT_IN_TOOLSET' } } }, 'the read is refused');
+  const frames = await listenFrames(t, '/mcp/narrow', { resourceSubscriptions: [WATCHED] }, 3);
+  t.same(frames[0]?.params?.notifications, {}, 'the ack honours nothing');
+  t.match(frames[1], { id: 'sub-1', result: { resultType: 'complete' } }, 'and the subscription completes at once');
+  t.equal(frames.length, 2, 'no update follows');
 });
 
 t.test('progress and request-scoped logging travel on the exchange\'s own SSE stream', async (t) => {

@@ -99,7 +99,7 @@ export class ModernEndpoint {
     const id = message.id!;
     const params = message.params ?? {};
     const capabilities = (metaOf(params)?.[CLIENT_CAPABILITIES_META_KEY] as Record<string, unknown> | undefined) ?? {};
-    if (message.method === 'subscriptions/listen') return this.listens.serve(id, params, capabilities, reply);
+    if (message.method === 'subscriptions/listen') return this.listens.serve(id, params, capabilities, this.methods.viewOf(toolset), reply);
     if (!this.methods.serves(message.method)) {
       return sendError(reply, 404, id, { code: JSONRPC.METHOD_NOT_FOUND, message: `Method not found: ${message.method} is not a method of MCP ${revision} (coffer serves it to 2025-11-25 sessions only, if at all)` });
     }

@@ -10,8 +10,9 @@
 import type { HttpReply } from '../../http/reply.js';
 import type { Logger } from '../../log.js';
 import { JSONRPC } from '../../protocol/errors.js';
-import type { ForwardContext } from '../../router/calls.js';
+import type { ForwardContext, ToolsetScope } from '../../router/calls.js';
 import type { SessionFeatures } from '../../router/session-features.js';
+import { MAX_URI_CHARS } from '../param-limits.js';
 import { MODERN_CALLER_PREFIX, type ModernTarget } from './link.js';
 import { isPlainObject, SERVER_INFO_META_KEY, SUBSCRIPTION_ID_META_KEY } from './wire.js';
 import { Cancel } from '../../protocol/cancel.js';
@@ -64,6 +65,8 @@ interface Listen {
 
 export class ListenRegistry {
   private readonly open = new Map<string, Listen>();
+  /** Listens still subscribing their resources: they count against the limit already. */
+  private opening = 0;
   private next = 0;
 
   constructor(
@@ -83,24 +86,31 @@ export class ListenRegistry {
     return listen && { notify: (method, params) => listen.write({ jsonrpc: '2.0', method, params }) };
   }
 
-  async serve(requestId: string | number, params: Record<string, unknown>, capabilities: Record<string, unknown>, reply: HttpReply): Promise<void> {
+  /** `toolset`: the caller's view; a resource outside it is not subscribed, as a read of it is refused. */
+  async serve(requestId: string | number, params: Record<string, unknown>, capabilities: Record<string, unknown>, toolset: ToolsetScope | null, reply: HttpReply): Promise<void> {
     const inBand = (code: number, message: string) =>
       reply.send(200, { 'content-type': 'application/json' }, JSON.stringify({ jsonrpc: '2.0', id: requestId, error: { code, message } }));
-    if (this.open.size >= MAX_LISTENS) return inBand(JSONRPC.INTERNAL_ERROR, `Subscription limit reached: coffer holds at most ${MAX_LISTENS} open subscriptions/listen streams`);
+    if (this.open.size + this.opening >= MAX_LISTENS) return inBand(JSONRPC.INTERNAL_ERROR, `Subscription limit reached: coffer holds at most ${MAX_LISTENS} open subscriptions/listen streams`);
     const filter = parseFilter(params);
     if (filter === null) return inBand(JSONRPC.INVALID_PARAMS, "Invalid params: 'notifications' is required and must be a subscription filter (booleans, and resourceSubscriptions as an array of URIs)");
     const id = `${MODERN_CALLER_PREFIX}listen:${++this.next}`;
     const cancel = new Cancel();
-    const ctx: ForwardContext = { sessionId: id, requestId, capabilities, signal: cancel };
-    // Each URI is subscribed as a legacy resources/subscribe would be: an unknown or switched-off resource is left out of the honoured set.
+    const ctx: ForwardContext = { sessionId: id, requestId, capabilities, toolset, signal: cancel };
+    // Each URI is subscribed as a legacy resources/subscribe would be: an unknown, switched-off, out-of-toolset or over-long one is left out of the honoured set.
     const subscribed: string[] = [];
-    for (const uri of filter.uris) {
-      try {
-        await this.features.subscribe({ uri }, ctx);
-        subscribed.push(uri);
-      } catch (error) {
-        this.log.debug('listen: resource not subscribed', { uri, error: String(error) });
+    this.opening += 1;
+    try {
+      for (const uri of filter.uris) {
+        if (uri.length > MAX_URI_CHARS) continue;
+        try {
+          await this.features.subscribe({ uri }, ctx);
+          subscribed.push(uri);
+        } catch (error) {
+          this.log.debug('listen: resource not subscribed', { uri, error: String(error) });
+        }
       }
+    } finally {
+      this.opening -= 1;
     }
     const honoured: ListenFilter = {};
     for (const flag of filter.flags) honoured[flag] = true;
