@@ -53,6 +53,18 @@ t.test('a 2026 client gets the upstream’s input_required with coffer’s seale
   t.equal((await calls()).at(-1)!.params?.requestState, 'asked-name', 'the upstream got its own state back');
 });
 
+t.test('a modern upstream’s requestState is good for one retry: of two sent at once one goes on, the other and any later one are refused', async (t) => {
+  const caps = { _meta: { [CAPABILITIES_KEY]: ASKED } };
+  const first = (await modernPost(front.gateway, 'tools/call', { name: 'm__ask', arguments: {}, ...caps })).messages.at(-1) as any;
+  const before = (await calls()).length;
+  const retry = { name: 'm__ask', arguments: {}, ...caps, inputResponses: { name: { action: 'accept', content: { name: 'Eve' } } }, requestState: first.result.requestState };
+  const both = await Promise.all([2, 3].map(async (id) => (await modernPost(front.gateway, 'tools/call', retry, {}, id)).messages.at(-1) as any));
+  t.same(both.map((answer) => answer.result?.resultType ?? answer.error?.data?.code).sort(), ['REQUEST_STATE_INVALID', 'input_required']);
+  const later = (await modernPost(front.gateway, 'tools/call', retry, {}, 4)).messages.at(-1) as any;
+  t.match(later.error, { code: -32602, message: /already used/, data: { code: 'REQUEST_STATE_INVALID' } }, 'a replay after the retry');
+  t.equal((await calls()).length - before, 1, 'the upstream got its state back once');
+});
+
 t.test('inputResponses a 2026 client sends unasked, on its first request, reach the modern upstream as they came', async (t) => {
   const given = { name: { action: 'accept', content: { name: 'Dee' } }, unknown_extra_key: { action: 'accept', content: { foo: 'bar' } } };
   const answer = (await modernPost(front.gateway, 'tools/call', { name: 'm__ask', arguments: {}, _meta: { [CAPABILITIES_KEY]: ASKED }, inputResponses: given })).messages.at(-1) as any;

@@ -8,7 +8,8 @@
 // is delivered, or PARK_TTL_MS after its last input_required. An upstream of
 // the 2026 era answers input_required itself: that result goes to the caller
 // with the upstream's requestState sealed inside coffer's, and the retry is a
-// new call to that upstream with the answers and its state.
+// new call to that upstream with the answers and its state; coffer remembers
+// each such state it gave out until its retry, so it is used once.
 import type { RequestTrace } from '../../ops/tracing.js';
 import type { Progress } from '../../protocol/actor.js';
 import { JSONRPC } from '../../protocol/errors.js';
@@ -25,6 +26,13 @@ export const PARK_TTL_MS = 10 * 60_000;
 export const GATHER_MS = 50;
 /** Parked calls at most; past it the oldest is given up. */
 export const MAX_PARKS = 1024;
+/** A modern upstream's states waiting for their retry at most; past it the oldest is forgotten (its retry is refused). */
+export const MAX_WRAP_STATES = 16_384;
+
+export interface BridgeLimits {
+  parks: number;
+  wrapStates: number;
+}
 
 /** Where a parked call's notifications and progress go while a request of its caller waits on it. */
 export interface ParkListener {
@@ -82,10 +90,13 @@ const NAME_FIELD: Readonly<Record<string, 'name' | 'uri'>> = { 'tools/call': 'na
 
 export class InputBridge {
   private readonly parks = new Map<string, Entry>();
+  /** The calls answered with a modern upstream's input_required whose state was not used yet: when each may be forgotten, oldest first. */
+  private readonly wrapStates = new Map<string, number>();
 
   constructor(
     private readonly hooks: BridgeHooks,
     private readonly seal = new RequestStateSeal(),
+    private readonly limits: BridgeLimits = { parks: MAX_PARKS, wrapStates: MAX_WRAP_STATES },
   ) {}
 
   /** Answers one request: the call's result, or input_required with what it waits for. */
@@ -103,7 +114,7 @@ export class InputBridge {
       handle === null
         ? this.start(request, parkRequest, binding, unasked)
         : handle.kind === 'wrap'
-          ? this.start(request, { capabilities: request.capabilities, responses: {} }, binding, { server: handle.server, inputResponses: responses, requestState: handle.upstream })
+          ? this.retryUpstream(request, handle, binding, responses)
           : handle.kind === 'park'
             ? this.resume(handle, parkRequest)
             : this.notAState();
@@ -139,7 +150,7 @@ export class InputBridge {
   }
 
   private start(request: BridgedRequest, first: ParkRequest, binding: StateBinding, retry?: ForwardContext['retry']): Entry {
-    if (this.parks.size >= MAX_PARKS) this.close(this.parks.values().next().value!, `more than ${MAX_PARKS} calls were waiting on their clients`);
+    if (this.parks.size >= this.limits.parks) this.close(this.parks.values().next().value!, `more than ${this.limits.parks} calls were waiting on their clients`);
     const park = new Park(first, GATHER_MS);
     // The caller id is unique for the daemon's life, and a requestState naming it is sealed with a key of that life only.
     const callerId = this.hooks.callerId();
@@ -154,7 +165,7 @@ export class InputBridge {
       capabilities: request.capabilities,
       signal: entry.abort,
       ask: (method, params, signal) => park.ask(method, params, signal),
-      onInputRequired: (server, result) => this.wrap(server, result, binding),
+      onInputRequired: (server, result) => this.wrap(server, result, binding, entry.id),
     };
     // Set one by one: spreads of conditional literals cost a temporary object and a slow literal each, on every modern call.
     if (retry) ctx.retry = retry;
@@ -171,10 +182,34 @@ export class InputBridge {
   }
 
   /** A modern upstream's input_required, made the caller's: its requests as they are, its state inside coffer's. */
-  private wrap(server: string, result: Record<string, unknown>, binding: StateBinding): Record<string, unknown> {
+  private wrap(server: string, result: Record<string, unknown>, binding: StateBinding, call: string): Record<string, unknown> {
     const upstream = typeof result.requestState === 'string' ? result.requestState : null;
-    const requestState = this.seal.seal({ kind: 'wrap', server, upstream }, binding, PARK_TTL_MS);
+    const requestState = this.seal.seal({ kind: 'wrap', server, upstream, call }, binding, PARK_TTL_MS);
+    this.rememberWrap(call);
     return { resultType: 'input_required', ...(result.inputRequests === undefined ? {} : { inputRequests: result.inputRequests }), requestState };
+  }
+
+  /** Kept no longer than the state is valid, and within the bound: forgetting a state only makes its retry refused. */
+  private rememberWrap(call: string): void {
+    const now = Date.now();
+    for (const [oldest, until] of this.wrapStates) {
+      if (until > now && this.wrapStates.size < this.limits.wrapStates) break;
+      this.wrapStates.delete(oldest);
+    }
+    // Taken after sealing, so it outlives the state's own expiry.
+    this.wrapStates.set(call, now + PARK_TTL_MS);
+  }
+
+  /** The retry of a modern upstream's input_required: a new call to it with the answers and its state, once per state. */
+  private retryUpstream(request: BridgedRequest, handle: Extract<StateHandle, { kind: 'wrap' }>, binding: StateBinding, responses: ParkRequest['responses']): Entry {
+    if (!this.wrapStates.delete(handle.call)) {
+      throw RpcError.coffer(
+        JSONRPC.INVALID_PARAMS,
+        'REQUEST_STATE_INVALID',
+        `this requestState was already used, or forgotten as the oldest of more than ${this.limits.wrapStates} waiting: retry with the requestState of the latest input_required result, or call again without requestState and inputResponses`,
+      );
+    }
+    return this.start(request, { capabilities: request.capabilities, responses: {} }, binding, { server: handle.server, inputResponses: responses, requestState: handle.upstream });
   }
 
   /** A sealed value of coffer's that is not a requestState (a taskId is bound to no method of these, so this is only reached by a coding error). */
