@@ -1,7 +1,11 @@
-// InputBridge's bounds, on the class itself with small limits: the states of
-// a modern upstream it remembers until their retry. The calls are stand-ins
-// for the router: one that answers input_required as a 2026 upstream would.
+// InputBridge's bounds, on the class itself with small limits: the calls it
+// keeps open, and the states of a modern upstream it remembers until their
+// retry. The calls are stand-ins for the router: one that runs until
+// cancelled, one whose 2025 upstream asks its client, one that answers
+// input_required as a 2026 upstream would.
+import { setTimeout as sleep } from 'node:timers/promises';
 import t from 'tap';
+import type { CancelSignal } from '../src/protocol/cancel.js';
 import { InputBridge, type BridgedRequest } from '../src/mcp/modern/input-bridge.js';
 
 let next = 0;
@@ -13,11 +17,57 @@ const life = { aborted: false, onAbort: () => {} };
 const asksOnce: BridgedRequest['run'] = async (ctx) =>
   ctx.retry ? { content: [{ type: 'text', text: `done ${ctx.retry.requestState}` }] } : ctx.onInputRequired!('m', { resultType: 'input_required', inputRequests: { q: { method: 'elicitation/create', params: {} } }, requestState: 'up' });
 
+const untilCancelled = (signal: CancelSignal) => new Promise<never>((_resolve, reject) => signal.addEventListener('abort', () => reject(new Error(String(signal.reason)))));
+
+/** Runs until cancelled; each call's signal is kept, to see whom the bridge cancelled. */
+function running(signals: CancelSignal[]): BridgedRequest['run'] {
+  return (ctx) => (signals.push(ctx.signal), untilCancelled(ctx.signal));
+}
+
+/** A 2025 upstream's call that asks its client, then runs until cancelled. */
+function asking(signals: CancelSignal[]): BridgedRequest['run'] {
+  return async (ctx) => {
+    signals.push(ctx.signal);
+    await ctx.ask!('elicitation/create', { message: 'Sure?' }, ctx.signal);
+    return untilCancelled(ctx.signal);
+  };
+}
+
 function serve(bridge: InputBridge, run: BridgedRequest['run'], extra: Record<string, unknown> = {}) {
   return bridge.serve({ method: 'tools/call', params: { name: 'm__pay', ...extra }, requestId: 1, capabilities: { elicitation: {} }, caller: 'caller', listener, life, run });
 }
 
 const outcome = (answer: Promise<Record<string, unknown>>) => answer.then((result) => (result.resultType === 'input_required' ? 'input_required' : 'done'), (error) => error.data?.code as string);
+/** The outcome, or 'running' if it does not come at once. */
+const soon = (answer: Promise<Record<string, unknown>>) => Promise.race([outcome(answer), sleep(100).then(() => 'running')]);
+
+t.test('with every call running, a new call is refused UPSTREAM_BUSY and none is cancelled', async (t) => {
+  const bridge = new InputBridge(hooks, undefined, { parks: 2, wrapStates: 8 });
+  const signals: CancelSignal[] = [];
+  const first = [serve(bridge, running(signals)), serve(bridge, running(signals))];
+  const refused = await serve(bridge, running(signals)).catch((error) => error);
+  t.match(refused, { code: -32012, message: /2 calls .* running.*retry/, data: { code: 'UPSTREAM_BUSY' } });
+  t.same(signals.map((signal) => signal.aborted), [false, false], 'the running calls go on');
+  t.same(await Promise.all(first.map(soon)), ['running', 'running']);
+});
+
+t.test("past the bound a call waiting for its client's retry is given up, the longest waiting first, never a running one", async (t) => {
+  const bridge = new InputBridge(hooks, undefined, { parks: 3, wrapStates: 8 });
+  const waited: CancelSignal[] = [];
+  const ran: CancelSignal[] = [];
+  const asked = [await serve(bridge, asking(waited)), await serve(bridge, asking(waited))];
+  t.same(asked.map((result) => result.resultType), ['input_required', 'input_required']);
+  const live = [serve(bridge, running(ran))];
+  live.push(serve(bridge, running(ran)));
+  t.same(waited.map((signal) => signal.aborted), [true, false], 'the one that waited longest made room');
+  live.push(serve(bridge, running(ran)));
+  t.same(waited.map((signal) => signal.aborted), [true, true], 'then the other');
+  t.equal(await outcome(serve(bridge, running(ran))), 'UPSTREAM_BUSY', 'with none waiting, a new call is refused');
+  t.same(ran.map((signal) => signal.aborted), [false, false, false], 'and no running call was cancelled');
+  t.same(await Promise.all(live.map(soon)), ['running', 'running', 'running']);
+  const retry = { inputResponses: { 'elicitation-1': { action: 'accept', content: {} } }, requestState: asked[0]!.requestState };
+  t.equal(await outcome(serve(bridge, running(ran), retry)), 'REQUEST_STATE_EXPIRED', "a given-up call's retry finds it over");
+});
 
 t.test("past its bound of a modern upstream's waiting states the oldest is forgotten: its retry is refused, never let through", async (t) => {
   const bridge = new InputBridge(hooks, undefined, { parks: 8, wrapStates: 2 });

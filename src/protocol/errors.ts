@@ -31,7 +31,7 @@ export const ERROR_HTTP_STATUS = {
   /** The upstream's answer breaks coffer's limits (nesting depth): that answer fails, the upstream stays up. */
   UPSTREAM_RESPONSE_INVALID: 502,
   UPSTREAM_UNAVAILABLE: 503,
-  /** Too many bytes already in flight to that upstream (or to all of them): retry later. */
+  /** Too many bytes already in flight to that upstream (or to all of them), or too many calls of modern clients running: retry later. */
   UPSTREAM_BUSY: 503,
   /** The upstream wants a sign-in (OAuth) first: `coffer mcp auth NAME`. */
   UPSTREAM_AUTH_REQUIRED: 503,

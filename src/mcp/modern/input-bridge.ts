@@ -24,7 +24,7 @@ import { Cancel } from '../../protocol/cancel.js';
 export const PARK_TTL_MS = 10 * 60_000;
 /** Questions asked within this of each other go in one input_required result. */
 export const GATHER_MS = 50;
-/** Parked calls at most; past it the oldest is given up. */
+/** Open calls at most; past it the one waiting longest for its caller's retry is given up, and with none waiting a new call is refused. */
 export const MAX_PARKS = 1024;
 /** A modern upstream's states waiting for their retry at most; past it the oldest is forgotten (its retry is refused). */
 export const MAX_WRAP_STATES = 16_384;
@@ -90,6 +90,8 @@ const NAME_FIELD: Readonly<Record<string, 'name' | 'uri'>> = { 'tools/call': 'na
 
 export class InputBridge {
   private readonly parks = new Map<string, Entry>();
+  /** The parks waiting for their caller's retry, longest first: the only ones given up to make room. */
+  private readonly waiting = new Set<Entry>();
   /** The calls answered with a modern upstream's input_required whose state was not used yet: when each may be forgotten, oldest first. */
   private readonly wrapStates = new Map<string, number>();
 
@@ -150,7 +152,7 @@ export class InputBridge {
   }
 
   private start(request: BridgedRequest, first: ParkRequest, binding: StateBinding, retry?: ForwardContext['retry']): Entry {
-    if (this.parks.size >= this.limits.parks) this.close(this.parks.values().next().value!, `more than ${this.limits.parks} calls were waiting on their clients`);
+    this.makeRoom();
     const park = new Park(first, GATHER_MS);
     // The caller id is unique for the daemon's life, and a requestState naming it is sealed with a key of that life only.
     const callerId = this.hooks.callerId();
@@ -202,6 +204,8 @@ export class InputBridge {
 
   /** The retry of a modern upstream's input_required: a new call to it with the answers and its state, once per state. */
   private retryUpstream(request: BridgedRequest, handle: Extract<StateHandle, { kind: 'wrap' }>, binding: StateBinding, responses: ParkRequest['responses']): Entry {
+    // Before the state is taken: a retry refused for want of room can be sent again.
+    this.makeRoom();
     if (!this.wrapStates.delete(handle.call)) {
       throw RpcError.coffer(
         JSONRPC.INVALID_PARAMS,
@@ -226,6 +230,7 @@ export class InputBridge {
       throw RpcError.coffer(JSONRPC.INVALID_PARAMS, 'REQUEST_STATE_INVALID', 'this requestState was already used: retry with the requestState of the latest input_required result');
     }
     clearTimeout(entry.ttl);
+    this.waiting.delete(entry);
     entry.park.drive(request);
     return entry;
   }
@@ -244,7 +249,18 @@ export class InputBridge {
     return outcome.result;
   }
 
+  /** Room for one more call: a park waiting for its caller is given up, never a call someone is waiting on. */
+  private makeRoom(): void {
+    if (this.parks.size < this.limits.parks) return;
+    const idle = this.waiting.values().next().value;
+    if (idle === undefined) {
+      throw RpcError.coffer(JSONRPC.UPSTREAM_BUSY, 'UPSTREAM_BUSY', `coffer has ${this.limits.parks} calls of 2026-07-28 clients running, its limit: retry when fewer are in flight`);
+    }
+    this.close(idle, `more than ${this.limits.parks} calls were open, and this one had waited longest for its client's retry`);
+  }
+
   private expireIn(entry: Entry): void {
+    this.waiting.add(entry);
     entry.ttl = setTimeout(() => this.close(entry, `the client did not retry within ${PARK_TTL_MS} ms of its input_required result`), PARK_TTL_MS);
     entry.ttl.unref();
   }
@@ -253,6 +269,7 @@ export class InputBridge {
   private close(entry: Entry, reason: string | null): void {
     if (!this.parks.delete(entry.id)) return;
     clearTimeout(entry.ttl);
+    this.waiting.delete(entry);
     if (reason !== null && !entry.park.isEnded) {
       entry.park.abandon(reason);
       entry.abort.abort(reason);
