@@ -4,7 +4,7 @@
 // switches so it survives renames of the exposed name; it only picks among
 // the tools the caller already sees (switches, toolset), never adds one. Pure.
 import { SERVER_NAME_PATTERN } from '../protocol/server-config.js';
-import { globToRegExp } from '../toolsets/patterns.js';
+import { globMatcher, type Glob } from '../toolsets/patterns.js';
 
 export const PIN_SYNTAX = 'SERVER/tool:<glob> (* any characters, ? one), e.g. fs/tool:read_*';
 
@@ -28,7 +28,7 @@ export function splitPins(text: string | undefined): string[] {
 }
 
 export class Pins {
-  private readonly byServer = new Map<string, RegExp[]>();
+  private readonly byServer = new Map<string, Glob[]>();
 
   /** Malformed entries are ignored: they are refused where a user writes them (spec, CLI, env). */
   constructor(entries: readonly string[]) {
@@ -36,7 +36,7 @@ export class Pins {
       const pin = parsePin(entry);
       if (!pin) continue;
       const list = this.byServer.get(pin.server) ?? [];
-      list.push(globToRegExp(pin.glob));
+      list.push(globMatcher(pin.glob));
       this.byServer.set(pin.server, list);
     }
   }
@@ -47,6 +47,6 @@ export class Pins {
 
   /** Whether the upstream tool `key` of `server` is pinned. */
   has(server: string, key: string): boolean {
-    return this.byServer.get(server)?.some((regex) => regex.test(key)) ?? false;
+    return this.byServer.get(server)?.some((match) => match(key)) ?? false;
   }
 }

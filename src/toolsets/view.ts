@@ -5,9 +5,9 @@
 import { capabilityKey, CAPABILITY_TYPE_OF, type ListKind, type CapabilityType } from '../protocol/capabilities.js';
 import type { Namespaced } from '../router/namespace.js';
 import type { ToolsetSpec } from '../protocol/toolsets.js';
-import { globToRegExp, parsePattern } from './patterns.js';
+import { globMatcher, parsePattern, type Glob } from './patterns.js';
 
-type Matchers = Partial<Record<CapabilityType, RegExp[]>>;
+type Matchers = Partial<Record<CapabilityType, Glob[]>>;
 
 interface CompiledRule {
   /** null: every capability of the server. */
@@ -19,12 +19,12 @@ function compile(patterns: readonly string[]): Matchers {
   const matchers: Matchers = {};
   for (const text of patterns) {
     const parsed = parsePattern(text);
-    if (parsed) (matchers[parsed.type] ??= []).push(globToRegExp(parsed.glob));
+    if (parsed) (matchers[parsed.type] ??= []).push(globMatcher(parsed.glob));
   }
   return matchers;
 }
 
-const matches = (matchers: Matchers, type: CapabilityType, key: string): boolean => matchers[type]?.some((regex) => regex.test(key)) ?? false;
+const matches = (matchers: Matchers, type: CapabilityType, key: string): boolean => matchers[type]?.some((match) => match(key)) ?? false;
 
 export class ToolsetView {
   private readonly rules: Map<string, CompiledRule>;
