@@ -11,18 +11,35 @@ import { serverPath } from './mcp-shared.js';
 
 const POLL_MS = 500;
 
-/** A browser can be opened on macOS and Windows, and on Linux/BSD under a graphical session. */
-function browserCommand(): [string, string[]] | null {
-  if (process.platform === 'darwin') return ['open', []];
-  if (process.platform === 'win32') return ['cmd', ['/c', 'start', '""']];
-  return process.env.DISPLAY || process.env.WAYLAND_DISPLAY ? ['xdg-open', []] : null;
+/** How the link is opened: a program and its arguments, a refusal to print, or null where no browser can be opened. */
+export type LinkOpener = { command: string; args: string[] } | { refused: string } | null;
+
+/**
+ * The link comes from the authorization server's metadata, so it is handed to a program that
+ * only opens URLs, never to a shell (cmd.exe would split it at '&' and run the rest), and only
+ * when it is http(s): another scheme could start a local program. A browser can be opened on
+ * macOS and Windows, and on Linux/BSD under a graphical session.
+ */
+export function browserCommand(url: string, platform: NodeJS.Platform = process.platform, env: NodeJS.ProcessEnv = process.env): LinkOpener {
+  const link = URL.canParse(url) ? new URL(url) : null;
+  if (!link || (link.protocol !== 'https:' && link.protocol !== 'http:')) {
+    return { refused: 'LINK_NOT_OPENED: the sign-in link is not an http(s) link, so it is not opened: check it and open it yourself only if you trust it' };
+  }
+  // href is percent-encoded: no space or quote, so each program gets it as one argument.
+  if (platform === 'darwin') return { command: 'open', args: [link.href] };
+  if (platform === 'win32') return { command: 'rundll32', args: ['url.dll,FileProtocolHandler', link.href] };
+  return env.DISPLAY || env.WAYLAND_DISPLAY ? { command: 'xdg-open', args: [link.href] } : null;
 }
 
 function openBrowser(url: string): boolean {
-  const command = browserCommand();
-  if (!command) return false;
+  const opener = browserCommand(url);
+  if (!opener) return false;
+  if ('refused' in opener) {
+    printMessage(`warning: ${opener.refused}`);
+    return false;
+  }
   try {
-    const child = spawn(command[0], [...command[1], url], { detached: true, stdio: 'ignore' });
+    const child = spawn(opener.command, opener.args, { detached: true, stdio: 'ignore' });
     child.on('error', () => undefined);
     child.unref();
     return true;
