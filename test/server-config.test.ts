@@ -199,6 +199,44 @@ t.test('applyServerPatch', async (t) => {
   }
 });
 
+t.test('applyServerPatch: the OAuth client is not carried to another origin, by the same rule as headers', async (t) => {
+  const OAUTH = { client_id: 'coffer', client_secret: 'oauth-s3cret', grant_type: 'client_credentials' };
+  const stored = valid({ name: 'reports', transport: { type: 'http', url: 'https://example.com/mcp', headers: {}, oauth: OAUTH } });
+  const shown = redactConfig(stored).transport;
+  const oauthOf = (c: ServerConfig) => c.transport.type !== 'stdio' && c.transport.oauth;
+  const accepted: [string, unknown, unknown][] = [
+    ['a new path on the same origin keeps it', { transport: { url: 'https://example.com/v2/mcp' } }, OAUTH],
+    ['sent back redacted on the same origin: the stored values', { transport: { url: 'https://example.com/v2/mcp', oauth: shown.type !== 'stdio' && shown.oauth } }, OAUTH],
+    ['another origin with the client given again', { transport: { url: 'https://other.example/mcp', oauth: { client_id: 'other', client_secret: 'other-secret' } } }, { client_id: 'other', client_secret: 'other-secret' }],
+    ['another origin with oauth {}', { transport: { url: 'https://other.example/mcp', oauth: {} } }, {}],
+  ];
+  for (const [label, patch, expected] of accepted) {
+    const result = applyServerPatch(stored, patch);
+    if (result.ok) t.same(oauthOf(result.value), expected, label);
+    else t.fail(`${label}: ${result.error.message}`);
+  }
+  const refused: [string, ServerConfig, unknown, string[]][] = [
+    ['another origin, only the URL', stored, { transport: { url: 'https://attacker.example/mcp' } }, ['transport.oauth']],
+    ['another origin, headers {} and oauth not mentioned', stored, { transport: { url: 'https://attacker.example/mcp', headers: {} } }, ['transport.oauth']],
+    ['another origin, oauth sent back as shown', stored, { transport: { url: 'https://attacker.example/mcp', oauth: shown.type !== 'stdio' && shown.oauth } }, ['transport.oauth.client_id', 'transport.oauth.client_secret', 'transport.oauth.grant_type']],
+    ['another origin, one value redacted', stored, { transport: { url: 'https://attacker.example/mcp', oauth: { client_id: 'coffer', client_secret: REDACTED } } }, ['transport.oauth.client_secret']],
+    [
+      'another origin with headers and a client stored: both',
+      valid({ name: 'web', transport: { ...HTTP, oauth: OAUTH } }),
+      { transport: { url: 'https://attacker.example/mcp' } },
+      ['transport.headers', 'transport.oauth'],
+    ],
+  ];
+  for (const [label, existing, patch, expectedFields] of refused) {
+    const result = applyServerPatch(existing, patch);
+    t.match(result, { ok: false, error: { code: 'CONFIG_INVALID' } }, label);
+    t.same(fields(result), expectedFields, `${label}: fields`);
+    t.notOk(JSON.stringify(result).includes('oauth-s3cret'), `${label}: no secret in the answer`);
+  }
+  const onlyUrl = applyServerPatch(stored, { transport: { url: 'https://attacker.example/mcp' } });
+  t.match(!onlyUrl.ok && onlyUrl.error.details, { errors: [{ message: /stored OAuth client values \(client_id, client_secret, grant_type\) were given for https:\/\/example\.com and are not sent to https:\/\/attacker\.example unless given again; give them again, or oauth \{\} for none/ }] }, 'the message says what to do, naming keys only');
+});
+
 t.test('redactConfig keeps keys and hides values', async (t) => {
   const stdio = valid({ name: 'files', transport: STDIO });
   const http = valid({ name: 'web', transport: HTTP });

@@ -1,6 +1,6 @@
 // A partial update of a stored server config (pure): what the patch gives replaces or
 // merges over what is stored; secrets sent back masked keep their stored values,
-// except headers when the URL moves to another origin.
+// except headers and the OAuth client when the URL moves to another origin.
 import type { Result } from '../protocol/errors.js';
 import type { ServerConfig, TransportConfig } from '../protocol/server-config.js';
 import { REDACTED, restoreMaskedArgs } from './secret-args.js';
@@ -24,22 +24,26 @@ function originMove(from: string, to: unknown): { from: string; to: string } | n
   }
 }
 
+/** The transport's sealed maps that are credentials for the upstream's origin, and what messages call their values. */
+const ORIGIN_BOUND = { headers: { all: 'headers', each: 'header values' }, oauth: { all: 'OAuth client values', each: 'OAuth client values' } } as const;
+type OriginBound = keyof typeof ORIGIN_BOUND;
+
 /**
- * Headers were given for one origin (an Authorization is a credential for that host): a URL
- * moved to another origin gets none of them unless they are given again. Kept ones and
- * "[redacted]" ones are refused, each with its own message, rather than dropped unseen.
+ * Headers and the OAuth client (its secret or key authenticates to whatever token endpoint the
+ * upstream names) were given for one origin: a URL moved to another origin gets none of them
+ * unless they are given again. Kept ones and "[redacted]" ones are refused, each with its own
+ * message, rather than dropped unseen.
  */
-function headersAcrossOrigins(stored: TransportConfig, merged: Json, patch: Json, errors: FieldError[]): void {
-  if (stored.type === 'stdio' || merged.type === 'stdio' || Object.keys(stored.headers).length === 0) return;
-  const move = originMove(stored.url, merged.url);
-  if (!move) return;
+function notAcrossOrigins(field: OriginBound, stored: Record<string, string>, move: { from: string; to: string }, merged: Json, patch: Json, errors: FieldError[]): void {
+  if (Object.keys(stored).length === 0) return;
+  const { all, each } = ORIGIN_BOUND[field];
   const why = `were given for ${move.from} and are not sent to ${move.to} unless given again`;
-  if (merged.headers === stored.headers) {
-    errors.push({ field: 'transport.headers', message: `the URL moves to another origin: the stored headers (${Object.keys(stored.headers).join(', ')}) ${why}; give them again, or headers {} for none` });
-  } else if (isJsonObject(patch.headers)) {
-    const kept = Object.entries(patch.headers).filter(([, value]) => value === REDACTED);
-    for (const [key] of kept) errors.push({ field: `transport.headers.${key}`, message: `the URL moves to another origin: stored header values ${why}; give its value, or leave it out` });
-    merged.headers = Object.fromEntries(Object.entries(patch.headers).filter(([, value]) => value !== REDACTED));
+  if (merged[field] === stored) {
+    errors.push({ field: `transport.${field}`, message: `the URL moves to another origin: the stored ${all} (${Object.keys(stored).join(', ')}) ${why}; give them again, or ${field} {} for none` });
+  } else if (isJsonObject(patch[field])) {
+    const kept = Object.entries(patch[field]).filter(([, value]) => value === REDACTED);
+    for (const [key] of kept) errors.push({ field: `transport.${field}.${key}`, message: `the URL moves to another origin: stored ${each} ${why}; give its value, or leave it out` });
+    merged[field] = Object.fromEntries(Object.entries(patch[field]).filter(([, value]) => value !== REDACTED));
   }
 }
 
@@ -51,10 +55,12 @@ function patchTransport(stored: TransportConfig, patch: Json, errors: FieldError
   const merged: Json = patch.type === undefined || patch.type === stored.type ? { ...stored, ...patch } : { ...patch };
   if ('env' in patch) merged.env = keepStoredSecrets(patch.env, stored.type === 'stdio' ? stored.env : undefined);
   if ('args' in patch && stored.type === 'stdio') merged.args = restoreMaskedArgs(patch.args, stored.args);
-  const sameOrigin = stored.type !== 'stdio' && originMove(stored.url, merged.url) === null;
-  if ('headers' in patch) merged.headers = keepStoredSecrets(patch.headers, stored.type !== 'stdio' && sameOrigin ? stored.headers : undefined);
-  if ('oauth' in patch) merged.oauth = keepStoredSecrets(patch.oauth, stored.type !== 'stdio' ? stored.oauth : undefined);
-  headersAcrossOrigins(stored, merged, patch, errors);
+  if (stored.type === 'stdio' || merged.type === 'stdio') return merged;
+  const move = originMove(stored.url, merged.url);
+  for (const field of Object.keys(ORIGIN_BOUND) as OriginBound[]) {
+    if (field in patch) merged[field] = keepStoredSecrets(patch[field], move ? undefined : stored[field]);
+    if (move) notAcrossOrigins(field, stored[field] ?? {}, move, merged, patch, errors);
+  }
   return merged;
 }
 
