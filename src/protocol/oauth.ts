@@ -11,6 +11,8 @@ export interface OAuthRecord {
   resource: string;
   /** The client registration (the SDK stamps it with its authorization server's `issuer`). */
   client?: Record<string, unknown> & { client_id: string };
+  /** The authorization server that first accepted the configured client: its secret or key goes to no other. */
+  configuredClient?: { client_id: string; issuer: string };
   /** The token response (stamped with `issuer`). */
   tokens?: Record<string, unknown> & { access_token: string; refresh_token?: string };
   /** When the access token was obtained and when it expires (epoch ms), if the server said. */

@@ -45,8 +45,8 @@ export class RecordProvider implements OAuthClientProvider {
   /** Filled by a sign-in the SDK started: where the person goes, and the verifier bound to it. */
   authorizationUrl: URL | undefined;
   verifier: string | undefined;
-  /** Set with a configured private key: the SDK then signs an assertion for every token request. */
-  readonly addClientAuthentication: AddClientAuthentication | undefined;
+  /** Set with a configured private key: signs an assertion for the configured client. */
+  private readonly signer: AddClientAuthentication | undefined;
   readonly clientMetadataUrl: string | undefined;
 
   constructor(
@@ -59,7 +59,7 @@ export class RecordProvider implements OAuthClientProvider {
       let signer: Promise<AddClientAuthentication> | undefined;
       const sign = (): Promise<AddClientAuthentication> =>
         (signer ??= authExtensions().then(({ createPrivateKeyJwtAuth }) => createPrivateKeyJwtAuth({ issuer: client_id, subject: client_id, privateKey: private_key, alg: private_key_alg ?? DEFAULT_JWT_ALG })));
-      this.addClientAuthentication = async (...args) => (await sign())(...args);
+      this.signer = async (...args) => (await sign())(...args);
     }
     this.clientMetadataUrl = configured.client_metadata_url;
   }
@@ -96,15 +96,53 @@ export class RecordProvider implements OAuthClientProvider {
     return this.nextState ?? '';
   }
 
-  /** A pre-registered client (the config's) comes first; the SDK stamps it with its issuer once used. */
+  /** The SDK signs every token request with this when set: only for the configured client, where it belongs. */
+  get addClientAuthentication(): AddClientAuthentication | undefined {
+    return this.configuredClientHere() ? this.signer : undefined;
+  }
+
+  /** The authorization server the configured client belongs to: the first that accepted it (the SDK stamps it then). */
+  private configuredIssuer(): string | undefined {
+    const { client_id } = this.configured;
+    const { configuredClient: bound, client: stored } = this.record;
+    if (bound && bound.client_id === client_id) return bound.issuer;
+    return stored && stored.client_id === client_id && typeof stored.issuer === 'string' ? stored.issuer : undefined;
+  }
+
+  /** Whether the authorization server now in use (discovery runs first) may be shown the configured client. */
+  private configuredClientHere(): boolean {
+    const bound = this.configuredIssuer();
+    const current = this.discoveryState()?.authorizationServerUrl;
+    return bound === undefined || current === undefined || sameIssuer(bound, current);
+  }
+
+  /**
+   * The configured (pre-registered) client comes first, stamped with the authorization server it
+   * belongs to: the SDK presents a stamped client to that server only and registers anew at
+   * another, whose registration is then used there. A machine client cannot register: it fails.
+   */
   clientInformation(): OAuthClientInformationMixed | undefined {
     const { client_id, client_secret } = this.configured;
     const stored = this.record.client as OAuthClientInformationMixed | undefined;
-    if (client_id === undefined || stored?.client_id === client_id) return stored;
-    return { client_id, ...(client_secret ? { client_secret } : {}) };
+    if (client_id === undefined) return stored;
+    if (!this.configuredClientHere()) {
+      if (this.machine) {
+        throw new Error(
+          `the configured OAuth client belongs to authorization server ${this.configuredIssuer()}, and the upstream now names ${this.discoveryState()?.authorizationServerUrl}: its credentials are not sent there; give the server the client that authorization server issued (its oauth block)`,
+        );
+      }
+      if (stored && stored.client_id !== client_id) return stored;
+    }
+    const issuer = this.configuredIssuer();
+    return { client_id, ...(client_secret ? { client_secret } : {}), ...(issuer ? { issuer } : {}) };
   }
 
   saveClientInformation(info: OAuthClientInformationMixed): void {
+    // The SDK stamps the configured client once an authorization server accepted it: it belongs to
+    // that one, also after another registration replaces it here.
+    const { client_id } = this.configured;
+    const issuer = this.configuredIssuer() ?? (info.client_id === client_id && typeof info.issuer === 'string' ? info.issuer : undefined);
+    if (client_id !== undefined && issuer !== undefined) this.record.configuredClient = { client_id, issuer };
     this.record.client = info as OAuthRecord['client'];
     this.persist();
   }

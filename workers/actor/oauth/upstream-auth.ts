@@ -199,11 +199,13 @@ export class UpstreamAuth implements HttpAuth {
 
   private logout(): void {
     clearTimeout(this.refreshTimer);
-    this.provider.record = { resource: this.url };
+    // Where the configured client belongs outlives the tokens: a later sign-in never shows it to another server.
+    const { configuredClient } = this.provider.record;
+    this.provider.record = { resource: this.url, ...(configuredClient ? { configuredClient } : {}) };
     this.scope = undefined;
     this.attempts.clear();
     this.need = `upstream ${this.server} was signed out: run '${signInCommand(this.server)}'`;
-    this.hooks.save(null);
+    this.hooks.save(configuredClient ? this.provider.record : null);
     this.hooks.signedOut();
   }
 

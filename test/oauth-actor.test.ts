@@ -1,0 +1,91 @@
+// The actor's OAuth (workers/actor/oauth) driven directly against bare
+// authorization servers: what each server is shown, and when.
+import t, { type Test } from 'tap';
+import type { OAuthOutcome } from '../src/protocol/oauth.js';
+import { UpstreamAuth } from '../workers/actor/oauth/upstream-auth.js';
+import type { OAuthClientConfig } from '../workers/actor/oauth/provider.js';
+import { actorSide, carries, miniAuthServer, miniResource, type MiniAuthServer } from './fixtures/oauth-mini.js';
+
+const REDIRECT = 'http://127.0.0.1:7999/oauth/callback';
+const SECRET = 'configured-secret-issued-by-as1';
+
+async function setup(t: Test, configured: OAuthClientConfig) {
+  const as1 = await miniAuthServer('as1');
+  const as2 = await miniAuthServer('as2');
+  const rs = await miniResource();
+  rs.authorizationServer = as1.base;
+  const side = actorSide();
+  const auth = new UpstreamAuth('remote', rs.url, configured, null, side.log, side.hooks);
+  t.teardown(async () => {
+    auth.close();
+    await Promise.all([as1.close(), as2.close(), rs.close()]);
+  });
+  const challenge = `Bearer resource_metadata="${rs.base}/.well-known/oauth-protected-resource/mcp"`;
+  return { as1, as2, rs, auth, ...side, challenge };
+}
+
+/** Begins a sign-in; returns its link and state. */
+async function begin(t: Test, auth: UpstreamAuth): Promise<{ link: URL; state: string }> {
+  const outcome = await auth.act({ type: 'begin', redirectUrl: REDIRECT });
+  if (!outcome.ok || outcome.authorized) throw new Error(`no link: ${JSON.stringify(outcome)}`);
+  t.pass(`a link to ${new URL(outcome.url).origin}`);
+  return { link: new URL(outcome.url), state: outcome.state };
+}
+
+const complete = (auth: UpstreamAuth, state: string, code: string): Promise<OAuthOutcome> => auth.act({ type: 'complete', state, code, iss: null });
+const sawSecret = (as: MiniAuthServer): number => as.seen.filter((request) => carries(request, SECRET)).length;
+
+t.test('the configured client belongs to the authorization server that first accepted it', async (t) => {
+  await t.test('the resource moves: the new server gets a client registered there, never the secret', async (t) => {
+    const { as1, as2, rs, auth, challenge } = await setup(t, { client_id: 'pre', client_secret: SECRET });
+    const first = await begin(t, auth);
+    t.equal(first.link.origin, as1.base);
+    t.equal(first.link.searchParams.get('client_id'), 'pre');
+    t.same(await complete(auth, first.state, 'code-1'), { ok: true, authorized: true });
+    t.ok(sawSecret(as1) > 0, 'its own server was given the secret');
+
+    rs.authorizationServer = as2.base;
+    t.match(await auth.refused(401, challenge, 'Bearer as1-at-1', false), { signIn: /needs a sign-in/ });
+    const moved = await begin(t, auth);
+    t.equal(moved.link.origin, as2.base);
+    t.equal(moved.link.searchParams.get('client_id'), 'dyn-as2', 'a client registered at the new server');
+    t.same(await complete(auth, moved.state, 'code-2'), { ok: true, authorized: true });
+    t.equal(sawSecret(as2), 0, 'the new server never saw the secret');
+
+    rs.authorizationServer = as1.base;
+    const back = await begin(t, auth);
+    t.equal(back.link.searchParams.get('client_id'), 'pre', 'back at its own server: the configured client again');
+  });
+
+  await t.test('after --logout too: where it belongs is kept (no token), and the new server is not given it', async (t) => {
+    const { as2, rs, auth, hooks } = await setup(t, { client_id: 'pre', client_secret: SECRET });
+    const first = await begin(t, auth);
+    t.same(await complete(auth, first.state, 'code-1'), { ok: true, authorized: true });
+    t.same(await auth.act({ type: 'logout' }), { ok: true, authorized: true });
+    const kept = hooks.saved.at(-1);
+    t.match(kept, { configuredClient: { client_id: 'pre' } }, 'the record keeps the binding');
+    t.notOk(kept?.tokens || kept?.client, 'and nothing else');
+
+    rs.authorizationServer = as2.base;
+    const moved = await begin(t, auth);
+    t.equal(moved.link.searchParams.get('client_id'), 'dyn-as2');
+    t.same(await complete(auth, moved.state, 'code-2'), { ok: true, authorized: true });
+    t.equal(sawSecret(as2), 0, 'the new server never saw the secret');
+  });
+
+  await t.test('a machine client cannot register elsewhere: it fails, saying why, and sends nothing there', async (t) => {
+    const { as1, as2, rs, auth, log, challenge } = await setup(t, { client_id: 'machine', client_secret: SECRET, grant_type: 'client_credentials' });
+    t.same(await auth.headers(), { authorization: 'Bearer as1-at-1' });
+    t.ok(sawSecret(as1) > 0);
+
+    rs.authorizationServer = as2.base;
+    t.match(await auth.refused(401, challenge, 'Bearer as1-at-1', false), { signIn: /needs a sign-in/ });
+    const outcome = await auth.act({ type: 'begin', redirectUrl: REDIRECT });
+    t.match(outcome, { ok: false, error: { code: 'UPSTREAM_AUTH_REQUIRED' } });
+    t.match(log.notes.join('\n'), `belongs to authorization server ${as1.base}`);
+    t.match(log.notes.join('\n'), 'give the server the client that authorization server issued');
+    t.equal(as2.seen.filter((request) => request.path === '/token').length, 0, 'no token request at the new server');
+    t.equal(sawSecret(as2), 0);
+    t.notOk(JSON.stringify([outcome, log.notes]).includes(SECRET), 'no secret in the answer or the log');
+  });
+});
