@@ -1,5 +1,6 @@
 // The actor's OAuth (workers/actor/oauth) driven directly against bare
 // authorization servers: what each server is shown, and when.
+import { createHash } from 'node:crypto';
 import t, { type Test } from 'tap';
 import type { OAuthOutcome } from '../src/protocol/oauth.js';
 import { UpstreamAuth } from '../workers/actor/oauth/upstream-auth.js';
@@ -88,4 +89,26 @@ t.test('the configured client belongs to the authorization server that first acc
     t.equal(sawSecret(as2), 0);
     t.notOk(JSON.stringify([outcome, log.notes]).includes(SECRET), 'no secret in the answer or the log');
   });
+});
+
+t.test('two sign-ins begun at once: each link carries its own state and PKCE challenge, and either completes', async (t) => {
+  const { as1, auth } = await setup(t, {});
+  // The code the person brings back is bound to the challenge of the link they opened (RFC 7636 §4.6).
+  const challenges = new Map<string, string>();
+  as1.token = (body) => {
+    const verifier = body.get('code_verifier') ?? '';
+    const ok = challenges.get(body.get('code') ?? '') === createHash('sha256').update(verifier).digest('base64url');
+    return ok ? { status: 200, body: { access_token: 'at', token_type: 'Bearer' } } : { status: 400, body: { error: 'invalid_grant', error_description: 'PKCE verification failed' } };
+  };
+  const [a, b] = await Promise.all([begin(t, auth), begin(t, auth)]);
+  t.not(a.state, b.state);
+  for (const [label, attempt] of [['A', a], ['B', b]] as const) {
+    t.equal(attempt.link.searchParams.get('state'), attempt.state, `${label}: the link carries the state returned with it`);
+    challenges.set(`code-${label}`, attempt.link.searchParams.get('code_challenge') ?? '');
+  }
+  // The authorization server sends the browser back with the state of the link it was given.
+  const back = (attempt: { link: URL }): string => attempt.link.searchParams.get('state') ?? '';
+  t.same(await complete(auth, back(b), 'code-B'), { ok: true, authorized: true }, 'the later link completes');
+  t.same(await complete(auth, back(a), 'code-A'), { ok: true, authorized: true }, 'and the earlier one too: neither spent the other');
+  t.match(await complete(auth, back(a), 'code-A'), { ok: false, error: { code: 'UPSTREAM_AUTH_REQUIRED', message: /unknown, spent or expired: run 'coffer mcp auth remote' again/ } }, 'each works once');
 });

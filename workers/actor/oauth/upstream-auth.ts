@@ -53,6 +53,8 @@ export class UpstreamAuth implements HttpAuth {
   private refreshing: Promise<boolean> | null = null;
   private refreshTimer: NodeJS.Timeout | undefined;
   private readonly attempts = new Map<string, Attempt>();
+  /** The last sign-in step asked for: the next one starts after it (see act). */
+  private steps: Promise<unknown> = Promise.resolve();
 
   constructor(
     private readonly server: string,
@@ -108,8 +110,18 @@ export class UpstreamAuth implements HttpAuth {
     return { signIn: this.need };
   }
 
-  /** One sign-in step asked for by the main thread. */
-  async act(action: OAuthAction): Promise<OAuthOutcome> {
+  /**
+   * One sign-in step asked for by the main thread. Steps run one at a time: a step keeps its
+   * link's state, redirect and PKCE verifier on the shared provider across its awaits, so two
+   * sign-ins begun at once would each leave the other a link that cannot complete.
+   */
+  act(action: OAuthAction): Promise<OAuthOutcome> {
+    const step = this.steps.then(() => this.step(action));
+    this.steps = step;
+    return step;
+  }
+
+  private async step(action: OAuthAction): Promise<OAuthOutcome> {
     try {
       switch (action.type) {
         case 'begin':
