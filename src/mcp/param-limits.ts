@@ -30,12 +30,16 @@ function valueAt(params: Record<string, unknown>, path: readonly string[]): unkn
   return value;
 }
 
+/** Throws -32602 with data.code NAME_TOO_LONG when `value`, at `field` of the params, is longer than `max`. */
+export function checkLength(field: string, value: string, max: number): void {
+  if (value.length <= max) return;
+  throw RpcError.coffer(JSONRPC.INVALID_PARAMS, 'NAME_TOO_LONG', `${field} is ${value.length} characters long; coffer accepts at most ${max}`, { field, limit: max });
+}
+
 /** Throws -32602 with data.code NAME_TOO_LONG when a name or URI of the request is past its bound. */
 export function checkParamLengths(method: string, params: Record<string, unknown>): void {
   for (const { path, max } of BOUNDS[method] ?? []) {
     const value = valueAt(params, path);
-    if (typeof value !== 'string' || value.length <= max) continue;
-    const field = `params.${path.join('.')}`;
-    throw RpcError.coffer(JSONRPC.INVALID_PARAMS, 'NAME_TOO_LONG', `${field} is ${value.length} characters long; coffer accepts at most ${max}`, { field, limit: max });
+    if (typeof value === 'string') checkLength(`params.${path.join('.')}`, value, max);
   }
 }

@@ -21,6 +21,7 @@ export const ERROR_HTTP_STATUS = {
   /** Still referred to (a toolset a client is bound to): unbind first. */
   RESOURCE_IN_USE: 409,
   PAYLOAD_TOO_LARGE: 413,
+  /** A name, URI or search query longer than coffer accepts. */
   NAME_TOO_LONG: 414,
   CONFIG_INVALID: 422,
   /** The config file (coffer serve --config) cannot be applied: details.errors say where, by line and column. */

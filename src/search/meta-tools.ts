@@ -11,6 +11,8 @@ export const ADD_TOOLS = 'coffer__add_tools';
 /** The most hits one search returns, whatever the caller asks. */
 export const MAX_SEARCH_LIMIT = 50;
 export const DEFAULT_SEARCH_LIMIT = 8;
+/** What a person types, with room to spare: a query's words are worked out on the main thread. */
+export const MAX_QUERY_CHARS = 1_024;
 /** The most tools one coffer__add_tools call adds. */
 export const MAX_ADD_TOOLS = 50;
 
@@ -23,7 +25,7 @@ export const META_TOOLS: Tool[] = [
     inputSchema: {
       type: 'object',
       properties: {
-        query: { type: 'string', description: 'What you want to do, e.g. "take a screenshot of a web page"' },
+        query: { type: 'string', maxLength: MAX_QUERY_CHARS, description: 'What you want to do, e.g. "take a screenshot of a web page"' },
         limit: { type: 'integer', minimum: 1, maximum: MAX_SEARCH_LIMIT, description: `How many tools to return (default ${DEFAULT_SEARCH_LIMIT})` },
       },
       required: ['query'],

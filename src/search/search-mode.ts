@@ -10,8 +10,9 @@
 import { capabilityKey } from '../protocol/capabilities.js';
 import type { ToolsetView } from '../toolsets/view.js';
 import type { Router } from '../router/router.js';
+import { checkLength, MAX_NAME_CHARS } from '../mcp/param-limits.js';
 import { RpcError } from '../mcp/rpc-error.js';
-import { ADD_TOOLS, CALL_TOOL, DEFAULT_SEARCH_LIMIT, MAX_ADD_TOOLS, MAX_SEARCH_LIMIT, META_TOOLS, SEARCH_TOOL, SESSION_META_TOOLS } from './meta-tools.js';
+import { ADD_TOOLS, CALL_TOOL, DEFAULT_SEARCH_LIMIT, MAX_ADD_TOOLS, MAX_QUERY_CHARS, MAX_SEARCH_LIMIT, META_TOOLS, SEARCH_TOOL, SESSION_META_TOOLS } from './meta-tools.js';
 import { Pins } from './pins.js';
 import { ToolIndex, type SearchableTool } from './tool-index.js';
 
@@ -97,12 +98,14 @@ export class SearchMode {
     if (params.name === ADD_TOOLS && session) return this.add(args.names, visible, session);
     if (params.name === CALL_TOOL) {
       if (typeof args.name !== 'string' || args.name === '') throw RpcError.invalidParams(`${CALL_TOOL} needs "name": a tool name as ${SEARCH_TOOL} returned it`);
+      checkLength('params.arguments.name', args.name, MAX_NAME_CHARS);
       if (this.isMetaTool(args.name, true)) throw RpcError.invalidParams(`${CALL_TOOL} calls the tools ${SEARCH_TOOL} finds, not coffer's own`);
       const inner = args.arguments ?? {};
       if (typeof inner !== 'object' || inner === null || Array.isArray(inner)) throw RpcError.invalidParams(`${CALL_TOOL}: "arguments" must be an object`);
       return forward({ ...params, name: args.name, arguments: inner });
     }
     if (typeof args.query !== 'string' || args.query.trim() === '') throw RpcError.invalidParams(`${SEARCH_TOOL} needs "query": what you want to do, in words`);
+    checkLength('params.arguments.query', args.query, MAX_QUERY_CHARS);
     const limit = args.limit === undefined ? DEFAULT_SEARCH_LIMIT : Number(args.limit);
     if (!Number.isInteger(limit) || limit < 1 || limit > MAX_SEARCH_LIMIT) throw RpcError.invalidParams(`${SEARCH_TOOL}: "limit" must be an integer from 1 to ${MAX_SEARCH_LIMIT}`);
     await this.refresh();
@@ -120,6 +123,7 @@ export class SearchMode {
     if (!Array.isArray(names) || names.length === 0 || names.length > MAX_ADD_TOOLS || !names.every((name) => typeof name === 'string')) {
       throw RpcError.invalidParams(`${ADD_TOOLS} needs "names": 1 to ${MAX_ADD_TOOLS} tool names as ${SEARCH_TOOL} returned them`);
     }
+    names.forEach((name, at) => checkLength(`params.arguments.names[${at}]`, name, MAX_NAME_CHARS));
     const seen = new Set(visible.map((tool) => tool.name as string));
     const unknown = names.filter((name) => !seen.has(name));
     if (unknown.length > 0) throw RpcError.invalidParams(`${ADD_TOOLS}: no tool you can use is named ${unknown.map((name) => `"${name}"`).join(', ')}; find names with ${SEARCH_TOOL}`);
