@@ -3,6 +3,7 @@
 // over real HTTP: the SDK v2 client pinned to 2026-07-28 and in auto mode,
 // the v1 client at the same time, raw modern POSTs for the wire's refusals,
 // and a legacy upstream (the conformance fixture over stdio) behind coffer.
+import { connect } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import t, { type Test } from 'tap';
 import { CONFORMANCE_FIXTURE } from './fixtures/fixture-servers.js';
@@ -178,6 +179,22 @@ t.test('the modern wire\'s refusals', async (t) => {
   const sentinel = `=?base64?${Buffer.from(`${NS}__test_simple_text`).toString('base64')}?=`;
   t.match(await modernPost(gateway, 'tools/call', { name: `${NS}__test_simple_text`, arguments: {} }, { 'mcp-name': sentinel }), { status: 200, messages: [{ result: { isError: undefined } }] }, 'Mcp-Name in its Base64 form');
   t.match(await modernPost(gateway, 'tools/call', { name: `${NS}__test_simple_text`, arguments: {} }, { 'mcp-name': '=?base64?%%%?=' }), { status: 400, messages: [{ error: { code: -32020 } }] }, 'a malformed Base64 Mcp-Name');
+  // Fetch joins a repeated header with ", "; only a raw request can send two, as a proxy might see them.
+  const twice = (first: string) =>
+    new Promise<string>((resolve, reject) => {
+      const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: `${NS}__test_simple_text`, arguments: {}, _meta: envelope() } });
+      const socket = connect(gateway.daemon.port, '127.0.0.1', () =>
+        socket.write(
+          [`POST /mcp HTTP/1.1`, `host: 127.0.0.1:${gateway.daemon.port}`, 'content-type: application/json', 'accept: application/json, text/event-stream', `authorization: Bearer ${gateway.daemon.token}`, `mcp-protocol-version: ${MODERN}`, 'mcp-method: tools/call', `mcp-name: ${first}`, `mcp-name: ${NS}__test_simple_text`, `content-length: ${Buffer.byteLength(body)}`, 'connection: close', '', body].join('\r\n'),
+        ),
+      );
+      let text = '';
+      socket.on('data', (chunk) => (text += chunk));
+      socket.on('end', () => resolve(text));
+      socket.on('error', reject);
+    });
+  t.match(await twice('other'), /^HTTP\/1\.1 400[^]*"code":-32020/, 'a second Mcp-Name does not stand in for a first that disagrees');
+  t.match(await twice(`${NS}__test_simple_text`), /^HTTP\/1\.1 400[^]*"code":-32020/, 'nor does a repeat of the same one: the header has one value');
   const future = await modernPost(gateway, 'tools/list', { _meta: { 'io.modelcontextprotocol/protocolVersion': '2099-01-01' } }, { 'mcp-protocol-version': '2099-01-01' });
   t.match(future, { status: 400, messages: [{ id: 1, error: { code: -32022, data: { supported: [MODERN], requested: '2099-01-01' } } }] }, 'an unsupported version names the supported ones');
   for (const removed of ['initialize', 'ping', 'logging/setLevel', 'resources/subscribe', 'no/such']) {

@@ -18,8 +18,9 @@ export interface IncomingRequest {
 
 export function readRequest(req: HttpRequest): IncomingRequest {
   const headers: Record<string, string> = {};
+  // A repeated header is one value joined with ", ", as Fetch and node:http read it: a check of the first can never be passed by the last.
   req.forEach((key, value) => {
-    headers[key] = value;
+    headers[key] = key in headers ? `${headers[key]}, ${value}` : value;
   });
   return { method: req.getCaseSensitiveMethod().toUpperCase(), path: req.getUrl(), query: req.getQuery() ?? '', headers };
 }
