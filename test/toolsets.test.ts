@@ -97,6 +97,30 @@ t.test('list_changed reaches only the sessions whose own view changed', async (t
   t.same(await names(clients.ta), ['a__getenv'], 'and list the new set');
 });
 
+t.test("a toolset holds a resource URI as the switches do: by its resource's key, else by the templates that generate it", async (t) => {
+  const gateway = await startGateway();
+  t.teardown(() => gateway.close());
+  await gateway.addServer(stdioFixture('r', ['--resources']));
+  for (const spec of [
+    { name: 'notemplate', servers: [{ server: 'r', exclude: ['resource:fixture://items/{id}'] }] },
+    { name: 'onlytemplate', servers: [{ server: 'r', include: ['resource:fixture://items/{id}'] }] },
+  ]) {
+    t.equal((await gateway.api('POST', '/toolsets', spec)).status, 201);
+  }
+  const item = { uri: 'coffer://r/fixture://items/7' };
+  const listed = { uri: 'coffer://r/fixture://static' };
+
+  const without = await gateway.client('nt', {}, undefined, '/mcp/notemplate');
+  t.same((await without.listResourceTemplates()).resourceTemplates, [], 'the excluded template is not listed');
+  t.match(await refusal(without.readResource(item)), { code: -32015, data: { code: 'NOT_IN_TOOLSET', toolset: 'notemplate' } }, 'nor is a URI it generates readable');
+  t.ok((await without.readResource(listed)).contents.length > 0, 'a listed resource of the set is');
+
+  const only = await gateway.client('ot', {}, undefined, '/mcp/onlytemplate');
+  t.equal((await only.listResourceTemplates()).resourceTemplates.length, 1, 'the one included template is listed');
+  t.ok((await only.readResource(item)).contents.length > 0, 'a URI it generates is readable');
+  t.match(await refusal(only.readResource(listed)), { code: -32015, data: { code: 'NOT_IN_TOOLSET' } }, 'a resource outside the set is not');
+});
+
 t.test('a client bound to a toolset sees only its set, on /mcp too; it cannot reach another', async (t) => {
   const gateway = await withServers();
   const added = await gateway.api('POST', '/clients', { name: 'cursor', toolset: 'ta' });

@@ -1,7 +1,7 @@
 // The URI rule in isolation: RFC 3986 §6.2.2 normalisation, and which switch
 // governs a URI (its resource, else its templates, else none = the policy).
 import t from 'tap';
-import { normaliseUri, removeDotSegments, ResourceSwitches } from '../src/router/uri-rule.js';
+import { normaliseUri, removeDotSegments, ResourceKeys } from '../src/router/uri-rule.js';
 
 t.test('normalisation: scheme and host case, percent-encoding, dot segments', async (t) => {
   const cases: Array<[string, string]> = [
@@ -43,8 +43,15 @@ t.test('remove_dot_segments: the examples of RFC 3986 §5.2.4 and §5.4', async 
   for (const [input, expected] of cases) t.equal(removeDotSegments(input), expected, input);
 });
 
+/** Keys and their switches, asked as the gate asks. */
+function switched(rows: Array<[string, boolean]>): { governing(uri: string): ReturnType<ResourceKeys['governing']> } {
+  const enabled = new Map(rows);
+  const keys = new ResourceKeys(enabled.keys());
+  return { governing: (uri) => keys.governing(uri, (key) => enabled.get(key) === true) };
+}
+
 t.test('the governing switch: the resource, else its templates, else none', async (t) => {
-  const switches = new ResourceSwitches([
+  const switches = switched([
     ['demo://resource/static/document/x.md', false],
     ['demo://resource/static/document/y.md', true],
     ['demo://resource/dynamic/text/{index}', false],
@@ -54,7 +61,7 @@ t.test('the governing switch: the resource, else its templates, else none', asyn
     ['files://secret/{name}', false],
     ['DEMO://resource/static/document/Y.md', true],
   ]);
-  const cases: Array<[string, ReturnType<ResourceSwitches['governing']>]> = [
+  const cases: Array<[string, ReturnType<ResourceKeys['governing']>]> = [
     ['demo://resource/static/document/x.md', { by: 'resource', key: 'demo://resource/static/document/x.md', enabled: false }],
     ['DEMO://resource/static/document/x.md', { by: 'resource', key: 'demo://resource/static/document/x.md', enabled: false }],
     ['demo://resource/static/document/./x.md', { by: 'resource', key: 'demo://resource/static/document/x.md', enabled: false }],
@@ -75,7 +82,7 @@ t.test('the governing switch: the resource, else its templates, else none', asyn
 });
 
 t.test('two keys that are one resource: disabled if either is', async (t) => {
-  const switches = new ResourceSwitches([
+  const switches = switched([
     ['demo://h/a', true],
     ['DEMO://h/./a', false],
   ]);

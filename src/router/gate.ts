@@ -23,6 +23,8 @@ export interface CapabilityGate {
   keyOfOwnName(server: string, kind: ListKind, name: string): string | undefined;
   /** The rule for a URI (or a template's own key): its resource switch, else its templates' switches, else the policy. */
   resourceDecision(server: string, uri: string): ResourceDecision;
+  /** The same rule with `holds` in place of the switches (a toolset's patterns); null when no known key governs the URI. */
+  resourceRule(server: string, uri: string, holds: (key: string) => boolean): ResourceSwitch | null;
   /** Called with every live list before it is merged; resolves once the snapshot covers its keys. */
   observe(upstream: Upstream, kind: ListKind, items: Record<string, unknown>[], version: number): Promise<void>;
 }

@@ -7,7 +7,7 @@ import type { DbWriterApi, PreferenceRow } from '../protocol/db.js';
 import type { Logger } from '../log.js';
 import type { Upstream } from '../upstreams/upstream.js';
 import type { CapabilityGate, OwnWordsOf, ResourceDecision } from './gate.js';
-import { ResourceSwitches } from './uri-rule.js';
+import { ResourceKeys, type ResourceSwitch } from './uri-rule.js';
 
 const keyOf = (server: string, type: CapabilityType, key: string): string => `${server}\u0000${type}\u0000${key}`;
 
@@ -21,7 +21,7 @@ export class PreferenceGate implements CapabilityGate {
   private reconciled = new Map<string, number>();
   private reconciling = new Map<string, { version: number; done: Promise<void> }>();
   /** Per server, built on first use after a change (the version says which change it saw). */
-  private resourceSwitches = new Map<string, { version: number; switches: ResourceSwitches }>();
+  private resourceKeys = new Map<string, { version: number; keys: ResourceKeys }>();
 
   constructor(
     private readonly writer: Pick<DbWriterApi, 'reconcile'>,
@@ -59,7 +59,7 @@ export class PreferenceGate implements CapabilityGate {
   forget(server: string): void {
     const prefix = `${server}\u0000`;
     for (const map of [this.enabled, this.words, this.byOwnName, this.reconciled]) for (const key of map.keys()) if (key.startsWith(prefix)) map.delete(key);
-    this.resourceSwitches.delete(server);
+    this.resourceKeys.delete(server);
     this.version++;
   }
 
@@ -76,18 +76,20 @@ export class PreferenceGate implements CapabilityGate {
   }
 
   resourceDecision(server: string, uri: string): ResourceDecision {
-    return this.switchesOf(server).governing(uri) ?? { by: 'policy', enabled: this.autoEnable(server) };
+    return this.resourceRule(server, uri, (key) => this.enabled.get(keyOf(server, 'resource', key)) === true) ?? { by: 'policy', enabled: this.autoEnable(server) };
   }
 
-  private switchesOf(server: string): ResourceSwitches {
-    const cached = this.resourceSwitches.get(server);
-    if (cached?.version === this.version) return cached.switches;
+  resourceRule(server: string, uri: string, holds: (key: string) => boolean): ResourceSwitch | null {
+    return this.resourceKeysOf(server).governing(uri, holds);
+  }
+
+  private resourceKeysOf(server: string): ResourceKeys {
+    const cached = this.resourceKeys.get(server);
+    if (cached?.version === this.version) return cached.keys;
     const prefix = keyOf(server, 'resource', '');
-    const rows: Array<[string, boolean]> = [];
-    for (const [key, enabled] of this.enabled) if (key.startsWith(prefix)) rows.push([key.slice(prefix.length), enabled]);
-    const switches = new ResourceSwitches(rows);
-    this.resourceSwitches.set(server, { version: this.version, switches });
-    return switches;
+    const keys = new ResourceKeys([...this.enabled.keys()].filter((key) => key.startsWith(prefix)).map((key) => key.slice(prefix.length)));
+    this.resourceKeys.set(server, { version: this.version, keys });
+    return keys;
   }
 
   /** Concurrent observers of the same list version share one writer call. */

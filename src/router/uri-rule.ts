@@ -1,11 +1,13 @@
-// Which switch governs a resource URI (R10). Pure.
+// Which key governs a resource URI: for its switch (R10) and for its toolsets
+// alike. Pure.
 //
 // A client may spell one resource many ways (`DEMO://x`, `demo://x/./a`,
 // `demo://x/b/../a`, `%61`), and upstreams read it after normalising, so the
-// switch is looked up on the normalised URI (RFC 3986 §6.2.2) and that form is
+// key is looked up on the normalised URI (RFC 3986 §6.2.2) and that form is
 // what goes upstream: the string gated is the string read. The rule: the
-// resource's own switch, else the switch of every resource template that
-// matches it (RFC 6570, as the SDK's servers match), else the server's policy.
+// resource's own key, else every resource template that matches it (RFC 6570,
+// as the SDK's servers match), else none (a switch falls back to the server's
+// policy).
 import { UriTemplate } from '@modelcontextprotocol/sdk/shared/uriTemplate.js';
 
 /** RFC 3986 appendix B. */
@@ -69,46 +71,54 @@ export function normaliseUri(uri: string): string {
 
 export type ResourceSwitch = { by: 'resource' | 'template'; key: string; enabled: boolean };
 
-interface TemplateSwitch {
+interface TemplateKey {
   key: string;
   template: UriTemplate | null;
-  enabled: boolean;
 }
 
-/** One server's resource and template switches (both are keyed as resources), ready to answer for any URI. */
-export class ResourceSwitches {
-  private readonly resources = new Map<string, ResourceSwitch>();
-  private readonly templates: TemplateSwitch[] = [];
+/**
+ * One server's known resource and template keys (both are keyed as
+ * resources), ready to say which governs any URI. What a key's answer is
+ * comes from the asker: the switches, or a toolset's patterns, so both decide
+ * a URI by the same key.
+ */
+export class ResourceKeys {
+  /** Per normalised URI, every key that spells it. */
+  private readonly resources = new Map<string, string[]>();
+  private readonly templates: TemplateKey[] = [];
 
-  constructor(switches: Iterable<readonly [key: string, enabled: boolean]>) {
-    for (const [key, enabled] of switches) {
-      if (UriTemplate.isTemplate(key)) {
-        this.templates.push({ key, template: parseTemplate(key), enabled });
-        continue;
+  constructor(keys: Iterable<string>) {
+    for (const key of keys) {
+      if (UriTemplate.isTemplate(key)) this.templates.push({ key, template: parseTemplate(key) });
+      else {
+        const normalised = normaliseUri(key);
+        const spellings = this.resources.get(normalised);
+        if (spellings) spellings.push(key);
+        else this.resources.set(normalised, [key]);
       }
-      const normalised = normaliseUri(key);
-      // Two keys that are one resource: it is readable only if both are enabled.
-      const known = this.resources.get(normalised);
-      if (!known || (known.enabled && !enabled)) this.resources.set(normalised, { by: 'resource', key, enabled });
     }
   }
 
   /**
-   * The switch that governs `uri` (normalised here), or null when none does
-   * (then the server's policy does). A template's own key (completion of a
-   * template) is governed by that template's switch.
+   * The key that governs `uri` (normalised here) and whether it `holds`, or
+   * null when no key does (then the asker's fallback does). A template's own
+   * key (completion of a template) is governed by that template.
    */
-  governing(uri: string): ResourceSwitch | null {
+  governing(uri: string, holds: (key: string) => boolean): ResourceSwitch | null {
     const own = this.templates.find((entry) => entry.key === uri);
-    if (own) return { by: 'template', key: own.key, enabled: own.enabled };
+    if (own) return { by: 'template', key: own.key, enabled: holds(own.key) };
     const normalised = normaliseUri(uri);
-    const resource = this.resources.get(normalised);
-    if (resource) return resource;
-    // Several templates may match: a URI is readable only if none of them is disabled.
-    const matching = this.templates.filter((entry) => entry.template?.match(normalised));
-    const chosen = matching.find((entry) => !entry.enabled) ?? matching[0];
-    return chosen ? { by: 'template', key: chosen.key, enabled: chosen.enabled } : null;
+    const spellings = this.resources.get(normalised);
+    if (spellings) return firstFailing('resource', spellings, holds);
+    const matching = this.templates.filter((entry) => entry.template?.match(normalised)).map((entry) => entry.key);
+    return matching.length > 0 ? firstFailing('template', matching, holds) : null;
   }
+}
+
+/** Several keys govern one URI (two spellings of a resource, several matching templates): it holds only if all of them do. */
+function firstFailing(by: ResourceSwitch['by'], keys: string[], holds: (key: string) => boolean): ResourceSwitch {
+  const key = keys.find((candidate) => !holds(candidate)) ?? keys[0]!;
+  return { by, key, enabled: holds(key) };
 }
 
 /** A template the SDK cannot parse matches nothing (the upstream could not serve it either). */
