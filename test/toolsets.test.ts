@@ -2,7 +2,7 @@
 // over HTTP: a toolset only narrows (R10 still rules), its lists and
 // list_changed are exact per view, a bound client sees only its set on /mcp
 // too, and the REST surface round-trips with audit entries and admin events.
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { McpError, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { connectAdmin } from '../src/admin/client.js';
@@ -11,6 +11,8 @@ import { startGateway, waitFor, type Gateway } from './helpers/gateway.js';
 import { mcpPost, MCP_HEADERS } from './helpers/mcp-post.js';
 import { stdioFixture } from './fixtures/fixture-servers.js';
 import { modernClient } from './helpers/modern.js';
+
+type ModernClient = Awaited<ReturnType<typeof modernClient>>;
 
 const TA = { name: 'ta', description: 'a few of a', servers: [{ server: 'a', include: ['tool:echo', 'tool:mutate', 'tool:stats', 'prompt:*'] }] };
 const TB = { name: 'tb', servers: [{ server: 'b', exclude: ['tool:crash'] }] };
@@ -66,20 +68,21 @@ t.test('a toolset only narrows: outside is neither listed nor callable (NOT_IN_T
   t.same(await names(inSet), ['a__echo', 'a__mutate', 'a__stats']);
 });
 
-t.test('list_changed reaches only the sessions whose own view changed', async (t) => {
-  const gateway = await withServers();
-  const clients = { ta: await gateway.client('ta', {}, undefined, '/mcp/ta'), tb: await gateway.client('tb', {}, undefined, '/mcp/tb'), whole: await gateway.client('whole') };
-  const heard = { ta: 0, tb: 0, whole: 0 };
-  for (const [key, client] of Object.entries(clients) as [keyof typeof heard, Client][]) {
-    await client.listTools();
-    client.setNotificationHandler(ToolListChangedNotificationSchema, () => void heard[key]++);
-  }
+type Heard = { ta: number; tb: number; whole: number };
+
+/**
+ * Switches inside and outside each set, an upstream's new tool and a change of
+ * the set itself: each view (`heard` counts its tools/list_changed) must hear
+ * exactly what changed its own list. `listed` runs after each step (a 2025
+ * session lists again, as a client told would); `mutate` adds a tool to a.
+ */
+async function listChangedPerView(t: Test, gateway: Gateway, heard: Heard, listed: () => Promise<unknown>, mutate: () => Promise<unknown>): Promise<void> {
   const settle = () => new Promise((resolve) => setTimeout(resolve, 1_000));
-  const expect = async (label: string, want: typeof heard) => {
-    await waitFor(label, () => Object.entries(want).every(([key, count]) => heard[key as keyof typeof heard] >= count), 10_000);
+  const expect = async (label: string, want: Heard) => {
+    await waitFor(label, () => Object.entries(want).every(([key, count]) => heard[key as keyof Heard] >= count), 10_000);
     await settle();
     t.same(heard, want, label);
-    for (const client of Object.values(clients)) await client.listTools();
+    await listed();
   };
 
   await toggle(gateway, 'b', 'echo', false);
@@ -88,13 +91,45 @@ t.test('list_changed reaches only the sessions whose own view changed', async (t
   await expect('a switch of a outside ta: only /mcp hears it', { ta: 0, tb: 1, whole: 2 });
   await toggle(gateway, 'b', 'crash', false);
   await expect('a switch of an excluded tool of tb: only /mcp hears it', { ta: 0, tb: 1, whole: 3 });
-  await clients.ta.callTool({ name: 'a__mutate', arguments: {} });
+  await mutate();
   await expect("an upstream's new tool outside ta: only /mcp hears it", { ta: 0, tb: 1, whole: 4 });
   await toggle(gateway, 'a', 'echo', false);
   await expect('a switch inside ta: ta and /mcp hear it', { ta: 1, tb: 1, whole: 5 });
   t.equal((await gateway.api('PATCH', '/toolsets/ta', { servers: [{ server: 'a', include: ['tool:getenv'] }] })).status, 200);
   await expect('the toolset itself changed: only its sessions hear it', { ta: 2, tb: 1, whole: 5 });
+}
+
+t.test('list_changed reaches only the sessions whose own view changed', async (t) => {
+  const gateway = await withServers();
+  const clients = { ta: await gateway.client('ta', {}, undefined, '/mcp/ta'), tb: await gateway.client('tb', {}, undefined, '/mcp/tb'), whole: await gateway.client('whole') };
+  const heard = { ta: 0, tb: 0, whole: 0 };
+  for (const [key, client] of Object.entries(clients) as [keyof Heard, Client][]) {
+    await client.listTools();
+    client.setNotificationHandler(ToolListChangedNotificationSchema, () => void heard[key]++);
+  }
+  const listAll = async () => {
+    for (const client of Object.values(clients)) await client.listTools();
+  };
+  await listChangedPerView(t, gateway, heard, listAll, () => clients.ta.callTool({ name: 'a__mutate', arguments: {} }));
   t.same(await names(clients.ta), ['a__getenv'], 'and list the new set');
+});
+
+t.test('2026-07-28 listens hear list_changed only when their own view changed, and once', async (t) => {
+  const gateway = await withServers();
+  const heard = { ta: 0, tb: 0, whole: 0 };
+  const clients = new Map<keyof Heard, ModernClient>();
+  for (const [key, path] of [['ta', '/mcp/ta'], ['tb', '/mcp/tb'], ['whole', '/mcp']] as const) {
+    const client = await modernClient(gateway, 'pin', { path });
+    t.teardown(() => client.close());
+    client.setNotificationHandler('notifications/tools/list_changed', () => void heard[key]++);
+    await client.listen({ toolsListChanged: true });
+    clients.set(key, client);
+  }
+  // A 2025 session of ta beside them: its list_changed must not reach the listens again.
+  const legacy = await gateway.client('ta-legacy', {}, undefined, '/mcp/ta');
+  await legacy.listTools();
+  // A listen never lists: what it hears is measured against its view when it opened.
+  await listChangedPerView(t, gateway, heard, () => legacy.listTools(), () => clients.get('ta')!.callTool({ name: 'a__mutate', arguments: {} }));
 });
 
 t.test("a toolset holds a resource URI as the switches do: by its resource's key, else by the templates that generate it", async (t) => {

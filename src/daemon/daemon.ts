@@ -163,7 +163,7 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
   const search = new SearchMode(routing.router, options.toolsMode ?? 'full', options.pinnedTools);
   const dispatcher = new Dispatcher({ ...routing, views: toolsetParts.views, search }, { version: VERSION, pageSize: options.pageSize, onAnswered: operations.requestAnswered, tracing: operations.tracing }, log);
   const keepAliveMs = options.keepAliveMs ?? 5_000;
-  const modern = new ModernEndpoint(new ModernMethods({ ...routing, views: toolsetParts.views, search, version: VERSION, pageSize: options.pageSize }), routing.features, { keepAliveMs, version: VERSION, onAnswered: operations.requestAnswered, tracing: operations.tracing }, log);
+  const modern = new ModernEndpoint(new ModernMethods({ ...routing, views: toolsetParts.views, search, version: VERSION, pageSize: options.pageSize }), routing.features, toolsetParts.views, { keepAliveMs, version: VERSION, onAnswered: operations.requestAnswered, tracing: operations.tracing }, log);
   const sessions = new SessionRegistry(
     dispatcher,
     { maxBodyBytes: 64 * 1024 * 1024, keepAliveMs, idleTimeoutMs: 60 * 60_000, onSessionClosed: (session) => dispatcher.sessionClosed(session), modern },

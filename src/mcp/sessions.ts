@@ -16,6 +16,7 @@ import { classifyEra, SHAPE_ONLY_CELLS } from './era.js';
 import { echoableId, sendRejection, type ModernEndpoint } from './modern/endpoint.js';
 import { plainMessages } from './plain-messages.js';
 import type { McpSession } from './session.js';
+import type { ViewSession } from '../toolsets/view-lists.js';
 import { SessionTransport } from './session-transport.js';
 
 /** One /mcp request as the registry needs it; `toRequest` builds a Fetch Request only for the SDK transport's paths. */
@@ -229,9 +230,9 @@ export class SessionRegistry {
     return session;
   }
 
-  /** Sends a notification to every initialized session (or those `to` picks), on its standalone GET stream. */
-  broadcast(notification: JSONRPCNotification, to?: (session: McpSession) => boolean): void {
-    this.options.modern?.broadcast(notification as { method: string; params?: Record<string, unknown> });
+  /** Sends a notification to every initialized session and modern listen (or those whose view `to` picks); a session's goes on its standalone GET stream. */
+  broadcast(notification: JSONRPCNotification, to?: (session: ViewSession) => boolean): void {
+    this.options.modern?.broadcast(notification as { method: string; params?: Record<string, unknown> }, to);
     for (const session of this.sessions.values()) {
       if (to && !to(session)) continue;
       session.transport.send(notification).catch((error: unknown) => this.log.debug('notification not delivered', { session: session.id, error: String(error) }));

@@ -1,14 +1,13 @@
-// list_changed, exact per view: sessions of the whole surface get every one as
-// before; a toolset session gets one only when its own list of that kind is no
-// longer what it last listed (a change elsewhere, or a switch outside its set,
-// says nothing to it).
+// list_changed, exact per view and the same in both eras: sessions and modern
+// listens of the whole surface get every one; those of a toolset get one only
+// when their own list of that kind is no longer what they last saw (a change
+// elsewhere, or a switch outside the set, says nothing to them).
 import type { JSONRPCNotification } from '@modelcontextprotocol/sdk/types.js';
 import type { Logger } from '../log.js';
-import type { McpSession } from '../mcp/session.js';
 import { KINDS_CHANGED_BY, LIST_CHANGED_METHOD, PRIMARY_KINDS } from '../protocol/capabilities.js';
-import type { ViewLists } from './view-lists.js';
+import type { ViewLists, ViewSession } from './view-lists.js';
 
-type Broadcast = (notification: JSONRPCNotification, to?: (session: McpSession) => boolean) => void;
+type Broadcast = (notification: JSONRPCNotification, to?: (session: ViewSession) => boolean) => void;
 
 export class ViewNotifier {
   constructor(

@@ -1,13 +1,14 @@
 // The lists a session sees: the whole merged list, or its toolset's part of it.
-// What each toolset session last listed is remembered (as a fingerprint), so a
-// list change is announced only to the sessions whose own view changed.
+// What each toolset session last listed (a modern listen: its view when it
+// opened) is remembered as a fingerprint, so a list change is announced only
+// to the sessions and listens whose own view changed.
 import { createHash } from 'node:crypto';
 import type { ListKind } from '../protocol/capabilities.js';
 import type { Item } from '../router/merge.js';
 import type { Router } from '../router/router.js';
 import type { ToolsetView } from './view.js';
 
-/** A session as far as its view goes (compared by identity). */
+/** A session or modern listen as far as its view goes (compared by identity). */
 export interface ViewSession {
   toolset: string | null;
 }

@@ -22,6 +22,7 @@ import { MODERN_CALLER_PREFIX, type ModernTarget } from './link.js';
 import { callerKey } from './request-state.js';
 import { ListenRegistry } from './listen.js';
 import type { ModernMethods } from './methods.js';
+import type { ViewLists, ViewSession } from '../../toolsets/view-lists.js';
 import { checkRevision, checkStandardHeaders } from './validate.js';
 import { CLIENT_CAPABILITIES_META_KEY, isPlainObject, LOG_LEVEL_META_KEY, metaOf } from './wire.js';
 import { Cancel, type CancelSignal } from '../../protocol/cancel.js';
@@ -68,10 +69,11 @@ export class ModernEndpoint {
   constructor(
     private readonly methods: ModernMethods,
     private readonly features: SessionFeatures,
+    views: Pick<ViewLists, 'list' | 'forget'>,
     private readonly options: ModernOptions,
     private readonly log: Logger,
   ) {
-    this.listens = new ListenRegistry(features, options.keepAliveMs, { name: 'coffer', version: options.version }, log);
+    this.listens = new ListenRegistry(features, views, options.keepAliveMs, { name: 'coffer', version: options.version }, log);
     this.bridge = new InputBridge({
       callerId: () => this.callerId(),
       route: (caller, listener) => (listener ? this.exchanges.set(caller, listener) : this.exchanges.delete(caller)),
@@ -166,9 +168,9 @@ export class ModernEndpoint {
     return `${MODERN_CALLER_PREFIX}${++this.next}`;
   }
 
-  /** A list_changed every legacy session gets: to the listens that asked for it. */
-  broadcast(notification: { method: string; params?: Record<string, unknown> }): void {
-    this.listens.broadcast(notification);
+  /** A list_changed: to the listens that asked for it, of the views `to` picks (absent: every view). */
+  broadcast(notification: { method: string; params?: Record<string, unknown> }, to?: (viewer: ViewSession) => boolean): void {
+    this.listens.broadcast(notification, to);
   }
 
   closeAll(): void {

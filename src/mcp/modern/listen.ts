@@ -1,8 +1,8 @@
 // subscriptions/listen on /mcp (modern era): one long-lived POST answered as
 // an SSE stream. The acknowledgement comes first, with what coffer honours
-// of the requested filter; then the list_changed notifications coffer sends
-// every legacy session (an upstream's change, a switch flipped) for the kinds
-// asked, and notifications/resources/updated for the subscribed resources
+// of the requested filter; then a list_changed for each kind asked whenever
+// the caller's own view of it changed, once (as a legacy session of that view
+// hears it), and notifications/resources/updated for the subscribed resources
 // (their URIs as the caller wrote them), each tagged with the subscription id
 // (the listen request's id). Keep-alive comments hold the stream; closing it
 // ends the subscription (and coffer's upstream subscriptions with it); a
@@ -12,6 +12,8 @@ import type { Logger } from '../../log.js';
 import { JSONRPC } from '../../protocol/errors.js';
 import type { ForwardContext, ToolsetScope } from '../../router/calls.js';
 import type { SessionFeatures } from '../../router/session-features.js';
+import type { ViewLists, ViewSession } from '../../toolsets/view-lists.js';
+import { KINDS_CHANGED_BY } from '../../protocol/capabilities.js';
 import { MAX_URI_CHARS } from '../param-limits.js';
 import { MODERN_CALLER_PREFIX, type ModernTarget } from './link.js';
 import { isPlainObject, SERVER_INFO_META_KEY, SUBSCRIPTION_ID_META_KEY } from './wire.js';
@@ -27,6 +29,11 @@ const FLAG_OF: Readonly<Record<string, Flag>> = {
   'notifications/prompts/list_changed': 'promptsListChanged',
   'notifications/resources/list_changed': 'resourcesListChanged',
 };
+
+/** The list kinds the asked flags announce. */
+function kindsOf(flags: Set<Flag>) {
+  return Object.entries(FLAG_OF).flatMap(([method, flag]) => (flags.has(flag) ? KINDS_CHANGED_BY[method]! : []));
+}
 
 export interface ListenFilter {
   toolsListChanged?: true;
@@ -58,6 +65,8 @@ export function parseFilter(params: Record<string, unknown>): { flags: Set<Flag>
 }
 
 interface Listen {
+  /** The view it was opened for: what its list_changed are measured against. */
+  viewer: ViewSession;
   flags: Set<Flag>;
   write(message: unknown): void;
   close(graceful: boolean): void;
@@ -71,6 +80,7 @@ export class ListenRegistry {
 
   constructor(
     private readonly features: SessionFeatures,
+    private readonly views: Pick<ViewLists, 'list' | 'forget'>,
     private readonly keepAliveMs: number,
     private readonly serverInfo: { name: string; version: string },
     private readonly log: Logger,
@@ -98,6 +108,7 @@ export class ListenRegistry {
     const ctx: ForwardContext = { sessionId: id, requestId, capabilities, toolset, signal: cancel };
     // Each URI is subscribed as a legacy resources/subscribe would be: an unknown, switched-off, out-of-toolset or over-long one is left out of the honoured set.
     const subscribed: string[] = [];
+    const viewer: ViewSession = { toolset: toolset?.name ?? null };
     this.opening += 1;
     try {
       for (const uri of filter.uris) {
@@ -109,6 +120,8 @@ export class ListenRegistry {
           this.log.debug('listen: resource not subscribed', { uri, error: String(error) });
         }
       }
+      // A toolset's listen is told of a change only when its own view changed: what the view holds now is where that is measured from.
+      if (viewer.toolset !== null) for (const kind of kindsOf(filter.flags)) await this.views.list(kind, viewer);
     } finally {
       this.opening -= 1;
     }
@@ -123,6 +136,7 @@ export class ListenRegistry {
     const keepAlive = setInterval(() => !reply.aborted && reply.write(': keepalive\n\n', false), this.keepAliveMs);
     keepAlive.unref();
     const listen: Listen = {
+      viewer,
       flags: filter.flags,
       write: (message) => {
         if (!closed && !reply.aborted) reply.write(sseEvent(tag(message as { method: string; params?: Record<string, unknown> })), false);
@@ -132,6 +146,7 @@ export class ListenRegistry {
         closed = true;
         clearInterval(keepAlive);
         this.open.delete(id);
+        this.views.forget(viewer);
         cancel.abort('the subscription ended');
         if (!reply.aborted) {
           const result = { resultType: 'complete', _meta: { [SUBSCRIPTION_ID_META_KEY]: requestId, [SERVER_INFO_META_KEY]: this.serverInfo } };
@@ -148,11 +163,11 @@ export class ListenRegistry {
     this.open.set(id, listen);
   }
 
-  /** A list_changed for every legacy session: to the listens that asked for that kind. */
-  broadcast(notification: { method: string; params?: Record<string, unknown> }): void {
+  /** A list_changed: to the listens that asked for that kind and whose view `to` picks (absent: every view). */
+  broadcast(notification: { method: string; params?: Record<string, unknown> }, to?: (viewer: ViewSession) => boolean): void {
     const flag = FLAG_OF[notification.method];
     if (flag === undefined) return;
-    for (const listen of this.open.values()) if (listen.flags.has(flag)) listen.write(notification);
+    for (const listen of this.open.values()) if (listen.flags.has(flag) && (!to || to(listen.viewer))) listen.write(notification);
   }
 
   /** Ends every listen gracefully (the daemon stops). */
