@@ -132,6 +132,24 @@ t.test('kept across a daemon restart: a stateless call by the own name before an
   t.same(echoed(await client.callTool({ name: 'fx__echo', arguments: { old: 'name' } })), { old: 'name' }, 'a client holding the old list still reaches the tool');
 });
 
+t.test('an own name an upgrade brings as an upstream name: the upstream tool keeps it, after a restart before any list too', async (t) => {
+  const home = tempHome();
+  const first = await startGateway({}, home);
+  await first.addServer(stdioFixture('fx', ['--tools', 'echo']));
+  await (await first.client()).listTools();
+  t.equal((await words(first, 'fx', 'tool', { key: 'echo', name: 'whoami' })).status, 200, 'whoami is no upstream name yet');
+  t.equal((await first.api('PATCH', '/servers/fx', withTools('echo,whoami'))).status, 200);
+  await ready(first, 'fx');
+  t.same([...(await listed(await first.client('upgraded'))).keys()].sort(), ['fx__echo', 'fx__whoami'], 'listed: fx__whoami is the upstream whoami, echo under its own name again');
+  await first.daemon.stop();
+
+  const gateway = await startGateway({}, home);
+  t.teardown(() => gateway.close());
+  await ready(gateway, 'fx');
+  const called = (await (await gateway.client('holder')).callTool({ name: 'fx__whoami', arguments: { probe: 1 } })) as { content: Array<{ text: string }> };
+  t.match(called.content[0]?.text, /"name":"fx"/, 'a call before any list reaches the upstream whoami, as the list routes it');
+});
+
 t.test('search finds a tool by the words the user gave it', async (t) => {
   const gateway = await startGateway({ toolsMode: 'search' });
   t.teardown(() => gateway.close());

@@ -3,7 +3,8 @@
 // unprefixed server listing such a name cannot take it over. Otherwise the
 // merged lists know every exposed name exactly; a name they do not know
 // belongs to the one unprefixed server, if there is exactly one (of those
-// that declared the capability at all). Never a guess between two. A user's own name is routed to the upstream's name.
+// that declared the capability at all). Never a guess between two. A user's
+// own name is routed to the upstream's name as the merged list routes it.
 import { IDENTITY_FIELD, type ListKind } from '../protocol/capabilities.js';
 import { prefixOf, type ServerConfig } from '../protocol/server-config.js';
 import { parseNamespacedName, parseNamespacedUri, type Namespaced } from './namespace.js';
@@ -60,9 +61,11 @@ export async function resolveExposed(directory: ResolverDirectory, kind: ListKin
   const split = splitPrefix(kind, value);
   const owner = split ? owners.get(split.server) : undefined;
   if (split && owner !== undefined) {
-    // The last merge knows which own names it applied; without it, the switches' snapshot does.
-    const known = directory.routes(kind)?.get(value);
-    return known?.server === owner ? known : { server: owner, original: originalOf(directory, owner, kind, split.original) };
+    // An own name yields to an upstream name it meets (merge.ts): only a merged list can tell, so one is made for it if there is none.
+    const original = originalOf(directory, owner, kind, split.original);
+    const routes = original === split.original ? directory.routes(kind) : (directory.routes(kind) ?? (await directory.refresh(kind)));
+    const known = routes?.get(value);
+    return known?.server === owner ? known : { server: owner, original };
   }
   // With unprefixed servers a name may be anything, and a shortened name has no prefix form: know the exposed names.
   const routes = directory.routes(kind) ?? (unprefixed.length > 0 || !split ? await directory.refresh(kind) : undefined);
