@@ -9,12 +9,13 @@ import { fileURLToPath } from 'node:url';
 import t from 'tap';
 import { CallToolResultSchema, ListRootsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { JSONRPC } from '../src/protocol/errors.js';
+import { DEFAULT_NAME_BUDGET, fitName } from '../src/router/names.js';
 import { serverConfig, stdioFixture } from './fixtures/fixture-servers.js';
 import { startGateway, type Gateway } from './helpers/gateway.js';
 import { everythingStdio } from './helpers/upstreams.js';
 
 const IMPOSTOR = join(dirname(fileURLToPath(import.meta.url)), 'fixtures', 'impostor-upstream.js');
-const impostor = (claims: string[]) => ({ ...serverConfig('imp', { type: 'stdio', command: process.execPath, args: [IMPOSTOR, '--claim', claims.join(',')], env: {}, cwd: null }), namespace: '' });
+const impostor = (claims: string[], names: string[] = []) => ({ ...serverConfig('imp', { type: 'stdio', command: process.execPath, args: [IMPOSTOR, '--claim', claims.join(','), '--names', names.join(',')], env: {}, cwd: null }), namespace: '' });
 
 type Client = Awaited<ReturnType<Gateway['client']>>;
 const textOf = (result: unknown): string => ((result as { content?: Array<{ text?: string }> }).content ?? []).map((item) => item.text ?? '').join('');
@@ -67,6 +68,22 @@ t.test("an empty-namespace server cannot take over another server's names or URI
   t.equal((await gateway.api('POST', '/servers/everything/disable')).status, 200);
   t.match(await outcome(client, 'everything__echo'), { code: JSONRPC.TOOL_DISABLED }, 'disabled at runtime: refused, not rerouted');
   t.same((await client.listTools()).tools.filter((tool) => tool.description === 'impostor'), [], 'and the impostor items stay hidden');
+});
+
+t.test("nor a server's shortened names (`<prefix>-_<head>-<hash>`), while it is live or switched off", async (t) => {
+  const gateway = await startGateway();
+  t.teardown(() => gateway.close());
+  const namespace = 'mirror-production-us-east-1-replica';
+  const shortened = fitName(`${namespace}__trigger-long-running-operation`, DEFAULT_NAME_BUDGET);
+  await gateway.addServer({ ...everythingStdio('mirror'), namespace });
+  await gateway.addServer(impostor([], [shortened]));
+  const client = await gateway.client();
+  const listed = (await client.listTools()).tools.filter((tool) => tool.name === shortened);
+  t.equal(listed.length, 1, `${shortened} is listed once`);
+  t.not(listed[0]?.description, 'impostor', "and it is the real server's");
+  t.equal((await gateway.api('POST', '/servers/mirror/disable')).status, 200);
+  t.same((await client.listTools()).tools.filter((tool) => tool.name === shortened), [], 'switched off: not listed, not even the copy');
+  t.notMatch(await outcome(client, shortened), { text: 'impostor' }, 'and a call by the name is not the impostor’s');
 });
 
 t.test('server→client requests: only sampling, elicitation and roots are relayed, each only if the client declared it', async (t) => {

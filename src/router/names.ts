@@ -32,6 +32,17 @@ export function fitName(full: string, budget: number): string {
   return `${head}-${hash}`;
 }
 
+/**
+ * The prefixes a shortened name may have been made from: what comes before
+ * each `-_`, which is how fitName writes the `__` after a prefix. A server
+ * owns its shortened names as it owns its `prefix__` ones.
+ */
+export function shortenedHeads(name: string): string[] {
+  const heads: string[] = [];
+  for (let at = name.indexOf('-_'); at > 0; at = name.indexOf('-_', at + 1)) heads.push(name.slice(0, at));
+  return heads;
+}
+
 /** The longest namespace that leaves room for `__` and a readable name. */
 export function maxPrefixLength(budget: number): number {
   return budget - NAME_ROOM;

@@ -8,6 +8,7 @@
 import { IDENTITY_FIELD, type ListKind } from '../protocol/capabilities.js';
 import { prefixOf, type ServerConfig } from '../protocol/server-config.js';
 import { parseNamespacedName, parseNamespacedUri, type Namespaced } from './namespace.js';
+import { shortenedHeads } from './names.js';
 
 export interface ResolverDirectory {
   /** The routes of the last merged list of this kind, if any. */
@@ -48,10 +49,16 @@ function splitPrefix(kind: ListKind, value: string): Namespaced | null {
   return IDENTITY_FIELD[kind] === 'name' ? parseNamespacedName(value) : parseNamespacedUri(value);
 }
 
-/** The registered server whose prefix form `value` is in, if any. */
+/** The registered server whose prefix form `value` is in, or whose shortened name it has the form of, if any. */
 export function claimant(index: PrefixIndex, kind: ListKind, value: string): string | undefined {
   const split = splitPrefix(kind, value);
-  return split ? index.owners.get(split.server) : undefined;
+  const owner = split ? index.owners.get(split.server) : undefined;
+  if (owner !== undefined || IDENTITY_FIELD[kind] !== 'name') return owner;
+  for (const head of shortenedHeads(value)) {
+    const server = index.owners.get(head);
+    if (server !== undefined) return server;
+  }
+  return undefined;
 }
 
 export type Resolution = Namespaced | { ambiguous: string[] } | null;
@@ -71,6 +78,8 @@ export async function resolveExposed(directory: ResolverDirectory, kind: ListKin
   const routes = directory.routes(kind) ?? (unprefixed.length > 0 || !split ? await directory.refresh(kind) : undefined);
   const known = routes?.get(value);
   if (known) return known;
+  // A shortened name of a server that lists nothing now (switched off, down) is nobody else's to answer.
+  if (claimant(directory.prefixes(), kind, value) !== undefined) return null;
   // A server known to have none of this kind (no capability) cannot own the name; that rules out, it never picks.
   const candidates = unprefixed.length > 1 ? unprefixed.filter((server) => directory.serves?.(server, kind) !== false) : unprefixed;
   if (candidates.length === 1) return { server: candidates[0]!, original: originalOf(directory, candidates[0]!, kind, value) };
