@@ -11,7 +11,7 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { MAX_DEPTH } from '../workers/actor/limits.js';
 import { faultSwitch, networkConfig, startNetworkFixture, stdioFixture } from './fixtures/fixture-servers.js';
 import { startActor } from './fixtures/actor-harness.js';
-import { startGateway, tempHome, type Gateway } from './helpers/gateway.js';
+import { startGateway, tempHome, waitFor, type Gateway } from './helpers/gateway.js';
 
 const DEPTHS = [1_000, 5_000, 12_000, 100_000, 1_000_000];
 const CALL_TIMEOUT = { timeout: 60_000 };
@@ -65,6 +65,18 @@ t.test('a deep list item is dropped from its list, not the list; a list too deep
   t.match(await gateway.actorLog('l1000000', refused), refused, 'the log says why');
   t.equal(await outcome(client, 'l1000__echo'), 'result', 'calls still work');
   t.ok((await gateway.client('after-lists')).listTools(), 'a new client lists again');
+});
+
+t.test('a list of small pages that holds more than one message may in all is refused; the upstream keeps working', async (t) => {
+  const control = faultSwitch(tempHome('coffer-pages-'), { fault: 'big', list: true, mb: 2, items: 40 });
+  await gateway.addServer(stdioFixture('pages', [...control.args, '--page-size', '1', '--tools', 'echo']));
+  const client = await gateway.client('paged-lists');
+  t.notOk((await client.listTools()).tools.some((tool) => tool.name.startsWith('pages__')), 'its list is refused whole');
+  const refused = 'tools/list pages hold more than 64 MB of text in all';
+  t.match(await gateway.actorLog('pages', refused), refused, 'the log says why');
+  t.equal(await outcome(client, 'pages__echo'), 'result', 'calls still work: the actor lives');
+  await control.set({});
+  t.ok(await waitFor('a list that fits', async () => (await client.listTools()).tools.some((tool) => tool.name === 'pages__echo'), 30_000, 500), 'once the upstream answers a list that fits, it is listed');
 });
 
 t.test('deep notifications and server→client requests are refused; the call they came with is answered', async (t) => {

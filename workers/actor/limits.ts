@@ -24,6 +24,29 @@ export const MAX_DEPTH = 128;
  */
 export const MAX_PARSE_DEPTH = 200_000;
 
+/**
+ * The characters a parsed value holds — its strings and keys, one for any other
+ * value — counted until `limit` is passed (then some number over it). A list
+ * gathered over many pages is bounded by this, as one message is by its text:
+ * each page may be small while the whole outgrows the actor's heap.
+ */
+export function charsOf(value: unknown, limit: number): number {
+  let chars = 0;
+  const pending: unknown[] = [value];
+  while (pending.length > 0 && chars <= limit) {
+    const next = pending.pop();
+    if (typeof next === 'string') chars += next.length;
+    else if (Array.isArray(next)) for (const item of next) pending.push(item);
+    else if (typeof next === 'object' && next !== null) {
+      for (const [key, item] of Object.entries(next)) {
+        chars += key.length;
+        pending.push(item);
+      }
+    } else chars += 1;
+  }
+  return chars;
+}
+
 export class MessageTooLargeError extends Error {
   constructor(where: string) {
     super(`an upstream message over ${MAX_MESSAGE_CHARS / (1024 * 1024)} MB (${where}) was dropped`);

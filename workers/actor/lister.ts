@@ -10,7 +10,8 @@ import type { ServerConfig } from '../../src/protocol/server-config.js';
 import { RequestFailure, type Connection } from './connection.js';
 import { Coalescer } from './coalesce.js';
 import type { CachedList, FetchedList, ListCache } from './list-cache.js';
-import { MAX_DEPTH } from './limits.js';
+import { charsOf, MAX_DEPTH } from './limits.js';
+import { MAX_MESSAGE_CHARS } from '../../src/protocol/message-limit.js';
 import type { ActorLog } from './log.js';
 import { nestsDeeperThan } from './nesting.js';
 import { normaliseItems } from './normalise-schema.js';
@@ -130,12 +131,15 @@ export class Lister {
     const cursors = new Set<string>();
     let cursor: string | undefined;
     let ttlMs: number | undefined;
+    let chars = 0;
     do {
       const remainingMs = deadline - Date.now();
       if (remainingMs <= 0) throw new RequestFailure('timeout', `${method} got no full answer within ${limitMs} ms`);
       const result = await connection.request(method, cursor === undefined ? undefined : { cursor }, { timeoutMs: remainingMs });
       const page = result[field];
       if (!Array.isArray(page)) throw new RequestFailure('upstream', `${method} result has no ${field} array`);
+      chars += charsOf(page, MAX_MESSAGE_CHARS - chars);
+      if (chars > MAX_MESSAGE_CHARS) throw new RequestFailure('upstream', `${method} pages hold more than ${MAX_MESSAGE_CHARS / (1024 * 1024)} MB of text in all, more than one message may: the list is refused`);
       for (const item of page) items.push(item);
       if (typeof result.ttlMs === 'number' && Number.isFinite(result.ttlMs)) ttlMs = Math.min(ttlMs ?? Infinity, Math.max(0, result.ttlMs));
       cursor = typeof result.nextCursor === 'string' && result.nextCursor !== '' ? result.nextCursor : undefined;
