@@ -62,6 +62,9 @@ t.test('a file is refused with the line and column of each problem, in both form
   t.same([json.errors[0]!.line, json.errors[0]!.column], [4, 18]);
   t.equal(json.errors[0]!.message, 'not valid JSON: comma expected');
 
+  const deep = refusal('coffer.json', `{"version": 1, "servers": ${'['.repeat(5_000)}${']'.repeat(5_000)}}`);
+  t.match(deep.errors[0], { line: 1, message: 'nested deeper than 64 levels, more than any config file needs' }, 'nesting is refused, not a stack overflow');
+
   const twice = refusal('coffer.json', '{"version": 1,\n "version": 1}');
   t.match(twice.errors[0], { line: 2, column: 2, message: /"version" is written twice/ });
 });

@@ -107,6 +107,20 @@ function duplicateKey(node: JsonNode): JsonNode | null {
   return null;
 }
 
+/** Deeper than any config file is written; reading the tree recurses once per level. */
+const MAX_JSON_DEPTH = 64;
+
+/** The first node nested past MAX_JSON_DEPTH, if any (walked without recursion). */
+function tooDeep(root: JsonNode): JsonNode | null {
+  const pending: Array<[JsonNode, number]> = [[root, 0]];
+  while (pending.length > 0) {
+    const [node, depth] = pending.pop()!;
+    if (depth > MAX_JSON_DEPTH) return node;
+    for (const child of node.children ?? []) pending.push([child, node.type === 'property' ? depth : depth + 1]);
+  }
+  return null;
+}
+
 /** A JSON parse error in words: "close brace expected". */
 export function jsonProblem(error: JsonParseError): string {
   return printParseErrorCode(error.error).replace(/(?<=[a-z])(?=[A-Z])/g, ' ').toLowerCase();
@@ -120,6 +134,8 @@ function parseJson(text: string): SourceDocument {
     throw new FileSyntaxError(fileIssue(positionAt(text, first.offset), `not valid JSON: ${jsonProblem(first)}`));
   }
   if (root === undefined) return { value: undefined, locate: () => ({ line: 1, column: 1 }) };
+  const deep = tooDeep(root);
+  if (deep) throw new FileSyntaxError(fileIssue(positionAt(text, deep.offset), `nested deeper than ${MAX_JSON_DEPTH} levels, more than any config file needs`));
   const repeated = duplicateKey(root);
   if (repeated) throw new FileSyntaxError(fileIssue(positionAt(text, repeated.offset), `not valid JSON: the key "${String(repeated.value)}" is written twice in one object`));
   return {

@@ -110,7 +110,8 @@ export class ConfigFileSync {
       if (this.timer) clearTimeout(this.timer);
       this.timer = setTimeout(() => {
         this.timer = null;
-        this.queue = this.queue.then(() => this.reload());
+        // A failure that is no refusal (the disk, the database) is logged, and the next change is still read.
+        this.queue = this.queue.then(() => this.reload()).catch((error: unknown) => this.deps.log.error('config file change not applied', { path: this.loaded.path, error: String(error) }));
       }, this.deps.debounceMs ?? DEFAULT_DEBOUNCE_MS);
     });
     this.watcher.on('error', (error) => this.deps.log.error('config file watch failed: changes to the file are no longer applied', { path: this.loaded.path, error: error.message }));
