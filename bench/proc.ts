@@ -97,22 +97,35 @@ function threadCpuNs(pid: number, tid: number | string): number {
   return Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')[0]);
 }
 
-/** CPU time of a process's live threads so far, in ns (schedstat; a thread that ended meanwhile is not counted). */
-export function liveThreadsCpuNs(pid: number): number {
-  let total = 0;
+/** CPU time of each of a process's live threads so far, ns, by thread id (schedstat). */
+export function threadsCpuNs(pid: number): ReadonlyMap<string, number> {
+  const threads = new Map<string, number>();
   for (const tid of readdirSync(`/proc/${pid}/task`)) {
     try {
-      total += threadCpuNs(pid, tid);
+      threads.set(tid, threadCpuNs(pid, tid));
     } catch {
       // The thread ended between the listing and the read.
     }
   }
+  return threads;
+}
+
+/**
+ * CPU a process's threads spent between two readings, ns: each thread's own
+ * difference, a thread started since counted whole. A thread that ended in
+ * between counts nothing (its last figure is gone), so the sum never falls
+ * below any one live thread's, as a difference of two totals could.
+ */
+export function threadsCpuSince(before: ReadonlyMap<string, number>, after: ReadonlyMap<string, number>): number {
+  let total = 0;
+  for (const [tid, ns] of after) total += ns - (before.get(tid) ?? 0);
   return total;
 }
 
-/** A daemon's CPU so far, ns: its main thread, and all its live threads. */
-export function daemonCpuNs(pid: number): { main: number; all: number } {
-  return { main: mainThreadCpuNs(pid), all: liveThreadsCpuNs(pid) };
+/** A daemon's CPU so far: its main thread's, ns, and each live thread's, in one reading. */
+export function daemonCpuNs(pid: number): { main: number; threads: ReadonlyMap<string, number> } {
+  const threads = threadsCpuNs(pid);
+  return { main: threads.get(String(pid)) ?? NaN, threads };
 }
 
 /** Runs a measuring script to its end and answers the one JSON line it prints. */

@@ -18,7 +18,7 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { LATEST_PROTOCOL_VERSION } from '../../src/protocol/mcp-versions.js';
 import { closeAll, connect, connectModern, echo, listAll, modernEcho, modernListAll } from '../clients.js';
 import { interleave, type Interleaved, type LoopOptions, type Path } from '../measure.js';
-import { daemonCpuNs } from '../proc.js';
+import { daemonCpuNs, threadsCpuSince } from '../proc.js';
 import { fig, type Row } from '../report.js';
 import { Coffer } from '../targets/coffer.js';
 import type { Context } from './context.js';
@@ -56,12 +56,12 @@ async function measure(paths: Record<Era, EraPaths>, op: 'call' | 'list', option
   const loop = await interleave(steps, { ...options, warmup: 0, warmupMs: 0 });
   const after = cpuNow(paths);
   const perRound = (ns: number) => ns / Math.max(1, loop.rounds) / 1000;
-  const cpuUs = Object.fromEntries(ERAS.map((era) => [era, { main: perRound(after[era].main - before[era].main), all: perRound(after[era].all - before[era].all) }])) as Record<Era, Cpu>;
+  const cpuUs = Object.fromEntries(ERAS.map((era) => [era, { main: perRound(after[era].main - before[era].main), all: perRound(threadsCpuSince(before[era].threads, after[era].threads)) }])) as Record<Era, Cpu>;
   return { loop, warmupRounds: warm.warmup[steps[0]!.name]!.length, cpuUs };
 }
 
-const cpuNow = (paths: Record<Era, EraPaths>): Record<Era, Cpu> =>
-  Object.fromEntries(ERAS.map((era) => [era, daemonCpuNs(paths[era].coffer.pid)])) as Record<Era, Cpu>;
+const cpuNow = (paths: Record<Era, EraPaths>): Record<Era, ReturnType<typeof daemonCpuNs>> =>
+  Object.fromEntries(ERAS.map((era) => [era, daemonCpuNs(paths[era].coffer.pid)])) as Record<Era, ReturnType<typeof daemonCpuNs>>;
 
 /** What coffer adds on one era's path: its median and p99 minus the direct path's. */
 const added = (loop: Interleaved, era: Era) => {

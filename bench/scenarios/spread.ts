@@ -14,7 +14,7 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { DEFAULT_FLUSH_MS } from '../../src/daemon/invocation-log.js';
 import { closeAll, connect, echo, listAll } from '../clients.js';
 import { interleave, throughput, type ThroughputResult } from '../measure.js';
-import { daemonCpuNs, liveThreadsCpuNs, runOnce, sleep } from '../proc.js';
+import { daemonCpuNs, runOnce, sleep, threadsCpuNs, threadsCpuSince } from '../proc.js';
 import { fig, single, type Row } from '../report.js';
 import { summarize } from '../stats.js';
 import { Coffer, type UpstreamSpec } from '../targets/coffer.js';
@@ -257,7 +257,7 @@ const INVOCATION_FLUSH_MS = DEFAULT_FLUSH_MS + 100;
  * path. NaN when no call succeeded.
  */
 async function metered(daemon: number | null, host: number, run: () => Promise<ThroughputResult>): Promise<{ result: ThroughputResult; perCall: WindowCpu }> {
-  const read = () => ({ daemon: daemon === null ? { main: 0, all: 0 } : daemonCpuNs(daemon), host: liveThreadsCpuNs(host), self: process.cpuUsage() });
+  const read = () => ({ daemon: daemon === null ? { main: 0, threads: new Map<string, number>() } : daemonCpuNs(daemon), host: threadsCpuNs(host), self: process.cpuUsage() });
   const before = read();
   const started = performance.now();
   const result = await run();
@@ -271,9 +271,9 @@ async function metered(daemon: number | null, host: number, run: () => Promise<T
     result,
     perCall: {
       main: main / 1000 / calls,
-      all: (after.daemon.all - before.daemon.all) / 1000 / calls,
+      all: threadsCpuSince(before.daemon.threads, after.daemon.threads) / 1000 / calls,
       mainBusy: main / 1e6 / wallMs,
-      load: ((after.host - before.host) / 1000 + selfUs) / calls,
+      load: (threadsCpuSince(before.host, after.host) / 1000 + selfUs) / calls,
     },
   };
 }
