@@ -15,6 +15,8 @@ t.test('escapeControls makes C0, DEL and C1 controls visible, keeps lines unless
   t.equal(escapeControls('a\x00b\x7fc\rd'), 'a\\x00b\\x7fc\\x0dd');
   t.equal(escapeControls('line 1\n\tline 2'), 'line 1\n\tline 2');
   t.equal(escapeControls('line 1\n\tline 2', { lines: true }), 'line 1\\x0a\\x09line 2');
+  t.equal(escapeControls('file\u202egnp.exe and \u2066x\u2069 \u200f\u061c'), 'file\\u202egnp.exe and \\u2066x\\u2069 \\u200f\\u061c', 'bidi marks too, as \\uNNNN');
+  t.equal(escapeControls('عربي and עברית'), 'عربي and עברית', 'right-to-left text itself is kept');
   // The global pattern's state never leaks from one call to the next.
   t.equal(escapeControls('\x1bx'), '\\x1bx');
   t.equal(escapeControls('\x1bx'), '\\x1bx');

@@ -6,14 +6,21 @@
 /** How much of one upstream-supplied text an error, a log line or an event keeps, in UTF-16 code units. */
 export const MAX_ERROR_TEXT_CHARS = 2_048;
 
-/** C0 controls, DEL and C1 controls; tab and line feed are kept unless escaping them too. */
-const CONTROLS = /[\x00-\x08\x0b-\x1f\x7f-\x9f]/g;
-const CONTROLS_AND_LINES = /[\x00-\x1f\x7f-\x9f]/g;
+/**
+ * C0 controls, DEL and C1 controls, and the bidirectional formatting marks
+ * (an upstream's name could otherwise show reordered: "Trojan Source"); tab
+ * and line feed are kept unless escaping them too.
+ */
+const CONTROLS = /[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+const CONTROLS_AND_LINES = /[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
 
-const visible = (char: string): string => `\\x${char.charCodeAt(0).toString(16).padStart(2, '0')}`;
+const visible = (char: string): string => {
+  const code = char.charCodeAt(0);
+  return code <= 0xff ? `\\x${code.toString(16).padStart(2, '0')}` : `\\u${code.toString(16).padStart(4, '0')}`;
+};
 
 /**
- * Each control character as `\xNN` text (ESC → `\x1b`), so the text can be
+ * Each control character as `\xNN` text (ESC → `\x1b`; a bidi mark `\uNNNN`), so the text can be
  * printed to a terminal or appended to a log as is. `lines: false` keeps tab
  * and line feed (multi-line messages); `true` escapes them too (one table cell).
  */
