@@ -64,7 +64,8 @@ export function claimant(index: PrefixIndex, kind: ListKind, value: string): str
 export type Resolution = Namespaced | { ambiguous: string[] } | null;
 
 export async function resolveExposed(directory: ResolverDirectory, kind: ListKind, value: string): Promise<Resolution> {
-  const { owners, unprefixed } = directory.prefixes();
+  const index = directory.prefixes();
+  const { owners, unprefixed } = index;
   const split = splitPrefix(kind, value);
   const owner = split ? owners.get(split.server) : undefined;
   if (split && owner !== undefined) {
@@ -79,7 +80,7 @@ export async function resolveExposed(directory: ResolverDirectory, kind: ListKin
   const known = routes?.get(value);
   if (known) return known;
   // A shortened name of a server that lists nothing now (switched off, down) is nobody else's to answer.
-  if (claimant(directory.prefixes(), kind, value) !== undefined) return null;
+  if (claimant(index, kind, value) !== undefined) return null;
   // A server known to have none of this kind (no capability) cannot own the name; that rules out, it never picks.
   const candidates = unprefixed.length > 1 ? unprefixed.filter((server) => directory.serves?.(server, kind) !== false) : unprefixed;
   if (candidates.length === 1) return { server: candidates[0]!, original: originalOf(directory, candidates[0]!, kind, value) };

@@ -69,7 +69,7 @@ export class ModernEndpoint {
   constructor(
     private readonly methods: ModernMethods,
     private readonly features: SessionFeatures,
-    views: Pick<ViewLists, 'list' | 'forget'>,
+    views: Pick<ViewLists, 'list' | 'forget' | 'viewOf'>,
     private readonly options: ModernOptions,
     private readonly log: Logger,
   ) {
@@ -101,7 +101,7 @@ export class ModernEndpoint {
     const id = message.id!;
     const params = message.params ?? {};
     const capabilities = (metaOf(params)?.[CLIENT_CAPABILITIES_META_KEY] as Record<string, unknown> | undefined) ?? {};
-    if (message.method === 'subscriptions/listen') return this.listens.serve(id, params, capabilities, this.methods.viewOf(toolset), reply);
+    if (message.method === 'subscriptions/listen') return this.listens.serve(id, params, capabilities, toolset, reply);
     if (!this.methods.serves(message.method)) {
       return sendError(reply, 404, id, { code: JSONRPC.METHOD_NOT_FOUND, message: `Method not found: ${message.method} is not a method of MCP ${revision} (coffer serves it to 2025-11-25 sessions only, if at all)` });
     }

@@ -10,7 +10,7 @@
 import type { HttpReply } from '../../http/reply.js';
 import type { Logger } from '../../log.js';
 import { JSONRPC } from '../../protocol/errors.js';
-import type { ForwardContext, ToolsetScope } from '../../router/calls.js';
+import type { ForwardContext } from '../../router/calls.js';
 import type { SessionFeatures } from '../../router/session-features.js';
 import type { ViewLists, ViewSession } from '../../toolsets/view-lists.js';
 import { KINDS_CHANGED_BY } from '../../protocol/capabilities.js';
@@ -80,7 +80,7 @@ export class ListenRegistry {
 
   constructor(
     private readonly features: SessionFeatures,
-    private readonly views: Pick<ViewLists, 'list' | 'forget'>,
+    private readonly views: Pick<ViewLists, 'list' | 'forget' | 'viewOf'>,
     private readonly keepAliveMs: number,
     private readonly serverInfo: { name: string; version: string },
     private readonly log: Logger,
@@ -96,8 +96,8 @@ export class ListenRegistry {
     return listen && { notify: (method, params) => listen.write({ jsonrpc: '2.0', method, params }) };
   }
 
-  /** `toolset`: the caller's view; a resource outside it is not subscribed, as a read of it is refused. */
-  async serve(requestId: string | number, params: Record<string, unknown>, capabilities: Record<string, unknown>, toolset: ToolsetScope | null, reply: HttpReply): Promise<void> {
+  /** `toolset`: the caller's (null: the whole surface); a resource outside it is not subscribed, as a read of it is refused. */
+  async serve(requestId: string | number, params: Record<string, unknown>, capabilities: Record<string, unknown>, toolset: string | null, reply: HttpReply): Promise<void> {
     const inBand = (code: number, message: string) =>
       reply.send(200, { 'content-type': 'application/json' }, JSON.stringify({ jsonrpc: '2.0', id: requestId, error: { code, message } }));
     if (this.open.size + this.opening >= MAX_LISTENS) return inBand(JSONRPC.INTERNAL_ERROR, `Subscription limit reached: coffer holds at most ${MAX_LISTENS} open subscriptions/listen streams`);
@@ -105,10 +105,10 @@ export class ListenRegistry {
     if (filter === null) return inBand(JSONRPC.INVALID_PARAMS, "Invalid params: 'notifications' is required and must be a subscription filter (booleans, and resourceSubscriptions as an array of URIs)");
     const id = `${MODERN_CALLER_PREFIX}listen:${++this.next}`;
     const cancel = new Cancel();
-    const ctx: ForwardContext = { sessionId: id, requestId, capabilities, toolset, signal: cancel };
+    const ctx: ForwardContext = { sessionId: id, requestId, capabilities, toolset: this.views.viewOf(toolset), signal: cancel };
     // Each URI is subscribed as a legacy resources/subscribe would be: an unknown, switched-off, out-of-toolset or over-long one is left out of the honoured set.
     const subscribed: string[] = [];
-    const viewer: ViewSession = { toolset: toolset?.name ?? null };
+    const viewer: ViewSession = { toolset };
     this.opening += 1;
     try {
       for (const uri of filter.uris) {

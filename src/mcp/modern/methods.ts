@@ -10,7 +10,7 @@ import { JSONRPC } from '../../protocol/errors.js';
 import { TASK_METHODS, TASKS_EXTENSION } from '../../protocol/extensions.js';
 import { aggregateInstructions } from '../../protocol/instructions.js';
 import { extended } from '../../protocol/extended.js';
-import type { Calls, ForwardContext, ToolsetScope } from '../../router/calls.js';
+import type { Calls, ForwardContext } from '../../router/calls.js';
 import type { SearchMode } from '../../search/search-mode.js';
 import type { ViewLists } from '../../toolsets/view-lists.js';
 import type { Router } from '../../router/router.js';
@@ -73,11 +73,6 @@ export class ModernMethods {
   /** Whether coffer answers this method from what it holds (a list, its discovery): no upstream is asked, so no caller id or signal is needed. */
   answersItself(method: string): boolean {
     return method === 'server/discover' || KIND_BY_LIST_METHOD.has(method);
-  }
-
-  /** What a caller of `toolset` may see (null: the whole surface). */
-  viewOf(toolset: string | null): ToolsetScope | null {
-    return this.parts.views.viewOf(toolset);
   }
 
   /** A method coffer answers itself, for the caller of `toolset`. */
