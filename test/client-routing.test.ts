@@ -57,13 +57,13 @@ t.test('the relay hands a request to the router and the answer back; refuses wha
 t.test('subscriptions: first subscriber subscribes upstream, last one unsubscribes; each keeps its URI', async (t) => {
   const subs = new Subscriptions();
   const source = { server: 'fs', original: 'file:///a' };
-  t.equal(subs.add(source, 'alice', 'coffer://fs/file:///a'), true);
-  t.equal(subs.add(source, 'bob', 'coffer://fs/file:///a'), false);
-  t.same(subs.subscribers('fs', 'file:///a').map(([session]) => session), ['alice', 'bob']);
+  t.equal(subs.add(source, { session: 'alice', uri: 'coffer://fs/file:///a', toolset: null }), true);
+  t.equal(subs.add(source, { session: 'bob', uri: 'coffer://fs/file:///a', toolset: 'ro' }), false);
+  t.same(subs.subscribers('fs', 'file:///a').map(({ session, toolset }) => [session, toolset]), [['alice', null], ['bob', 'ro']], 'each with the toolset it subscribed through');
   t.equal(subs.remove(source, 'alice'), false);
   t.equal(subs.remove(source, 'alice'), false, 'twice is harmless');
   t.same(subs.dropSession('bob'), [source], 'the last subscriber gone: unsubscribe upstream');
-  subs.add(source, 'carol', 'x');
+  subs.add(source, { session: 'carol', uri: 'x', toolset: null });
   subs.dropServer('fs');
   t.same(subs.subscribers('fs', 'file:///a'), []);
 });

@@ -144,6 +144,42 @@ t.test('subscriptions, completion, logging and progress pass through with namesp
   t.same(progress, [0, 50, 100], 'progress of the call reaches its client');
 });
 
+t.test('a subscription outlives the switch or toolset that allowed it: updates stop while they refuse the resource', async (t) => {
+  const gateway = await startGateway();
+  t.teardown(() => gateway.close());
+  await gateway.addServer({ name: 'conf', transport: stdioTransport });
+  t.equal((await gateway.api('POST', '/toolsets', { name: 'watch', servers: [{ server: 'conf', include: ['resource:test://watched-resource'] }] })).status, 201);
+  const watched = 'coffer://conf/test://watched-resource';
+  const whole = await gateway.client('whole');
+  const narrow = await gateway.client('narrow', {}, undefined, '/mcp/watch');
+  const updates = { whole: 0, narrow: 0 };
+  whole.setNotificationHandler(ResourceUpdatedNotificationSchema, () => void updates.whole++);
+  narrow.setNotificationHandler(ResourceUpdatedNotificationSchema, () => void updates.narrow++);
+  await whole.subscribeResource({ uri: watched });
+  await narrow.subscribeResource({ uri: watched });
+  await waitFor('updates to both', () => updates.whole >= 1 && updates.narrow >= 1, 10_000);
+  /** The updates each client gets over a quiet second, once those already on their way have arrived. */
+  const over = async () => {
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const before = { ...updates };
+    await new Promise((resolve) => setTimeout(resolve, 1_200));
+    return { whole: updates.whole - before.whole, narrow: updates.narrow - before.narrow };
+  };
+
+  t.equal((await gateway.api('PATCH', '/toolsets/watch', { servers: [{ server: 'conf', include: ['tool:*'] }] })).status, 200);
+  const outOfSet = await over();
+  t.equal(outOfSet.narrow, 0, 'the toolset no longer holds it: no update reaches its client');
+  t.ok(outOfSet.whole > 0, `the whole surface still hears it (${outOfSet.whole})`);
+
+  t.equal((await gateway.api('POST', '/servers/conf/capabilities/resource/disable', { key: 'test://watched-resource' })).status, 200);
+  t.same(await over(), { whole: 0, narrow: 0 }, 'switched off: no update reaches anyone');
+
+  t.equal((await gateway.api('POST', '/servers/conf/capabilities/resource/enable', { key: 'test://watched-resource' })).status, 200);
+  t.equal((await gateway.api('PATCH', '/toolsets/watch', { servers: [{ server: 'conf', include: ['resource:test://watched-resource'] }] })).status, 200);
+  const back = await over();
+  t.ok(back.whole > 0 && back.narrow > 0, `allowed again, the subscriptions still stand (${back.whole}, ${back.narrow})`);
+});
+
 t.test('namespace "" passes names through; collisions fall back to the prefixed form; prefixes stay unique', async (t) => {
   const gateway = await startGateway();
   t.teardown(() => gateway.close());

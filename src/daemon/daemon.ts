@@ -155,6 +155,7 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
     cacheTtlMs: tuning.cacheTtlMs,
     nameBudget: options.nameBudget,
     onInvocation: (record) => (operations.invocation(record), announcer.invocation(record)),
+    toolsetOf: (name) => toolsetParts.toolsets.viewOf(name),
     onError: (message, context) => log.warn(message, context),
   });
   announcer.follow(routing.router);

@@ -241,19 +241,24 @@ export class Calls {
 
   /** R10: a disabled capability is refused as such (calls, subscriptions, completion); so is one outside the session's toolset. */
   assertEnabled(kind: CallKind | 'resourceTemplates', server: string, key: string, toolset?: ToolsetScope | null): void {
+    const refused = this.refusal(kind, server, key, toolset);
+    if (refused) throw refused;
+  }
+
+  /** Why the capability is refused now, or null when it is not. */
+  refusal(kind: CallKind | 'resourceTemplates', server: string, key: string, toolset?: ToolsetScope | null): RpcError | null {
     // Named kinds have one switch per name; resources (and templates) are governed by URI rules.
     if (IDENTITY_FIELD[kind] === 'name') {
-      if (toolset && !toolset.includes(server, CAPABILITY_TYPE_OF[kind], key)) throw notInToolset(kind, toolset.name, server, key);
-      if (!this.gate.isEnabled(server, kind, key)) throw disabledByName(kind, server, key);
-      return;
+      if (toolset && !toolset.includes(server, CAPABILITY_TYPE_OF[kind], key)) return notInToolset(kind, toolset.name, server, key);
+      return this.gate.isEnabled(server, kind, key) ? null : disabledByName(kind, server, key);
     }
     // A toolset holds a URI as the switches do: by the key that governs it (a template holds what it generates), else by the URI itself.
     if (toolset) {
       const inSet = (uri: string) => toolset.includes(server, 'resource', uri);
-      if (!(this.gate.resourceRule(server, key, inSet)?.enabled ?? inSet(key))) throw notInToolset(kind, toolset.name, server, key);
+      if (!(this.gate.resourceRule(server, key, inSet)?.enabled ?? inSet(key))) return notInToolset(kind, toolset.name, server, key);
     }
     const decision = this.gate.resourceDecision(server, key);
-    if (!decision.enabled) throw disabledResource(server, key, decision);
+    return decision.enabled ? null : disabledResource(server, key, decision);
   }
 }
 

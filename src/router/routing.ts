@@ -5,7 +5,7 @@
 // session can list again before it is gone.
 import type { InvocationRecord } from '../protocol/events.js';
 import type { UpstreamPool } from '../upstreams/pool.js';
-import { Calls } from './calls.js';
+import { Calls, type ToolsetScope } from './calls.js';
 import { ClientMessages } from './client-messages.js';
 import type { CapabilityGate } from './gate.js';
 import type { ServerDirectory } from './namespaces.js';
@@ -27,6 +27,8 @@ export interface RoutingOptions {
   /** The longest exposed tool or prompt name; default 64. */
   nameBudget?: number;
   onInvocation(record: InvocationRecord): void;
+  /** A toolset as it is now (null: the whole surface; an unknown name: an empty one); asked only once requests flow, so it may lead to toolsets set up after routing. */
+  toolsetOf(name: string | null): ToolsetScope | null;
   /** Failures nobody waits for (a logging/setLevel not applied, an unsubscribe after a session ended). */
   onError(message: string, context: Record<string, unknown>): void;
 }
@@ -34,7 +36,7 @@ export interface RoutingOptions {
 export function createRouting(pool: UpstreamPool, gate: CapabilityGate, servers: ServerDirectory, options: RoutingOptions): Routing {
   const router = new Router(pool, gate, servers, options.cacheTtlMs, options.nameBudget);
   const calls: Calls = new Calls(pool, gate, servers, router.namespaces, router.directory, options.onInvocation, (route) => clientMessages.askOf(route));
-  const features = new SessionFeatures(calls, pool, options.onError);
+  const features = new SessionFeatures(calls, pool, options.toolsetOf, options.onError);
   const clientMessages = new ClientMessages(pool, (id) => calls.routeOf(id), features);
 
   pool.on('list_changed', (server, kind) => router.changed(server, kind));

@@ -5,7 +5,7 @@
 import { JSONRPC } from '../protocol/errors.js';
 import { RpcError } from '../mcp/rpc-error.js';
 import type { Upstream, UpstreamDirectory } from '../upstreams/upstream.js';
-import type { Calls, ForwardContext } from './calls.js';
+import type { Calls, ForwardContext, ToolsetScope } from './calls.js';
 import type { SessionInterest } from './client-messages.js';
 import { isLogLevel, LogLevels, type LogLevel } from './log-levels.js';
 import { Subscriptions } from './subscriptions.js';
@@ -21,13 +21,15 @@ export class SessionFeatures implements SessionInterest {
   constructor(
     private readonly calls: Calls,
     private readonly upstreams: UpstreamDirectory,
+    /** A toolset as it is now (null: the whole surface; an unknown name: an empty one). */
+    private readonly toolsetOf: (name: string | null) => ToolsetScope | null,
     private readonly onError: (message: string, context: Record<string, unknown>) => void,
   ) {}
 
   async subscribe(params: Record<string, unknown>, ctx: ForwardContext): Promise<Record<string, unknown>> {
     const { upstream, target } = await this.calls.resolve('resources', params.uri);
     this.calls.assertEnabled('resources', upstream.name, target.original, ctx.toolset);
-    const first = this.subscriptions.add(target, ctx.sessionId, params.uri as string);
+    const first = this.subscriptions.add(target, { session: ctx.sessionId, uri: params.uri as string, toolset: ctx.toolset?.name ?? null });
     if (first || perSession(upstream)) {
       try {
         await this.calls.send(upstream, 'resources/subscribe', { ...params, uri: target.original }, ctx);
@@ -90,8 +92,12 @@ export class SessionFeatures implements SessionInterest {
     }
   }
 
+  /** A subscription outlives the switch or toolset that allowed it, so each update is weighed against them as they are now. */
   subscribers(server: string, original: string): Array<[string, string]> {
-    return this.subscriptions.subscribers(server, original);
+    return this.subscriptions
+      .subscribers(server, original)
+      .filter(({ toolset }) => this.calls.refusal('resources', server, original, this.toolsetOf(toolset)) === null)
+      .map(({ session, uri }) => [session, uri]);
   }
 
   /** The level the session set with logging/setLevel, if it did: what its requests ask of a modern upstream. */

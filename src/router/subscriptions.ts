@@ -1,21 +1,30 @@
 // Which client sessions subscribed to which upstream resource (pure). Each
 // subscriber keeps the URI it subscribed with, so an update reaches it in the
-// form it knows. In shared mode the upstream sees one subscription per
+// form it knows, and the toolset it subscribed through, so an update is
+// weighed against that toolset as it is when the update comes. In shared mode the upstream sees one subscription per
 // resource: the first subscriber subscribes, the last one leaving unsubscribes.
 import type { Namespaced } from './namespace.js';
 
 const keyOf = (server: string, original: string): string => `${server}\u0000${original}`;
 
+export interface Subscriber {
+  session: string;
+  /** The URI as the session subscribed with it. */
+  uri: string;
+  /** The toolset it subscribed through; null: the whole surface. */
+  toolset: string | null;
+}
+
 export class Subscriptions {
-  private bySource = new Map<string, { source: Namespaced; subscribers: Map<string, string> }>();
+  private bySource = new Map<string, { source: Namespaced; subscribers: Map<string, Subscriber> }>();
 
   /** True when this is the resource's first subscriber. */
-  add(source: Namespaced, session: string, exposedUri: string): boolean {
+  add(source: Namespaced, subscriber: Subscriber): boolean {
     const key = keyOf(source.server, source.original);
     let entry = this.bySource.get(key);
     const first = entry === undefined;
     if (!entry) this.bySource.set(key, (entry = { source, subscribers: new Map() }));
-    entry.subscribers.set(session, exposedUri);
+    entry.subscribers.set(subscriber.session, subscriber);
     return first;
   }
 
@@ -38,9 +47,9 @@ export class Subscriptions {
     return orphaned;
   }
 
-  /** [session, the URI it subscribed with] for one upstream resource. */
-  subscribers(server: string, original: string): Array<[string, string]> {
-    return [...(this.bySource.get(keyOf(server, original))?.subscribers ?? [])];
+  /** The subscribers of one upstream resource. */
+  subscribers(server: string, original: string): Subscriber[] {
+    return [...(this.bySource.get(keyOf(server, original))?.subscribers.values() ?? [])];
   }
 
   /** Forgets a removed server's subscriptions. */
