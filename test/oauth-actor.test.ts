@@ -4,7 +4,7 @@ import { createHash } from 'node:crypto';
 import t, { type Test } from 'tap';
 import type { OAuthOutcome } from '../src/protocol/oauth.js';
 import { UpstreamAuth } from '../workers/actor/oauth/upstream-auth.js';
-import type { OAuthClientConfig } from '../workers/actor/oauth/provider.js';
+import { insecureEndpoints, secureEndpoint, type OAuthClientConfig } from '../workers/actor/oauth/provider.js';
 import { actorSide, carries, miniAuthServer, miniResource, type MiniAuthServer } from './fixtures/oauth-mini.js';
 
 const REDIRECT = 'http://127.0.0.1:7999/oauth/callback';
@@ -111,4 +111,13 @@ t.test('two sign-ins begun at once: each link carries its own state and PKCE cha
   t.same(await complete(auth, back(b), 'code-B'), { ok: true, authorized: true }, 'the later link completes');
   t.same(await complete(auth, back(a), 'code-A'), { ok: true, authorized: true }, 'and the earlier one too: neither spent the other');
   t.match(await complete(auth, back(a), 'code-A'), { ok: false, error: { code: 'UPSTREAM_AUTH_REQUIRED', message: /unknown, spent or expired: run 'coffer mcp auth remote' again/ } }, 'each works once');
+});
+
+t.test('an endpoint is secure when it is https, or plain http to this machine only', async (t) => {
+  for (const url of ['https://as.example/token', 'http://127.0.0.1:9000/token', 'http://127.3.4.5/t', 'http://localhost:1/t', 'http://[::1]:8/t']) t.ok(secureEndpoint(url), url);
+  for (const url of ['http://as.example/token', 'http://127.0.0.1.nip.io/t', 'http://10.0.0.1/t', 'http://[::ffff:127.0.0.1]/t', 'ftp://127.0.0.1/t', 'javascript:alert(1)', 'not a url']) t.notOk(secureEndpoint(url), url);
+  t.same(
+    insecureEndpoints({ authorizationServerUrl: 'http://127.0.0.1:1/', authorizationServerMetadata: { issuer: 'http://127.0.0.1:1/', authorization_endpoint: 'https://a.example/authorize', token_endpoint: 'http://a.example/token', response_types_supported: ['code'] } }),
+    ['http://a.example/token'],
+  );
 });

@@ -186,6 +186,13 @@ t.test('OAuth sign-in to a remote upstream', async (t) => {
     t.equal(started.status, 503);
     t.equal(started.body.error.code, 'UPSTREAM_AUTH_REQUIRED');
     t.match(started.body.error.message, 'RFC 8414');
+
+    fixture.plainHttpTokenEndpoint = true;
+    const plain = await api('POST', `/servers/${NAME}/oauth`);
+    fixture.plainHttpTokenEndpoint = false;
+    t.equal(plain.status, 503);
+    t.equal(plain.body.error.code, 'UPSTREAM_AUTH_REQUIRED');
+    t.match(plain.body.error.message, 'must be https (plain http only to this machine): refused http://auth.example.test/token', 'a plain-http endpoint elsewhere is refused before the code or a secret goes to it');
   });
 
   const moved = await fixture.resourceServer();

@@ -19,6 +19,25 @@ export function sameIssuer(a: string, b: string): boolean {
   return norm(a) === norm(b);
 }
 
+/** Whether a URL may carry codes, verifiers, secrets and tokens: https, or plain http to this machine only. */
+export function secureEndpoint(value: string): boolean {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    return false;
+  }
+  if (url.protocol === 'https:') return true;
+  return url.protocol === 'http:' && (url.hostname === 'localhost' || url.hostname === '[::1]' || /^127(\.\d{1,3}){3}$/.test(url.hostname));
+}
+
+/** The authorization server's endpoints that would be sent something of the sign-in, and that are not secure. */
+export function insecureEndpoints(state: OAuthDiscoveryState): string[] {
+  const metadata = (state.authorizationServerMetadata ?? {}) as Record<string, unknown>;
+  const endpoints = [state.authorizationServerUrl, metadata.authorization_endpoint, metadata.token_endpoint, metadata.registration_endpoint];
+  return endpoints.filter((endpoint): endpoint is string => typeof endpoint === 'string' && !secureEndpoint(endpoint));
+}
+
 /** The server config's `oauth` values (see server-config-schema.ts). */
 export interface OAuthClientConfig {
   client_id?: string;
@@ -187,9 +206,13 @@ export class RecordProvider implements OAuthClientProvider {
 
   /**
    * RFC 8414 §3.3: the metadata must name the authorization server it was
-   * fetched for; one that names another is refused before anything is sent to it.
+   * fetched for, and its endpoints must be secure; otherwise it is refused
+   * before anything is sent to them.
    */
   saveDiscoveryState(state: OAuthDiscoveryState): void {
+    // OAuth 2.1 §1.5 and MCP's authorization spec: authorization server endpoints are served over TLS.
+    const insecure = insecureEndpoints(state);
+    if (insecure.length > 0) throw new Error(`the authorization server's endpoints must be https (plain http only to this machine): refused ${insecure.join(', ')}`);
     const issuer = state.authorizationServerMetadata?.issuer;
     if (issuer !== undefined && !sameIssuer(issuer, state.authorizationServerUrl)) {
       throw new Error(`the authorization server's metadata names issuer ${issuer}, not ${state.authorizationServerUrl}: refused (RFC 8414)`);
@@ -198,7 +221,9 @@ export class RecordProvider implements OAuthClientProvider {
     this.persist();
   }
 
+  /** A held discovery with an insecure endpoint (saved before they were refused) is discovered again, and refused then. */
   discoveryState(): OAuthDiscoveryState | undefined {
-    return this.record.discovery as OAuthDiscoveryState | undefined;
+    const state = this.record.discovery as OAuthDiscoveryState | undefined;
+    return state && insecureEndpoints(state).length === 0 ? state : undefined;
   }
 }
