@@ -113,6 +113,26 @@ t.test('two sign-ins begun at once: each link carries its own state and PKCE cha
   t.match(await complete(auth, back(a), 'code-A'), { ok: false, error: { code: 'UPSTREAM_AUTH_REQUIRED', message: /unknown, spent or expired: run 'coffer mcp auth remote' again/ } }, 'each works once');
 });
 
+t.test('a refresh while a sign-in is begun waits for it, and neither spoils the other', async (t) => {
+  const { as1, auth, challenge } = await setup(t, {});
+  const challenges = new Map<string, string>();
+  as1.token = (body) => {
+    if (body.get('grant_type') === 'refresh_token') return { status: 200, body: { access_token: `refreshed-from-${body.get('refresh_token')}`, token_type: 'Bearer', expires_in: 3600, refresh_token: 'rt-next' } };
+    const ok = challenges.get(body.get('code') ?? '') === createHash('sha256').update(body.get('code_verifier') ?? '').digest('base64url');
+    return ok ? { status: 200, body: { access_token: `at-${body.get('code')}`, token_type: 'Bearer', expires_in: 3600, refresh_token: 'rt-1' } } : { status: 400, body: { error: 'invalid_grant', error_description: 'PKCE verification failed' } };
+  };
+  const first = await begin(t, auth);
+  challenges.set('code-1', first.link.searchParams.get('code_challenge') ?? '');
+  t.same(await complete(auth, first.state, 'code-1'), { ok: true, authorized: true });
+
+  // The person signs in again (a wider scope, say) just as a request is refused and the token is renewed.
+  const [again, refused] = await Promise.all([begin(t, auth), auth.refused(401, challenge, 'Bearer at-code-1', false)]);
+  t.equal(refused, 'retry', 'the refresh used the refresh token, not a sign-in of its own');
+  t.same(await auth.headers(), { authorization: 'Bearer refreshed-from-rt-1' });
+  challenges.set('code-2', again.link.searchParams.get('code_challenge') ?? '');
+  t.same(await complete(auth, again.state, 'code-2'), { ok: true, authorized: true }, 'the link begun meanwhile completes: its verifier is its own');
+});
+
 t.test('an endpoint is secure when it is https, or plain http to this machine only', async (t) => {
   for (const url of ['https://as.example/token', 'http://127.0.0.1:9000/token', 'http://127.3.4.5/t', 'http://localhost:1/t', 'http://[::1]:8/t']) t.ok(secureEndpoint(url), url);
   for (const url of ['http://as.example/token', 'http://127.0.0.1.nip.io/t', 'http://10.0.0.1/t', 'http://[::ffff:127.0.0.1]/t', 'ftp://127.0.0.1/t', 'javascript:alert(1)', 'not a url']) t.notOk(secureEndpoint(url), url);

@@ -51,6 +51,11 @@ export class UpstreamAuth implements HttpAuth {
   private scope: string | undefined;
   private resourceMetadataUrl: URL | undefined;
   private refreshing: Promise<boolean> | null = null;
+  /**
+   * The SDK's auth() of a sign-in step while it runs. It and a refresh's auth() share the
+   * provider (a sign-in hides the tokens, holds its verifier), so one waits for the other.
+   */
+  private signingIn: Promise<unknown> | null = null;
   private refreshTimer: NodeJS.Timeout | undefined;
   private readonly attempts = new Map<string, Attempt>();
   /** The last sign-in step asked for: the next one starts after it (see act). */
@@ -159,14 +164,15 @@ export class UpstreamAuth implements HttpAuth {
     provider.invalidateCredentials('discovery');
     // node:crypto is loaded here: an actor that never signs in does without it.
     const state = (await import('node:crypto')).randomBytes(24).toString('base64url');
-    Object.assign(provider, { redirect, nextState: state, hideTokens: true, authorizationUrl: undefined, verifier: undefined });
-    let result: 'AUTHORIZED' | 'REDIRECT';
-    try {
-      const { auth } = await authSdk(this.log);
-      result = await auth(provider, { serverUrl: this.url, scope: this.scope, resourceMetadataUrl: this.resourceMetadataUrl });
-    } finally {
-      provider.hideTokens = false;
-    }
+    const result = await this.withProvider(async () => {
+      Object.assign(provider, { redirect, nextState: state, hideTokens: true, authorizationUrl: undefined, verifier: undefined });
+      try {
+        const { auth } = await authSdk(this.log);
+        return await auth(provider, { serverUrl: this.url, scope: this.scope, resourceMetadataUrl: this.resourceMetadataUrl });
+      } finally {
+        provider.hideTokens = false;
+      }
+    });
     if (result === 'AUTHORIZED') return this.authorized();
     if (!provider.authorizationUrl || !provider.verifier) throw new Error('the SDK asked for a redirect without a link');
     const metadata = (provider.record.discovery?.authorizationServerMetadata ?? {}) as { issuer?: string; authorization_response_iss_parameter_supported?: boolean };
@@ -186,14 +192,28 @@ export class UpstreamAuth implements HttpAuth {
     if (iss !== null ? iss !== attempt.issuer : attempt.issRequired) {
       throw new Error(`the authorization answer came from issuer ${iss ?? '(none)'}, expected ${attempt.issuer ?? '(unknown)'}: refused (RFC 9207)`);
     }
-    Object.assign(this.provider, { redirect: attempt.redirect, verifier: attempt.verifier });
-    try {
-      const { auth } = await authSdk(this.log);
-      await auth(this.provider, { serverUrl: this.url, authorizationCode: code, scope: this.scope, resourceMetadataUrl: this.resourceMetadataUrl });
-    } finally {
-      this.provider.verifier = undefined;
-    }
+    await this.withProvider(async () => {
+      Object.assign(this.provider, { redirect: attempt.redirect, verifier: attempt.verifier });
+      try {
+        const { auth } = await authSdk(this.log);
+        await auth(this.provider, { serverUrl: this.url, authorizationCode: code, scope: this.scope, resourceMetadataUrl: this.resourceMetadataUrl });
+      } finally {
+        this.provider.verifier = undefined;
+      }
+    });
     return this.authorized();
+  }
+
+  /** Runs a sign-in step's use of the provider once no refresh is using it; refreshes begun meanwhile wait for it. */
+  private async withProvider<T>(use: () => Promise<T>): Promise<T> {
+    while (this.refreshing) await this.refreshing;
+    const running = use();
+    this.signingIn = running;
+    try {
+      return await running;
+    } finally {
+      this.signingIn = null;
+    }
   }
 
   private authorized(): OAuthOutcome {
@@ -247,6 +267,7 @@ export class UpstreamAuth implements HttpAuth {
   }
 
   private async runRefresh(): Promise<boolean> {
+    while (this.signingIn) await this.signingIn.catch(() => undefined);
     if (!this.renewable()) return false;
     const before = this.provider.record.tokens?.access_token;
     // auth() reads a missing redirect URL as a machine grant: keep the registered one (a sign-in it may
