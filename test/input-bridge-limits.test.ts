@@ -6,7 +6,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import t from 'tap';
 import type { CancelSignal } from '../src/protocol/cancel.js';
-import { InputBridge, type BridgedRequest } from '../src/mcp/modern/input-bridge.js';
+import { InputBridge, PARK_TTL_MS, type BridgedRequest } from '../src/mcp/modern/input-bridge.js';
 
 let next = 0;
 const hooks = { callerId: () => `modern:${++next}`, route: () => {}, ended: () => {}, stamp: (result: Record<string, unknown>) => result };
@@ -78,4 +78,21 @@ t.test("past its bound of a modern upstream's waiting states the oldest is forgo
   t.equal(await retry(states[1]), 'done');
   t.equal(await retry(states[2]), 'done');
   t.equal(await retry(states[2]), 'REQUEST_STATE_INVALID', 'and each once');
+});
+
+t.test("a modern upstream's states are forgotten once expired, whatever the bound: they hold no memory past their life", async (t) => {
+  const realNow = Date.now;
+  let shift = 0;
+  Date.now = () => realNow() + shift;
+  t.teardown(() => void (Date.now = realNow));
+  const bridge = new InputBridge(hooks, undefined, { parks: 8, wrapStates: 8 });
+  const remembered = () => (bridge as unknown as { wrapStates: Map<string, number> }).wrapStates.size;
+  const states: unknown[] = [];
+  for (let i = 0; i < 3; i++) states.push((await serve(bridge, asksOnce)).requestState);
+  t.equal(remembered(), 3);
+  shift = PARK_TTL_MS + 1;
+  const fresh = (await serve(bridge, asksOnce)).requestState;
+  t.equal(remembered(), 1, 'the three expired ones went when the next was remembered');
+  t.equal(await outcome(serve(bridge, asksOnce, { inputResponses: { q: { action: 'accept', content: {} } }, requestState: states[0] })), 'REQUEST_STATE_EXPIRED', 'an expired one is refused as such');
+  t.equal(await outcome(serve(bridge, asksOnce, { inputResponses: { q: { action: 'accept', content: {} } }, requestState: fresh })), 'done');
 });
