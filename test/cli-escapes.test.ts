@@ -2,19 +2,17 @@
 // tool named with escapes: every human-readable output shows control
 // characters as `\xNN` text (no title set, no screen cleared, no clipboard
 // written), and --json gives the exact strings.
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import t, { type Test } from 'tap';
 import { EXIT } from '../src/cli/exit-codes.js';
 import { joinCommandLine } from '../src/cli/split.js';
 import { escapeControls } from '../src/protocol/untrusted-text.js';
+import { HOSTILE_UPSTREAM } from './fixtures/fixture-servers.js';
 import { HOSTILE } from './fixtures/hostile-names.js';
 import { startCliDaemon, type CliResult } from './helpers/cli.js';
 import { homeMcpTransport } from './helpers/mcp-post.js';
 import { waitFor } from './helpers/wait.js';
 
-const HOSTILE_UPSTREAM = join(dirname(fileURLToPath(import.meta.url)), 'fixtures', 'hostile-upstream.js');
 const RAW_CONTROL = /[\x00-\x08\x0b-\x1f\x7f-\x9f]/;
 
 /** As the CLI shows it: each control as \xNN. */

@@ -2,11 +2,14 @@
 // against a real daemon, real fixture upstreams and a real MCP SDK client:
 // the login link, switches that reach /mcp, failed vs empty (R8), offline
 // known keys (R6), health that changes live, and the API's own validation
-// messages in the add-server form. COFFER_UI_SCREENSHOTS=docs also saves the
-// screenshots of docs/screenshots/.
+// messages in the add-server form, an upstream's escapes and bidi marks shown
+// as text. COFFER_UI_SCREENSHOTS=docs also saves the screenshots of
+// docs/screenshots/.
 import t from 'tap';
 import type { Page } from 'playwright-core';
-import { FIXTURE, startNetworkFixture, stdioFixture, networkConfig, type RunningFixture } from './fixtures/fixture-servers.js';
+import { escapeControls } from '../src/protocol/untrusted-text.js';
+import { FIXTURE, HOSTILE_UPSTREAM, serverConfig, startNetworkFixture, stdioFixture, networkConfig, type RunningFixture } from './fixtures/fixture-servers.js';
+import { HOSTILE } from './fixtures/hostile-names.js';
 import { loggedInPage, loginCode, openBrowser, screenshot } from './helpers/browser.js';
 import { startGateway, waitFor, type Gateway } from './helpers/gateway.js';
 
@@ -324,5 +327,39 @@ t.test('adding a server with an invalid config shows the API\'s message; a valid
   await page.locator('[data-page="servers"]').waitFor();
   await page.locator('[data-server="added"]').waitFor({ state: 'detached' });
   t.equal((await gateway.api('GET', '/servers/added')).status, 404, 'removed');
+  await page.close();
+});
+
+t.test("an upstream's control characters and bidi marks show as \\xNN / \\uNNNN text: nothing reads reordered", async (t) => {
+  const gateway = await startGateway();
+  t.teardown(() => gateway.close());
+  await gateway.addServer(serverConfig('hostile', { type: 'stdio', command: process.execPath, args: [HOSTILE_UPSTREAM], env: {}, cwd: null }));
+  const page = await loggedInPage(context, gateway);
+  await openServer(page, 'hostile', 'tools');
+  t.same((await page.locator('.capability-row .key').allTextContents()).sort(), [HOSTILE.tool, HOSTILE.bidiTool].map((key) => escapeControls(key)).sort(), 'the names');
+  t.ok((await page.locator('.capability-row .description').allTextContents()).includes(escapeControls(HOSTILE.bidiDescription)), 'the description');
+
+  const client = await gateway.client();
+  await client.callTool({ name: `hostile__${HOSTILE.bidiTool}`, arguments: {} });
+  await page.locator('.activity[data-type="invocation"]').waitFor(SLOW);
+  await page.getByRole('button', { name: 'Test connection' }).click();
+  await page.locator('[data-result="test"][data-ok="true"]').waitFor(SLOW);
+  t.match(await page.locator('[data-result="test"]').textContent(), escapeControls(HOSTILE.serverName), "the upstream's own name");
+
+  // Every text on the page, the schemas and word editors opened, and the attributes a person reads.
+  const RAW = /[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/;
+  const shownText = (): Promise<string> =>
+    page.evaluate(`(() => {
+      for (const details of document.querySelectorAll('details')) details.open = true;
+      const attributes = [...document.querySelectorAll('[placeholder], [title]')].map((element) => (element.getAttribute('placeholder') ?? '') + ' ' + (element.getAttribute('title') ?? ''));
+      return [document.body.innerText, ...attributes].join('\\n');
+    })()`);
+  const onServerPage = await shownText();
+  t.notMatch(onServerPage, RAW, 'no raw control or bidi mark on the server page and its activity');
+  t.match(await page.locator('.activity[data-type="invocation"] .text').textContent(), escapeControls(HOSTILE.bidiTool), 'the call, in the activity');
+
+  await page.evaluate(`location.hash = '#/invocations'`);
+  await page.locator('[data-page="invocations"] tbody tr').first().waitFor(SLOW);
+  t.notMatch(await shownText(), RAW, 'none on the invocations page');
   await page.close();
 });

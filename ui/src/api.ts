@@ -1,9 +1,12 @@
 // The REST API (/api/v1) from the page, with the session's token. Errors keep
-// the daemon's envelope so views show its messages verbatim.
+// the daemon's envelope so views show its messages word for word (their
+// controls and bidi marks as text).
 import { RestClient, restBody, restInit } from '../../src/api/rest-client.js';
 import { parseErrorEnvelope } from '../../src/protocol/errors.js';
+import { escapeControls } from '../../src/protocol/untrusted-text.js';
 import type { FieldError } from './types.js';
 
+/** The daemon's error; its message can quote an upstream's or a client's text. */
 export class ApiError extends Error {
   constructor(
     readonly status: number,
@@ -11,7 +14,7 @@ export class ApiError extends Error {
     message: string,
     readonly details: unknown,
   ) {
-    super(message);
+    super(escapeControls(message));
   }
 
   /** details.errors of CONFIG_INVALID. */

@@ -1,6 +1,8 @@
 // The activity panel: the admin WebSocket's events as they happen, newest
 // first (discovery, list changes, health, switches, calls), plus whether the
-// live link itself is up.
+// live link itself is up. A line quotes upstreams and clients (names, keys,
+// reasons): its controls and bidi marks show as text.
+import { escapeControls } from '../../../src/protocol/untrusted-text.js';
 import type { ViewContext } from '../context.js';
 import { h, replace } from '../dom.js';
 import { eventLine } from '../event-text.js';
@@ -29,7 +31,7 @@ export function activityPanel(context: ViewContext): HTMLElement {
         h('time', { datetime: line.at }, clock(line.at)),
         h('span', { class: 'label' }, line.label),
         line.server ? h('a', { class: 'server', href: `#/servers/${encodeURIComponent(line.server)}/tools` }, line.server) : null,
-        h('span', { class: 'text' }, line.text),
+        h('span', { class: 'text' }, escapeControls(line.text)),
       ),
     );
     while (lines.childElementCount > MAX_LINES) lines.lastElementChild!.remove();

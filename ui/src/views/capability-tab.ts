@@ -3,7 +3,10 @@
 // it was last seen (R6). Tools and prompts show the user's own name and
 // description beside the upstream's, editable. Each row names the toolsets
 // holding it; rows picked with their box go to a toolset with "Add to
-// toolset…". Thousands of items are paged and searchable.
+// toolset…". Thousands of items are paged and searchable. The upstream's
+// words show their controls and bidi marks as \xNN / \uNNNN text, as the CLI
+// does: a name with U+202E would otherwise read reordered.
+import { escapeControls } from '../../../src/protocol/untrusted-text.js';
 import type { TabItem, TabModel, Tab } from '../capability-model.js';
 import { h, replace, toggle } from '../dom.js';
 import { ago } from '../format.js';
@@ -58,7 +61,7 @@ export class CapabilityTab {
         replace(this.state, h('p', { class: 'muted' }, `Loading ${this.tab}…`));
         break;
       case 'failed':
-        replace(this.state, h('div', { class: 'state-failed' }, h('strong', {}, COULD_NOT_LOAD), h('p', { class: 'error-text' }, model.error ?? '')));
+        replace(this.state, h('div', { class: 'state-failed' }, h('strong', {}, COULD_NOT_LOAD), h('p', { class: 'error-text' }, escapeControls(model.error ?? ''))));
         break;
       case 'empty':
         replace(this.state, h('p', { class: 'state-empty' }, noneDiscovered(this.tab), h('span', { class: 'muted' }, ' — the upstream answered and offers none.')));
@@ -87,7 +90,7 @@ export class CapabilityTab {
     const pick = h('input', { type: 'checkbox', class: 'pick', 'aria-label': `pick ${item.type} ${item.key}`, checked: this.picked.has(item.key) });
     pick.addEventListener('change', () => this.setPicked(item, pick.checked));
     const holding = this.toolsets.holding(item);
-    const schema = item.schema === undefined ? null : h('details', { class: 'schema' }, h('summary', {}, 'schema'), h('pre', { class: 'mono' }, JSON.stringify(item.schema, null, 2)));
+    const schema = item.schema === undefined ? null : h('details', { class: 'schema' }, h('summary', {}, 'schema'), h('pre', { class: 'mono' }, escapeControls(JSON.stringify(item.schema, null, 2))));
     return h(
       'div',
       { class: `row capability-row${item.live ? '' : ' not-live'}`, 'data-key': item.key },
@@ -96,7 +99,7 @@ export class CapabilityTab {
       h(
         'div',
         { class: 'capability-main' },
-        h('span', { class: 'mono key' }, item.key),
+        h('span', { class: 'mono key' }, escapeControls(item.key)),
         ownNameBadge(item),
         item.live ? null : h('span', { class: 'badge badge-off' }, 'not live'),
         item.live ? null : h('span', { class: 'muted last-seen', title: item.last_seen_at ?? '' }, `last seen ${ago(item.last_seen_at)}`),

@@ -1,6 +1,7 @@
 // The invocation log: every call through the gateway (never arguments or
 // results), filtered by server, status and age; new calls that match the
 // filters appear as they happen.
+import { escapeControls } from '../../../src/protocol/untrusted-text.js';
 import type { View, ViewContext } from '../context.js';
 import { h, replace } from '../dom.js';
 import { clock } from '../format.js';
@@ -30,7 +31,7 @@ export function invocationsPage(context: ViewContext): View {
       h('td', {}, h('time', { datetime: entry.at }, clock(entry.at))),
       h('td', {}, entry.server),
       h('td', {}, entry.kind),
-      h('td', { class: 'mono' }, entry.key),
+      h('td', { class: 'mono' }, escapeControls(entry.key)),
       h('td', { class: 'num' }, `${entry.duration_ms} ms`),
       h('td', {}, h('span', { class: `badge badge-${entry.status === 'ok' ? 'ok' : 'bad'}` }, entry.status)),
       h('td', { class: 'mono' }, entry.error_code === null ? '' : String(entry.error_code)),

@@ -2,6 +2,7 @@
 // and the actions that concern the server as a whole — Test connection (R9,
 // a temporary connection of its own) with its result, Edit and Remove. The
 // page supplies Refresh, which reloads its tabs.
+import { escapeControls } from '../../../src/protocol/untrusted-text.js';
 import { serverPath } from '../api.js';
 import type { ViewContext } from '../context.js';
 import { h, replace } from '../dom.js';
@@ -12,13 +13,14 @@ import { openServerForm } from './server-form.js';
 import { serverSwitch } from './servers-page.js';
 import { signInControl, signOutControl } from './sign-in.js';
 
+/** Quotes the upstream (its name, version, error): escaped. */
 function testReportText(report: TestReport): string {
-  if (!report.ok) return `Connection failed: ${report.error?.message ?? 'no reason given'}`;
+  if (!report.ok) return escapeControls(`Connection failed: ${report.error?.message ?? 'no reason given'}`);
   const info = report.server_info ? `${report.server_info.name} ${report.server_info.version}` : 'the upstream';
   const counts = Object.entries(report.capabilities ?? {})
     .filter(([, count]) => count !== null)
     .map(([kind, count]) => `${count} ${kind}`);
-  return `Connection ok in ${report.latency_ms} ms: ${info}, protocol ${report.protocol_version ?? 'unknown'}${counts.length ? `; first page lists ${counts.join(', ')}` : ''}`;
+  return escapeControls(`Connection ok in ${report.latency_ms} ms: ${info}, protocol ${report.protocol_version ?? 'unknown'}${counts.length ? `; first page lists ${counts.join(', ')}` : ''}`);
 }
 
 /** The fields of a server the head shows; other changes (health.since, timeouts, env) leave it as it is. */

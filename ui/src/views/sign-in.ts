@@ -11,6 +11,7 @@ import { serverPath, type Api } from '../api.js';
 import type { ViewContext } from '../context.js';
 import { h, replace } from '../dom.js';
 import { signsInWithOAuth } from '../../../src/protocol/oauth.js';
+import { escapeControls } from '../../../src/protocol/untrusted-text.js';
 import type { ServerView, SignInStatus } from '../types.js';
 
 const POLL_MS = 1_000;
@@ -43,7 +44,8 @@ function attemptText(attempt: Attempt | undefined): string {
     case 'connecting':
       return 'Signed in: connecting…';
     case 'failed':
-      return `Sign-in failed: ${attempt.message}`;
+      // The authorization server's own words can be in it.
+      return `Sign-in failed: ${escapeControls(attempt.message)}`;
   }
 }
 

@@ -2,6 +2,7 @@
 // name clients see (after the namespace) and the description. Saved through
 // the API; a refusal (a name taken, or one model hosts refuse) stays on the
 // form with the API's message.
+import { escapeControls } from '../../../src/protocol/untrusted-text.js';
 import type { TabItem } from '../capability-model.js';
 import { h, replace } from '../dom.js';
 import type { OwnWords } from '../types.js';
@@ -15,7 +16,7 @@ export function ownNameBadge(item: TabItem): HTMLElement | null {
 
 /** The descriptions: the user's (marked) above the upstream's (muted) when both exist. */
 export function descriptions(item: TabItem): HTMLElement[] {
-  const upstream = item.description ? h('p', { class: 'description' }, item.own_description === null ? '' : h('span', { class: 'muted' }, 'upstream: '), item.description) : null;
+  const upstream = item.description ? h('p', { class: 'description' }, item.own_description === null ? '' : h('span', { class: 'muted' }, 'upstream: '), escapeControls(item.description)) : null;
   if (item.own_description === null) return upstream ? [upstream] : [];
   return [h('p', { class: 'description own-description' }, h('span', { class: 'badge' }, 'yours'), ' ', item.own_description), ...(upstream ? [upstream] : [])];
 }
@@ -45,8 +46,8 @@ export class WordsDrafts {
 
   editor(item: TabItem, save: SetWords): HTMLElement {
     const draft = this.drafts.get(item.key);
-    const name = h('input', { type: 'text', name: 'own-name', 'aria-label': `your name for ${item.key}`, placeholder: item.key, value: draft?.name ?? item.own_name ?? '', maxlength: 64 });
-    const description = h('textarea', { name: 'own-description', 'aria-label': `your description for ${item.key}`, placeholder: item.description || 'the upstream gives none', rows: 3, maxlength: 4096 });
+    const name = h('input', { type: 'text', name: 'own-name', 'aria-label': `your name for ${item.key}`, placeholder: escapeControls(item.key), value: draft?.name ?? item.own_name ?? '', maxlength: 64 });
+    const description = h('textarea', { name: 'own-description', 'aria-label': `your description for ${item.key}`, placeholder: escapeControls(item.description) || 'the upstream gives none', rows: 3, maxlength: 4096 });
     description.value = draft?.description ?? item.own_description ?? '';
     const error = h('span', { class: 'field-error', role: 'alert' }, draft?.error ?? '');
     const details = h('details', { class: 'words' });
