@@ -35,6 +35,27 @@ t.test('Sign in on a server that asks for OAuth', async (t) => {
   t.equal(await row.getByRole('button', { name: 'Sign in' }).count(), 1, 'the list row offers Sign in');
   await screenshot(page, 'oauth-needs-sign-in');
 
+  await t.test('rows built again do not keep their old Sign in controls alive', async (t) => {
+    const cdp = await context.newCDPSession(page);
+    /** Sign in controls still in memory, after a collection: in the page or held by something. */
+    const controlsInMemory = async (): Promise<number> => {
+      await cdp.send('HeapProfiler.collectGarbage');
+      const prototype = await cdp.send('Runtime.evaluate', { expression: 'HTMLSpanElement.prototype' });
+      const spans = await cdp.send('Runtime.queryObjects', { prototypeObjectId: prototype.result.objectId! });
+      const counted = await cdp.send('Runtime.callFunctionOn', { objectId: spans.objects.objectId!, functionDeclaration: 'function () { return this.filter((span) => span.matches("[data-sign-in]")).length; }', returnByValue: true });
+      return counted.result.value as number;
+    };
+    for (let round = 0; round < 40; round++) {
+      await page.evaluate(`location.hash = '#/invocations'`);
+      await page.locator('[data-page="invocations"]').waitFor();
+      await page.evaluate(`location.hash = '#/servers'`);
+      await row.locator('[data-sign-in]').waitFor();
+    }
+    const kept = await controlsInMemory();
+    t.ok(kept <= 2, `the one shown (and at most the one before it), not one per rebuild: ${kept}`);
+    await cdp.detach();
+  });
+
   await t.test('the person says no: the error is shown and the server still needs a sign-in', async (t) => {
     fixture.provider.answer = 'deny';
     await page.evaluate(`location.hash = '#/servers/${NAME}/tools'`);

@@ -60,10 +60,17 @@ class SignInFlows {
   control(name: string): HTMLElement | null {
     if (this.context.servers.get(name)?.health.state !== 'needs_auth') return null;
     const element = h('span', { class: 'sign-in', 'data-sign-in': name });
-    const mounted = this.controls.get(name) ?? new Set<HTMLElement>();
-    this.controls.set(name, mounted.add(element));
+    this.mounted(name).add(element);
     this.draw(name, element);
     return element;
+  }
+
+  /** The controls of `name` still in the page: rows are built again on every change, and the old ones are let go. */
+  private mounted(name: string): Set<HTMLElement> {
+    const mounted = this.controls.get(name) ?? new Set<HTMLElement>();
+    for (const element of mounted) if (!element.isConnected) mounted.delete(element);
+    this.controls.set(name, mounted);
+    return mounted;
   }
 
   private draw(name: string, element: HTMLElement): void {
@@ -91,11 +98,7 @@ class SignInFlows {
   private set(name: string, attempt: Attempt | null): void {
     if (attempt) this.attempts.set(name, attempt);
     else this.attempts.delete(name);
-    const mounted = this.controls.get(name) ?? new Set<HTMLElement>();
-    for (const element of mounted) {
-      if (element.isConnected) this.draw(name, element);
-      else mounted.delete(element);
-    }
+    for (const element of this.mounted(name)) this.draw(name, element);
   }
 
   private async start(name: string): Promise<void> {
