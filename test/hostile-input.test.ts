@@ -538,7 +538,7 @@ t.test('REST: path tricks in names are 404 / 405 / 422, never a crash', async (t
     t.equal(patched.status, status, `PATCH /servers/alpha ${JSON.stringify(body)}: ${status}`);
   }
   // Registration with tricky names is refused by validation.
-  for (const name of ['../x', 'a/b', 'a__b', '__', '', '.'.repeat(65), 'a\u0000', '\u0430lpha', 'alpha\uFF3F', 'a b', '%2e%2e']) {
+  for (const name of ['../x', 'a/b', 'a__b', '__', '', '.'.repeat(65), 'a\u0000', '\u0430lpha', 'alpha\uFF3F', 'a b', '%2e%2e', '.', '..']) {
     const answer = await gateway.api('POST', '/servers', { ...stdioFixture('x'), name });
     t.equal(answer.status, 422, `register ${JSON.stringify(name)}: 422`);
   }

@@ -34,10 +34,14 @@ export const DEFAULT_TIMEOUTS = {
 export const SERVER_NAME_PATTERN = /^[A-Za-z0-9_.-]{1,64}$/;
 export const NAMESPACE_SEPARATOR = '__';
 
+/** Names a URL path cannot hold as a segment: clients resolve `/servers/..` away before it is sent. */
+export const DOT_SEGMENTS: ReadonlySet<string> = new Set(['.', '..']);
+
 /**
- * A server name that namespacing can always split back: the pattern, no `__`,
- * and no trailing `_` (`a_` + `__` + `x` would read back as server `a`).
+ * A server name that namespacing can always split back and a URL path can
+ * carry: the pattern, no `__`, no trailing `_` (`a_` + `__` + `x` would read
+ * back as server `a`), and not `.` or `..`.
  */
 export function isServerName(name: string): boolean {
-  return SERVER_NAME_PATTERN.test(name) && !name.includes(NAMESPACE_SEPARATOR) && !name.endsWith('_');
+  return SERVER_NAME_PATTERN.test(name) && !name.includes(NAMESPACE_SEPARATOR) && !name.endsWith('_') && !DOT_SEGMENTS.has(name);
 }

@@ -4,7 +4,7 @@
 // values never appear in one.
 import { isAbsolute } from 'node:path';
 import { z } from 'zod';
-import { DEFAULT_TIMEOUTS, NAMESPACE_SEPARATOR, SERVER_NAME_PATTERN } from '../protocol/server-config.js';
+import { DEFAULT_TIMEOUTS, DOT_SEGMENTS, NAMESPACE_SEPARATOR, SERVER_NAME_PATTERN } from '../protocol/server-config.js';
 import { REDACTED } from './secret-args.js';
 
 /** Upper bounds: beyond them a value is a typo (seconds taken for ms), not a choice. */
@@ -37,6 +37,7 @@ function prefix(options: { allowExactlyEmpty?: boolean } = {}) {
     if (!SERVER_NAME_PATTERN.test(value)) ctx.addIssue('must be 1-64 characters of letters, digits, "_", "." or "-"');
     if (value.includes(NAMESPACE_SEPARATOR)) ctx.addIssue(`must not contain "${NAMESPACE_SEPARATOR}" (it separates server and capability names)`);
     else if (value.endsWith('_')) ctx.addIssue(`must not end with "_" ("${value}${NAMESPACE_SEPARATOR}tool" would read as another server's tool)`);
+    if (DOT_SEGMENTS.has(value)) ctx.addIssue(`must not be "${value}" (a URL path cannot hold it: /servers/${value} is resolved away)`);
   });
 }
 
