@@ -280,6 +280,23 @@ t.test('reconcile (R4)', async (t) => {
   t.same((await api.getPreferences()).map((row) => `${row.server}/${row.capability_key}`), ['careful/file:///x', 'up/a', 'up/b', 'up/c']);
 });
 
+t.test('a key with a lone surrogate comes back as itself: reconciled again, switched, and apart from its U+FFFD look-alike', async (t) => {
+  const { api } = await openWriter(t, tempInit(t));
+  await api.createServer(stdio('up'), 'cli');
+  const lone = 'wipe\uD800';
+  const lookAlike = 'wipe\uFFFD';
+  const first = await api.reconcile('up', 'tool', [lone, 'ok'], true);
+  t.same(first.ok && first.value.map((row) => row.capability_key).sort(), ['ok', lone].sort(), 'stored exactly as the upstream named it');
+  const again = await api.reconcile('up', 'tool', [lone, 'ok', lookAlike], true);
+  t.same(again.ok && again.value.map((row) => row.capability_key).sort(), ['ok', lookAlike, lone].sort(), 'a second list does not insert it again');
+  t.match(await api.setPreferences('up', [{ capability_type: 'tool', capability_key: lone, enabled: false }], 'api'), { ok: true, value: [{ capability_key: lone, enabled: false }] });
+  const switched = new Map((await api.getPreferences('up')).map((row) => [row.capability_key, row.enabled]));
+  t.equal(switched.get(lone), false, 'the switch is on the key the router looks up');
+  t.equal(switched.get(lookAlike), true, 'the well-formed look-alike keeps its own switch');
+  t.match(await api.setOwnWords('up', 'tool', lone, { name: 'wipe_disk' }, 'api'), { ok: true, value: { capability_key: lone, own_name: 'wipe_disk' } });
+  t.match(await api.setOwnWords('up', 'tool', 'ok', { name: lone }, 'api'), { ok: false, error: { code: 'RESOURCE_ALREADY_EXISTS', details: { taken_by: lone } } }, 'its upstream name is taken');
+});
+
 t.test('setPreferences is all or nothing and audits real changes only', async (t) => {
   const { api } = await openWriter(t, tempInit(t));
   await api.createServer(stdio('up'), 'cli');
