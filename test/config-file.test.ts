@@ -65,6 +65,9 @@ t.test('a file is refused with the line and column of each problem, in both form
   const deep = refusal('coffer.json', `{"version": 1, "servers": ${'['.repeat(5_000)}${']'.repeat(5_000)}}`);
   t.match(deep.errors[0], { line: 1, message: 'nested deeper than 64 levels, more than any config file needs' }, 'nesting is refused, not a stack overflow');
 
+  const laughs = ['version: 1', 'servers: []', 'a0: &a0 [1, 1, 1]', ...Array.from({ length: 20 }, (_, n) => `a${n + 1}: &a${n + 1} [*a${n}, *a${n}]`), ''].join('\n');
+  t.match(refusal('coffer.yaml', laughs).errors[0], { line: 4, column: 10, message: /^not valid YAML: its aliases expand to more than 100 copies/ }, 'a billion-laughs file is a refusal at its first alias');
+
   const twice = refusal('coffer.json', '{"version": 1,\n "version": 1}');
   t.match(twice.errors[0], { line: 2, column: 2, message: /"version" is written twice/ });
 });

@@ -3,7 +3,7 @@
 // written at, so every refusal can point into the file. Pure.
 import { parseTree, printParseErrorCode, type Node as JsonNode, type ParseError as JsonParseError } from 'jsonc-parser';
 import type { ConfigFileIssue } from '../protocol/events.js';
-import { isMap, isScalar, isSeq, LineCounter, parseDocument, type Node as YamlNode } from 'yaml';
+import { isMap, isScalar, isSeq, LineCounter, parseDocument, visit, type Document, type Node as YamlNode } from 'yaml';
 
 export interface Position {
   line: number;
@@ -62,7 +62,7 @@ function parseYaml(text: string): SourceDocument {
     return { line, column: col };
   };
   return {
-    value: document.toJS({ maxAliasCount: 100 }),
+    value: yamlValue(document, at),
     locate(path, key = false) {
       let node = document.contents as YamlNode | null;
       let found = at(node) ?? { line: 1, column: 1 };
@@ -81,6 +81,26 @@ function parseYaml(text: string): SourceDocument {
       return found;
     },
   };
+}
+
+/** How many times aliases may copy what they name, in all: more is a "billion laughs" file. */
+const MAX_YAML_ALIAS_COUNT = 100;
+
+/** The document as a value; aliases that expand past the bound are refused at the first alias (toJS throws a ReferenceError: no document error). */
+function yamlValue(document: Document.Parsed, at: (node: YamlNode) => Position | null): unknown {
+  try {
+    return document.toJS({ maxAliasCount: MAX_YAML_ALIAS_COUNT });
+  } catch (error) {
+    if (!(error instanceof ReferenceError)) throw error;
+    let position: Position = { line: 1, column: 1 };
+    visit(document, {
+      Alias(_key, alias) {
+        position = at(alias) ?? position;
+        return visit.BREAK;
+      },
+    });
+    throw new FileSyntaxError(fileIssue(position, `not valid YAML: its aliases expand to more than ${MAX_YAML_ALIAS_COUNT} copies, as a resource-exhaustion file does; write the values out`));
+  }
 }
 
 /** The value a parsed node holds; objects are built with own properties only (a "__proto__" key is a key, as with JSON.parse). */
