@@ -64,6 +64,9 @@ t.test('import: JSONC and names', async (t) => {
   t.equal(parseJsonc('"a\\"//b"'), 'a"//b', 'an escaped quote does not end a string');
   t.throws(() => parseJsonc('{\n  "servers": {\n    "a": 1\n    "b": 2\n  }\n}'), { name: 'ImportFileError', message: 'not valid JSON: comma expected at line 4, column 5' });
   t.throws(() => parseJsonc('  '), { name: 'ImportFileError', message: /not valid JSON/ });
+  const deep = `{"mcpServers": {"a": {"command": "x", "args": ${'['.repeat(5_000)}${']'.repeat(5_000)}}}}`;
+  t.throws(() => parseJsonc(deep), { name: 'ImportFileError', message: /^nested deeper than 64 levels.* at line 1, column \d+$/ }, 'a deep file is refused, not a stack overflow');
+  t.throws(() => parseJsonc('{"mcpServers": {\n "a": {"command": "x"},\n "a": {"command": "y"}}}'), { name: 'ImportFileError', message: 'not valid JSON: the key "a" is written twice in one object at line 3, column 2' }, 'an entry written twice is refused: the last would win unseen');
   const keys = parseJsonc('{"__proto__": {"command": "x"}, "b": 1, /* c */}') as Record<string, unknown>;
   t.same(Object.keys(keys), ['__proto__', 'b'], 'a "__proto__" key is a key, as JSON.parse reads it');
   t.equal(Object.getPrototypeOf(keys), Object.prototype);

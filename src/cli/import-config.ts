@@ -7,8 +7,7 @@
 // VS Code files may carry comments and trailing commas (JSONC). Nothing is ever
 // expanded: an entry using a variable (${input:...}, ${env:...}, ${VAR}) is skipped
 // with the reason, as is one with a field coffer cannot honour (envFile, ...).
-import { parseTree, type ParseError as JsoncParseError } from 'jsonc-parser';
-import { jsonProblem, jsonValueOf, positionAt } from '../config-file/source.js';
+import { FileSyntaxError, parseSource } from '../config-file/source.js';
 import { isServerName } from '../protocol/server-config.js';
 import { parseServerConfig, type FieldError } from '../registry/server-config.js';
 
@@ -64,21 +63,17 @@ const TYPE_ALIASES: Record<string, 'stdio' | 'http' | 'sse'> = {
   sse: 'sse',
 };
 
-/** `line 3, column 7` of an offset in `text`. */
-function lineAndColumn(text: string, offset: number): string {
-  const { line, column } = positionAt(text, offset);
-  return `line ${line}, column ${column}`;
-}
-
-/** JSON with comments and trailing commas (JSONC as VS Code writes it); the first error with its line and column. */
+/**
+ * JSON with comments and trailing commas (JSONC as VS Code writes it), read as a config
+ * file is (nesting bounded, a key written twice refused); the first problem with its line and column.
+ */
 export function parseJsonc(text: string): unknown {
-  const errors: JsoncParseError[] = [];
-  const root = parseTree(text, errors, { allowTrailingComma: true, disallowComments: false });
-  const first = errors[0];
-  if (first !== undefined) {
-    throw new ImportFileError(`not valid JSON: ${jsonProblem(first)} at ${lineAndColumn(text, first.offset)}`);
+  try {
+    return parseSource(text, 'json').value;
+  } catch (error) {
+    if (error instanceof FileSyntaxError) throw new ImportFileError(error.message);
+    throw error;
   }
-  return root === undefined ? undefined : jsonValueOf(root);
 }
 
 /** A valid coffer server name close to `name` (invalid characters become '-', `__` becomes '_'). */

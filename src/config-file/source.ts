@@ -34,7 +34,7 @@ export function formatOf(path: string): FileFormat {
 }
 
 /** Where `offset` is in `text`, lines and columns from 1. */
-export function positionAt(text: string, offset: number): Position {
+function positionAt(text: string, offset: number): Position {
   const before = text.slice(0, offset).split(/\r\n|\r|\n/);
   return { line: before.length, column: before.at(-1)!.length + 1 };
 }
@@ -104,7 +104,7 @@ function yamlValue(document: Document.Parsed, at: (node: YamlNode) => Position |
 }
 
 /** The value a parsed node holds; objects are built with own properties only (a "__proto__" key is a key, as with JSON.parse). */
-export function jsonValueOf(node: JsonNode): unknown {
+function jsonValueOf(node: JsonNode): unknown {
   if (node.type === 'array') return (node.children ?? []).map(jsonValueOf);
   if (node.type !== 'object') return node.value;
   return Object.fromEntries((node.children ?? []).map((property) => [property.children![0]!.value as string, jsonValueOf(property.children![1]!)]));
@@ -142,7 +142,7 @@ function tooDeep(root: JsonNode): JsonNode | null {
 }
 
 /** A JSON parse error in words: "close brace expected". */
-export function jsonProblem(error: JsonParseError): string {
+function jsonProblem(error: JsonParseError): string {
   return printParseErrorCode(error.error).replace(/(?<=[a-z])(?=[A-Z])/g, ' ').toLowerCase();
 }
 
