@@ -9,13 +9,15 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import t from 'tap';
 import { connectAdmin } from '../src/admin/client.js';
 import { EXIT } from '../src/cli/exit-codes.js';
-import type { ConfigFileStatus } from '../src/config-file/sync.js';
 import type { CofferEvent } from '../src/protocol/events.js';
 import { runCli } from './helpers/cli.js';
 import { FIXTURE } from './fixtures/fixture-servers.js';
 import { startGateway, tempHome, waitFor, type Gateway } from './helpers/gateway.js';
 import { waitReady } from './helpers/rest.js';
-import { ConfigFileError, parseConfigText } from '../src/config-file/load.js';
+import { ConfigFileError, loadConfigFile, parseConfigText } from '../src/config-file/load.js';
+import { ConfigFileSync, type ConfigFileStatus, type ConfigSyncDeps } from '../src/config-file/sync.js';
+import { Logger } from '../src/log.js';
+import type { ServerConfig } from '../src/protocol/server-config.js';
 import { CONFIG_SCHEMA_PATH, configFileJsonSchemaText } from '../src/config-file/schema.js';
 import { PROJECT_ROOT } from '../src/paths.js';
 
@@ -235,6 +237,50 @@ t.test('a change of the file is applied as a diff: only the changed server resta
       'the switch survived the file change',
     );
   });
+});
+
+t.test('a change that stopped part-way is applied when the same text is saved again', async (t) => {
+  const dir = configDir();
+  const path = join(dir, 'coffer.yaml');
+  writeFileSync(path, 'version: 1\nservers: []\n');
+  const running = new Map<string, ServerConfig>();
+  let down = true;
+  const registry = {
+    all: () => [...running.values()],
+    async add(config: ServerConfig) {
+      if (down) throw new Error('the database writer is down');
+      running.set(config.name, config);
+    },
+    async update() {},
+    async remove(name: string) {
+      running.delete(name);
+    },
+  };
+  const toolsets = { list: () => [], add: async () => {}, update: async () => {}, remove: async () => {} };
+  const sync = new ConfigFileSync(loadConfigFile(path, {}), {
+    home: dir,
+    registry: registry as unknown as ConfigSyncDeps['registry'],
+    toolsets: toolsets as unknown as ConfigSyncDeps['toolsets'],
+    clients: async () => [],
+    log: new Logger(null, 'error'),
+    publish: () => {},
+    audit: async () => {},
+    env: {},
+    debounceMs: 10,
+  });
+  await sync.start();
+  sync.watch();
+  t.teardown(() => sync.close());
+  const saved = async (text: string): Promise<ConfigFileStatus['last'] | null> => {
+    const before = sync.status().last.at;
+    writeFileSync(path, text);
+    return waitFor('the change to be handled', async () => (sync.status().last.at > before ? sync.status().last : null), 3_000).catch(() => null);
+  };
+  const text = 'version: 1\nservers:\n  - {name: late, transport: {type: stdio, command: x}}\n';
+  t.match(await saved(text), { status: 'failed', message: /the database writer is down/ });
+  down = false;
+  t.match(await saved(text), { status: 'applied' }, 'the same text saved again is retried');
+  t.same([...running.keys()], ['late']);
 });
 
 t.test('ownership survives a restart: a server taken out of the file while the daemon was stopped is removed at the next start', async (t) => {

@@ -138,8 +138,9 @@ export class ConfigFileSync {
     }
     const outcome = await this.apply(loaded);
     if (outcome.status === 'applied') this.loaded = loaded;
-    // Refused against the running state (a bound client, a taken prefix): saving the same text again retries once that state changed.
-    else if (outcome.status === 'refused') this.lastText = this.loaded.text;
+    // Refused against the running state (a bound client, a taken prefix) or stopped part-way (the database):
+    // saving the same text again retries once that state changed.
+    else this.lastText = this.loaded.text;
   }
 
   private async apply(loaded: LoadedConfig): Promise<Outcome> {
