@@ -1,5 +1,6 @@
 // Command-line arguments of a stdio upstream that look like secrets (`--token=…`,
-// `--api-key VALUE`, `ghp_…`, long random strings). They are sealed at rest like
+// `--api-key VALUE`, `ghp_…`, long random strings, a URL's password or secret
+// query value). They are sealed at rest like
 // every argument; these rules decide which ones API answers mask, and warn about:
 // a child's command line is readable by every user of the machine (ps, /proc).
 
@@ -17,6 +18,10 @@ const ASSIGNMENT = /^(-{0,2}[A-Za-z0-9_.-]+)=(.+)$/s;
 /** `Authorization: Bearer …` as one argument (a header passed on the command line). */
 const HEADER_LINE = /^([A-Za-z0-9-]+):\s*(.+)$/s;
 const FLAG = /^-{1,2}([A-Za-z0-9_.-]+)$/;
+/** The password of a URL's userinfo (`postgresql://app:PASSWORD@host/db`), wherever the URL sits in an argument. */
+const URL_PASSWORD = /([A-Za-z][A-Za-z0-9+.-]*:\/\/[^\s:@/?#]*:)([^\s@/?#]+)(?=@)/g;
+/** A query parameter (`?access_token=VALUE`, `&key=VALUE`): masked when its name or value reads as a secret. */
+const QUERY_PARAM = /([?&;]([^=&#\s]+)=)([^&#\s]+)/g;
 
 function entropyBitsPerChar(text: string): number {
   const counts = new Map<string, number>();
@@ -37,7 +42,15 @@ function maskArg(arg: string, previous: string | undefined): string {
   if (flag && SECRET_NAME.test(flag[1]!) && !arg.startsWith('-')) return REDACTED;
   const pair = ASSIGNMENT.exec(arg) ?? HEADER_LINE.exec(arg);
   if (pair && (SECRET_NAME.test(pair[1]!) || looksLikeToken(pair[2]!))) return arg.slice(0, arg.length - pair[2]!.length) + REDACTED;
-  return looksLikeToken(arg) ? REDACTED : arg;
+  return looksLikeToken(arg) ? REDACTED : maskInUrls(arg);
+}
+
+/** A URL's password and its secret-looking query values, wherever URLs sit in the argument (`--db=postgresql://a:pw@h/d`). */
+function maskInUrls(arg: string): string {
+  if (!arg.includes('://') && !/[?&;]/.test(arg)) return arg;
+  return arg
+    .replace(URL_PASSWORD, (_match, head: string) => head + REDACTED)
+    .replace(QUERY_PARAM, (match, head: string, name: string, value: string) => (SECRET_NAME.test(name) || looksLikeToken(value) ? head + REDACTED : match));
 }
 
 export function maskArgs(args: readonly string[]): string[] {
