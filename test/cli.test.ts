@@ -6,7 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import t from 'tap';
 import { parseKeyValues, parsePort } from '../src/cli/args.js';
-import { isProcessAlive } from '../src/daemon/daemon-file.js';
+import { isProcessAlive, tokenProof } from '../src/daemon/daemon-file.js';
 import { EXIT, exitCodeForApiError } from '../src/cli/exit-codes.js';
 import { CliError, formatError } from '../src/cli/output.js';
 import { parseErrorEnvelope } from '../src/protocol/errors.js';
@@ -92,11 +92,15 @@ t.test('daemon status --json makes no login code (scripts poll it); the human st
   const home = tempHome();
   const requests: string[] = [];
   const server = createServer((request, response) => {
-    requests.push(`${request.method} ${request.url}`);
+    requests.push(`${request.method} ${new URL(request.url ?? '/', 'http://127.0.0.1').pathname}`);
     response.setHeader('content-type', 'application/json');
-    if (request.url === '/api/v1/daemon/status') {
+    const url = new URL(request.url ?? '/', 'http://127.0.0.1');
+    if (url.pathname === '/api/v1/daemon/status') {
       const upstreams = { registered: 0, enabled: 0, healthy: 0, degraded: 0 };
-      return response.end(JSON.stringify({ status: 'ready', version: '0.0.0', started_at: new Date().toISOString(), port, pid: process.pid, upstreams }));
+      // It holds daemon.json's token, so it can prove it as the daemon does.
+      const challenge = url.searchParams.get('challenge');
+      const proof = challenge === null ? {} : { proof: tokenProof('stand-in-token', challenge) };
+      return response.end(JSON.stringify({ status: 'ready', version: '0.0.0', started_at: new Date().toISOString(), port, pid: process.pid, upstreams, ...proof }));
     }
     if (request.method === 'POST' && request.url === '/api/v1/ui/login-codes') {
       response.statusCode = 201;

@@ -2,9 +2,11 @@
 // which auto-starts a daemon fronting server-everything; the daemon is then
 // restarted under it, and large messages pass. A 2026-07-28 client (SDK v2)
 // gets the same continuity.
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client as ClientV2 } from '@modelcontextprotocol/client';
@@ -17,6 +19,7 @@ import { readDaemonFile } from '../src/daemon/daemon-file.js';
 import { isProcessAlive } from '../src/daemon/daemon-file.js';
 import { CLI_ENTRY, PROJECT_ROOT } from '../src/paths.js';
 import { waitFor } from './helpers/wait.js';
+import { EXIT } from '../src/cli/exit-codes.js';
 
 const EVERYTHING = join(PROJECT_ROOT, 'node_modules', '@modelcontextprotocol', 'server-everything', 'dist', 'index.js');
 
@@ -156,4 +159,53 @@ t.test('a 2026-07-28 client through the shim, across a daemon restart and a toke
   t.equal((await runCli('daemon', 'rotate-token')).code, 0);
   t.equal(await echo('rotated'), 'Echo: rotated', 'and the next one after a token rotation');
   await client.close();
+});
+
+t.test("a stale daemon.json's port taken by another program gets neither the token nor any message: it cannot prove it holds the token", async (t) => {
+  const squatted = mkdtempSync(join(tmpdir(), 'coffer-shim-squat-'));
+  const reached: string[] = [];
+  let pid = 0;
+  // Answers the status probe as the daemon daemon.json names would (its pid, ready), and takes whatever else comes.
+  const squatter = createServer((request, response) => {
+    if (request.url?.startsWith('/api/v1/daemon/status')) return void response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ pid, status: 'ready', proof: 'made-up' }));
+    reached.push(`${request.url} ${request.headers.authorization ?? ''}`);
+    response.writeHead(500).end();
+  });
+  await new Promise<void>((resolve) => squatter.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => {
+    squatter.close();
+    rmSync(squatted, { recursive: true, force: true });
+  });
+  const dead = spawn(process.execPath, ['-e', '']);
+  await new Promise((resolve) => dead.once('exit', resolve));
+  const squat = (squatPid: number) => {
+    pid = squatPid;
+    writeFileSync(join(squatted, 'daemon.json'), JSON.stringify({ port: (squatter.address() as AddressInfo).port, pid, token: 'the-token', started_at: 'then' }), { mode: 0o600 });
+  };
+  /** One ping through a shim of the squatted home: its answer. */
+  const ping = async (): Promise<any> => {
+    const shim = spawn(process.execPath, [CLI_ENTRY, 'shim', '--home', squatted], { env: { ...env, COFFER_SHIM_RECONNECT_MS: '1000' } });
+    let stdout = '';
+    shim.stdout.on('data', (chunk) => (stdout += String(chunk)));
+    shim.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' })}\n`);
+    await waitFor('an answer', async () => stdout.includes('\n'), 60_000);
+    shim.stdin.end();
+    await new Promise((resolve) => shim.once('exit', resolve));
+    return JSON.parse(stdout);
+  };
+  // The dead daemon's pid, and a live process of this very user (pids are public: ps, /proc).
+  for (const squatPid of [dead.pid!, process.pid]) {
+    squat(squatPid);
+    const cli = await runCli('mcp', 'list', '--home', squatted);
+    t.equal(cli.code, EXIT.DAEMON_UNREACHABLE, `pid ${pid}: a CLI command is refused`);
+    t.match(cli.stderr, 'does not prove it holds that file\'s token');
+    t.same(reached, [], `pid ${pid}: nothing but the status probe reached the squatter`);
+  }
+  // The shim, too: it may start a daemon of its own (with the dead pid), but never talks to the squatter.
+  t.teardown(() => runCli('daemon', 'stop', '--home', squatted));
+  for (const squatPid of [process.pid, dead.pid!]) {
+    squat(squatPid);
+    t.match(await ping(), { id: 1, error: { data: { reason: 'DAEMON_UNREACHABLE' } } }, `pid ${pid}: the client is told no daemon answered in time`);
+    t.same(reached, [], `pid ${pid}: the squatter got nothing from the shim`);
+  }
 });

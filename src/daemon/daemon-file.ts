@@ -1,5 +1,5 @@
 // $COFFER_HOME and daemon.json: how the CLI and the shim find a running daemon.
-import { randomBytes } from 'node:crypto';
+import { createHmac, randomBytes } from 'node:crypto';
 import { readFileSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
@@ -22,6 +22,22 @@ export const daemonFilePath = (home: string): string => join(home, 'daemon.json'
 
 export function newToken(): string {
   return randomBytes(32).toString('base64url');
+}
+
+/** A challenge for the daemon on daemon.json's port: fresh for each probe. */
+export function newChallenge(): string {
+  return randomBytes(24).toString('base64url');
+}
+
+export const CHALLENGE_PATTERN = /^[A-Za-z0-9_-]{16,128}$/;
+
+/**
+ * The daemon's answer to a challenge: a keyed hash with its token. Whoever read the token from
+ * daemon.json can check it; a process that took a dead daemon's port cannot make it, so it is
+ * never given the token.
+ */
+export function tokenProof(token: string, challenge: string): string {
+  return createHmac('sha256', token).update(`coffer daemon proof\u0000${challenge}`).digest('base64url');
 }
 
 /** Atomic: written to a temporary file with mode 0600, then renamed over (a reader never sees half of it). */

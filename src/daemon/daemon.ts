@@ -52,7 +52,7 @@ import { announce } from './announce.js';
 import { EventBus } from './event-bus.js';
 import { InvocationLog } from './invocation-log.js';
 import { daemonStatus } from './status.js';
-import { checkNoneOpening, ensureHome, isProcessAlive, markDatabaseOpening, newToken, readDaemonFile, removeDaemonFile, writeDaemonFile } from './daemon-file.js';
+import { checkNoneOpening, ensureHome, isProcessAlive, markDatabaseOpening, newToken, readDaemonFile, removeDaemonFile, tokenProof, writeDaemonFile } from './daemon-file.js';
 
 export interface DaemonOptions {
   home: string;
@@ -236,6 +236,7 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
       ...daemonRoutes({
         status: async () =>
           daemonStatus({ phase, version: VERSION, startedAt, port: http?.port ?? 0, configs: registry!.all(), statuses: pool.statuses(), degraded: routing.router.degradedServers() }),
+        prove: (challenge) => tokenProof(token, challenge),
         readiness: () => operations.readiness(true),
         requestShutdown: () => void stop(),
         rotateToken: async (actor) => {

@@ -53,7 +53,7 @@ const handlers: Record<string, Handler> = {
       if (values.json) printJson({ status: 'stopped' });
       throw daemonUnreachable(home, 'no coffer daemon is running');
     }
-    const api = ApiClient.forHome(home);
+    const api = ApiClient.forProven(home, running.file);
     // A daemon of another version may not answer it: its status is still shown.
     const readiness = await api.get<Readiness>('/daemon/readiness').catch((error: unknown) => messageOf(error));
     // Scripts poll --json: it reads, and leaves no login code behind (`coffer ui --json` makes one).
