@@ -1,6 +1,7 @@
 // `coffer shim`: wires the client's stdio to a Relay toward this home's daemon.
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { join } from 'node:path';
+import { pipeline, type Readable, type Writable } from 'node:stream';
 import { ensureHome } from '../daemon/daemon-file.js';
 import { formatRecord } from '../log-record.js';
 import { appendRotating } from '../rotating-file.js';
@@ -8,6 +9,7 @@ import { daemonUrl } from '../cli/api-client.js';
 import { probeDaemon, startDaemonProcess } from '../cli/daemon-control.js';
 import { EXIT, type ExitCode } from '../cli/exit-codes.js';
 import { hashToken } from '../http/mcp-auth.js';
+import { lineChunks } from './line-chunks.js';
 import type { DaemonEndpoint } from './link-lifecycle.js';
 import { Relay } from './relay.js';
 
@@ -29,6 +31,12 @@ function createLogger(home: string): (line: string) => void {
   };
 }
 
+/** The client's side: JSON-RPC lines on `stdin` and `stdout`, read in time linear in their size. */
+export function stdioTransport(stdin: Readable, stdout: Writable): StdioServerTransport {
+  // An unreadable stdin is reported by the transport (onerror); its end is the caller's to hear.
+  return new StdioServerTransport(pipeline(stdin, lineChunks(MAX_MESSAGE_BYTES), () => undefined), stdout, { maxBufferSize: MAX_MESSAGE_BYTES });
+}
+
 /** `toolset`: relay to that toolset's endpoint, /mcp/<toolset>, instead of /mcp. */
 async function locate(home: string, toolset: string | undefined): Promise<DaemonEndpoint | null> {
   const running = await probeDaemon(home);
@@ -48,7 +56,7 @@ export async function runShim({ home, toolset }: { home: string; toolset?: strin
   const tightened = ensureHome(home);
   const log = createLogger(home);
   for (const note of tightened) log(note);
-  const client = new StdioServerTransport(process.stdin, process.stdout, { maxBufferSize: MAX_MESSAGE_BYTES });
+  const client = stdioTransport(process.stdin, process.stdout);
   const relay = new Relay({
     client,
     locate: () => locate(home, toolset),
