@@ -6,11 +6,12 @@
 // Failures are thrown as the legacy transport throws them, so the relay judges
 // both eras' failed sends alike (relay-answers.ts).
 import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { JSONRPCMessage, JSONRPCRequest } from '@modelcontextprotocol/sdk/types.js';
+import { JSONRPCMessageSchema, type JSONRPCMessage, type JSONRPCRequest } from '@modelcontextprotocol/sdk/types.js';
 import type { HeaderParam } from '../protocol/mcp-param-headers.js';
 import { modernHeaders } from '../protocol/modern-envelope.js';
 import { SseParser } from '../protocol/sse-parser.js';
 import type { DaemonEndpoint } from './link-lifecycle.js';
+import { UnreadableAnswer } from './relay-answers.js';
 
 /** Statuses that are not the daemon's answer to the request: a rotated token (401) and a daemon starting or stopping (503). */
 const NOT_AN_ANSWER = new Set([401, 503]);
@@ -40,12 +41,24 @@ function errorAnswer(text: string, request: JSONRPCRequest): JSONRPCMessage | un
   }
 }
 
+/** One message of the answer, passed on unchanged once the SDK's schema takes it: what is not JSON-RPC never reaches the client's stdout. */
+function messageOf(text: string): JSONRPCMessage {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    throw new UnreadableAnswer('not JSON');
+  }
+  if (!JSONRPCMessageSchema.safeParse(value).success) throw new UnreadableAnswer('not a JSON-RPC message');
+  return value as JSONRPCMessage;
+}
+
 async function readEvents(body: ReadableStream<Uint8Array>, onMessage: (message: JSONRPCMessage) => void): Promise<void> {
   const parser = new SseParser();
   const decoder = new TextDecoder();
   for await (const chunk of body as unknown as AsyncIterable<Uint8Array>) {
     for (const event of parser.push(decoder.decode(chunk, { stream: true }))) {
-      if (event.data !== '') onMessage(JSON.parse(event.data) as JSONRPCMessage);
+      if (event.data !== '') onMessage(messageOf(event.data));
     }
   }
 }
@@ -73,7 +86,7 @@ export async function postModern(
     }
     if (!response.body) return;
     if (response.headers.get('content-type')?.includes('text/event-stream')) return await readEvents(response.body, onMessage);
-    onMessage(JSON.parse(await response.text()) as JSONRPCMessage);
+    onMessage(messageOf(await response.text()));
   } catch (error) {
     if (signal.aborted) return;
     throw error;

@@ -4,10 +4,22 @@ import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamable
 import { isJSONRPCNotification, isJSONRPCRequest, type JSONRPCErrorResponse, type JSONRPCMessage, type RequestId } from '@modelcontextprotocol/sdk/types.js';
 import { JSONRPC } from '../protocol/errors.js';
 
-/** undelivered: certainly never processed · lost: may have been · rejected: the daemon answered with an HTTP error. */
-export type Failure = 'undelivered' | 'lost' | 'rejected';
+/**
+ * undelivered: certainly never processed · lost: may have been · rejected: the daemon answered with an HTTP error ·
+ * unreadable: it answered, with something that is no JSON-RPC message.
+ */
+export type Failure = 'undelivered' | 'lost' | 'rejected' | 'unreadable';
+
+/** An answer of the daemon that is not JSON-RPC: the request was processed, only its answer cannot be handed on. */
+export class UnreadableAnswer extends Error {
+  constructor(why: string) {
+    super(`the coffer daemon's answer is ${why}`);
+    this.name = 'UnreadableAnswer';
+  }
+}
 
 export function classify(error: unknown): Failure {
+  if (error instanceof UnreadableAnswer) return 'unreadable';
   if (error instanceof StreamableHTTPError) {
     // 404: the session is unknown (a restarted daemon); 503: starting or stopping.
     return error.code === 404 || error.code === 503 ? 'undelivered' : 'rejected';
@@ -22,6 +34,10 @@ function errorResponse(id: RequestId, code: number, message: string, data?: unkn
 
 export function unreachable(id: RequestId, message: string, reason: string): JSONRPCErrorResponse {
   return errorResponse(id, JSONRPC.UPSTREAM_UNAVAILABLE, `DAEMON_UNREACHABLE: ${message}`, { code: 'UPSTREAM_UNAVAILABLE', reason });
+}
+
+export function unreadable(id: RequestId, error: UnreadableAnswer): JSONRPCErrorResponse {
+  return errorResponse(id, JSONRPC.INTERNAL_ERROR, `${error.message}; see the daemon log`);
 }
 
 /** The daemon's own JSON-RPC error out of a rejected POST when there is one, else a generic one. */

@@ -17,7 +17,7 @@ import { HandshakeReplay } from './handshake.js';
 import { LinkLifecycle, type DaemonEndpoint, type Link } from './link-lifecycle.js';
 import { ToolHeaderParams } from '../protocol/mcp-param-headers.js';
 import { postModern } from './modern-post.js';
-import { classify, describe, rejection, unreachable } from './relay-answers.js';
+import { classify, describe, rejection, unreachable, unreadable, type UnreadableAnswer } from './relay-answers.js';
 import { RequestLedger, safeToResend, type Pending } from './request-ledger.js';
 
 export interface RelayOptions {
@@ -213,6 +213,11 @@ export class Relay {
     const failure = classify(error);
     this.options.log(`send ${describe(message)} failed (${failure}): ${(error as Error).message}`);
     if (failure === 'rejected') return void this.rejected(link, message, entry, error as StreamableHTTPError);
+    if (failure === 'unreadable') {
+      // The link works: only this answer is bad, and asking again would get it again.
+      if (entry && this.ledger.isOpen(entry)) this.fail(entry, unreadable(entry.request.id, error as UnreadableAnswer));
+      return;
+    }
     this.links.lost(link, 'the daemon did not take a message');
     if (entry && !this.ledger.isOpen(entry)) return; // answered or failed meanwhile
     if (failure === 'undelivered' || !entry) this.redeliver(message);

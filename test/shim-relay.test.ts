@@ -1,0 +1,78 @@
+// The shim's relay against a fake daemon that answers as a buggy or hostile
+// one could: what reaches the client's stdout, how often a request is sent,
+// and whether the link to the daemon survives.
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { JSONRPCMessage, JSONRPCRequest } from '@modelcontextprotocol/sdk/types.js';
+import t, { type Test } from 'tap';
+import { Relay } from '../src/shim/relay.js';
+import { waitFor } from './helpers/wait.js';
+
+const MODERN_META = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} };
+
+type Answer = (request: JSONRPCRequest, response: ServerResponse) => void;
+
+/** A daemon's /mcp: 2025 sessions answered plainly, 2026-07-28 requests by `modern`. */
+async function fakeDaemon(t: Test, modern: Answer): Promise<{ url: URL; modernPosts: () => number; sessions: () => number }> {
+  let modernPosts = 0;
+  let sessions = 0;
+  const server = createServer(async (request: IncomingMessage, response: ServerResponse) => {
+    let text = '';
+    for await (const chunk of request) text += String(chunk);
+    if (request.method !== 'POST') return void response.writeHead(request.method === 'DELETE' ? 200 : 405).end();
+    const message = JSON.parse(text) as JSONRPCRequest;
+    if (message.params?._meta?.['io.modelcontextprotocol/protocolVersion']) {
+      modernPosts += 1;
+      return modern(message, response);
+    }
+    if (message.id === undefined) return void response.writeHead(202).end();
+    const headers: Record<string, string> = { 'content-type': 'application/json' };
+    if (message.method === 'initialize') headers['mcp-session-id'] = `s${++sessions}`;
+    response.writeHead(200, headers).end(JSON.stringify({ jsonrpc: '2.0', id: message.id, result: { protocolVersion: '2025-06-18', capabilities: {}, serverInfo: { name: 'fake', version: '1' } } }));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => {
+    server.closeAllConnections();
+    server.close();
+  });
+  return { url: new URL(`http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`), modernPosts: () => modernPosts, sessions: () => sessions };
+}
+
+/** A relay whose client is an array of what it wrote to stdout; `say` is the client writing a line. */
+async function relayTo(t: Test, url: URL): Promise<{ said: JSONRPCMessage[]; logs: string[]; say(message: JSONRPCMessage): void }> {
+  const said: JSONRPCMessage[] = [];
+  const logs: string[] = [];
+  const client: Transport = {
+    start: async () => undefined,
+    close: async () => undefined,
+    send: async (message) => void said.push(message),
+  };
+  const relay = new Relay({ client, locate: async () => ({ mcpUrl: url, token: 't', identity: 'fake' }), startDaemon: async () => undefined, reconnectBoundMs: 2_000, log: (line) => logs.push(line) });
+  await relay.start();
+  t.teardown(() => relay.close());
+  await waitFor('the link', async () => logs.some((line) => line.startsWith('link 1 ')));
+  return { said, logs, say: (message) => client.onmessage!(message) };
+}
+
+t.test('a 2026-07-28 answer that is no JSON-RPC message fails its request once, never reaches stdout, and the link stays', async (t) => {
+  const daemon = await fakeDaemon(t, (request, response) => {
+    if (request.method === 'tools/list') return void response.writeHead(200, { 'content-type': 'text/event-stream' }).end('data: not json\n\n');
+    response.writeHead(200, { 'content-type': 'application/json' }).end('{"hello":1}');
+  });
+  const { said, logs, say } = await relayTo(t, daemon.url);
+  say({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: { _meta: MODERN_META } });
+  say({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'x', _meta: MODERN_META } });
+  await waitFor('both answered', async () => said.length >= 2);
+  await new Promise((resolve) => setTimeout(resolve, 500));
+  t.same(
+    said.map((message) => ('error' in message ? [message.id, message.error.code, message.error.message] : message)),
+    [
+      [1, -32603, "the coffer daemon's answer is not JSON; see the daemon log"],
+      [2, -32603, "the coffer daemon's answer is not a JSON-RPC message; see the daemon log"],
+    ],
+    'each request gets one error, and nothing else is written',
+  );
+  t.equal(daemon.modernPosts(), 2, 'neither is asked again');
+  t.notOk(logs.some((line) => line.includes(' lost')), 'the link is kept');
+});
