@@ -40,7 +40,7 @@ async function fakeDaemon(t: Test, modern: Answer): Promise<{ url: URL; modernPo
 }
 
 /** A relay whose client is an array of what it wrote to stdout; `say` is the client writing a line. */
-async function relayTo(t: Test, url: URL): Promise<{ said: JSONRPCMessage[]; logs: string[]; say(message: JSONRPCMessage): void }> {
+async function relayTo(t: Test, url: URL, identity = () => 'fake'): Promise<{ said: JSONRPCMessage[]; logs: string[]; say(message: JSONRPCMessage): void }> {
   const said: JSONRPCMessage[] = [];
   const logs: string[] = [];
   const client: Transport = {
@@ -48,7 +48,7 @@ async function relayTo(t: Test, url: URL): Promise<{ said: JSONRPCMessage[]; log
     close: async () => undefined,
     send: async (message) => void said.push(message),
   };
-  const relay = new Relay({ client, locate: async () => ({ mcpUrl: url, token: 't', identity: 'fake' }), startDaemon: async () => undefined, reconnectBoundMs: 2_000, log: (line) => logs.push(line) });
+  const relay = new Relay({ client, locate: async () => ({ mcpUrl: url, token: 't', identity: identity() }), startDaemon: async () => undefined, reconnectBoundMs: 2_000, log: (line) => logs.push(line) });
   await relay.start();
   t.teardown(() => relay.close());
   await waitFor('the link', async () => logs.some((line) => line.startsWith('link 1 ')));
@@ -75,4 +75,37 @@ t.test('a 2026-07-28 answer that is no JSON-RPC message fails its request once, 
   );
   t.equal(daemon.modernPosts(), 2, 'neither is asked again');
   t.notOk(logs.some((line) => line.includes(' lost')), 'the link is kept');
+});
+
+t.test('a request whose answer keeps ending without it is sent three times, then fails', async (t) => {
+  const daemon = await fakeDaemon(t, (_request, response) => void response.writeHead(200, { 'content-type': 'text/event-stream' }).end());
+  const { said, say } = await relayTo(t, daemon.url);
+  say({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: { _meta: MODERN_META } });
+  await waitFor('an answer', async () => said.length >= 1, 10_000);
+  t.match(said, [{ id: 1, error: { code: -32010, message: /lost 3 times/, data: { reason: 'DAEMON_CONNECTION_LOST' } } }]);
+  t.equal(daemon.modernPosts(), 3);
+});
+
+t.test('a request the shim cannot send (nested past what JSON.stringify takes) fails after three tries instead of tearing links down for ever', async (t) => {
+  const daemon = await fakeDaemon(t, () => t.fail('no 2026-07-28 request here'));
+  const { said, logs, say } = await relayTo(t, daemon.url);
+  let deep: unknown = [];
+  for (let depth = 0; depth < 20_000; depth++) deep = [deep];
+  say({ jsonrpc: '2.0', id: 7, method: 'resources/list', params: { deep } });
+  await waitFor('an answer', async () => said.length >= 1, 10_000);
+  t.match(said, [{ id: 7, error: { code: -32010, data: { reason: 'DAEMON_CONNECTION_LOST' } } }]);
+  t.equal(logs.filter((line) => / lost: /.test(line)).length, 3, 'three links, not one per retry for ever');
+});
+
+t.test('losses on a daemon that was then restarted do not count: a request survives any number of restarts', async (t) => {
+  const daemon = await fakeDaemon(t, (request, response) => {
+    response.writeHead(200, { 'content-type': 'text/event-stream' });
+    response.end(daemon.modernPosts() > 5 ? `data: ${JSON.stringify({ jsonrpc: '2.0', id: request.id, result: { tools: [] } })}\n\n` : '');
+  });
+  // Every link finds a daemon of its own, as after a restart.
+  const { said, say } = await relayTo(t, daemon.url, () => `daemon ${daemon.modernPosts()}`);
+  say({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: { _meta: MODERN_META } });
+  await waitFor('an answer', async () => said.length >= 1, 10_000);
+  t.same(said, [{ jsonrpc: '2.0', id: 1, result: { tools: [] } }]);
+  t.equal(daemon.modernPosts(), 6);
 });

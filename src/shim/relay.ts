@@ -18,7 +18,7 @@ import { LinkLifecycle, type DaemonEndpoint, type Link } from './link-lifecycle.
 import { ToolHeaderParams } from '../protocol/mcp-param-headers.js';
 import { postModern } from './modern-post.js';
 import { classify, describe, rejection, unreachable, unreadable, type UnreadableAnswer } from './relay-answers.js';
-import { RequestLedger, safeToResend, type Pending } from './request-ledger.js';
+import { mayResend, RequestLedger, type Pending } from './request-ledger.js';
 
 export interface RelayOptions {
   /** The client side: the stdio server transport. */
@@ -62,7 +62,7 @@ export class Relay {
       },
       lost: (link) => {
         for (const entry of this.ledger.entries()) {
-          if (entry.generation === link.generation && entry.phase === 'sent') this.lostInFlight(entry);
+          if (entry.generation === link.generation && entry.phase === 'sent') this.lostInFlight(link, entry);
         }
         this.ledger.forgetGeneration(link.generation);
       },
@@ -221,7 +221,7 @@ export class Relay {
     this.links.lost(link, 'the daemon did not take a message');
     if (entry && !this.ledger.isOpen(entry)) return; // answered or failed meanwhile
     if (failure === 'undelivered' || !entry) this.redeliver(message);
-    else this.lostInFlight(entry);
+    else this.lostInFlight(link, entry);
   }
 
   /** An HTTP error answer is final, unless it came from a daemon that has since been replaced (which may answer 400 to a session it never knew). */
@@ -239,11 +239,10 @@ export class Relay {
     this.deliver(message);
   }
 
-  private lostInFlight(entry: Pending): void {
-    if (safeToResend(entry.request.method)) return this.deliver(entry.request);
-    this.fail(
-      entry,
-      unreachable(entry.request.id, 'the coffer daemon went away while this request was running; it was not resent because it may have taken effect', 'DAEMON_CONNECTION_LOST'),
-    );
+  private lostInFlight(link: Link, entry: Pending): void {
+    if (mayResend(entry, link.endpoint.identity)) return this.deliver(entry.request);
+    const times = entry.losses!.times;
+    const why = times > 1 ? `it was lost ${times} times and is not sent again` : 'it was not resent because it may have taken effect';
+    this.fail(entry, unreachable(entry.request.id, `the coffer daemon went away while this request was running; ${why}`, 'DAEMON_CONNECTION_LOST'));
   }
 }

@@ -10,6 +10,8 @@ export interface Pending {
   phase: 'queued' | 'sending' | 'sent';
   /** The link generation it was last sent on; 0 before that. */
   generation: number;
+  /** How often a link to one daemon (its identity) was lost while it ran; a restart explains the losses before it. */
+  losses?: { daemon: string; times: number };
   deadline?: NodeJS.Timeout;
   /** Set for a 2026-07-28-era request (its revision; POSTed on its own), unset for one of the 2025 session. */
   modern?: { revision: string | undefined; abort?: AbortController };
@@ -33,8 +35,14 @@ const SAFE_TO_RESEND = new Set([
   'subscriptions/listen',
 ]);
 
-export function safeToResend(method: string): boolean {
-  return SAFE_TO_RESEND.has(method);
+/** A request lost this often on one daemon fails instead: a daemon that keeps ending it without an answer is not restarting, it fails on it. */
+const MAX_LOSSES = 3;
+
+/** Counts a lost link to `daemon` under `entry`: true when it may be sent again (no side effects, and not lost too often there). */
+export function mayResend(entry: Pending, daemon: string): boolean {
+  if (entry.losses?.daemon !== daemon) entry.losses = { daemon, times: 0 };
+  entry.losses.times += 1;
+  return SAFE_TO_RESEND.has(entry.request.method) && entry.losses.times < MAX_LOSSES;
 }
 
 export class RequestLedger {
