@@ -8,8 +8,9 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { MAX_DEPTH } from '../workers/actor/limits.js';
-import { faultSwitch, networkConfig, startNetworkFixture, stdioFixture } from './fixtures/fixture-servers.js';
+import { MAX_DEPTH, MAX_LIST_ITEMS } from '../workers/actor/limits.js';
+import { DIST_ROOT } from '../src/paths.js';
+import { faultSwitch, networkConfig, spawnHello, startNetworkFixture, stdioFixture } from './fixtures/fixture-servers.js';
 import { startActor } from './fixtures/actor-harness.js';
 import { startGateway, tempHome, waitFor, type Gateway } from './helpers/gateway.js';
 
@@ -77,6 +78,18 @@ t.test('a list of small pages that holds more than one message may in all is ref
   t.equal(await outcome(client, 'pages__echo'), 'result', 'calls still work: the actor lives');
   await control.set({});
   t.ok(await waitFor('a list that fits', async () => (await client.listTools()).tools.some((tool) => tool.name === 'pages__echo'), 30_000, 500), 'once the upstream answers a list that fits, it is listed');
+});
+
+t.test('a list of more items than coffer keeps switches for is refused whole, and no switch is made', async (t) => {
+  const host = await spawnHello<{ port: number }>(join(DIST_ROOT, 'bench', 'synthetic', 'http-host.js'), ['--tools', String(MAX_LIST_ITEMS + 1)]);
+  t.teardown(host.kill);
+  await gateway.addServer({ name: 'crowd', transport: { type: 'http', url: `http://127.0.0.1:${host.hello.port}/s/0/mcp` }, timeouts: { request_ms: 60_000 } });
+  const client = await gateway.client('crowded-lists');
+  t.notOk((await client.listTools({}, CALL_TIMEOUT)).tools.some((tool) => tool.name.startsWith('crowd__')), 'its list is refused whole');
+  const refused = `tools/list lists more than ${MAX_LIST_ITEMS} items in all`;
+  t.match(await gateway.actorLog('crowd', refused), refused, 'the log says why');
+  const view = await gateway.api('GET', '/servers/crowd/capabilities');
+  t.match(view, { status: 503, body: { error: { code: 'UPSTREAM_UNAVAILABLE', details: { known: [] } } } }, 'the management view says it could not load, and no switch was made for any of them');
 });
 
 t.test('deep notifications and server→client requests are refused; the call they came with is answered', async (t) => {

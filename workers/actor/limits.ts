@@ -25,6 +25,14 @@ export const MAX_DEPTH = 128;
 export const MAX_PARSE_DEPTH = 200_000;
 
 /**
+ * The most items one list may hold in all its pages. Each becomes a switch
+ * the DB writer reconciles on every new list, and keys are never deleted
+ * (R4): a list of a million tiny names held the writer for most of a minute
+ * and grew the database by half a gigabyte.
+ */
+export const MAX_LIST_ITEMS = 50_000;
+
+/**
  * The characters a parsed value holds — its strings and keys, one for any other
  * value — counted until `limit` is passed (then some number over it). A list
  * gathered over many pages is bounded by this, as one message is by its text:

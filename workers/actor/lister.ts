@@ -10,7 +10,7 @@ import type { ServerConfig } from '../../src/protocol/server-config.js';
 import { RequestFailure, type Connection } from './connection.js';
 import { Coalescer } from './coalesce.js';
 import type { CachedList, FetchedList, ListCache } from './list-cache.js';
-import { charsOf, MAX_DEPTH } from './limits.js';
+import { charsOf, MAX_DEPTH, MAX_LIST_ITEMS } from './limits.js';
 import { MAX_MESSAGE_CHARS } from '../../src/protocol/message-limit.js';
 import type { ActorLog } from './log.js';
 import { nestsDeeperThan } from './nesting.js';
@@ -140,6 +140,7 @@ export class Lister {
       if (!Array.isArray(page)) throw new RequestFailure('upstream', `${method} result has no ${field} array`);
       chars += charsOf(page, MAX_MESSAGE_CHARS - chars);
       if (chars > MAX_MESSAGE_CHARS) throw new RequestFailure('upstream', `${method} pages hold more than ${MAX_MESSAGE_CHARS / (1024 * 1024)} MB of text in all, more than one message may: the list is refused`);
+      if (items.length + page.length > MAX_LIST_ITEMS) throw new RequestFailure('upstream', `${method} lists more than ${MAX_LIST_ITEMS} items in all, more than coffer keeps switches for: the list is refused`);
       for (const item of page) items.push(item);
       if (typeof result.ttlMs === 'number' && Number.isFinite(result.ttlMs)) ttlMs = Math.min(ttlMs ?? Infinity, Math.max(0, result.ttlMs));
       cursor = typeof result.nextCursor === 'string' && result.nextCursor !== '' ? result.nextCursor : undefined;
