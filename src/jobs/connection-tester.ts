@@ -1,22 +1,38 @@
 // Runs R9's test connection as a piscina job, bounded: a job that outlives
-// the server's connect timeout (plus a margin) is aborted and reported failed.
+// the server's connect timeout and the close of its connection is aborted and
+// reported failed. Aborting ends the job's thread, and a stdio child it spawned
+// would outlive it: the job's own bounds come first, and its time runs from
+// its start (a test waits for a free thread here, never in piscina's queue,
+// where its time would run out before it starts).
 import { join } from 'node:path';
 import { Piscina } from 'piscina';
 import { workerFile } from '../paths.js';
-import { messageOf } from '../protocol/errors.js';
+import { messageOf, type ErrorBody } from '../protocol/errors.js';
 import type { TestConnectionReport, TestConnectionTask } from '../protocol/jobs.js';
 import { signsInWithOAuth, usableAccessToken, type OAuthRecord } from '../protocol/oauth.js';
 import type { ServerConfig } from '../protocol/server-config.js';
 
-const MARGIN_MS = 2_000;
+const THREADS = 2;
+/**
+ * A job ends itself first: its connect_ms, then its connection's close (a stdio
+ * child gets stdin EOF, SIGTERM after 2 s, SIGKILL after 2 s more; an HTTP
+ * session up to 1 s to end), on a thread that may still be starting (seconds,
+ * on a loaded machine). The abort is for a job hung past all that.
+ */
+const MARGIN_MS = 20_000;
+
+const failed = (started: number, error: ErrorBody): TestConnectionReport => ({ ok: false, latency_ms: Date.now() - started, protocol_version: null, server_info: null, capabilities: null, error });
 
 export class ConnectionTester {
   private readonly pool = new Piscina<TestConnectionTask, TestConnectionReport>({
     filename: workerFile('jobs/test-connection.js'),
     minThreads: 0,
-    maxThreads: 2,
+    maxThreads: THREADS,
     idleTimeout: 30_000,
   });
+  private running = 0;
+  /** Tests waiting for a thread, first come first served. */
+  private readonly waiting: (() => void)[] = [];
 
   constructor(
     private readonly logDir: string,
@@ -26,23 +42,47 @@ export class ConnectionTester {
 
   async test(config: ServerConfig): Promise<TestConnectionReport> {
     const started = Date.now();
-    const signal = AbortSignal.timeout(config.timeouts.connect_ms + MARGIN_MS);
+    const connectMs = config.timeouts.connect_ms;
+    if (!(await this.thread(connectMs))) return failed(started, { code: 'UPSTREAM_BUSY', message: `${THREADS} test connections were running for all of ${connectMs} ms: retry when one has finished` });
+    const signal = AbortSignal.timeout(connectMs + MARGIN_MS);
     try {
       const task: TestConnectionTask = { config, logFile: join(this.logDir, `${config.name}.log`) };
       if (signsInWithOAuth(config.transport)) task.oauth = { accessToken: usableAccessToken(await this.oauthRecord(config.name), config.transport.url, Date.now()) };
       return await this.pool.run(task, { signal });
     } catch (error) {
-      return {
-        ok: false,
-        latency_ms: Date.now() - started,
-        protocol_version: null,
-        server_info: null,
-        capabilities: null,
-        error: signal.aborted
-          ? { code: 'UPSTREAM_TIMEOUT', message: `test connection took longer than ${config.timeouts.connect_ms} ms` }
-          : { code: 'UPSTREAM_UNAVAILABLE', message: messageOf(error) },
-      };
+      return failed(
+        started,
+        signal.aborted ? { code: 'UPSTREAM_TIMEOUT', message: `test connection took longer than ${connectMs} ms` } : { code: 'UPSTREAM_UNAVAILABLE', message: messageOf(error) },
+      );
+    } finally {
+      this.release();
     }
+  }
+
+  /** True once a thread is this test's, false when none came free within `waitMs`. */
+  private thread(waitMs: number): Promise<boolean> {
+    if (this.running < THREADS) {
+      this.running++;
+      return Promise.resolve(true);
+    }
+    return new Promise((resolve) => {
+      const take = (): void => {
+        clearTimeout(timer);
+        resolve(true);
+      };
+      const timer = setTimeout(() => {
+        this.waiting.splice(this.waiting.indexOf(take), 1);
+        resolve(false);
+      }, waitMs);
+      this.waiting.push(take);
+    });
+  }
+
+  /** A finished test hands its thread to the next one waiting. */
+  private release(): void {
+    const next = this.waiting.shift();
+    if (next) next();
+    else this.running--;
   }
 
   close(): Promise<void> {

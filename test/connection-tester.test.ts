@@ -1,0 +1,53 @@
+// R9's test connection as a piscina job (src/jobs/connection-tester.ts):
+// bounded in time, and leaving nothing behind when the server it tests is
+// hostile. Ending a job's thread does not end a child process the job spawned.
+import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import t from 'tap';
+import { isProcessAlive } from '../src/daemon/daemon-file.js';
+import { ConnectionTester } from '../src/jobs/connection-tester.js';
+import { withConfigDefaults, type ServerConfig } from '../src/protocol/server-config.js';
+import { waitFor } from './helpers/wait.js';
+
+/** Never answers, and outlives stdin EOF and SIGTERM: only SIGKILL ends it. It writes its pid into the directory it is given. */
+const STUBBORN = `require('node:fs').writeFileSync(require('node:path').join(process.argv[1], String(process.pid)), '');
+process.on('SIGTERM', () => {});
+process.stdin.resume();
+setInterval(() => {}, 1000);`;
+
+const stdioServer = (name: string, args: string[], connectMs = 500): ServerConfig =>
+  withConfigDefaults({
+    name,
+    description: '',
+    enabled: true,
+    transport: { type: 'stdio', command: process.execPath, args, env: {}, cwd: null },
+    auto_enable_new_capabilities: true,
+    timeouts: { connect_ms: connectMs, request_ms: 500, list_deadline_ms: 500 },
+  });
+
+const pidsIn = (dir: string): number[] => readdirSync(dir).filter((name) => /^\d+$/.test(name)).map(Number);
+
+t.test('a server that never answers and ignores EOF and SIGTERM: the test fails and its child is killed', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'coffer-tester-'));
+  const tester = new ConnectionTester(dir);
+  t.teardown(async () => {
+    for (const pid of pidsIn(dir)) if (isProcessAlive(pid)) process.kill(pid, 'SIGKILL');
+    await tester.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  // Both threads started first: under tap's loaders a thread takes seconds to start.
+  const exits = stdioServer('exits', ['-e', 'process.exit(1)'], 30_000);
+  t.match(await Promise.all([tester.test(exits), tester.test(exits)]), [{ ok: false, error: { code: 'UPSTREAM_UNAVAILABLE' } }, { ok: false, error: { code: 'UPSTREAM_UNAVAILABLE' } }]);
+
+  const stubborn = stdioServer('stubborn', ['-e', STUBBORN, dir]);
+  const reports = await Promise.all([1, 2, 3].map(() => tester.test(stubborn)));
+  t.match(reports.slice(0, 2), [{ ok: false, error: { code: 'UPSTREAM_UNAVAILABLE', message: /took longer than 500 ms/ } }, { ok: false, error: { code: 'UPSTREAM_UNAVAILABLE' } }]);
+  t.match(reports[2], { ok: false, error: { code: 'UPSTREAM_BUSY', message: /2 test connections were running for all of 500 ms/ } }, 'the third waited its connect_ms for a thread');
+  const pids = pidsIn(dir);
+  t.equal(pids.length, 2, 'one child per test that ran');
+  // A job answers once its connection is closed: its child is gone by then (or a moment later, when reaped).
+  await waitFor('the children to end', () => pids.every((pid) => !isProcessAlive(pid)), 1_000).catch(() => undefined);
+  t.same(pids.filter(isProcessAlive), [], 'no child outlives its test');
+  t.match(readFileSync(join(dir, 'stubborn.log'), 'utf8'), /test connection failed/);
+});
