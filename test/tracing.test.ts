@@ -113,8 +113,10 @@ t.test('HTTP traceparent header: continued to a stdio upstream in _meta', async 
   const traceId = hex(16);
   const clientSpan = hex(8);
   const client = new Client({ name: 'traced', version: '1.0.0' });
-  await client.connect(mcpTransport(gateway.url, gateway.daemon.token, { traceparent: `00-${traceId}-${clientSpan}-01` }));
+  const transport = mcpTransport(gateway.url, gateway.daemon.token, { traceparent: `00-${traceId}-${clientSpan}-01` });
+  await client.connect(transport);
   t.teardown(() => client.close());
+  const sessionId = transport.sessionId;
 
   const seen = (await client.callTool({ name: 'local__trace', arguments: {} })).structuredContent as { meta: { traceparent: string } };
   const [, seenTrace, upstreamParent] = TRACEPARENT.exec(seen.meta.traceparent) ?? [];
@@ -125,6 +127,9 @@ t.test('HTTP traceparent header: continued to a stdio upstream in _meta', async 
   const server = trace.find((span) => span.kind === SERVER && span.name === 'tools/call');
   t.equal(server?.parentSpanId, clientSpan);
   t.equal(trace.find((span) => span.kind === CLIENT)?.spanId, upstreamParent);
+  const session = server?.attributes.find((attribute) => attribute.key === 'mcp.session.id')?.value.stringValue;
+  t.match(session, /^[0-9a-f]{12}$/, "the session's tag");
+  t.notOk(JSON.stringify(receiver.spans).includes(sessionId!), 'never its id: the id works as its credential');
 });
 
 t.test('a modern request (2026-07-28, no session): the same spans, continued from its _meta, to a 2025 upstream', async (t) => {

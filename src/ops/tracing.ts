@@ -7,6 +7,7 @@
 // That span is made once its times are known, with the id the upstream already
 // received as its parent (HandOverIds).
 import type { Context, Span, Tracer } from '@opentelemetry/api';
+import { SessionTags } from '../mcp/session-tag.js';
 import { requestOutcomeLabel } from './metric-labels.js';
 import type { TraceSampling } from './ops-settings.js';
 import { formatTraceparent, incomingTrace } from './trace-context.js';
@@ -155,6 +156,8 @@ export async function startTracing(endpoint: string, version: string, sampling: 
     spanProcessors: [new sdk.BatchSpanProcessor({ exporter: new otlp.OTLPTraceExporter({ url: endpoint }) })],
   });
   const tracer = provider.getTracer('coffer', version);
+  // A session's id works as its credential, and spans leave the machine: they carry its tag.
+  const sessionTags = new SessionTags();
   return {
     request({ method, params, headers, session, id }) {
       const incoming = incomingTrace(params, headers);
@@ -167,7 +170,7 @@ export async function startTracing(endpoint: string, version: string, sampling: 
             ...(incoming.tracestate ? { traceState: api.createTraceState(incoming.tracestate) } : {}),
           })
         : api.ROOT_CONTEXT;
-      const attributes = { 'mcp.method.name': method, ...(session === undefined ? {} : { 'mcp.session.id': session }), 'jsonrpc.request.id': String(id) };
+      const attributes = { 'mcp.method.name': method, ...(session === undefined ? {} : { 'mcp.session.id': sessionTags.tag(session) }), 'jsonrpc.request.id': String(id) };
       const span = tracer.startSpan(method, { kind: api.SpanKind.SERVER, attributes }, parent);
       return new SpanTree(api, tracer, ids, span, parent);
     },
