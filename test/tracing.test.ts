@@ -7,6 +7,8 @@
 import { randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import t, { type Test } from 'tap';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { startGateway, type Gateway } from './helpers/gateway.js';
@@ -150,6 +152,43 @@ t.test('a modern request (2026-07-28, no session): the same spans, continued fro
   t.equal(hop?.parentSpanId, server?.spanId, 'the actor hop under the request');
   t.equal(upstream?.spanId, upstreamParent, 'the span the upstream got as its parent was exported');
   t.equal(upstream?.parentSpanId, hop?.spanId, 'the upstream request under the actor hop');
+});
+
+t.test("a client's huge request id: its span keeps a clipped copy, not the id", async (t) => {
+  const receiver = await otlpReceiver(t);
+  const gateway = await startGateway({ otlpEndpoint: receiver.url });
+  const traceId = hex(16);
+  const id = `big-${'x'.repeat(200_000)}`;
+
+  const answer = await modernPost(gateway, 'tools/list', { _meta: { traceparent: `00-${traceId}-${hex(8)}-01` } }, {}, id);
+  t.equal(answer.messages[0]?.id, id, 'the answer carries the id whole');
+  await gateway.close();
+  const server = receiver.spans.find((span) => span.traceId === traceId && span.kind === SERVER);
+  const exported = String(server?.attributes.find((attribute) => attribute.key === 'jsonrpc.request.id')?.value.stringValue);
+  t.ok(exported.startsWith('big-xxx') && exported.length < 2_100, `clipped (${exported.length} chars)`);
+  t.match(exported, /\[\d+ more chars\]$/, 'says how much went');
+});
+
+t.test('huge request ids are not kept alive by their spans while an export waits on a silent collector', async (t) => {
+  const silent = createServer(() => undefined);
+  await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => {
+    silent.closeAllConnections();
+    silent.close();
+  });
+  const gateway = await startGateway({ otlpEndpoint: `http://127.0.0.1:${(silent.address() as AddressInfo).port}/v1/traces` });
+  t.teardown(() => gateway.close());
+  setFlagsFromString('--expose-gc');
+  const gc = runInNewContext('gc') as () => void;
+  const idChars = 8 * 1024 * 1024;
+  const requests = 12;
+  await modernPost(gateway, 'tools/list', {}, {}, 'warm-up');
+  gc();
+  const before = process.memoryUsage().heapUsed;
+  for (let i = 0; i < requests; i++) await modernPost(gateway, 'tools/list', {}, {}, `${i}-${'x'.repeat(idChars)}`);
+  gc();
+  const grown = process.memoryUsage().heapUsed - before;
+  t.ok(grown < (requests * idChars) / 2, `the heap grew ${Math.round(grown / 1048576)} MB for ${requests} ids of ${idChars / 1048576} MB`);
 });
 
 /** A daemon that read OTEL_TRACES_SAMPLER(_ARG) from its environment at start, as `coffer serve` does. */

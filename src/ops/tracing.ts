@@ -8,6 +8,7 @@
 // received as its parent (HandOverIds).
 import type { Context, Span, Tracer } from '@opentelemetry/api';
 import { SessionTags } from '../mcp/session-tag.js';
+import { clipText, MAX_ERROR_TEXT_CHARS } from '../protocol/untrusted-text.js';
 import { requestOutcomeLabel } from './metric-labels.js';
 import type { TraceSampling } from './ops-settings.js';
 import { formatTraceparent, incomingTrace } from './trace-context.js';
@@ -54,9 +55,17 @@ type Api = typeof import('@opentelemetry/api');
 function finish(api: Api, span: Span, error: unknown, endTime?: number): void {
   if (error !== null && error !== undefined) {
     span.setAttribute('error.type', requestOutcomeLabel(error));
-    span.setStatus({ code: api.SpanStatusCode.ERROR, message: error instanceof Error ? error.message : String(error) });
+    span.setStatus({ code: api.SpanStatusCode.ERROR, message: ownText(error instanceof Error ? error.message : String(error)) });
   }
   span.end(endTime);
+}
+
+/**
+ * A client's text (a method, an id, an error quoting it) as a span keeps it until
+ * exported: clipped, and copied, as a slice would keep all of a huge string alive.
+ */
+function ownText(text: string): string {
+  return text.length <= MAX_ERROR_TEXT_CHARS ? text : Buffer.from(clipText(text), 'utf16le').toString('utf16le');
 }
 
 const epochMs = (): number => performance.timeOrigin + performance.now();
@@ -170,8 +179,9 @@ export async function startTracing(endpoint: string, version: string, sampling: 
             ...(incoming.tracestate ? { traceState: api.createTraceState(incoming.tracestate) } : {}),
           })
         : api.ROOT_CONTEXT;
-      const attributes = { 'mcp.method.name': method, ...(session === undefined ? {} : { 'mcp.session.id': sessionTags.tag(session) }), 'jsonrpc.request.id': String(id) };
-      const span = tracer.startSpan(method, { kind: api.SpanKind.SERVER, attributes }, parent);
+      const name = ownText(method);
+      const attributes = { 'mcp.method.name': name, ...(session === undefined ? {} : { 'mcp.session.id': sessionTags.tag(session) }), 'jsonrpc.request.id': ownText(String(id)) };
+      const span = tracer.startSpan(name, { kind: api.SpanKind.SERVER, attributes }, parent);
       return new SpanTree(api, tracer, ids, span, parent);
     },
     shutdown: () => provider.shutdown(),
