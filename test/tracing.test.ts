@@ -254,4 +254,12 @@ t.test('no endpoint: no spans, the client context reaches the upstream unchanged
   const seen = (await client.callTool({ name: 'up__trace', arguments: {}, _meta: { traceparent } })).structuredContent as { meta: { traceparent: string }; headers: { traceparent: string } };
   t.equal(seen.meta.traceparent, traceparent);
   t.equal(seen.headers.traceparent, traceparent, 'and in the header of an HTTP upstream');
+
+  // A line break in a header value fails the whole request: such a traceparent is none (W3C: the trace starts anew).
+  for (const [what, broken] of [['a line feed after', `${traceparent}\n`], ['U+2028 after', `${traceparent}\u2028`], ['a space before', ` ${traceparent}`]] as const) {
+    const answer = await client.callTool({ name: 'up__trace', arguments: {}, _meta: { traceparent: broken } });
+    const got = answer.structuredContent as { meta: { traceparent: string }; headers: { traceparent: string | null } } | undefined;
+    t.equal(got?.meta.traceparent, broken, `${what}: the call is made, _meta as the client sent it`);
+    t.equal(got?.headers.traceparent, null, 'and no header');
+  }
 });

@@ -15,10 +15,14 @@ const ALL_ZERO = /^0+$/;
 /** W3C: at most 32 list members of at most 256 characters; a longer header is dropped, not cut. */
 const MAX_TRACESTATE = 512;
 
-/** A valid version-00 traceparent, or null (the trace then starts here). */
+/**
+ * A valid version-00 traceparent, or null (the trace then starts here). Exact,
+ * untrimmed: a valid one goes on as an HTTP header as it came (an HTTP parser
+ * has already taken the spaces off a header's value).
+ */
 export function parseTraceparent(value: unknown, tracestate?: unknown): TraceParent | null {
   if (typeof value !== 'string') return null;
-  const match = TRACEPARENT.exec(value.trim());
+  const match = TRACEPARENT.exec(value);
   if (!match || ALL_ZERO.test(match[1]!) || ALL_ZERO.test(match[2]!)) return null;
   const parent: TraceParent = { traceId: match[1]!, spanId: match[2]!, sampled: (parseInt(match[3]!, 16) & 1) === 1 };
   if (typeof tracestate === 'string' && tracestate.length > 0 && tracestate.length <= MAX_TRACESTATE) parent.tracestate = tracestate;
