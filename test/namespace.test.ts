@@ -1,8 +1,10 @@
 import t from 'tap';
 import fc from 'fast-check';
+import { DOT_SEGMENTS } from '../src/protocol/server-config.js';
 import { namespaceName, namespaceUri, parseNamespacedName, parseNamespacedUri } from '../src/router/namespace.js';
 
-const serverName = fc.stringMatching(/^[A-Za-z0-9.-]{1,20}$/).filter((name) => !name.includes('__'));
+// Every name a server may have: `.` and `..` are refused at registration (a URL path cannot hold them).
+const serverName = fc.stringMatching(/^[A-Za-z0-9.-]{1,20}$/).filter((name) => !name.includes('__') && !DOT_SEGMENTS.has(name));
 
 t.test('tool and prompt names round-trip, even when the original contains __', async (t) => {
   fc.assert(
