@@ -241,24 +241,25 @@ export class Calls {
 
   /** R10: a disabled capability is refused as such (calls, subscriptions, completion); so is one outside the session's toolset. */
   assertEnabled(kind: CallKind | 'resourceTemplates', server: string, key: string, toolset?: ToolsetScope | null): void {
-    const refused = this.refusal(kind, server, key, toolset);
-    if (refused) throw refused;
+    if (this.admits(kind, server, key, toolset)) return;
+    // Refused: asked again only to say why.
+    if (toolset && !this.inToolset(kind, server, key, toolset)) throw notInToolset(kind, toolset.name, server, key);
+    if (IDENTITY_FIELD[kind] === 'name') throw disabledByName(kind, server, key);
+    throw disabledResource(server, key, this.gate.resourceDecision(server, key));
   }
 
-  /** Why the capability is refused now, or null when it is not. */
-  refusal(kind: CallKind | 'resourceTemplates', server: string, key: string, toolset?: ToolsetScope | null): RpcError | null {
+  /** Whether the capability is allowed now: its switch, and the toolset if any (no error is made for a refusal). */
+  admits(kind: CallKind | 'resourceTemplates', server: string, key: string, toolset?: ToolsetScope | null): boolean {
+    if (toolset && !this.inToolset(kind, server, key, toolset)) return false;
     // Named kinds have one switch per name; resources (and templates) are governed by URI rules.
-    if (IDENTITY_FIELD[kind] === 'name') {
-      if (toolset && !toolset.includes(server, CAPABILITY_TYPE_OF[kind], key)) return notInToolset(kind, toolset.name, server, key);
-      return this.gate.isEnabled(server, kind, key) ? null : disabledByName(kind, server, key);
-    }
-    // A toolset holds a URI as the switches do: by the key that governs it (a template holds what it generates), else by the URI itself.
-    if (toolset) {
-      const inSet = (uri: string) => toolset.includes(server, 'resource', uri);
-      if (!(this.gate.resourceRule(server, key, inSet)?.enabled ?? inSet(key))) return notInToolset(kind, toolset.name, server, key);
-    }
-    const decision = this.gate.resourceDecision(server, key);
-    return decision.enabled ? null : disabledResource(server, key, decision);
+    return IDENTITY_FIELD[kind] === 'name' ? this.gate.isEnabled(server, kind, key) : this.gate.resourceDecision(server, key).enabled;
+  }
+
+  /** A toolset holds a URI as the switches do: by the key that governs it (a template holds what it generates), else by the URI itself. */
+  private inToolset(kind: CallKind | 'resourceTemplates', server: string, key: string, toolset: ToolsetScope): boolean {
+    if (IDENTITY_FIELD[kind] === 'name') return toolset.includes(server, CAPABILITY_TYPE_OF[kind], key);
+    const inSet = (uri: string) => toolset.includes(server, 'resource', uri);
+    return this.gate.resourceRule(server, key, inSet)?.enabled ?? inSet(key);
   }
 }
 

@@ -92,11 +92,17 @@ export class SessionFeatures implements SessionInterest {
     }
   }
 
-  /** A subscription outlives the switch or toolset that allowed it, so each update is weighed against them as they are now. */
+  /** A subscription outlives the switch or toolset that allowed it, so each update is weighed against them as they are now (once per toolset). */
   subscribers(server: string, original: string): Array<[string, string]> {
+    const admitted = new Map<string | null, boolean>();
+    const admits = (toolset: string | null): boolean => {
+      let allowed = admitted.get(toolset);
+      if (allowed === undefined) admitted.set(toolset, (allowed = this.calls.admits('resources', server, original, this.toolsetOf(toolset))));
+      return allowed;
+    };
     return this.subscriptions
       .subscribers(server, original)
-      .filter(({ toolset }) => this.calls.refusal('resources', server, original, this.toolsetOf(toolset)) === null)
+      .filter(({ toolset }) => admits(toolset))
       .map(({ session, uri }) => [session, uri]);
   }
 
