@@ -4,19 +4,12 @@
 import { daemonFilePath, newChallenge, readDaemonFile, tokenProof, type DaemonFile } from '../daemon/daemon-file.js';
 import { tokenMatches } from '../http/bearer.js';
 import { RestClient, restBody, restInit } from '../api/rest-client.js';
+import type { DaemonStatus } from '../api/routes/daemon.js';
 import { parseErrorEnvelope } from '../protocol/errors.js';
 import { EXIT, exitCodeForApiError } from './exit-codes.js';
 import { CliError } from './output.js';
 
-export interface DaemonStatus {
-  status: 'ready' | 'starting' | 'stopping';
-  version: string;
-  started_at: string;
-  port: number;
-  pid: number;
-  upstreams: { registered: number; enabled: number; healthy: number; degraded: number };
-  proof?: string;
-}
+export type { DaemonStatus };
 
 const REQUEST_TIMEOUT_MS = 60_000;
 
@@ -38,41 +31,29 @@ function isConnectionFailure(error: unknown): boolean {
   return error instanceof TypeError || (error instanceof DOMException && (error.name === 'TimeoutError' || error.name === 'AbortError'));
 }
 
-const STATUS_TIMEOUT_MS = 2_000;
-
-/** GET /daemon/status (no token); null when what answers is no status. Throws when nothing answers. */
-async function readStatus(port: number, timeoutMs: number, challenge?: string): Promise<DaemonStatus | null> {
-  const query = challenge === undefined ? '' : `?challenge=${challenge}`;
-  const response = await fetch(`${daemonUrl(port)}/api/v1/daemon/status${query}`, { signal: AbortSignal.timeout(timeoutMs) });
+/**
+ * GET /daemon/status (no token) with a fresh challenge: the status if what answers on daemon.json's
+ * port proves it holds the file's token (a dead daemon's port may have been taken by another
+ * program, even another user's), else null; only then is the token sent there. Throws when
+ * nothing answers.
+ */
+async function challengeDaemon(file: DaemonFile): Promise<DaemonStatus | null> {
+  const challenge = newChallenge();
+  const response = await fetch(`${daemonUrl(file.port)}/api/v1/daemon/status?challenge=${challenge}`, { signal: AbortSignal.timeout(2_000) });
   if (!response.ok) {
     await response.body?.cancel();
     return null;
   }
-  return (await response.json().catch(() => null)) as DaemonStatus | null;
+  const status = (await response.json().catch(() => null)) as DaemonStatus | null;
+  return status !== null && tokenMatches(status.proof, tokenProof(file.token, challenge)) ? status : null;
 }
 
-/** GET /daemon/status (no token). null when nothing answers on that port. */
-export async function fetchStatus(port: number, timeoutMs = STATUS_TIMEOUT_MS, challenge?: string): Promise<DaemonStatus | null> {
-  return readStatus(port, timeoutMs, challenge).catch((error: unknown) => {
+/** The status of daemon.json's daemon once it proved itself; null when nothing, or something else, answers. */
+export async function provenStatus(file: DaemonFile): Promise<DaemonStatus | null> {
+  return challengeDaemon(file).catch((error: unknown) => {
     if (isConnectionFailure(error)) return null;
     throw error;
   });
-}
-
-/** Whether what answered the challenge holds daemon.json's token. */
-function proves(file: DaemonFile, challenge: string, status: DaemonStatus | null): status is DaemonStatus {
-  return status !== null && tokenMatches(status.proof, tokenProof(file.token, challenge));
-}
-
-/**
- * The status of daemon.json's daemon, if what answers on its port proves it holds daemon.json's
- * token (a dead daemon's port may have been taken by another program, even another user's):
- * only then is the token sent there.
- */
-export async function provenStatus(file: DaemonFile): Promise<DaemonStatus | null> {
-  const challenge = newChallenge();
-  const status = await fetchStatus(file.port, STATUS_TIMEOUT_MS, challenge);
-  return proves(file, challenge, status) ? status : null;
 }
 
 export class ApiClient extends RestClient {
@@ -121,11 +102,10 @@ export class ApiClient extends RestClient {
   }
 
   private async prove(): Promise<void> {
-    const challenge = newChallenge();
-    const status = await readStatus(this.daemon.port, STATUS_TIMEOUT_MS, challenge).catch((error: unknown) => {
+    const status = await challengeDaemon(this.daemon).catch((error: unknown) => {
       throw this.unanswered(error);
     });
-    if (proves(this.daemon, challenge, status)) return;
+    if (status) return;
     throw daemonUnreachable(this.home, `what answers on port ${this.daemon.port} is not the daemon ${daemonFilePath(this.home)} names (it does not prove it holds that file's token, which was not sent)`);
   }
 }
