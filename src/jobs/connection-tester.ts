@@ -7,6 +7,7 @@
 import { join } from 'node:path';
 import { Piscina } from 'piscina';
 import { workerFile } from '../paths.js';
+import { Slots } from '../supervision/slots.js';
 import { messageOf, type ErrorBody } from '../protocol/errors.js';
 import type { TestConnectionReport, TestConnectionTask } from '../protocol/jobs.js';
 import { signsInWithOAuth, usableAccessToken, type OAuthRecord } from '../protocol/oauth.js';
@@ -30,9 +31,8 @@ export class ConnectionTester {
     maxThreads: THREADS,
     idleTimeout: 30_000,
   });
-  private running = 0;
-  /** Tests waiting for a thread, first come first served. */
-  private readonly waiting: (() => void)[] = [];
+  /** A test takes a thread before its time starts running (see above). */
+  private readonly threads = new Slots(THREADS);
 
   constructor(
     private readonly logDir: string,
@@ -43,7 +43,8 @@ export class ConnectionTester {
   async test(config: ServerConfig): Promise<TestConnectionReport> {
     const started = Date.now();
     const connectMs = config.timeouts.connect_ms;
-    if (!(await this.thread(connectMs))) return failed(started, { code: 'UPSTREAM_BUSY', message: `${THREADS} test connections were running for all of ${connectMs} ms: retry when one has finished` });
+    const release = await this.threads.acquireWithin(connectMs);
+    if (!release) return failed(started, { code: 'UPSTREAM_BUSY', message: `${THREADS} test connections were running for all of ${connectMs} ms: retry when one has finished` });
     const signal = AbortSignal.timeout(connectMs + MARGIN_MS);
     try {
       const task: TestConnectionTask = { config, logFile: join(this.logDir, `${config.name}.log`) };
@@ -55,34 +56,8 @@ export class ConnectionTester {
         signal.aborted ? { code: 'UPSTREAM_TIMEOUT', message: `test connection took longer than ${connectMs} ms` } : { code: 'UPSTREAM_UNAVAILABLE', message: messageOf(error) },
       );
     } finally {
-      this.release();
+      release();
     }
-  }
-
-  /** True once a thread is this test's, false when none came free within `waitMs`. */
-  private thread(waitMs: number): Promise<boolean> {
-    if (this.running < THREADS) {
-      this.running++;
-      return Promise.resolve(true);
-    }
-    return new Promise((resolve) => {
-      const take = (): void => {
-        clearTimeout(timer);
-        resolve(true);
-      };
-      const timer = setTimeout(() => {
-        this.waiting.splice(this.waiting.indexOf(take), 1);
-        resolve(false);
-      }, waitMs);
-      this.waiting.push(take);
-    });
-  }
-
-  /** A finished test hands its thread to the next one waiting. */
-  private release(): void {
-    const next = this.waiting.shift();
-    if (next) next();
-    else this.running--;
   }
 
   close(): Promise<void> {

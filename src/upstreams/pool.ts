@@ -11,7 +11,7 @@ import type { ServerConfig } from '../protocol/server-config.js';
 import type { Logger } from '../log.js';
 import type { RestartSchedule } from '../supervision/restart-schedule.js';
 import { UpstreamActor } from './actor.js';
-import { BootSlots } from './boot-slots.js';
+import { Slots } from '../supervision/slots.js';
 import { ScriptStore } from '../../workers/actor/code-cache.cjs';
 import { ACTOR_SCRIPTS } from '../paths.js';
 import type { Upstream, UpstreamDirectory } from './upstream.js';
@@ -42,14 +42,20 @@ export interface ActorDirs {
  * little (disable and enable the server to try at once).
  */
 const ACTOR_RESTART: RestartSchedule = { baseMs: 1_000, capMs: 60_000, resetAfterMs: 60_000 };
-/** Workers booting at once: two per core keeps the cores busy while a boot waits on file reads. */
+/**
+ * Workers booting at once: two per core keeps the cores busy while a boot waits on file reads.
+ * A boot is CPU work (a V8 isolate, Node's bootstrap, the actor's modules); hundreds started
+ * together share the cores until all are ready at about the same late moment, and the main thread
+ * starves meanwhile. In slots the first upstreams are ready early and the main thread keeps
+ * answering; the total CPU is the same either way.
+ */
 export const DEFAULT_CONCURRENT_BOOTS = 2 * availableParallelism();
 
 export class UpstreamPool extends EventEmitter<PoolEvents> implements UpstreamDirectory {
   private entries = new Map<string, UpstreamActor>();
   /** active()'s answer until the next start or stop: it is asked on every list and every modern call. */
   private activeList: readonly Upstream[] | null = null;
-  private readonly boots: BootSlots;
+  private readonly boots: Slots;
   /** The actor's scripts and code caches, read once for all its workers. */
   private readonly scripts: ScriptStore;
 
@@ -61,7 +67,7 @@ export class UpstreamPool extends EventEmitter<PoolEvents> implements UpstreamDi
     private readonly oauthRecords: OAuthRecords | null = null,
   ) {
     super();
-    this.boots = new BootSlots(concurrentBoots);
+    this.boots = new Slots(concurrentBoots);
     this.scripts = new ScriptStore(ACTOR_SCRIPTS, dirs.codeCache);
   }
 
