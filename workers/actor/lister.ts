@@ -138,9 +138,9 @@ export class Lister {
       const result = await connection.request(method, cursor === undefined ? undefined : { cursor }, { timeoutMs: remainingMs });
       const page = result[field];
       if (!Array.isArray(page)) throw new RequestFailure('upstream', `${method} result has no ${field} array`);
+      if (items.length + page.length > MAX_LIST_ITEMS) throw new RequestFailure('upstream', `${method} lists more than ${MAX_LIST_ITEMS} items in all, more than coffer keeps switches for: the list is refused`);
       chars += charsOf(page, MAX_MESSAGE_CHARS - chars);
       if (chars > MAX_MESSAGE_CHARS) throw new RequestFailure('upstream', `${method} pages hold more than ${MAX_MESSAGE_CHARS / (1024 * 1024)} MB of text in all, more than one message may: the list is refused`);
-      if (items.length + page.length > MAX_LIST_ITEMS) throw new RequestFailure('upstream', `${method} lists more than ${MAX_LIST_ITEMS} items in all, more than coffer keeps switches for: the list is refused`);
       for (const item of page) items.push(item);
       if (typeof result.ttlMs === 'number' && Number.isFinite(result.ttlMs)) ttlMs = Math.min(ttlMs ?? Infinity, Math.max(0, result.ttlMs));
       cursor = typeof result.nextCursor === 'string' && result.nextCursor !== '' ? result.nextCursor : undefined;
