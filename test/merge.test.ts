@@ -62,11 +62,11 @@ t.test('resolution: known names first, then the prefix, then the only unprefixed
   });
   const known = new Map([['echo', { server: 'solo', original: 'echo' }]]);
   t.same(await resolveExposed(directory([config('solo', ''), config('fs', 'files')], known), 'tools', 'echo'), { server: 'solo', original: 'echo' });
-  t.same(await resolveExposed(directory([config('solo', ''), config('fs', 'files')], known), 'tools', 'files__read'), { server: 'fs', original: 'read' });
-  t.same(await resolveExposed(directory([config('solo', ''), config('fs', 'files')], known), 'tools', 'fs__read'), { server: 'solo', original: 'fs__read' }, 'a server name that is not a prefix is no prefix');
-  t.same(await resolveExposed(directory([config('solo', '')]), 'resources', 'test://template/1/data'), { server: 'solo', original: 'test://template/1/data' }, 'a URI from a template of the only unprefixed server');
+  t.same(await resolveExposed(directory([config('solo', ''), config('fs', 'files')], known), 'tools', 'files__read'), { server: 'fs', original: 'read', unlisted: true });
+  t.same(await resolveExposed(directory([config('solo', ''), config('fs', 'files')], known), 'tools', 'fs__read'), { server: 'solo', original: 'fs__read', unlisted: true }, 'a server name that is not a prefix is no prefix');
+  t.same(await resolveExposed(directory([config('solo', '')]), 'resources', 'test://template/1/data'), { server: 'solo', original: 'test://template/1/data', unlisted: true }, 'a URI from a template of the only unprefixed server');
   t.same(await resolveExposed(directory([config('a', ''), config('b', '')]), 'tools', 'nope'), { ambiguous: ['a', 'b'] });
-  t.same(await resolveExposed(directory([config('a', ''), config('b', '')]), 'tools', 'a__echo'), { server: 'a', original: 'echo' }, 'the fallback form of an unprefixed server');
+  t.same(await resolveExposed(directory([config('a', ''), config('b', '')]), 'tools', 'a__echo'), { server: 'a', original: 'echo', unlisted: true }, 'the fallback form of an unprefixed server');
   t.equal(await resolveExposed(directory([config('a')]), 'tools', 'nope'), null);
 });
 

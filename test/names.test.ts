@@ -79,7 +79,7 @@ t.test('a name no list knows, with several unprefixed servers: only those that m
   t.same(await resolveExposed(directory(['files', 'jobs']), 'resources', 'test://template/1'), { ambiguous: ['files', 'web'] });
   const settled = directory(['files', 'jobs', 'web']);
   serves.web = ['prompts'];
-  t.same(await resolveExposed(settled, 'resources', 'test://template/1'), { server: 'files', original: 'test://template/1' }, 'the one that declared resources');
+  t.same(await resolveExposed(settled, 'resources', 'test://template/1'), { server: 'files', original: 'test://template/1', unlisted: true }, 'the one that declared resources');
   t.same(await resolveExposed(settled, 'tools', 'unlisted'), { ambiguous: ['files', 'jobs'] }, 'two with tools: never a guess');
 });
 

@@ -317,6 +317,33 @@ t.test('R10 disabled means rejected: tool, prompt, resource, server', async (t) 
   t.notOk((await toolNames(late)).includes('gate__echo'), 'and its tool switches survived');
 });
 
+t.test('R10 a name its upstream does not list is not forwarded (a switched-off tool under another spelling stays off); R8 with no list to tell, it is', async (t) => {
+  const gateway = await startGateway();
+  t.teardown(() => gateway.close());
+  await gateway.addServer(stdioFixture('alias', ['--alias', 'ECHO=echo,hidden=whoami']));
+  const client = await gateway.client('alias-client');
+  t.ok((await toolNames(client)).includes('alias__echo'));
+  t.same(text(await client.callTool({ name: 'alias__echo', arguments: { a: 1 } })), { a: 1 }, 'a listed tool is called');
+  await toggle(gateway, 'alias', 'tool', 'echo', false);
+  const refused = async (name: string, label: string) => {
+    const error = await client.callTool({ name, arguments: {} }).then(() => null, (caught: any) => caught);
+    t.equal(error?.code, -32602, `${label}: -32602`);
+    t.equal(error?.data?.code, 'RESOURCE_NOT_FOUND', `${label}: RESOURCE_NOT_FOUND`);
+    t.match(error?.message, /server 'alias' does not list it/, `${label}: says why`);
+  };
+  await refused('alias__ECHO', 'the switched-off tool under a spelling the upstream also answers to');
+  await refused('alias__hidden', 'a name no list shows');
+  // A client that never listed (nothing merged for it) is held to the same list.
+  const fresh = await gateway.client('alias-fresh');
+  const error = await fresh.callTool({ name: 'alias__hidden', arguments: {} }).then(() => null, (caught: any) => caught);
+  t.equal(error?.data?.code, 'RESOURCE_NOT_FOUND', 'and for a client that never listed');
+
+  await gateway.addServer(stdioFixture('failing', ['--fail-lists=-1']));
+  t.equal(text(await fresh.callTool({ name: 'failing__whoami', arguments: {} })).name, 'failing', 'R8: a server whose lists fail still gets calls to its names');
+  const invocations = await gateway.api('GET', '/invocations?server=alias');
+  t.ok(invocations.body.invocations.some((row: any) => row.key === 'hidden' && row.status === 'error' && row.error_code === -32602), 'the refusal is recorded');
+});
+
 t.test('R1 R4 choices survive a daemon restart and kill -9 right after the API answered', async (t) => {
   const fixture = await startNetworkFixture('http', ['--name', 'keep']);
   const home = tempHome();

@@ -54,11 +54,13 @@ async function otlpReceiver(t: Test): Promise<{ url: string; spans: ExportedSpan
 
 const hex = (bytes: number): string => randomBytes(bytes).toString('hex');
 const TRACEPARENT = /^00-([0-9a-f]{32})-([0-9a-f]{16})-01$/;
+/** The fixture's tools with `trace` listed (coffer forwards only names the upstream lists). */
+const TRACE_TOOL = ['--tools', 'all,trace'];
 
 /** A daemon exporting to a local receiver, in front of the HTTP fixture as server `up`. */
 async function tracedHttpUpstream(t: Test): Promise<{ receiver: Awaited<ReturnType<typeof otlpReceiver>>; gateway: Gateway }> {
   const receiver = await otlpReceiver(t);
-  const fixture = await startNetworkFixture('http');
+  const fixture = await startNetworkFixture('http', TRACE_TOOL);
   t.teardown(() => fixture.kill());
   const gateway = await startGateway({ otlpEndpoint: receiver.url });
   await gateway.addServer(networkConfig('up', 'http', fixture.url));
@@ -111,7 +113,7 @@ t.test('_meta.traceparent: client → coffer spans → HTTP upstream (in _meta a
 t.test('HTTP traceparent header: continued to a stdio upstream in _meta', async (t) => {
   const receiver = await otlpReceiver(t);
   const gateway = await startGateway({ otlpEndpoint: receiver.url });
-  await gateway.addServer(stdioFixture('local'));
+  await gateway.addServer(stdioFixture('local', TRACE_TOOL));
   const traceId = hex(16);
   const clientSpan = hex(8);
   const client = new Client({ name: 'traced', version: '1.0.0' });
@@ -215,7 +217,7 @@ async function upstreamContext(client: Client, traceparent?: string): Promise<{ 
 t.test('OTEL_TRACES_SAMPLER=parentbased_traceidratio, ratio 0: no trace of its own is kept, a sampled parent still is', async (t) => {
   const receiver = await otlpReceiver(t);
   const gateway = await sampledGateway(receiver.url, 'parentbased_traceidratio', '0');
-  await gateway.addServer(stdioFixture('local'));
+  await gateway.addServer(stdioFixture('local', TRACE_TOOL));
   const client = await gateway.client();
 
   const own = await upstreamContext(client);
@@ -234,7 +236,7 @@ t.test('OTEL_TRACES_SAMPLER=parentbased_traceidratio, ratio 0: no trace of its o
 t.test('OTEL_TRACES_SAMPLER=traceidratio, ratio 0: nothing is exported, not even under a sampled parent', async (t) => {
   const receiver = await otlpReceiver(t);
   const gateway = await sampledGateway(receiver.url, 'traceidratio', '0');
-  await gateway.addServer(stdioFixture('local'));
+  await gateway.addServer(stdioFixture('local', TRACE_TOOL));
   const client = await gateway.client();
   const parent = hex(16);
   t.same(await upstreamContext(client, `00-${parent}-${hex(8)}-01`), { traceId: parent, sampled: false }, 'the trace goes on, marked not sampled');
@@ -244,7 +246,7 @@ t.test('OTEL_TRACES_SAMPLER=traceidratio, ratio 0: nothing is exported, not even
 });
 
 t.test('no endpoint: no spans, the client context reaches the upstream unchanged', async (t) => {
-  const fixture = await startNetworkFixture('http');
+  const fixture = await startNetworkFixture('http', TRACE_TOOL);
   t.teardown(() => fixture.kill());
   const gateway = await startGateway({ otlpEndpoint: null });
   t.teardown(() => gateway.close());

@@ -14,10 +14,9 @@ import { exposeResultUris } from './expose-results.js';
 import type { CapabilityGate } from './gate.js';
 import { driveInputRequired } from './input-driver.js';
 import type { LogLevel } from './log-levels.js';
-import type { Namespaced } from './namespace.js';
 import type { Namespaces, ServerDirectory } from './namespaces.js';
 import { describe, disabledByName, disabledResource, notInToolset } from './refusals.js';
-import { resolveExposed, type ResolverDirectory } from './resolver.js';
+import { resolveExposed, type ResolverDirectory, type Routed } from './resolver.js';
 import { normaliseUri } from './uri-rule.js';
 import type { RequestTrace } from '../ops/tracing.js';
 import { withTraceMeta } from '../ops/trace-context.js';
@@ -117,6 +116,7 @@ export class Calls {
       // The route step is name resolution and the switch: it ends before the upstream is asked.
       try {
         this.assertEnabled(kind, upstream.name, target.original, ctx.toolset);
+        if (target.unlisted) await this.assertListed(kind, upstream, target.original);
       } catch (error) {
         route?.end(error);
         throw error;
@@ -220,7 +220,7 @@ export class Calls {
   }
 
   /** The enabled upstream an exposed name or URI belongs to, and its original form (a resource URI normalised: what is gated is what is read). */
-  async resolve(kind: ListKind, value: unknown): Promise<{ upstream: Upstream; target: Namespaced }> {
+  async resolve(kind: ListKind, value: unknown): Promise<{ upstream: Upstream; target: Routed }> {
     const what = describe(kind);
     const byName = IDENTITY_FIELD[kind] === 'name';
     if (typeof value !== 'string') throw RpcError.invalidParams(`the ${what} ${byName ? 'name' : 'URI'} must be a string`);
@@ -237,6 +237,21 @@ export class Calls {
       throw RpcError.coffer(JSONRPC.INVALID_PARAMS, 'RESOURCE_NOT_FOUND', `unknown ${what} '${value}': expected ${expected} of an enabled server`);
     }
     return { upstream, target: kind === 'resources' ? { server: resolution.server, original: normaliseUri(resolution.original) } : resolution };
+  }
+
+  /**
+   * A tool or prompt that no merged list routes here goes to its upstream only
+   * if the upstream's own list names it, or if no live list can say (R8: a
+   * failed list is not an empty one). Otherwise an upstream that also answers
+   * to unlisted names (aliases, other spellings) would run a tool the user
+   * switched off under a name no switch governs. A per_session server is not
+   * asked: each session's connection may list what the shared one does not.
+   */
+  private async assertListed(kind: CallKind, upstream: Upstream, key: string): Promise<void> {
+    if (IDENTITY_FIELD[kind] !== 'name' || upstream.config.session_mode === 'per_session') return;
+    if ((await this.directory.lists?.(upstream.name, kind, key)) !== false) return;
+    const what = describe(kind);
+    throw RpcError.coffer(JSONRPC.INVALID_PARAMS, 'RESOURCE_NOT_FOUND', `unknown ${what} '${key}': server '${upstream.name}' does not list it; list the ${what}s again for the names it has now`, { server: upstream.name });
   }
 
   /** R10: a disabled capability is refused as such (calls, subscriptions, completion); so is one outside the session's toolset. */

@@ -5,6 +5,8 @@
 // belongs to the one unprefixed server, if there is exactly one (of those
 // that declared the capability at all). Never a guess between two. A user's
 // own name is routed to the upstream's name as the merged list routes it.
+// A name routed without the merged lists knowing it is marked `unlisted`:
+// the caller asks that server's own list before forwarding it.
 import { IDENTITY_FIELD, type ListKind } from '../protocol/capabilities.js';
 import { prefixOf, type ServerConfig } from '../protocol/server-config.js';
 import { parseNamespacedName, parseNamespacedUri, type Namespaced } from './namespace.js';
@@ -21,6 +23,8 @@ export interface ResolverDirectory {
   original(server: string, kind: ListKind, name: string): string;
   /** Whether the connected `server` declared the capability of `kind`; undefined while that is not known. */
   serves?(server: string, kind: ListKind): boolean | undefined;
+  /** Whether `server`'s own live list of `kind` names `key`; undefined when no live list can tell (failed, slow, not connected). */
+  lists?(server: string, kind: ListKind, key: string): Promise<boolean | undefined>;
 }
 
 export interface PrefixIndex {
@@ -61,7 +65,10 @@ export function claimant(index: PrefixIndex, kind: ListKind, value: string): str
   return undefined;
 }
 
-export type Resolution = Namespaced | { ambiguous: string[] } | null;
+/** `unlisted`: no merged list routes the name here (it is not listed, listed under a switch that is off, or not merged yet). */
+export type Routed = Namespaced & { unlisted?: true };
+
+export type Resolution = Routed | { ambiguous: string[] } | null;
 
 export async function resolveExposed(directory: ResolverDirectory, kind: ListKind, value: string): Promise<Resolution> {
   const index = directory.prefixes();
@@ -73,7 +80,7 @@ export async function resolveExposed(directory: ResolverDirectory, kind: ListKin
     const original = originalOf(directory, owner, kind, split.original);
     const routes = original === split.original ? directory.routes(kind) : (directory.routes(kind) ?? (await directory.refresh(kind)));
     const known = routes?.get(value);
-    return known?.server === owner ? known : { server: owner, original };
+    return known?.server === owner ? known : { server: owner, original, unlisted: true };
   }
   // With unprefixed servers a name may be anything, and a shortened name has no prefix form: know the exposed names.
   const routes = directory.routes(kind) ?? (unprefixed.length > 0 || !split ? await directory.refresh(kind) : undefined);
@@ -83,7 +90,7 @@ export async function resolveExposed(directory: ResolverDirectory, kind: ListKin
   if (claimant(index, kind, value) !== undefined) return null;
   // A server known to have none of this kind (no capability) cannot own the name; that rules out, it never picks.
   const candidates = unprefixed.length > 1 ? unprefixed.filter((server) => directory.serves?.(server, kind) !== false) : unprefixed;
-  if (candidates.length === 1) return { server: candidates[0]!, original: originalOf(directory, candidates[0]!, kind, value) };
+  if (candidates.length === 1) return { server: candidates[0]!, original: originalOf(directory, candidates[0]!, kind, value), unlisted: true };
   return unprefixed.length > 1 ? { ambiguous: candidates.length > 0 ? candidates : unprefixed } : null;
 }
 

@@ -3,7 +3,7 @@
 // while nothing it was made from changed: the copies' versions, the namespaces
 // and the switches key it, so it needs no invalidation of its own.
 import { EventEmitter } from 'node:events';
-import type { CallKind, ListKind } from '../protocol/capabilities.js';
+import { IDENTITY_FIELD, type CallKind, type ListKind } from '../protocol/capabilities.js';
 import type { UpstreamInstructions } from '../protocol/instructions.js';
 import type { UpstreamDirectory } from '../upstreams/upstream.js';
 import { FanOut } from './fan-out.js';
@@ -15,6 +15,15 @@ import { claimant, type ResolverDirectory } from './resolver.js';
 import { UpstreamLists } from './upstream-lists.js';
 
 export type { CallKind, ServerDirectory };
+
+/** Per list copy (a new array whenever its content changes): the names or URIs it holds, made on first ask. */
+const identities = new WeakMap<readonly Item[], Set<unknown>>();
+
+function identitiesOf(kind: ListKind, items: readonly Item[]): Set<unknown> {
+  let found = identities.get(items);
+  if (!found) identities.set(items, (found = new Set(items.map((item) => item[IDENTITY_FIELD[kind]]))));
+  return found;
+}
 
 export interface RouterEvents {
   /** Sessions must be told that a downstream list changed. */
@@ -56,6 +65,12 @@ export class Router extends EventEmitter<RouterEvents> {
     serves: (server, kind) => {
       const status = this.upstreams.get(server)?.lastStatus;
       return status?.state === 'ready' && status.serves ? status.serves.includes(kind) : undefined;
+    },
+    // Through the fan-out: a fresh copy answers at once, else the actor within the list deadline; no answer tells nothing (R8).
+    lists: async (server, kind, key) => {
+      const upstream = this.upstreams.get(server);
+      const [answer] = upstream ? await this.fanOut.gather([upstream], kind) : [];
+      return answer ? identitiesOf(kind, answer.items).has(key) : undefined;
     },
   };
 
