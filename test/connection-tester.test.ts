@@ -51,3 +51,21 @@ t.test('a server that never answers and ignores EOF and SIGTERM: the test fails 
   t.same(pids.filter(isProcessAlive), [], 'no child outlives its test');
   t.match(readFileSync(join(dir, 'stubborn.log'), 'utf8'), /test connection failed/);
 });
+
+t.test('the daemon stopping mid-test: the running test ends at once and its child with it', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'coffer-tester-'));
+  const tester = new ConnectionTester(dir);
+  t.teardown(() => {
+    for (const pid of pidsIn(dir)) if (isProcessAlive(pid)) process.kill(pid, 'SIGKILL');
+    rmSync(dir, { recursive: true, force: true });
+  });
+  const running = tester.test(stdioServer('stubborn', ['-e', STUBBORN, dir], 60_000));
+  await waitFor('the test to start its child', () => pidsIn(dir).length === 1, 30_000);
+  const [pid] = pidsIn(dir);
+  const closing = Date.now();
+  await tester.close();
+  t.ok(Date.now() - closing < 5_000, 'the stop does not wait for the test');
+  t.match(await running, { ok: false, error: { code: 'UPSTREAM_UNAVAILABLE' } }, 'the test is answered, failed');
+  await waitFor('the child to end', () => !isProcessAlive(pid!), 2_000).catch(() => undefined);
+  t.notOk(isProcessAlive(pid!), 'no child outlives the stop');
+});

@@ -3,8 +3,11 @@
 // reported failed. Aborting ends the job's thread, and a stdio child it spawned
 // would outlive it: the job's own bounds come first, and its time runs from
 // its start (a test waits for a free thread here, never in piscina's queue,
-// where its time would run out before it starts).
+// where its time would run out before it starts). A job tells its child's pid
+// as it spawns it: a job ended from outside (its abort, the daemon's stop)
+// has its child killed here.
 import { join } from 'node:path';
+import { MessageChannel } from 'node:worker_threads';
 import { Piscina } from 'piscina';
 import { workerFile } from '../paths.js';
 import { Slots } from '../supervision/slots.js';
@@ -24,6 +27,14 @@ const MARGIN_MS = 20_000;
 
 const failed = (started: number, error: ErrorBody): TestConnectionReport => ({ ok: false, latency_ms: Date.now() - started, protocol_version: null, server_info: null, capabilities: null, error });
 
+function killChild(pid: number): void {
+  try {
+    process.kill(pid, 'SIGKILL');
+  } catch {
+    // Already gone.
+  }
+}
+
 export class ConnectionTester {
   private readonly pool = new Piscina<TestConnectionTask, TestConnectionReport>({
     filename: workerFile('jobs/test-connection.js'),
@@ -33,6 +44,8 @@ export class ConnectionTester {
   });
   /** A test takes a thread before its time starts running (see above). */
   private readonly threads = new Slots(THREADS);
+  /** The stdio children of the tests running now. */
+  private readonly children = new Set<number>();
 
   constructor(
     private readonly logDir: string,
@@ -46,21 +59,36 @@ export class ConnectionTester {
     const release = await this.threads.acquireWithin(connectMs);
     if (!release) return failed(started, { code: 'UPSTREAM_BUSY', message: `${THREADS} test connections were running for all of ${connectMs} ms: retry when one has finished` });
     const signal = AbortSignal.timeout(connectMs + MARGIN_MS);
+    const { port1, port2 } = new MessageChannel();
+    let child: number | null = null;
+    port1.on('message', (pid: number) => this.children.add((child = pid)));
     try {
-      const task: TestConnectionTask = { config, logFile: join(this.logDir, `${config.name}.log`) };
+      const task: TestConnectionTask = { config, logFile: join(this.logDir, `${config.name}.log`), pids: port2 };
       if (signsInWithOAuth(config.transport)) task.oauth = { accessToken: usableAccessToken(await this.oauthRecord(config.name), config.transport.url, Date.now()) };
-      return await this.pool.run(task, { signal });
+      const report = await this.pool.run(task, { signal, transferList: [port2] });
+      // The job closed its connection, which ended the child.
+      if (child !== null) this.children.delete(child);
+      return report;
     } catch (error) {
       return failed(
         started,
         signal.aborted ? { code: 'UPSTREAM_TIMEOUT', message: `test connection took longer than ${connectMs} ms` } : { code: 'UPSTREAM_UNAVAILABLE', message: messageOf(error) },
       );
     } finally {
+      port1.close();
+      if (child !== null && this.children.delete(child)) killChild(child);
       release();
     }
   }
 
-  close(): Promise<void> {
-    return this.pool.close({ force: true });
+  /**
+   * Ends the running tests at once: their threads, then their children.
+   * (piscina's close, even forced, waits up to its close timeout for running
+   * tasks and then rejects: a stop during a test would hang, then fail.)
+   */
+  async close(): Promise<void> {
+    await this.pool.destroy();
+    for (const child of this.children) killChild(child);
+    this.children.clear();
   }
 }

@@ -1,5 +1,6 @@
 // One-shot jobs run on the piscina pool (workers/jobs/).
 import type { ErrorBody } from './errors.js';
+import type { MessagePort } from 'node:worker_threads';
 import type { ServerConfig } from './server-config.js';
 
 /** R9: a temporary connection of its own; the live one is never touched. */
@@ -13,6 +14,8 @@ export interface TestConnectionTask {
    * token the live actor holds.
    */
   oauth?: { accessToken: string | null };
+  /** Where the job posts its stdio child's pid once spawned: a job ended from outside leaves the child to be killed. */
+  pids?: MessagePort;
 }
 
 export interface TestConnectionReport {

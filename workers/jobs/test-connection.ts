@@ -18,7 +18,10 @@ export default async function testConnection(task: TestConnectionTask): Promise<
   try {
     // A test connection has no client to relay to: it declares nothing, and the jsonrpc session refuses server requests.
     connection = await Connection.create(task.config, log, { onLost: () => undefined, onNotification: () => undefined }, {}, auth);
-    await connection.connect();
+    const connecting = connection.connect();
+    // Spawned by now (connect starts the transport before it first waits).
+    if (connection.pid !== null) task.pids?.postMessage(connection.pid);
+    await connecting;
     const capabilities: NonNullable<TestConnectionReport['capabilities']> = { tools: null, resources: null, prompts: null };
     // Resource templates are not counted: each primary kind is also the server capability that advertises it.
     for (const kind of PRIMARY_KINDS) {
@@ -53,5 +56,6 @@ export default async function testConnection(task: TestConnectionTask): Promise<
   } finally {
     await connection?.close();
     await log.close();
+    task.pids?.close();
   }
 }
