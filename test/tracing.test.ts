@@ -125,6 +125,7 @@ t.test('HTTP traceparent header: continued to a stdio upstream in _meta', async 
   const seen = (await client.callTool({ name: 'local__trace', arguments: {} })).structuredContent as { meta: { traceparent: string } };
   const [, seenTrace, upstreamParent] = TRACEPARENT.exec(seen.meta.traceparent) ?? [];
   t.equal(seenTrace, traceId);
+  const [row] = (await gateway.api('GET', '/invocations?server=local')).body.invocations;
   await client.close();
   await gateway.close();
   const trace = receiver.spans.filter((span) => span.traceId === traceId);
@@ -133,6 +134,7 @@ t.test('HTTP traceparent header: continued to a stdio upstream in _meta', async 
   t.equal(trace.find((span) => span.kind === CLIENT)?.spanId, upstreamParent);
   const session = server?.attributes.find((attribute) => attribute.key === 'mcp.session.id')?.value.stringValue;
   t.match(session, /^[0-9a-f]{12}$/, "the session's tag");
+  t.equal(session, row?.session, 'the tag its invocation row carries: a span and a row of one session can be matched');
   t.notOk(JSON.stringify(receiver.spans).includes(sessionId!), 'never its id: the id works as its credential');
 });
 

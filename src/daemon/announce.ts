@@ -5,7 +5,7 @@
 import type { Logger } from '../log.js';
 import { LIST_CHANGED_METHOD, PRIMARY_KINDS, type ListKind } from '../protocol/capabilities.js';
 import type { InvocationRecord } from '../protocol/events.js';
-import { SessionTags } from '../mcp/session-tag.js';
+import type { SessionTags } from '../mcp/session-tag.js';
 import { sanitiseText } from '../protocol/untrusted-text.js';
 import type { SessionRegistry } from '../mcp/sessions.js';
 import type { Router } from '../router/router.js';
@@ -18,6 +18,8 @@ export interface Audience {
   log: Logger;
   /** Every MCP session. */
   sessions: Pick<SessionRegistry, 'broadcast'>;
+  /** The daemon's one keyed tagging of session ids (rows, events, spans and log lines name a session alike). */
+  sessionTags: SessionTags;
 }
 
 export interface Announcer {
@@ -33,8 +35,7 @@ export interface Announcer {
 const now = (): string => new Date().toISOString();
 
 /** Call before the routing core subscribes to the pool: an upstream's health is announced before the sessions are asked to list again. */
-export function announce(pool: UpstreamPool, invocations: InvocationLog, { bus, log, sessions }: Audience): Announcer {
-  const sessionTags = new SessionTags();
+export function announce(pool: UpstreamPool, invocations: InvocationLog, { bus, log, sessions, sessionTags }: Audience): Announcer {
   const listChanged = (kind: ListKind, server: string | null = null): void => {
     sessions.broadcast({ jsonrpc: '2.0', method: LIST_CHANGED_METHOD[kind] });
     bus.publish({ type: 'list_changed', server, kind, at: now() });

@@ -1,6 +1,7 @@
 // Starts and stops the coffer daemon: DB writer, preference snapshot, actor
 // pool, router, MCP sessions and the HTTP server, in that order; stops them in
 // reverse, letting open calls finish first.
+import { SessionTags } from '../mcp/session-tag.js';
 import { join } from 'node:path';
 import { HttpApi } from '../api/http-api.js';
 import { daemonRoutes, type DaemonStatus } from '../api/routes/daemon.js';
@@ -122,7 +123,8 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
   const startedAt = new Date().toISOString();
   let phase: DaemonStatus['status'] = 'starting';
   const operations = new Operations(opsSettings({ metrics: options.metrics, otlpEndpoint: options.otlpEndpoint }));
-  await operations.startTracing(VERSION);
+  const sessionTags = new SessionTags();
+  await operations.startTracing(VERSION, sessionTags);
 
   const bus = new EventBus();
   const unmark = markDatabaseOpening(home);
@@ -150,7 +152,7 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
   gate.load(await writer.api.getPreferences());
   const invocationLog = new InvocationLog(writer.api, {}, (error) => log.warn('invocation log', { error: error.message }));
   // The sessions are created below; nothing is announced before upstreams start.
-  const announcer = announce(pool, invocationLog, { bus, log, sessions: { broadcast: (message) => toolsetParts.notifier.broadcast(message) } });
+  const announcer = announce(pool, invocationLog, { bus, log, sessions: { broadcast: (message) => toolsetParts.notifier.broadcast(message) }, sessionTags });
   const routing = createRouting(pool, gate, servers, {
     cacheTtlMs: tuning.cacheTtlMs,
     nameBudget: options.nameBudget,
@@ -167,7 +169,7 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
   const modern = new ModernEndpoint(new ModernMethods({ ...routing, views: toolsetParts.views, search, version: VERSION, pageSize: options.pageSize }), routing.features, toolsetParts.views, { keepAliveMs, version: VERSION, onAnswered: operations.requestAnswered, tracing: operations.tracing }, log);
   const sessions = new SessionRegistry(
     dispatcher,
-    { maxBodyBytes: 64 * 1024 * 1024, keepAliveMs, idleTimeoutMs: 60 * 60_000, onSessionClosed: (session) => dispatcher.sessionClosed(session), modern },
+    { maxBodyBytes: 64 * 1024 * 1024, keepAliveMs, idleTimeoutMs: 60 * 60_000, onSessionClosed: (session) => dispatcher.sessionClosed(session), modern, sessionTags },
     log,
   );
   routing.clientMessages.connect(new EraClientLink(new SessionClientLink((id) => sessions.session(id), log), (id) => modern.target(id)));

@@ -55,7 +55,7 @@ export class SessionClientLink implements ClientLink {
   }
 
   private send(session: McpSession, message: JSONRPCMessage, options: { relatedRequestId: string | number } | undefined): void {
-    session.transport.send(message, options).catch((error: unknown) => this.log.debug('message to client not delivered', { session: session.id, error: String(error) }));
+    session.transport.send(message, options).catch((error: unknown) => this.log.debug('message to client not delivered', { session: session.tag, error: String(error) }));
   }
 }
 

@@ -100,7 +100,7 @@ export class Dispatcher {
   onMessage(session: McpSession, message: JSONRPCMessage, headers?: Headers): void {
     session.lastActiveAt = Date.now();
     if (!('method' in message)) {
-      if (!acceptClientAnswer(session, message)) this.log.debug('answer to no request of coffer', { session: session.id });
+      if (!acceptClientAnswer(session, message)) this.log.debug('answer to no request of coffer', { session: session.tag });
     } else if ('id' in message) {
       void this.answer(session, message, headers);
     } else if (message.method === 'notifications/cancelled') {
@@ -175,7 +175,7 @@ export class Dispatcher {
   private toolsChanged(session: McpSession, request: JSONRPCRequest): void {
     session.transport
       .send({ jsonrpc: '2.0', method: 'notifications/tools/list_changed' }, { relatedRequestId: request.id })
-      .catch((error: unknown) => this.log.debug('list_changed not delivered', { session: session.id, error: String(error) }));
+      .catch((error: unknown) => this.log.debug('list_changed not delivered', { session: session.tag, error: String(error) }));
   }
 
   private initialize(session: McpSession, params: Record<string, unknown>): Record<string, unknown> {

@@ -5,6 +5,8 @@ import type { Cancel } from '../protocol/cancel.js';
 export interface McpSession {
   /** Empty until the transport accepted `initialize`. */
   id: string;
+  /** What logs name the session by (session-tag.ts: the id works as a credential); empty until initialized. */
+  tag: string;
   /** The id of the credential that initialized the session; a request with another one does not reach it. */
   credential: string;
   /** The toolset the session sees, fixed at initialize; null: the whole enabled surface. */

@@ -5,6 +5,7 @@
 // Streamable HTTP transport as a Fetch Request, so the SDK stays the reference
 // for the HTTP semantics (initialize, SSE GET streams, DELETE, every refusal).
 // The dispatcher owns meaning.
+import { SessionTags } from './session-tag.js';
 import { randomUUID } from 'node:crypto';
 import { isJsonContentType } from '@modelcontextprotocol/sdk/shared/mediaType.js';
 import { SUPPORTED_PROTOCOL_VERSIONS, type JSONRPCNotification } from '@modelcontextprotocol/sdk/types.js';
@@ -48,6 +49,8 @@ export interface SessionOptions {
   onSessionClosed?: (session: McpSession) => void;
   /** Serves the requests of the 2026-07-28 era (per-request envelope, no session); without it every request is legacy. */
   modern?: ModernEndpoint;
+  /** The daemon's tagging of session ids (what its logs name a session by); a registry of its own has its own. */
+  sessionTags?: SessionTags;
 }
 
 export const DEFAULT_MAX_SESSIONS = 10_000;
@@ -95,6 +98,7 @@ function fastPathHeaders(headers: Record<string, string>): boolean {
 
 export class SessionRegistry {
   private sessions = new Map<string, McpSession>();
+  private readonly tags: SessionTags;
   private sweeper: NodeJS.Timeout;
   private closing = false;
 
@@ -103,6 +107,7 @@ export class SessionRegistry {
     private readonly options: SessionOptions,
     private readonly log: Logger,
   ) {
+    this.tags = options.sessionTags ?? new SessionTags();
     this.sweeper = setInterval(() => this.closeIdle(), Math.min(options.idleTimeoutMs, 60_000));
     this.sweeper.unref();
   }
@@ -195,7 +200,7 @@ export class SessionRegistry {
       if (session.inflight.size === 0 && session.pending.size === 0 && (!oldest || session.lastActiveAt < oldest.lastActiveAt)) oldest = session;
     }
     if (!oldest) return false;
-    this.log.debug('mcp session evicted: too many sessions', { session: oldest.id });
+    this.log.debug('mcp session evicted: too many sessions', { session: oldest.tag });
     void this.close(oldest.id);
     return true;
   }
@@ -208,12 +213,14 @@ export class SessionRegistry {
       keepAliveMs: this.options.keepAliveMs,
       onsessioninitialized: (id) => {
         session.id = id;
+        session.tag = this.tags.tag(id);
         this.sessions.set(id, session);
       },
       onsessionclosed: (id) => void this.close(id),
     });
     const session: McpSession = {
       id: '',
+      tag: '',
       credential: credential.id,
       toolset,
       transport,
@@ -225,7 +232,7 @@ export class SessionRegistry {
       lastActiveAt: Date.now(),
     };
     transport.onmessage = (message, extra) => this.dispatcher.onMessage(session, message, extra?.requestInfo?.headers);
-    transport.onerror = (error) => this.log.debug('mcp transport', { session: session.id, error: error.message });
+    transport.onerror = (error) => this.log.debug('mcp transport', { session: session.tag, error: error.message });
     void transport.start();
     return session;
   }
@@ -235,7 +242,7 @@ export class SessionRegistry {
     this.options.modern?.broadcast(notification as { method: string; params?: Record<string, unknown> }, to);
     for (const session of this.sessions.values()) {
       if (to && !to(session)) continue;
-      session.transport.send(notification).catch((error: unknown) => this.log.debug('notification not delivered', { session: session.id, error: String(error) }));
+      session.transport.send(notification).catch((error: unknown) => this.log.debug('notification not delivered', { session: session.tag, error: String(error) }));
     }
   }
 

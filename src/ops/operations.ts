@@ -16,6 +16,7 @@ import { GatewayMetrics } from './metrics.js';
 import type { OpsSettings } from './ops-settings.js';
 import { readiness, type Readiness } from './readiness.js';
 import { startTracing, type Tracing } from './tracing.js';
+import type { SessionTags } from '../mcp/session-tag.js';
 
 export interface OperationsParts {
   writer: RestartingWriter;
@@ -64,8 +65,8 @@ export class Operations {
   }
 
   /** Loads the tracing SDK when an endpoint is configured; nothing is loaded otherwise. */
-  async startTracing(version: string): Promise<void> {
-    if (this.settings.otlpEndpoint !== null) this.tracing = await startTracing(this.settings.otlpEndpoint, version, this.settings.sampling);
+  async startTracing(version: string, sessionTags: SessionTags): Promise<void> {
+    if (this.settings.otlpEndpoint !== null) this.tracing = await startTracing(this.settings.otlpEndpoint, version, this.settings.sampling, sessionTags);
   }
 
   /** Exports the spans still buffered, for at most `ms` (an unreachable collector must not hold up the stop). */

@@ -7,7 +7,7 @@
 // That span is made once its times are known, with the id the upstream already
 // received as its parent (HandOverIds).
 import type { Context, Span, Tracer } from '@opentelemetry/api';
-import { SessionTags } from '../mcp/session-tag.js';
+import type { SessionTags } from '../mcp/session-tag.js';
 import { clipText, MAX_ERROR_TEXT_CHARS } from '../protocol/untrusted-text.js';
 import { requestOutcomeLabel } from './metric-labels.js';
 import type { TraceSampling } from './ops-settings.js';
@@ -154,7 +154,7 @@ function samplerOf(sdk: Sdk, { root, ratio, parentBased }: TraceSampling): impor
 }
 
 /** Loads the SDK and the OTLP/HTTP exporter; kept spans go out in batches to `endpoint` (the full …/v1/traces URL). */
-export async function startTracing(endpoint: string, version: string, sampling: TraceSampling): Promise<Tracing> {
+export async function startTracing(endpoint: string, version: string, sampling: TraceSampling, sessionTags: SessionTags): Promise<Tracing> {
   const [api, sdk, otlp] = await Promise.all([import('@opentelemetry/api'), import('@opentelemetry/sdk-trace'), import('@opentelemetry/exporter-trace-otlp-http')]);
   const { resourceFromAttributes } = await import('@opentelemetry/resources');
   const ids = new HandOverIds(new sdk.RandomIdGenerator());
@@ -165,8 +165,7 @@ export async function startTracing(endpoint: string, version: string, sampling: 
     spanProcessors: [new sdk.BatchSpanProcessor({ exporter: new otlp.OTLPTraceExporter({ url: endpoint }) })],
   });
   const tracer = provider.getTracer('coffer', version);
-  // A session's id works as its credential, and spans leave the machine: they carry its tag.
-  const sessionTags = new SessionTags();
+  // A session's id works as its credential, and spans leave the machine: they carry its tag (the one its invocation rows carry).
   return {
     request({ method, params, headers, session, id }) {
       const incoming = incomingTrace(params, headers);
