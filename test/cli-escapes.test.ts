@@ -54,7 +54,8 @@ t.test('cap list, test, show and invocations print upstream- and client-supplied
   await client.connect(homeMcpTransport(daemon.home));
   t.teardown(() => client.close().catch(() => undefined));
   const clientTool = 'x\x1b]52;c;cHduZWQ=\x07\x1b[2J\ny';
-  await client.callTool({ name: `hostile__${clientTool}` });
+  // Refused (no list names it), and recorded all the same.
+  t.match(await client.callTool({ name: `hostile__${clientTool}` }).catch((error: unknown) => error), { data: { code: 'RESOURCE_NOT_FOUND' } });
   await waitFor('the call in the invocation log', async () => (await daemon.json('mcp', 'invocations')).invocations.some((row: { key: string }) => row.key === clientTool));
   const invocations = await daemon.cli('mcp', 'invocations');
   assertInert(t, invocations, 'mcp invocations');
