@@ -24,7 +24,7 @@ const ALLOWED_LABELS = new Set(['server', 'outcome', 'state', 'result', 'method'
 t.test('/metrics: token, parse, values move with real traffic, bounded labels', async (t) => {
   const gateway = await startGateway({ metrics: 'token' });
   t.teardown(() => gateway.close());
-  await gateway.addServer(stdioFixture('alpha'));
+  await gateway.addServer(stdioFixture('alpha', ['--tools', 'all,invalid']));
 
   const refused = await fetch(`${gateway.url}/metrics`);
   t.equal(refused.status, 401, 'no token: refused');
@@ -38,7 +38,7 @@ t.test('/metrics: token, parse, values move with real traffic, bounded labels', 
   await client.listTools();
   await client.listTools();
   for (let i = 0; i < 5; i++) await client.callTool({ name: 'alpha__echo', arguments: { i } });
-  await client.callTool({ name: 'alpha__nope', arguments: {} }).catch(() => undefined);
+  await client.callTool({ name: 'alpha__invalid', arguments: {} }).catch(() => undefined);
   await client.callTool({ name: 'nowhere__nope', arguments: {} }).catch(() => undefined);
   const slow = client.callTool({ name: 'alpha__slow', arguments: { ms: 1_500 } });
   await waitFor('a call in flight', async () => sampleValue(await scrape(gateway.url, gateway.daemon.token), 'coffer_upstream_in_flight_calls', { server: 'alpha' }) === 1);
@@ -46,7 +46,7 @@ t.test('/metrics: token, parse, values move with real traffic, bounded labels', 
 
   const after = await scrape(gateway.url, gateway.daemon.token);
   t.equal(calls(after) - calls(before), 6, 'five echoes and the slow call counted as ok');
-  t.equal(calls(after, 'error') - calls(before, 'error'), 1, "the upstream's refusal of its unknown tool as an error");
+  t.equal(calls(after, 'error') - calls(before, 'error'), 1, "the upstream's refusal of the call as an error");
   t.equal(sampleValue(after, 'coffer_upstream_call_duration_seconds_count', { server: 'alpha' }), 7);
   t.equal(sampleValue(after, 'coffer_upstream_call_duration_seconds_bucket', { server: 'alpha', le: '1' }), 6, 'the slow call is in a later bucket');
   t.equal(sampleValue(after, 'coffer_mcp_requests_total', { method: 'tools/call', outcome: 'ok' }), 6);
