@@ -258,3 +258,21 @@ t.test('2026-07-28 callers are held to the toolset of their endpoint and of thei
   t.same(await modernNames(bound), ['a__echo', 'a__mutate', 'a__stats'], 'a bound credential sees only its set on /mcp');
   await t.rejects(bound.callTool({ name: 'a__whoami', arguments: {} }), { code: -32015, data: { code: 'NOT_IN_TOOLSET' } });
 });
+
+t.test("a client's 2026-07-28 listens end when it is rebound or revoked, as its 2025 sessions do", async (t) => {
+  const gateway = await withServers();
+  const changes = { rebound: () => gateway.api('PATCH', '/clients/rebound', { toolset: 'tb' }), revoked: () => gateway.api('DELETE', '/clients/revoked') };
+  for (const [name, change] of Object.entries(changes)) {
+    const added = await gateway.api('POST', '/clients', { name, toolset: 'ta' });
+    const client = await modernClient(gateway, 'pin', { token: added.body.token as string });
+    t.teardown(() => client.close());
+    const subscription = await client.listen({ toolsListChanged: true });
+    const other = await modernClient(gateway, 'pin', { path: '/mcp/ta' });
+    t.teardown(() => other.close());
+    const kept = await other.listen({ toolsListChanged: true });
+    await change();
+    const ended = await Promise.race([subscription.closed, new Promise((resolve) => setTimeout(() => resolve('open'), 5_000))]);
+    t.not(ended, 'open', `${name}: the listen opened on the old view ends`);
+    t.equal(await Promise.race([kept.closed, new Promise((resolve) => setTimeout(() => resolve('open'), 300))]), 'open', "another credential's listen of the same toolset stays");
+  }
+});

@@ -139,7 +139,7 @@ export class SessionRegistry {
       const verdict = classifyEra({ httpMethod: head.method, versionHeader: headers['mcp-protocol-version'], methodHeader: headers['mcp-method'], body: parsed.value });
       if (verdict.kind === 'modern') {
         if (this.closing) return sendRpcError(reply, 503, -32000, 'coffer is shutting down');
-        return this.options.modern.serve(verdict.message, verdict.revision, headers, head.toolset, reply);
+        return this.options.modern.serve(verdict.message, verdict.revision, headers, head.toolset, reply, head.credential.id);
       }
       if (verdict.kind === 'reject' && !SHAPE_ONLY_CELLS.has(verdict.cell)) return sendRejection(reply, verdict, echoableId(parsed.value));
     }
@@ -255,8 +255,9 @@ export class SessionRegistry {
     this.options.onSessionClosed?.(session);
   }
 
-  /** Closes every session opened with this credential (it was revoked). */
+  /** Closes every session and modern listen opened with this credential (it was revoked, or bound to another view). */
   closeCredential(credentialId: string): void {
+    this.options.modern?.closeCredential(credentialId);
     for (const session of this.sessions.values()) if (session.credential === credentialId) void this.close(session.id);
   }
 

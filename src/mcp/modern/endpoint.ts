@@ -87,7 +87,8 @@ export class ModernEndpoint {
     return this.exchanges.get(id) ?? this.listens.target(id);
   }
 
-  async serve(message: ModernMessage, revision: string | undefined, headers: Record<string, string>, toolset: string | null, reply: HttpReply): Promise<void> {
+  /** `credential`: the id of the credential the request presented (a listen ends with it). */
+  async serve(message: ModernMessage, revision: string | undefined, headers: Record<string, string>, toolset: string | null, reply: HttpReply, credential: string): Promise<void> {
     const isRequest = message.id !== undefined;
     const rejection =
       checkRevision(revision) ??
@@ -101,7 +102,7 @@ export class ModernEndpoint {
     const id = message.id!;
     const params = message.params ?? {};
     const capabilities = (metaOf(params)?.[CLIENT_CAPABILITIES_META_KEY] as Record<string, unknown> | undefined) ?? {};
-    if (message.method === 'subscriptions/listen') return this.listens.serve(id, params, capabilities, toolset, reply);
+    if (message.method === 'subscriptions/listen') return this.listens.serve(id, params, capabilities, { credential, toolset }, reply);
     if (!this.methods.serves(message.method)) {
       return sendError(reply, 404, id, { code: JSONRPC.METHOD_NOT_FOUND, message: `Method not found: ${message.method} is not a method of MCP ${revision} (coffer serves it to 2025-11-25 sessions only, if at all)` });
     }
@@ -171,6 +172,11 @@ export class ModernEndpoint {
   /** A list_changed: to the listens that asked for it, of the views `to` picks (absent: every view). */
   broadcast(notification: { method: string; params?: Record<string, unknown> }, to?: (viewer: ViewSession) => boolean): void {
     this.listens.broadcast(notification, to);
+  }
+
+  /** The credential was revoked or bound to another view: its listens end (each call of it is checked anew). */
+  closeCredential(credential: string): void {
+    this.listens.closeCredential(credential);
   }
 
   closeAll(): void {

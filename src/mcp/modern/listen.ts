@@ -65,6 +65,8 @@ export function parseFilter(params: Record<string, unknown>): { flags: Set<Flag>
 }
 
 interface Listen {
+  /** The id of the credential that opened it. */
+  credential: string;
   /** The view it was opened for: what its list_changed are measured against. */
   viewer: ViewSession;
   flags: Set<Flag>;
@@ -97,7 +99,7 @@ export class ListenRegistry {
   }
 
   /** `toolset`: the caller's (null: the whole surface); a resource outside it is not subscribed, as a read of it is refused. */
-  async serve(requestId: string | number, params: Record<string, unknown>, capabilities: Record<string, unknown>, toolset: string | null, reply: HttpReply): Promise<void> {
+  async serve(requestId: string | number, params: Record<string, unknown>, capabilities: Record<string, unknown>, { credential, toolset }: { credential: string; toolset: string | null }, reply: HttpReply): Promise<void> {
     const inBand = (code: number, message: string) =>
       reply.send(200, { 'content-type': 'application/json' }, JSON.stringify({ jsonrpc: '2.0', id: requestId, error: { code, message } }));
     if (this.open.size + this.opening >= MAX_LISTENS) return inBand(JSONRPC.INTERNAL_ERROR, `Subscription limit reached: coffer holds at most ${MAX_LISTENS} open subscriptions/listen streams`);
@@ -136,6 +138,7 @@ export class ListenRegistry {
     const keepAlive = setInterval(() => !reply.aborted && reply.write(': keepalive\n\n', false), this.keepAliveMs);
     keepAlive.unref();
     const listen: Listen = {
+      credential,
       viewer,
       flags: filter.flags,
       write: (message) => {
@@ -168,6 +171,11 @@ export class ListenRegistry {
     const flag = FLAG_OF[notification.method];
     if (flag === undefined) return;
     for (const listen of this.open.values()) if (listen.flags.has(flag) && (!to || to(listen.viewer))) listen.write(notification);
+  }
+
+  /** Ends the listens of a credential revoked or bound to another view: what they hear was chosen by the old one. */
+  closeCredential(credential: string): void {
+    for (const listen of [...this.open.values()]) if (listen.credential === credential) listen.close(false);
   }
 
   /** Ends every listen gracefully (the daemon stops). */
