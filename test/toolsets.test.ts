@@ -2,14 +2,15 @@
 // over HTTP: a toolset only narrows (R10 still rules), its lists and
 // list_changed are exact per view, a bound client sees only its set on /mcp
 // too, and the REST surface round-trips with audit entries and admin events.
+import { rmSync } from 'node:fs';
 import t, { type Test } from 'tap';
-import { McpError, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import { LoggingMessageNotificationSchema, McpError, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { connectAdmin } from '../src/admin/client.js';
 import type { CofferEvent } from '../src/protocol/events.js';
-import { startGateway, waitFor, type Gateway } from './helpers/gateway.js';
+import { startGateway, tempHome, waitFor, type Gateway } from './helpers/gateway.js';
 import { mcpPost, MCP_HEADERS } from './helpers/mcp-post.js';
-import { stdioFixture } from './fixtures/fixture-servers.js';
+import { faultSwitch, stdioFixture } from './fixtures/fixture-servers.js';
 import { modernClient } from './helpers/modern.js';
 
 type ModernClient = Awaited<ReturnType<typeof modernClient>>;
@@ -275,4 +276,22 @@ t.test("a client's 2026-07-28 listens end when it is rebound or revoked, as its 
     t.not(ended, 'open', `${name}: the listen opened on the old view ends`);
     t.equal(await Promise.race([kept.closed, new Promise((resolve) => setTimeout(() => resolve('open'), 300))]), 'open', "another credential's listen of the same toolset stays");
   }
+});
+
+t.test("an upstream's own log messages reach only the sessions whose toolset has that server", async (t) => {
+  const gateway = await withServers();
+  const dir = tempHome('coffer-fault-');
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const fault = faultSwitch(dir);
+  await gateway.addServer(stdioFixture('loud', fault.args));
+  const heard = { ta: 0, whole: 0 };
+  for (const [key, path] of [['ta', '/mcp/ta'], ['whole', '/mcp']] as const) {
+    const client = await gateway.client(key, {}, undefined, path);
+    client.setNotificationHandler(LoggingMessageNotificationSchema, (note) => void (String(note.params.data).startsWith('flood') && heard[key]++));
+    await client.setLoggingLevel('info');
+  }
+  await fault.set({ fault: 'flood' });
+  await waitFor('log messages of loud on /mcp', () => heard.whole > 0, 10_000);
+  await fault.set({});
+  t.equal(heard.ta, 0, 'a session of ta, which has no rule for loud, hears none of its log');
 });

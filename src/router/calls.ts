@@ -26,6 +26,8 @@ import type { CancelSignal } from '../protocol/cancel.js';
 export interface ToolsetScope {
   name: string;
   includes(server: string, type: CapabilityType, key: string): boolean;
+  /** Whether the set has a rule for this server at all. */
+  covers(server: string): boolean;
 }
 
 export interface ForwardContext {

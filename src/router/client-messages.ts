@@ -32,8 +32,8 @@ export interface SessionInterest {
   subscribers(server: string, original: string): Array<[string, string]>;
   /** Whether a log message of this level reaches the session (`related`: it came with one of its calls). */
   admitsLog(session: string, level: unknown, related: boolean): boolean;
-  /** The sessions that set a log level. */
-  logListeners(): string[];
+  /** The sessions that set a log level and may hear `server` (its toolset, if any, has a rule for it). */
+  logListeners(server: string): string[];
 }
 
 export type ClientEvent = Extract<ActorEvent, { type: 'client_request' | 'client_request_cancelled' | 'notification' }>;
@@ -132,7 +132,7 @@ export class ClientMessages {
         if (this.interest.admitsLog(session, level, true)) this.link.notify(session, call?.requestId, event.method, event.params);
         return;
       }
-      for (const listener of this.interest.logListeners()) if (this.interest.admitsLog(listener, level, false)) this.link.notify(listener, undefined, event.method, event.params);
+      for (const listener of this.interest.logListeners(event.server)) if (this.interest.admitsLog(listener, level, false)) this.link.notify(listener, undefined, event.method, event.params);
       return;
     }
     // Anything else the upstream sends goes to the client it concerns, if any.

@@ -17,6 +17,8 @@ const SET_LEVEL_WAIT_MS = 2_000;
 export class SessionFeatures implements SessionInterest {
   private readonly subscriptions = new Subscriptions();
   private readonly logLevels = new LogLevels();
+  /** The toolset each session set its log level through (null: the whole surface). */
+  private readonly logToolsets = new Map<string, string | null>();
 
   constructor(
     private readonly calls: Calls,
@@ -73,9 +75,12 @@ export class SessionFeatures implements SessionInterest {
   async setLogLevel(params: Record<string, unknown>, ctx: ForwardContext): Promise<Record<string, unknown>> {
     if (!isLogLevel(params.level)) throw RpcError.invalidParams('params.level must be one of debug, info, notice, warning, error, critical, alert, emergency');
     this.logLevels.set(ctx.sessionId, params.level);
+    this.logToolsets.set(ctx.sessionId, ctx.toolset?.name ?? null);
     const shared = this.logLevels.mostVerbose() ?? params.level;
+    // A toolset's session sets the level of the servers its set covers only, as it hears only theirs.
+    const concerned = this.upstreams.active().filter((upstream) => !ctx.toolset || ctx.toolset.covers(upstream.name));
     await Promise.all(
-      this.upstreams.active().map((upstream) =>
+      concerned.map((upstream) =>
         within(this.calls.send(upstream, 'logging/setLevel', { level: perSession(upstream) ? params.level : shared }, ctx), SET_LEVEL_WAIT_MS).catch((error: unknown) => {
           // -32601: the upstream has no logging; anything else is worth a line in the log, not a failed setLevel.
           if (!(error instanceof RpcError && error.code === JSONRPC.METHOD_NOT_FOUND)) this.onError('logging/setLevel not applied', { server: upstream.name, error: String(error) });
@@ -115,8 +120,12 @@ export class SessionFeatures implements SessionInterest {
     return this.logLevels.admits(session, level, related);
   }
 
-  logListeners(): string[] {
-    return this.logLevels.sessions();
+  /** A toolset is weighed as it is when the message comes (a removed one covers nothing). */
+  logListeners(server: string): string[] {
+    return this.logLevels.sessions().filter((session) => {
+      const toolset = this.logToolsets.get(session) ?? null;
+      return toolset === null || (this.toolsetOf(toolset)?.covers(server) ?? false);
+    });
   }
 
   /** A server was removed or disabled: its subscriptions end with it. */
@@ -127,6 +136,7 @@ export class SessionFeatures implements SessionInterest {
   /** The session ended: its subscriptions and level go, and so do its per_session connections. */
   sessionClosed(sessionId: string, signal: CancelSignal): void {
     this.logLevels.drop(sessionId);
+    this.logToolsets.delete(sessionId);
     for (const source of this.subscriptions.dropSession(sessionId)) {
       const upstream = this.upstreams.get(source.server);
       if (!upstream || perSession(upstream)) continue;

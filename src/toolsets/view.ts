@@ -37,6 +37,11 @@ export class ToolsetView {
     return this.spec.name;
   }
 
+  /** Whether the set has a rule for this server (its messages that belong to no call concern the set's clients). */
+  covers(server: string): boolean {
+    return this.rules.has(server);
+  }
+
   /** Whether the set holds this capability (its switch is a separate question). */
   includes(server: string, type: CapabilityType, key: string): boolean {
     const rule = this.rules.get(server);
