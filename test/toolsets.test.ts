@@ -295,3 +295,18 @@ t.test("an upstream's own log messages reach only the sessions whose toolset has
   await fault.set({});
   t.equal(heard.ta, 0, 'a session of ta, which has no rule for loud, hears none of its log');
 });
+
+t.test("a toolset's clients get the instructions of the servers in their set only, in both eras", async (t) => {
+  const gateway = await startGateway();
+  t.teardown(() => gateway.close());
+  await gateway.addServer(stdioFixture('a', ['--instructions', 'A-HINT']));
+  await gateway.addServer(stdioFixture('b', ['--instructions', 'B-HINT']));
+  t.equal((await gateway.api('POST', '/toolsets', TA)).status, 201);
+  t.match((await gateway.client('whole')).getInstructions(), /A-HINT[^]*B-HINT/, '/mcp gets every server\'s');
+  const legacy = (await gateway.client('ta', {}, undefined, '/mcp/ta')).getInstructions() ?? '';
+  t.ok(legacy.includes('A-HINT') && !legacy.includes('B-HINT') && !legacy.includes('## b'), `2025: only a's (${legacy})`);
+  const modern = await modernClient(gateway, 'pin', { path: '/mcp/ta' });
+  t.teardown(() => modern.close());
+  const discovered = modern.getInstructions() ?? '';
+  t.ok(discovered.includes('A-HINT') && !discovered.includes('B-HINT'), `2026-07-28: only a's (${discovered})`);
+});

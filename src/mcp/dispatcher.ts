@@ -188,8 +188,8 @@ export class Dispatcher {
       protocolVersion,
       capabilities: SERVER_CAPABILITIES,
       serverInfo: { name: 'coffer', version: this.options.version },
-      // The servers enabled and connected now; MCP has no notification for changed instructions, so a session keeps what it got here.
-      instructions: aggregateInstructions(OWN_INSTRUCTIONS, this.router.upstreamInstructions()),
+      // The servers enabled and connected now, of its toolset's only; MCP has no notification for changed instructions, so a session keeps what it got here.
+      instructions: aggregateInstructions(OWN_INSTRUCTIONS, this.router.upstreamInstructions(this.views.viewOf(session.toolset))),
     };
   }
 

@@ -166,10 +166,11 @@ export class Router extends EventEmitter<RouterEvents> {
     return found;
   }
 
-  /** The instructions of the enabled upstreams connected now, each with the namespace its names are exposed under. */
-  upstreamInstructions(): UpstreamInstructions[] {
+  /** The instructions of the enabled upstreams connected now (of those `view` covers, if given), each with the namespace its names are exposed under. */
+  upstreamInstructions(view?: { covers(server: string): boolean } | null): UpstreamInstructions[] {
     const found: UpstreamInstructions[] = [];
     for (const upstream of this.upstreams.active()) {
+      if (view && !view.covers(upstream.name)) continue;
       const { state, instructions } = upstream.lastStatus;
       if (state === 'ready' && instructions) found.push({ server: upstream.name, namespace: this.namespaces.of(upstream.name), text: instructions });
     }

@@ -78,7 +78,7 @@ export class ModernMethods {
   /** A method coffer answers itself, for the caller of `toolset`. */
   async own(method: string, params: Record<string, unknown>, toolset: string | null): Promise<Answer> {
     checkParamLengths(method, params);
-    if (method === 'server/discover') return this.stamp(this.discover());
+    if (method === 'server/discover') return this.stamp(this.discover(toolset));
     const list = KIND_BY_LIST_METHOD.get(method);
     if (!list) throw new RpcError(JSONRPC.METHOD_NOT_FOUND, `method not found: ${method}`);
     const view = this.parts.views.viewOf(toolset);
@@ -133,13 +133,13 @@ export class ModernMethods {
     }
   }
 
-  private discover(): Record<string, unknown> {
+  private discover(toolset: string | null): Record<string, unknown> {
     return {
       supportedVersions: [...MODERN_VERSIONS],
       // The tasks extension only while an upstream that serves it is connected: coffer routes tasks, it runs none.
       capabilities: this.parts.router.upstreamExtensions().has(TASKS_EXTENSION) ? { ...SERVER_CAPABILITIES, extensions: { [TASKS_EXTENSION]: {} } } : SERVER_CAPABILITIES,
-      instructions: aggregateInstructions(OWN_INSTRUCTIONS, this.parts.router.upstreamInstructions()),
-      // The instructions follow the enabled, connected servers.
+      instructions: aggregateInstructions(OWN_INSTRUCTIONS, this.parts.router.upstreamInstructions(this.parts.views.viewOf(toolset))),
+      // The instructions follow the enabled, connected servers (those of the caller's toolset).
       ...CACHE_HINTS,
     };
   }
