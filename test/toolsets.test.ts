@@ -310,3 +310,18 @@ t.test("a toolset's clients get the instructions of the servers in their set onl
   const discovered = modern.getInstructions() ?? '';
   t.ok(discovered.includes('A-HINT') && !discovered.includes('B-HINT'), `2026-07-28: only a's (${discovered})`);
 });
+
+t.test("a refusal to a toolset's client names no server outside its set", async (t) => {
+  const gateway = await startGateway();
+  t.teardown(() => gateway.close());
+  for (const name of ['inside', 'hidden']) await gateway.addServer({ ...stdioFixture(name), namespace: '' });
+  t.equal((await gateway.api('POST', '/toolsets', { name: 'tu', servers: [{ server: 'inside' }] })).status, 201);
+  const client = await gateway.client('tu', {}, undefined, '/mcp/tu');
+  const { data } = await refusal(client.callTool({ name: 'no_such_tool', arguments: {} }));
+  t.equal(data.code, 'RESOURCE_NOT_FOUND');
+  const error = await client.callTool({ name: 'no_such_tool', arguments: {} }).catch((caught: Error) => caught.message);
+  t.notMatch(String(error), /hidden/, `the message names only servers of the set (${String(error)})`);
+  await gateway.addServer(stdioFixture('off'));
+  t.equal((await gateway.api('POST', '/servers/off/disable')).status, 200);
+  t.match(await refusal(client.callTool({ name: 'off__echo', arguments: {} })), { code: -32015, data: { code: 'NOT_IN_TOOLSET', toolset: 'tu' } }, 'a switched-off server outside the set is refused as outside it, not as disabled');
+});

@@ -107,7 +107,7 @@ export class Calls {
   async forward(kind: CallKind, method: string, params: Record<string, unknown>, ctx: ForwardContext): Promise<Record<string, unknown>> {
     const field = IDENTITY_FIELD[kind];
     const route = ctx.trace?.step('coffer.route');
-    const { upstream, target } = await this.resolve(kind, params[field]).catch((error: unknown) => {
+    const { upstream, target } = await this.resolve(kind, params[field], ctx.toolset).catch((error: unknown) => {
       route?.end(error);
       throw error;
     });
@@ -221,17 +221,25 @@ export class Calls {
     return this.inFlight.get(forwardId);
   }
 
-  /** The enabled upstream an exposed name or URI belongs to, and its original form (a resource URI normalised: what is gated is what is read). */
-  async resolve(kind: ListKind, value: unknown): Promise<{ upstream: Upstream; target: Routed }> {
+  /**
+   * The enabled upstream an exposed name or URI belongs to, and its original
+   * form (a resource URI normalised: what is gated is what is read). A refusal
+   * names only servers the caller's `toolset` has a rule for.
+   */
+  async resolve(kind: ListKind, value: unknown, toolset?: ToolsetScope | null): Promise<{ upstream: Upstream; target: Routed }> {
     const what = describe(kind);
     const byName = IDENTITY_FIELD[kind] === 'name';
     if (typeof value !== 'string') throw RpcError.invalidParams(`the ${what} ${byName ? 'name' : 'URI'} must be a string`);
     const resolution = await resolveExposed(this.directory, kind, value);
-    if (resolution && 'ambiguous' in resolution) {
-      throw RpcError.coffer(JSONRPC.INVALID_PARAMS, 'RESOURCE_NOT_FOUND', `unknown ${what} '${value}': none of the unprefixed servers (${resolution.ambiguous.join(', ')}) lists it, and coffer never guesses between them`);
+    const ambiguous = resolution && 'ambiguous' in resolution ? resolution.ambiguous.filter((server) => !toolset || toolset.covers(server)) : null;
+    if (ambiguous && ambiguous.length > 0) {
+      throw RpcError.coffer(JSONRPC.INVALID_PARAMS, 'RESOURCE_NOT_FOUND', `unknown ${what} '${value}': none of the unprefixed servers (${ambiguous.join(', ')}) lists it, and coffer never guesses between them`);
     }
+    if (resolution && 'ambiguous' in resolution) throw RpcError.coffer(JSONRPC.INVALID_PARAMS, 'RESOURCE_NOT_FOUND', `unknown ${what} '${value}': no server of toolset '${toolset!.name}' lists it`);
     const upstream = resolution ? this.upstreams.get(resolution.server) : undefined;
     if (resolution && !upstream && this.servers.config(resolution.server)) {
+      // Outside the set, a switched-off server is refused as what it is there: not in the toolset.
+      if (toolset && !toolset.covers(resolution.server)) throw notInToolset(kind, toolset.name, resolution.server, resolution.original);
       throw RpcError.coffer(JSONRPC.TOOL_DISABLED, 'TOOL_DISABLED', `server '${resolution.server}' is disabled in coffer; enable it with 'coffer mcp enable ${resolution.server}'`, { server: resolution.server });
     }
     if (!resolution || !upstream) {

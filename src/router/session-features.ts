@@ -29,7 +29,7 @@ export class SessionFeatures implements SessionInterest {
   ) {}
 
   async subscribe(params: Record<string, unknown>, ctx: ForwardContext): Promise<Record<string, unknown>> {
-    const { upstream, target } = await this.calls.resolve('resources', params.uri);
+    const { upstream, target } = await this.calls.resolve('resources', params.uri, ctx.toolset);
     this.calls.assertEnabled('resources', upstream.name, target.original, ctx.toolset);
     const first = this.subscriptions.add(target, { session: ctx.sessionId, uri: params.uri as string, toolset: ctx.toolset?.name ?? null });
     if (first || perSession(upstream)) {
@@ -44,7 +44,7 @@ export class SessionFeatures implements SessionInterest {
   }
 
   async unsubscribe(params: Record<string, unknown>, ctx: ForwardContext): Promise<Record<string, unknown>> {
-    const { upstream, target } = await this.calls.resolve('resources', params.uri);
+    const { upstream, target } = await this.calls.resolve('resources', params.uri, ctx.toolset);
     const last = this.subscriptions.remove(target, ctx.sessionId);
     if (last || perSession(upstream)) await this.calls.send(upstream, 'resources/unsubscribe', { ...params, uri: target.original }, ctx);
     return {};
@@ -55,12 +55,12 @@ export class SessionFeatures implements SessionInterest {
     const ref = params.ref as { type?: unknown; name?: unknown; uri?: unknown } | undefined;
     if (typeof ref !== 'object' || ref === null) throw RpcError.invalidParams('params.ref must be an object');
     if (ref.type === 'ref/prompt') {
-      const { upstream, target } = await this.calls.resolve('prompts', ref.name);
+      const { upstream, target } = await this.calls.resolve('prompts', ref.name, ctx.toolset);
       this.calls.assertEnabled('prompts', upstream.name, target.original, ctx.toolset);
       return this.calls.send(upstream, 'completion/complete', { ...params, ref: { ...ref, name: target.original } }, ctx);
     }
     if (ref.type === 'ref/resource') {
-      const { upstream, target } = await this.calls.resolve('resourceTemplates', ref.uri);
+      const { upstream, target } = await this.calls.resolve('resourceTemplates', ref.uri, ctx.toolset);
       this.calls.assertEnabled('resourceTemplates', upstream.name, target.original, ctx.toolset);
       return this.calls.send(upstream, 'completion/complete', { ...params, ref: { ...ref, uri: target.original } }, ctx);
     }
