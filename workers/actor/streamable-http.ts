@@ -17,6 +17,8 @@ const RECONNECT_GROWTH = 1.5;
 const RECONNECT_MAX_RETRIES = 2;
 /** GETs with Last-Event-ID for one request whose POST stream ended before its answer (SEP-1699). */
 const RESUME_MAX_ATTEMPTS = 3;
+/** How long an exchange nothing waits on any more (a notification's acknowledgement, a stream past its answer) may take to end. */
+const LINGER_MS = 10_000;
 
 export class StreamableHttpTransport extends HttpTransportBase {
   private sessionId: string | undefined;
@@ -30,6 +32,8 @@ export class StreamableHttpTransport extends HttpTransportBase {
   /** Requests abandon() destroyed: their failure is not reported (weak: nothing to clean up however they end). */
   private readonly cutOff = new WeakSet<Http1Request>();
   private headersOf: ((message: JsonRpcMessage) => Record<string, string | number>) | undefined;
+  /** LINGER_MS (tests shorten it). */
+  lingerMs = LINGER_MS;
 
   async start(): Promise<void> {}
 
@@ -53,7 +57,7 @@ export class StreamableHttpTransport extends HttpTransportBase {
     try {
       res = await this.exchange('POST', this.url, headers, () => JSON.stringify(message), (req) => {
         request = req;
-        if (id === undefined) return;
+        if (id === undefined) return this.letGo(req);
         this.answering.set(id, req);
         req.once('close', () => this.answering.get(id) === req && this.answering.delete(id));
       });
@@ -85,7 +89,12 @@ export class StreamableHttpTransport extends HttpTransportBase {
       // The answer (and any notifications before it) arrives on this stream; it is read in the background.
       // A stream that ends before the answer, having given an event id, is resumed with a GET (SEP-1699).
       const seen = { lastId: undefined as string | undefined, answered: false };
-      readSse(res, (event) => this.resumableEvent(event, id, seen), (error) => this.report(error)).then(() => {
+      readSse(res, (event) => {
+        const answered = seen.answered;
+        this.resumableEvent(event, id, seen);
+        // The upstream should end the stream now; one that keeps it open would hold a socket per call.
+        if (!answered && seen.answered) this.letGo(request!);
+      }, (error) => this.report(error)).then(() => {
         if (seen.answered || cutOff()) return;
         if (seen.lastId === undefined) return this.lost(id, 'it gave no event id to resume the stream from');
         this.resuming.add(id);
@@ -165,6 +174,16 @@ export class StreamableHttpTransport extends HttpTransportBase {
     this.answering.delete(id!);
     this.cutOff.add(req);
     req.destroy();
+  }
+
+  /** Nothing waits on `req` any more: the upstream gets lingerMs to end it, then its socket is closed. */
+  private letGo(req: Http1Request): void {
+    const timer = setTimeout(() => {
+      this.cutOff.add(req);
+      req.destroy();
+    }, this.lingerMs);
+    timer.unref();
+    req.once('close', () => clearTimeout(timer));
   }
 
   private sseEvent(event: SseEvent, related?: JsonRpcId, keep?: (message: JsonRpcMessage) => boolean): void {

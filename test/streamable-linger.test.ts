@@ -1,0 +1,68 @@
+// coffer as a Streamable HTTP client against an upstream that keeps its POSTs
+// open: a stream that carried its request's answer and never ends, a
+// notification it never acknowledges. Nothing waits on such an exchange any
+// more, so its socket is closed after a grace period instead of being held for
+// as long as the upstream likes (one more socket per call, per cancel).
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import t, { type Test } from 'tap';
+import { createStreamableHttp } from '../workers/actor/streamable-http.js';
+import type { JsonRpcMessage } from '../workers/actor/jsonrpc-session.js';
+
+const LINGER_MS = 200;
+
+/** A server that answers a request on an SSE stream it never ends, and never answers a notification; counts its open sockets. */
+async function upstream(t: Test): Promise<{ url: string; open: () => number }> {
+  const sockets = new Set<Socket>();
+  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    let body = '';
+    req.on('data', (chunk) => (body += chunk));
+    req.on('end', () => {
+      const message = JSON.parse(body) as { id?: unknown };
+      if (message.id === undefined) return;
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write(`event: message\ndata: ${JSON.stringify({ jsonrpc: '2.0', id: message.id, result: {} })}\n\n`);
+    });
+  });
+  server.on('connection', (socket: Socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => new Promise<void>((resolve) => (server.closeAllConnections(), server.close(() => resolve()))));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`, open: () => sockets.size };
+}
+
+const pause = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+t.test('a stream that carried its answer and stays open is closed after a grace period', async (t) => {
+  const server = await upstream(t);
+  const transport = await createStreamableHttp(server.url, {});
+  transport.lingerMs = LINGER_MS;
+  t.teardown(() => transport.close());
+  const errors: Error[] = [];
+  transport.onerror = (error) => errors.push(error);
+  for (const id of [1, 2, 3]) {
+    const answer = new Promise<JsonRpcMessage>((resolve) => (transport.onmessage = (message) => resolve(message)));
+    await transport.send({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'x', arguments: {} } });
+    t.match(await answer, { id, result: {} }, `answer ${id}`);
+  }
+  t.equal(server.open(), 3, 'each stream held its socket while it could still end by itself');
+  await pause(LINGER_MS + 300);
+  t.equal(server.open(), 0, 'then every one was closed');
+  t.same(errors, [], 'closing them is no error');
+});
+
+t.test('a notification the upstream never acknowledges is given up after a grace period', async (t) => {
+  const server = await upstream(t);
+  const transport = await createStreamableHttp(server.url, {});
+  transport.lingerMs = LINGER_MS;
+  t.teardown(() => transport.close());
+  const sent = transport.send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 9 } });
+  await pause(50);
+  t.equal(server.open(), 1, 'the POST is open');
+  const outcome = await Promise.race([sent.then(() => 'sent', (error: NodeJS.ErrnoException) => error.code), pause(LINGER_MS + 1_000).then(() => 'still waiting')]);
+  t.equal(outcome, 'ECONNRESET', 'its send fails once the grace period is over');
+  await pause(100);
+  t.equal(server.open(), 0, 'its socket is closed');
+});
