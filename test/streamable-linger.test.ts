@@ -1,12 +1,13 @@
-// coffer as a Streamable HTTP client against an upstream that keeps its POSTs
-// open: a stream that carried its request's answer and never ends, a
-// notification it never acknowledges. Nothing waits on such an exchange any
+// coffer as an HTTP client (Streamable HTTP, legacy SSE) against an upstream
+// that keeps its POSTs open: a stream that carried its request's answer and
+// never ends, a notification or a legacy POST it never acknowledges. Nothing waits on such an exchange any
 // more, so its socket is closed after a grace period instead of being held for
 // as long as the upstream likes (one more socket per call, per cancel).
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import t, { type Test } from 'tap';
 import { createStreamableHttp } from '../workers/actor/streamable-http.js';
+import { createLegacySse } from '../workers/actor/legacy-sse.js';
 import type { JsonRpcMessage } from '../workers/actor/jsonrpc-session.js';
 
 const LINGER_MS = 200;
@@ -65,4 +66,43 @@ t.test('a notification the upstream never acknowledges is given up after a grace
   t.equal(outcome, 'ECONNRESET', 'its send fails once the grace period is over');
   await pause(100);
   t.equal(server.open(), 0, 'its socket is closed');
+});
+
+t.test('legacy SSE: a POST the upstream never acknowledges is let go after a grace period; its answer still comes on the stream', async (t) => {
+  const sockets = new Set<Socket>();
+  let stream: ServerResponse | undefined;
+  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    if (req.method === 'GET') {
+      stream = res;
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write('event: endpoint\ndata: /messages\n\n');
+      return;
+    }
+    let body = '';
+    req.on('data', (chunk) => (body += chunk));
+    // Never acknowledged; the answer comes on the stream a while later.
+    req.on('end', () => setTimeout(() => stream!.write(`event: message\ndata: ${JSON.stringify({ jsonrpc: '2.0', id: (JSON.parse(body) as { id: unknown }).id, result: {} })}\n\n`), LINGER_MS + 200));
+  });
+  server.on('connection', (socket: Socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => new Promise<void>((resolve) => (server.closeAllConnections(), server.close(() => resolve()))));
+  const transport = await createLegacySse(`http://127.0.0.1:${(server.address() as AddressInfo).port}/sse`, {});
+  transport.lingerMs = LINGER_MS;
+  t.teardown(() => transport.close());
+  const errors: Error[] = [];
+  transport.onerror = (error) => errors.push(error);
+  await transport.start();
+  const answer = new Promise<JsonRpcMessage>((resolve) => (transport.onmessage = (message) => resolve(message)));
+  const sent = transport.send({ jsonrpc: '2.0', id: 4, method: 'tools/call', params: { name: 'x', arguments: {} } });
+  await pause(50);
+  t.equal(sockets.size, 2, 'the stream and the POST are open');
+  const outcome = await Promise.race([sent.then(() => 'sent'), pause(LINGER_MS + 1_000).then(() => 'still waiting')]);
+  t.equal(outcome, 'sent', 'the send is over once the grace period is');
+  await pause(100);
+  t.equal(sockets.size, 1, "the POST's socket is closed, the stream's is not");
+  t.match(await answer, { id: 4, result: {} }, 'the answer came on the stream');
+  t.same(errors, [], 'no error');
 });

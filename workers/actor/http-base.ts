@@ -7,12 +7,19 @@ import { UpstreamAuthError, type HttpAuth } from './http-auth.js';
 import { asError, parseMessages } from './http-bodies.js';
 import { TooDeepError } from './inbound.js';
 
+/** How long an exchange nothing waits on any more (a notification's acknowledgement, a stream past its answer) may take to end. */
+const LINGER_MS = 10_000;
+
 export abstract class HttpTransportBase implements MessageTransport {
   onmessage?: (message: JsonRpcMessage, related?: JsonRpcId) => void;
   onclose?: () => void;
   onerror?: (error: Error) => void;
   protected closed = false;
   protected protocolVersion: string | undefined;
+  /** LINGER_MS (tests shorten it). */
+  lingerMs = LINGER_MS;
+  /** Requests cut off on purpose (abandoned, or let go): their failure is not reported (weak: nothing to clean up however they end). */
+  protected readonly cutOff = new WeakSet<Http1Request>();
 
   constructor(
     protected readonly url: URL,
@@ -61,6 +68,16 @@ export abstract class HttpTransportBase implements MessageTransport {
     const req = this.pool.request(method, url, headers, body);
     onRequest?.(req);
     return req.response;
+  }
+
+  /** Nothing waits on `req` any more: the upstream gets lingerMs to end it, then its socket is closed. */
+  protected letGo(req: Http1Request): void {
+    const timer = setTimeout(() => {
+      this.cutOff.add(req);
+      req.destroy();
+    }, this.lingerMs);
+    timer.unref();
+    req.once('close', () => clearTimeout(timer));
   }
 
   protected deliver(message: JsonRpcMessage, related?: JsonRpcId): void {

@@ -1,6 +1,6 @@
 // Legacy SSE: GET /sse for the endpoint, then every message on that stream and
 // each request POSTed to the endpoint.
-import type { Http1Response } from './http1.js';
+import type { Http1Request, Http1Response } from './http1.js';
 import type { JsonRpcMessage } from './jsonrpc-session.js';
 import { addTraceHeaders } from './trace-headers.js';
 import { UpstreamAuthError, type HttpAuth } from './http-auth.js';
@@ -64,9 +64,13 @@ export class LegacySseTransport extends HttpTransportBase {
     headers['content-type'] = 'application/json';
     addTraceHeaders(headers, message);
     let res: Http1Response;
+    let request: Http1Request | undefined;
     try {
-      res = await this.exchange('POST', this.endpoint, headers, () => JSON.stringify(message));
+      // The POST's own answer is an acknowledgement only (answers come on the stream): it is not waited for past lingerMs.
+      res = await this.exchange('POST', this.endpoint, headers, () => JSON.stringify(message), (req) => this.letGo((request = req)));
     } catch (error) {
+      // Not acknowledged in time: a request's answer may still come on the stream, within the request's own deadline.
+      if (request !== undefined && this.cutOff.has(request)) return;
       const failure = error instanceof UpstreamAuthError ? error : new Error(`SSE error: ${asError(error).message}`);
       this.report(failure);
       throw failure;

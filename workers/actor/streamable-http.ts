@@ -17,8 +17,6 @@ const RECONNECT_GROWTH = 1.5;
 const RECONNECT_MAX_RETRIES = 2;
 /** GETs with Last-Event-ID for one request whose POST stream ended before its answer (SEP-1699). */
 const RESUME_MAX_ATTEMPTS = 3;
-/** How long an exchange nothing waits on any more (a notification's acknowledgement, a stream past its answer) may take to end. */
-const LINGER_MS = 10_000;
 
 export class StreamableHttpTransport extends HttpTransportBase {
   private sessionId: string | undefined;
@@ -29,11 +27,7 @@ export class StreamableHttpTransport extends HttpTransportBase {
   private readonly answering = new Map<JsonRpcId, Http1Request>();
   /** Requests whose answer a GET is to resume: abandon() takes one out, and its resumption stops. */
   private readonly resuming = new Set<JsonRpcId>();
-  /** Requests abandon() destroyed: their failure is not reported (weak: nothing to clean up however they end). */
-  private readonly cutOff = new WeakSet<Http1Request>();
   private headersOf: ((message: JsonRpcMessage) => Record<string, string | number>) | undefined;
-  /** LINGER_MS (tests shorten it). */
-  lingerMs = LINGER_MS;
 
   async start(): Promise<void> {}
 
@@ -174,16 +168,6 @@ export class StreamableHttpTransport extends HttpTransportBase {
     this.answering.delete(id!);
     this.cutOff.add(req);
     req.destroy();
-  }
-
-  /** Nothing waits on `req` any more: the upstream gets lingerMs to end it, then its socket is closed. */
-  private letGo(req: Http1Request): void {
-    const timer = setTimeout(() => {
-      this.cutOff.add(req);
-      req.destroy();
-    }, this.lingerMs);
-    timer.unref();
-    req.once('close', () => clearTimeout(timer));
   }
 
   private sseEvent(event: SseEvent, related?: JsonRpcId, keep?: (message: JsonRpcMessage) => boolean): void {
