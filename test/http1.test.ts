@@ -207,6 +207,17 @@ t.test('a malformed answer and an oversized header block fail the request', asyn
   await t.rejects(pool.request('GET', url, {}).response, { code: 'HPE_HEADER_OVERFLOW' });
 });
 
+t.test('a switch of protocols (101) nobody asked for fails the request at once, and its socket is not reused', async (t) => {
+  const [url, pool, connections] = await raw(t, (socket, connection) => {
+    if (connection === 1) socket.write('HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok');
+    else socket.write('HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok');
+  });
+  const outcome = await Promise.race([pool.request('POST', url, {}, '{}').response.then(() => 'answered', (error: NodeJS.ErrnoException) => error.code), new Promise((resolve) => setTimeout(() => resolve('still waiting'), 1_000))]);
+  t.equal(outcome, 'HPE_UNEXPECTED_UPGRADE');
+  t.same(await read(await pool.request('GET', url, {}).response), { text: 'ok', complete: true, error: undefined }, 'the next request is answered');
+  t.equal(connections(), 2, 'on a socket of its own');
+});
+
 t.test('a body cut mid-way: complete false, with an error', async (t) => {
   const [url, pool] = await raw(t, (socket) => socket.end('HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nhello'));
   const result = await read(await pool.request('GET', url, {}).response);

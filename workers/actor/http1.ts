@@ -294,6 +294,11 @@ class Connection {
       this.keepAlive = false;
       return SKIP_BODY;
     }
+    // Nothing here asks to upgrade: past a 101 the socket carries no more HTTP, and its request no answer.
+    if (statusCode === 101) {
+      this.broken(Object.assign(new Error('the server switched protocols (HTTP 101) unasked'), { code: 'HPE_UNEXPECTED_UPGRADE' }));
+      return SKIP_BODY;
+    }
     if (statusCode < 200) {
       this.informational = true;
       return SKIP_BODY;
