@@ -1,14 +1,17 @@
 // coffer as an HTTP client (Streamable HTTP, legacy SSE) against an upstream
 // that keeps its POSTs open: a stream that carried its request's answer and
-// never ends, a notification or a legacy POST it never acknowledges. Nothing waits on such an exchange any
-// more, so its socket is closed after a grace period instead of being held for
-// as long as the upstream likes (one more socket per call, per cancel).
+// never ends, a notification or a legacy POST it never acknowledges. Nothing
+// waits on such an exchange any more, so its socket is closed after a grace
+// period instead of being held for as long as the upstream likes (one more
+// socket per call, per cancel). And a listen stream closed before its POST
+// went out is not left open.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import t, { type Test } from 'tap';
 import { createStreamableHttp } from '../workers/actor/streamable-http.js';
 import { createLegacySse } from '../workers/actor/legacy-sse.js';
 import type { JsonRpcMessage } from '../workers/actor/jsonrpc-session.js';
+import type { HttpAuth } from '../workers/actor/http-auth.js';
 
 const LINGER_MS = 200;
 
@@ -105,4 +108,33 @@ t.test('legacy SSE: a POST the upstream never acknowledges is let go after a gra
   t.equal(sockets.size, 1, "the POST's socket is closed, the stream's is not");
   t.match(await answer, { id: 4, result: {} }, 'the answer came on the stream');
   t.same(errors, [], 'no error');
+});
+
+t.test('a listen stream closed while its request waits for the auth headers is never opened', async (t) => {
+  let posts = 0;
+  const sockets = new Set<Socket>();
+  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    posts += 1;
+    req.resume();
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    res.write(': listening\n\n');
+  });
+  server.on('connection', (socket: Socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => new Promise<void>((resolve) => (server.closeAllConnections(), server.close(() => resolve()))));
+  // A token refresh under way: the headers take a while.
+  const auth: HttpAuth = { headers: () => pause(100).then(() => ({ authorization: 'Bearer t' })), refused: async () => null, signInNeeded: () => null };
+  const transport = await createStreamableHttp(`http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`, {}, auth);
+  t.teardown(() => transport.close());
+  const abort = new AbortController();
+  const listening = transport.listen({ jsonrpc: '2.0', id: 'l-1', method: 'subscriptions/listen', params: {} }, abort.signal).then(() => 'ended', () => 'ended');
+  await pause(20);
+  abort.abort();
+  const outcome = await Promise.race([listening, pause(1_000).then(() => 'still open')]);
+  t.equal(outcome, 'ended', 'the listen is over');
+  t.equal(sockets.size, 0, 'and holds no socket');
+  t.ok(posts <= 1, 'at most the one POST, cut off');
 });

@@ -142,7 +142,11 @@ export class StreamableHttpTransport extends HttpTransportBase {
     const close = (): void => void request?.destroy();
     signal.addEventListener('abort', close, { once: true });
     try {
-      const res = await this.exchange('POST', this.url, this.postHeaders(message), () => JSON.stringify(message), (req) => (request = req));
+      const res = await this.exchange('POST', this.url, this.postHeaders(message), () => JSON.stringify(message), (req) => {
+        request = req;
+        // Closed while the auth headers were being made: nobody would close this one.
+        if (signal.aborted) req.destroy();
+      });
       const status = res.statusCode;
       if (status < 200 || status >= 300 || !String(res.headers['content-type'] ?? '').includes('text/event-stream')) {
         throw new HttpStatusError(status, `subscriptions/listen was refused (HTTP ${status}): ${await errorText(res)}`);
