@@ -192,6 +192,18 @@ t.test("the server's Keep-Alive timeout: an idle socket is let go a second befor
   t.equal(connections(), 3, 'and let go after a second idle');
 });
 
+t.test('a Keep-Alive timeout past what a timer holds is kept without a warning per answer', async (t) => {
+  const [url, pool, connections] = await raw(t, (socket) => socket.write('HTTP/1.1 200 OK\r\nKeep-Alive: timeout=99999999999\r\nContent-Length: 2\r\n\r\nok'));
+  const warnings: Error[] = [];
+  const onWarning = (warning: Error): number => warnings.push(warning);
+  process.on('warning', onWarning);
+  t.teardown(() => void process.off('warning', onWarning));
+  for (let i = 0; i < 3; i++) t.same(await read(await pool.request('GET', url, {}).response), { text: 'ok', complete: true, error: undefined });
+  await new Promise((resolve) => setImmediate(resolve));
+  t.equal(connections(), 1, 'one socket, reused');
+  t.same(warnings.map((warning) => warning.name), [], 'no TimeoutOverflowWarning (it goes to daemon.log)');
+});
+
 t.test('a fresh socket reset before the answer fails the request', async (t) => {
   const [url, pool, connections] = await raw(t, (socket) => socket.destroy());
   await t.rejects(pool.request('GET', url, {}).response, { code: 'ECONNRESET' });

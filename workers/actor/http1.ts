@@ -32,6 +32,8 @@ const { HTTPParser } = createRequire(import.meta.url)('_http_common') as { HTTPP
 const RESOURCE = {};
 /** The server's `Keep-Alive: timeout=N`: as node:http's agent does, an idle socket is let go a second before the server would close it. */
 const KEEP_ALIVE_HINT = /^timeout=(\d+)/;
+/** The longest a timer can wait: past it Node truncates and writes a warning to stderr (daemon.log), once per answer. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
 /** Returned from the headers callback: the message has no body to parse (1xx, or one nobody asked for). */
 const SKIP_BODY = 1;
 
@@ -310,7 +312,7 @@ class Connection {
       fields[name] = known === undefined ? headers[i + 1] : `${known}, ${headers[i + 1]}`;
     }
     const hint = fields['keep-alive'] === undefined ? undefined : KEEP_ALIVE_HINT.exec(fields['keep-alive']);
-    this.idleMs = hint ? Number(hint[1]) * 1000 - 1000 : 0;
+    this.idleMs = hint ? Math.min(Number(hint[1]) * 1000 - 1000, MAX_TIMER_MS) : 0;
     this.keepAlive = shouldKeepAlive && this.idleMs >= 0;
     request.respond(new Http1Response(statusCode, fields, request));
     return 0;
