@@ -44,6 +44,8 @@ export class Park {
   /** The round the next requestState names; a retry must name the current one. */
   round = 0;
   private readonly questions = new Map<string, Question>();
+  /** Every key given in this call, open or answered: an answer is only ever taken for the question it was given to. */
+  private readonly used = new Set<string>();
   /** Capabilities the upstream needed and the client had not declared (for -32021 if the call then fails). */
   readonly refused: Record<string, Record<string, never>> = {};
   private ended: Extract<ParkStep, { kind: 'ended' }> | null = null;
@@ -134,7 +136,7 @@ export class Park {
     return Object.fromEntries([...this.questions].map(([key, { method, params }]) => [key, { method, params }]));
   }
 
-  /** The upstream's own key when it named one not in use, else coffer's; the hint is not passed on. */
+  /** The upstream's own key when it named one not used in this call, else coffer's; the hint is not passed on. */
   private keyOf(method: string, params: Record<string, unknown>): { key: string; rest: Record<string, unknown> } {
     const meta = metaOf(params);
     const hint = meta?.[INPUT_KEY_META_KEY];
@@ -143,8 +145,11 @@ export class Park {
       const { [INPUT_KEY_META_KEY]: _hint, ...others } = meta;
       rest = Object.keys(others).length === 0 ? withoutMeta(params) : { ...params, _meta: others };
     }
-    if (typeof hint === 'string' && hint.length > 0 && hint.length <= 128 && !this.questions.has(hint)) return { key: hint, rest };
-    return { key: `${KEY_PREFIX[method] ?? 'input'}-${++this.nextKey}`, rest };
+    let key = typeof hint === 'string' && hint.length > 0 && hint.length <= 128 && !this.used.has(hint) ? hint : undefined;
+    // An upstream's key may be one coffer would make: coffer's skips it.
+    while (key === undefined || this.used.has(key)) key = `${KEY_PREFIX[method] ?? 'input'}-${++this.nextKey}`;
+    this.used.add(key);
+    return { key, rest };
   }
 }
 

@@ -1,0 +1,39 @@
+// Park, on the class itself: the questions a 2025 upstream asks during one
+// modern call, under which keys the caller sees them, and which answers
+// settle them.
+import t from 'tap';
+import { Cancel } from '../src/protocol/cancel.js';
+import { INPUT_KEY_META_KEY, Park } from '../src/mcp/modern/park.js';
+
+const CAPS = { elicitation: {} };
+const live = { aborted: false };
+const named = (key: string, message: string) => ({ message, _meta: { [INPUT_KEY_META_KEY]: key } });
+
+t.test("a key is never reused within a call: a question under a key answered before is asked, not answered with the old answer", async (t) => {
+  const park = new Park({ capabilities: CAPS, responses: {} }, 0);
+  const first = park.ask('elicitation/create', named('confirm', 'Pay $5?'), new Cancel());
+  const round1 = await park.next(live);
+  t.same(round1?.kind === 'input' && Object.keys(round1.requests), ['confirm']);
+  park.drive({ capabilities: CAPS, responses: { confirm: { action: 'accept' } } });
+  t.same(await first, { ok: true, result: { action: 'accept' } });
+  const second = park.ask('elicitation/create', named('confirm', 'Pay $5000?'), new Cancel());
+  const round2 = await Promise.race([park.next(live), second.then(() => 'answered with the old answer')]);
+  t.ok(typeof round2 === 'object' && round2?.kind === 'input', 'the second question is asked');
+  const requests = round2 !== null && typeof round2 === 'object' && round2.kind === 'input' ? round2.requests : {};
+  t.same(Object.values(requests).map((request) => request.params.message), ['Pay $5000?']);
+  t.notOk('confirm' in requests, 'under a key of its own');
+});
+
+t.test("coffer's own key never takes the key of a question still open", async (t) => {
+  const park = new Park({ capabilities: CAPS, responses: {} }, 0);
+  const hinted = park.ask('elicitation/create', named('elicitation-1', 'Named?'), new Cancel());
+  const plain = park.ask('elicitation/create', { message: 'Plain?' }, new Cancel());
+  const step = await park.next(live);
+  const requests = step?.kind === 'input' ? step.requests : {};
+  t.same(Object.values(requests).map((request) => request.params.message).sort(), ['Named?', 'Plain?'], 'both are asked');
+  park.drive({ capabilities: CAPS, responses: Object.fromEntries(Object.entries(requests).map(([key, request]) => [key, { action: 'accept', content: { said: request.params.message } }])) });
+  t.same(await Promise.all([hinted, plain]), [
+    { ok: true, result: { action: 'accept', content: { said: 'Named?' } } },
+    { ok: true, result: { action: 'accept', content: { said: 'Plain?' } } },
+  ], 'each answer reaches its own question');
+});
