@@ -14,6 +14,7 @@ import type { RequestTrace } from '../../ops/tracing.js';
 import type { Progress } from '../../protocol/actor.js';
 import { JSONRPC } from '../../protocol/errors.js';
 import type { ForwardContext } from '../../router/calls.js';
+import { inputRequestsOf } from '../../router/input-driver.js';
 import type { LogLevel } from '../../router/log-levels.js';
 import { RpcError } from '../rpc-error.js';
 import { Park, parseInputResponses, type ParkRequest, type ParkStep } from './park.js';
@@ -84,6 +85,18 @@ interface Entry {
   ttl?: NodeJS.Timeout;
   /** A request of the caller is waiting on the park now. */
   attached: ParkListener | null;
+}
+
+/** A question whose capability the caller did not declare is never handed to it: the call fails -32021 naming what it lacks. */
+function assertDeclared(server: string, result: Record<string, unknown>, capabilities: Record<string, unknown>): void {
+  const missing = [...new Set(inputRequestsOf(result).map((request) => request.capability))].filter((capability) => capabilities[capability] === undefined);
+  if (missing.length === 0) return;
+  throw RpcError.coffer(
+    JSONRPC.MISSING_CLIENT_CAPABILITY,
+    'MISSING_CLIENT_CAPABILITY',
+    `server '${server}' asked for ${missing.join(', ')}, which the request did not declare in its clientCapabilities: declare it to be asked`,
+    { requiredCapabilities: Object.fromEntries(missing.map((capability) => [capability, {}])) },
+  );
 }
 
 const NAME_FIELD: Readonly<Record<string, 'name' | 'uri'>> = { 'tools/call': 'name', 'prompts/get': 'name', 'resources/read': 'uri' };
@@ -167,7 +180,7 @@ export class InputBridge {
       capabilities: request.capabilities,
       signal: entry.abort,
       ask: (method, params, signal) => park.ask(method, params, signal),
-      onInputRequired: (server, result) => this.wrap(server, result, binding, entry.id),
+      onInputRequired: (server, result) => this.wrap(server, result, binding, entry.id, request.capabilities),
     };
     // Set one by one: spreads of conditional literals cost a temporary object and a slow literal each, on every modern call.
     if (retry) ctx.retry = retry;
@@ -183,8 +196,9 @@ export class InputBridge {
     return entry;
   }
 
-  /** A modern upstream's input_required, made the caller's: its requests as they are, its state inside coffer's. */
-  private wrap(server: string, result: Record<string, unknown>, binding: StateBinding, call: string): Record<string, unknown> {
+  /** A modern upstream's input_required, made the caller's: its requests as they are (each one the caller may be asked), its state inside coffer's. */
+  private wrap(server: string, result: Record<string, unknown>, binding: StateBinding, call: string, capabilities: Record<string, unknown>): Record<string, unknown> {
+    assertDeclared(server, result, capabilities);
     const upstream = typeof result.requestState === 'string' ? result.requestState : null;
     const requestState = this.seal.seal({ kind: 'wrap', server, upstream, call }, binding, PARK_TTL_MS);
     this.rememberWrap(call);
