@@ -3,7 +3,7 @@
 // settle them.
 import t from 'tap';
 import { Cancel } from '../src/protocol/cancel.js';
-import { INPUT_KEY_META_KEY, Park } from '../src/mcp/modern/park.js';
+import { INPUT_KEY_META_KEY, MAX_OPEN_QUESTIONS, Park } from '../src/mcp/modern/park.js';
 
 const CAPS = { elicitation: {} };
 const live = { aborted: false };
@@ -36,4 +36,13 @@ t.test("coffer's own key never takes the key of a question still open", async (t
     { ok: true, result: { action: 'accept', content: { said: 'Named?' } } },
     { ok: true, result: { action: 'accept', content: { said: 'Plain?' } } },
   ], 'each answer reaches its own question');
+});
+
+t.test('the questions open in one call are bounded: past the bound the upstream is refused, and what is asked stays within it', async (t) => {
+  const park = new Park({ capabilities: CAPS, responses: {} }, 0);
+  const asked = Array.from({ length: MAX_OPEN_QUESTIONS + 5 }, (_, i) => park.ask('elicitation/create', { message: `Q${i}?` }, new Cancel()));
+  const refused = await Promise.all(asked.slice(MAX_OPEN_QUESTIONS));
+  t.match(refused, Array(5).fill({ ok: false, error: { code: -32603, message: new RegExp(`${MAX_OPEN_QUESTIONS} questions`) } }), 'the extra ones, at once');
+  const step = await park.next(live);
+  t.equal(step?.kind === 'input' && Object.keys(step.requests).length, MAX_OPEN_QUESTIONS);
 });

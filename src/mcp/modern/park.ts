@@ -23,6 +23,9 @@ export interface InputRequest {
   params: Record<string, unknown>;
 }
 
+/** Questions of one call waiting for its client at most: each holds the upstream's params until the caller's retry. */
+export const MAX_OPEN_QUESTIONS = 64;
+
 /** What a waiting exchange is told. */
 export type ParkStep =
   | { kind: 'ended'; outcome: { ok: true; result: Record<string, unknown> } | { ok: false; error: unknown } }
@@ -80,6 +83,10 @@ export class Park {
     if (capability !== undefined && this.current.capabilities[capability] === undefined) {
       this.refused[capability] = {};
       return Promise.resolve({ ok: false, error: { code: JSONRPC.METHOD_NOT_FOUND, message: `Method not found: the client did not declare the ${capability} capability` } });
+    }
+    // Before a key is taken: a refused question leaves nothing behind.
+    if (this.questions.size >= MAX_OPEN_QUESTIONS) {
+      return Promise.resolve({ ok: false, error: { code: JSONRPC.INTERNAL_ERROR, message: `coffer holds at most ${MAX_OPEN_QUESTIONS} questions of one call for its client at once: ask again once these are answered` } });
     }
     const { key, rest } = this.keyOf(method, params);
     // Own keys only: an upstream may name its question `toString`.
