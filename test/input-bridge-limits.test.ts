@@ -15,7 +15,7 @@ const life = { aborted: false, onAbort: () => {} };
 
 /** A 2026 upstream's call: input_required on a first request, done on a retry. */
 const asksOnce: BridgedRequest['run'] = async (ctx) =>
-  ctx.retry ? { content: [{ type: 'text', text: `done ${ctx.retry.requestState}` }] } : ctx.onInputRequired!('m', { resultType: 'input_required', inputRequests: { q: { method: 'elicitation/create', params: {} } }, requestState: 'up' });
+  ctx.retry ? { content: [{ type: 'text', text: `done ${ctx.retry.requestState}` }] } : ctx.onInputRequired!('m', 'pay', { resultType: 'input_required', inputRequests: { q: { method: 'elicitation/create', params: {} } }, requestState: 'up' });
 
 const untilCancelled = (signal: CancelSignal) => new Promise<never>((_resolve, reject) => signal.addEventListener('abort', () => reject(new Error(String(signal.reason)))));
 

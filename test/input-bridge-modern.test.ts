@@ -73,3 +73,19 @@ t.test('inputResponses a 2026 client sends unasked, on its first request, reach 
   t.same(sent.params?.inputResponses, given, 'with the answers, unknown keys included: the upstream decides what it recognises');
   t.notOk('requestState' in (sent.params ?? {}), 'and no requestState, as none was given');
 });
+
+t.test('a modern upstream’s requestState is good only for the tool it was given for, also through search mode’s call tool', async (t) => {
+  t.equal((await front.gateway.api('POST', '/toolsets', { name: 'finder', mode: 'search', servers: [{ server: 'm' }] })).status, 201);
+  const caps = { _meta: { [CAPABILITIES_KEY]: ASKED } };
+  const viaSearch = (tool: string, id: number, extra: Record<string, unknown> = {}) =>
+    modernPost(front.gateway, 'tools/call', { name: 'coffer__call_tool', arguments: { name: tool, arguments: { text: 'hi' } }, ...caps, ...extra }, {}, id, undefined, '/mcp/finder');
+  const first = (await viaSearch('m__ask', 1)).messages.at(-1) as any;
+  t.match(first.result, { resultType: 'input_required' });
+  const before = (await calls()).length;
+  const other = (await viaSearch('m__echo', 2, { inputResponses: { name: { action: 'accept', content: { name: 'Fay' } } }, requestState: first.result.requestState })).messages.at(-1) as any;
+  t.match(other.error, { code: -32602, data: { code: 'REQUEST_STATE_INVALID' } }, 'refused for another tool');
+  t.equal((await calls()).length - before, 0, 'and the other tool never got the state');
+  const again = (await viaSearch('m__ask', 3)).messages.at(-1) as any;
+  const own = (await viaSearch('m__ask', 4, { inputResponses: { name: { action: 'accept', content: { name: 'Fay' } } }, requestState: again.result.requestState })).messages.at(-1) as any;
+  t.match(own.result, { resultType: 'input_required', inputRequests: { mood: {} } }, 'its own tool goes on');
+});

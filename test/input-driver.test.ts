@@ -32,7 +32,7 @@ function bridged(capabilities: Record<string, unknown>, result: Record<string, u
     caller: 'caller',
     listener: { notify: () => {} },
     life: { aborted: false, onAbort: () => {} },
-    run: async (ctx) => ctx.onInputRequired!('m', structuredClone(result)),
+    run: async (ctx) => ctx.onInputRequired!('m', 'x', structuredClone(result)),
   });
 }
 

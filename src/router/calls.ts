@@ -44,12 +44,13 @@ export interface ForwardContext {
   answerTimeoutMs?: number;
   /**
    * A modern caller's retry of a modern upstream's input_required: its answers
-   * and the upstream's own requestState go to that upstream (the name must
-   * still lead there). Without `server`, the inputResponses a first request
+   * and the upstream's own requestState go to that upstream, for the same
+   * tool, prompt or resource (`key`, its original name or URI), as long as the
+   * call still leads there. Without `server`, the inputResponses a first request
    * brought unasked: a modern upstream gets them as they came (it uses what
    * it recognises); a 2025 upstream's questions are answered from them instead.
    */
-  retry?: { server?: string; inputResponses: Record<string, unknown>; requestState: string | null };
+  retry?: { server?: string; key?: string; inputResponses: Record<string, unknown>; requestState: string | null };
   /**
    * The log messages the caller wants during this request (a 2025 session:
    * the level it set; a modern caller: its envelope's). A modern upstream
@@ -61,7 +62,7 @@ export interface ForwardContext {
    * makes it the caller's); without it coffer asks the caller each request
    * and retries the upstream until it completes.
    */
-  onInputRequired?: (server: string, result: Record<string, unknown>) => Record<string, unknown>;
+  onInputRequired?: (server: string, key: string, result: Record<string, unknown>) => Record<string, unknown>;
   /**
    * A modern caller of the tasks extension: an upstream's CreateTaskResult
    * for this tool becomes the caller's (coffer's own taskId). Without it the
@@ -124,9 +125,9 @@ export class Calls {
         throw error;
       }
       route?.end();
-      const sent = { ...params, [field]: target.original, ...this.retryParams(upstream, ctx) };
+      const sent = { ...params, [field]: target.original, ...this.retryParams(upstream, target.original, ctx) };
       const answer = await this.send(upstream, method, sent, ctx);
-      const result = answer.resultType === 'input_required' ? await this.inputRequired(upstream, method, sent, answer, ctx) : answer;
+      const result = answer.resultType === 'input_required' ? await this.inputRequired(upstream, target.original, method, sent, answer, ctx) : answer;
       if (result.resultType === 'task') return this.taskCreated(upstream.name, target.original, result, ctx, record);
       record({ status: 'ok', error_code: null });
       return exposeResultUris(kind, result, this.namespaces.of(upstream.name));
@@ -166,19 +167,19 @@ export class Calls {
     return { ...result, result: exposeResultUris('tools', inlined as Record<string, unknown>, this.namespaces.of(server)) };
   }
 
-  /** The retry parameters for the upstream of a modern caller's retry, which must be the one that asked. */
-  private retryParams(upstream: Upstream, ctx: ForwardContext): Record<string, unknown> {
+  /** The retry parameters for the upstream of a modern caller's retry, which must be the one that asked, for the same key (a search mode call names its tool in its arguments). */
+  private retryParams(upstream: Upstream, key: string, ctx: ForwardContext): Record<string, unknown> {
     if (!ctx.retry) return {};
     if (ctx.retry.server === undefined) return upstream.lastStatus.era === 'modern' ? { inputResponses: ctx.retry.inputResponses } : {};
-    if (ctx.retry.server !== upstream.name) {
-      throw RpcError.coffer(JSONRPC.INVALID_PARAMS, 'REQUEST_STATE_INVALID', `the requestState was given for server '${ctx.retry.server}', and the name now leads to '${upstream.name}': call again without requestState and inputResponses`);
+    if (ctx.retry.server !== upstream.name || ctx.retry.key !== key) {
+      throw RpcError.coffer(JSONRPC.INVALID_PARAMS, 'REQUEST_STATE_INVALID', `the requestState was given for '${ctx.retry.key}' of server '${ctx.retry.server}', and this call leads to '${key}' of '${upstream.name}': call again without requestState and inputResponses`);
     }
     return { inputResponses: ctx.retry.inputResponses, ...(ctx.retry.requestState === null ? {} : { requestState: ctx.retry.requestState }) };
   }
 
   /** An upstream's input_required: the modern caller's to answer, or asked of the legacy caller round by round. */
-  private inputRequired(upstream: Upstream, method: string, params: Record<string, unknown>, result: Record<string, unknown>, ctx: ForwardContext): Promise<Record<string, unknown>> | Record<string, unknown> {
-    if (ctx.onInputRequired) return ctx.onInputRequired(upstream.name, result);
+  private inputRequired(upstream: Upstream, key: string, method: string, params: Record<string, unknown>, result: Record<string, unknown>, ctx: ForwardContext): Promise<Record<string, unknown>> | Record<string, unknown> {
+    if (ctx.onInputRequired) return ctx.onInputRequired(upstream.name, key, result);
     const { inputResponses: _responses, requestState: _state, ...original } = params;
     return driveInputRequired(result, this.askOf(ctx), (inputResponses, requestState) => this.send(upstream, method, { ...original, inputResponses, ...(requestState === undefined ? {} : { requestState }) }, ctx), ctx.signal);
   }

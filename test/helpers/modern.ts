@@ -78,10 +78,11 @@ export function modernPost(
   headers: Record<string, string | null> = {},
   id: string | number = 1,
   timeoutMs?: number,
+  path?: string,
 ): Promise<McpAnswer> {
   const name = method === 'resources/read' ? params.uri : method === 'tools/call' || method === 'prompts/get' ? params.name : method.startsWith('tasks/') ? params.taskId : undefined;
   const merged: Record<string, string | null> = { 'mcp-protocol-version': MODERN, 'mcp-method': method, ...(typeof name === 'string' ? { 'mcp-name': name } : {}), ...headers };
   const sent = Object.fromEntries(Object.entries(merged).filter((entry): entry is [string, string] => entry[1] !== null));
   const meta = (params._meta as Record<string, unknown> | undefined) ?? {};
-  return mcpPost(gateway, { jsonrpc: '2.0', id, method, params: { ...params, _meta: { ...envelope(), ...meta } } }, sent, timeoutMs);
+  return mcpPost(gateway, { jsonrpc: '2.0', id, method, params: { ...params, _meta: { ...envelope(), ...meta } } }, sent, timeoutMs, path);
 }

@@ -180,7 +180,7 @@ export class InputBridge {
       capabilities: request.capabilities,
       signal: entry.abort,
       ask: (method, params, signal) => park.ask(method, params, signal),
-      onInputRequired: (server, result) => this.wrap(server, result, binding, entry.id, request.capabilities),
+      onInputRequired: (server, key, result) => this.wrap(server, key, result, binding, entry.id, request.capabilities),
     };
     // Set one by one: spreads of conditional literals cost a temporary object and a slow literal each, on every modern call.
     if (retry) ctx.retry = retry;
@@ -197,10 +197,10 @@ export class InputBridge {
   }
 
   /** A modern upstream's input_required, made the caller's: its requests as they are (each one the caller may be asked), its state inside coffer's. */
-  private wrap(server: string, result: Record<string, unknown>, binding: StateBinding, call: string, capabilities: Record<string, unknown>): Record<string, unknown> {
+  private wrap(server: string, key: string, result: Record<string, unknown>, binding: StateBinding, call: string, capabilities: Record<string, unknown>): Record<string, unknown> {
     assertDeclared(server, result, capabilities);
     const upstream = typeof result.requestState === 'string' ? result.requestState : null;
-    const requestState = this.seal.seal({ kind: 'wrap', server, upstream, call }, binding, PARK_TTL_MS);
+    const requestState = this.seal.seal({ kind: 'wrap', server, key, upstream, call }, binding, PARK_TTL_MS);
     this.rememberWrap(call);
     return { resultType: 'input_required', ...(result.inputRequests === undefined ? {} : { inputRequests: result.inputRequests }), requestState };
   }
@@ -227,7 +227,7 @@ export class InputBridge {
         `this requestState was already used, or forgotten as the oldest of more than ${this.limits.wrapStates} waiting: retry with the requestState of the latest input_required result, or call again without requestState and inputResponses`,
       );
     }
-    return this.start(request, { capabilities: request.capabilities, responses: {} }, binding, { server: handle.server, inputResponses: responses, requestState: handle.upstream });
+    return this.start(request, { capabilities: request.capabilities, responses: {} }, binding, { server: handle.server, key: handle.key, inputResponses: responses, requestState: handle.upstream });
   }
 
   /** A sealed value of coffer's that is not a requestState (a taskId is bound to no method of these, so this is only reached by a coding error). */

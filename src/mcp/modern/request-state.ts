@@ -16,8 +16,8 @@ const VERSION = 'c1';
 export type StateHandle =
   /** A legacy upstream's call kept in flight by coffer, at this round. */
   | { kind: 'park'; park: string; round: number }
-  /** A modern upstream's own input_required: its state (null: none) is given back to it on the retry; `call` names the call answered with it, so the state is good for one retry. */
-  | { kind: 'wrap'; server: string; upstream: string | null; call: string }
+  /** A modern upstream's own input_required for `key` (the original name or URI): its state (null: none) is given back to it on the retry of that key; `call` names the call answered with it, so the state is good for one retry. */
+  | { kind: 'wrap'; server: string; key: string; upstream: string | null; call: string }
   /** A task an upstream created for a tools/call of this tool (the tasks extension): its own taskId. */
   | { kind: 'task'; server: string; tool: string; task: string };
 
