@@ -112,8 +112,11 @@ export class ListenRegistry {
     const subscribed: string[] = [];
     const viewer: ViewSession = { toolset };
     this.opening += 1;
+    // A client gone while its resources are subscribed ends the listen: the subscribe in flight is cancelled, the rest not asked.
+    reply.onAbort(() => cancel.abort('the client closed the request'));
     try {
       for (const uri of filter.uris) {
+        if (reply.aborted) break;
         if (uri.length > MAX_URI_CHARS) continue;
         try {
           await this.features.subscribe({ uri }, ctx);
