@@ -169,6 +169,22 @@ t.test('a session answers only the credential that opened it', async (t) => {
   t.match(await mcpPost(gateway, CALL, mine), { status: 200, messages: [{ id: 3, result: {} }] }, 'the owner is served');
 });
 
+t.test("rotating the daemon's token ends the sessions opened with the old one", async (t) => {
+  const gateway = await startGateway();
+  t.teardown(() => gateway.close());
+  await gateway.addServer(stdioFixture('alpha'));
+  const old = await openSession(gateway, `Bearer ${gateway.daemon.token}`);
+  t.equal((await mcpPost(gateway, LIST, old)).status, 200, 'served before');
+  const rotated = await gateway.api('POST', '/daemon/rotate-token');
+  const token = rotated.body.token as string;
+  t.equal(rotated.status, 200);
+  expectUnauthenticated(t, await mcpPost(gateway, LIST, old), 'the old token');
+  // The new token is the daemon's credential too: only an ended session tells the stream opened with the old one is gone.
+  t.match(await mcpPost(gateway, LIST, { ...old, authorization: `Bearer ${token}` }), { status: 404 }, 'the session opened with the old token is over');
+  const fresh = await openSession(gateway, `Bearer ${token}`);
+  t.equal((await mcpPost(gateway, LIST, fresh)).status, 200, 'a session with the new token is served');
+});
+
 t.test('a 2026-07-28 caller has no session: its calls carry the tag of its credential, one per client, never the credential', async (t) => {
   const gateway = await startGateway();
   t.teardown(() => gateway.close());

@@ -16,7 +16,7 @@ import { toolsetRoutes } from '../api/routes/toolsets.js';
 import { ConnectionTester } from '../jobs/connection-tester.js';
 import { CapabilityService } from '../registry/capabilities.js';
 import { openRestartingWriter } from '../db/restarting-writer.js';
-import { McpAuth, type McpAuthMode } from '../http/mcp-auth.js';
+import { DAEMON_CREDENTIAL_ID, McpAuth, type McpAuthMode } from '../http/mcp-auth.js';
 import { LOOPBACK, startHttpServer, type HttpServer } from '../http/server.js';
 import { OAUTH_CALLBACK_PATH } from '../oauth/callback-page.js';
 import { oauthRecords, tokensHeldSince } from '../oauth/records.js';
@@ -244,6 +244,8 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
         rotateToken: async (actor) => {
           token = newToken();
           writeDaemonFile(home, { port: http!.port, pid: process.pid, token, started_at: startedAt });
+          // Whoever held the old token keeps nothing open with it: its streams would go on hearing list changes, updates and logs.
+          sessions.closeCredential(DAEMON_CREDENTIAL_ID);
           await writer.api.audit(actor, 'token_rotated', null, {});
           return token;
         },

@@ -20,6 +20,8 @@ export interface McpCredential {
 }
 
 const DAEMON: McpCredential = { id: 'daemon', name: 'daemon' };
+/** What the sessions and listens opened with the daemon's token are bound to (one id for every token it has had). */
+export const DAEMON_CREDENTIAL_ID = DAEMON.id;
 const ANONYMOUS: McpCredential = { id: 'anonymous', name: 'anonymous' };
 
 export function hashToken(token: string): string {
