@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { MessageChannel } from 'node:worker_threads';
 import { Piscina } from 'piscina';
 import { workerFile } from '../paths.js';
+import { killChild } from '../supervision/kill-child.js';
 import { Slots } from '../supervision/slots.js';
 import { messageOf, type ErrorBody } from '../protocol/errors.js';
 import type { TestConnectionReport, TestConnectionTask } from '../protocol/jobs.js';
@@ -26,14 +27,6 @@ const THREADS = 2;
 const MARGIN_MS = 20_000;
 
 const failed = (started: number, error: ErrorBody): TestConnectionReport => ({ ok: false, latency_ms: Date.now() - started, protocol_version: null, server_info: null, capabilities: null, error });
-
-function killChild(pid: number): void {
-  try {
-    process.kill(pid, 'SIGKILL');
-  } catch {
-    // Already gone.
-  }
-}
 
 export class ConnectionTester {
   private readonly pool = new Piscina<TestConnectionTask, TestConnectionReport>({

@@ -13,6 +13,7 @@ import { decodeList } from '../protocol/list-decode.js';
 import type { OAuthAction, OAuthOutcome, OAuthRecord } from '../protocol/oauth.js';
 import type { ServerConfig } from '../protocol/server-config.js';
 import { actorEntry } from '../paths.js';
+import { killChild } from '../supervision/kill-child.js';
 import { Restarter, type RestartWait } from '../supervision/restarter.js';
 import type { RestartSchedule } from '../supervision/restart-schedule.js';
 import { approximateChars, busyForward, inFlight, MAX_IN_FLIGHT_PER_UPSTREAM } from './in-flight.js';
@@ -366,11 +367,6 @@ export class UpstreamActor implements Upstream {
   /** A worker that died or was terminated cannot stop its stdio child; do it from here. */
   private killOrphanedChild(): void {
     const pid = this.lastStatus.pid;
-    if (pid === null) return;
-    try {
-      process.kill(pid, 'SIGKILL');
-    } catch {
-      // Already gone.
-    }
+    if (pid !== null) killChild(pid);
   }
 }
