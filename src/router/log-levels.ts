@@ -1,4 +1,5 @@
-// The log level each client session asked for with logging/setLevel (pure).
+// The log level each client session asked for with logging/setLevel, and the
+// toolset it asked through (pure).
 // A session that never asked gets the messages of its own calls; unrelated
 // messages go only to sessions that asked, at or above their level.
 
@@ -17,16 +18,27 @@ export function admitsLevel(wanted: LogLevel, level: unknown): boolean {
   return !isLogLevel(level) || rank(level) >= rank(wanted);
 }
 
-export class LogLevels {
-  private levels = new Map<string, LogLevel>();
+interface Asked {
+  level: LogLevel;
+  /** The toolset the session sees (null: the whole surface): unrelated messages of servers outside it are not its to hear. */
+  toolset: string | null;
+}
 
-  set(session: string, level: LogLevel): void {
-    this.levels.set(session, level);
+export class LogLevels {
+  private levels = new Map<string, Asked>();
+
+  set(session: string, level: LogLevel, toolset: string | null = null): void {
+    this.levels.set(session, { level, toolset });
   }
 
   /** The level the session asked for, if it did. */
   of(session: string): LogLevel | undefined {
-    return this.levels.get(session);
+    return this.levels.get(session)?.level;
+  }
+
+  /** The toolset the session asked through (null: none, or it never asked). */
+  toolsetOf(session: string): string | null {
+    return this.levels.get(session)?.toolset ?? null;
   }
 
   drop(session: string): void {
@@ -36,13 +48,13 @@ export class LogLevels {
   /** The most verbose level any session asked for: what a shared upstream must send. */
   mostVerbose(): LogLevel | null {
     let verbose: LogLevel | null = null;
-    for (const level of this.levels.values()) if (verbose === null || rank(level) < rank(verbose)) verbose = level;
+    for (const { level } of this.levels.values()) if (verbose === null || rank(level) < rank(verbose)) verbose = level;
     return verbose;
   }
 
   /** Whether a message of `level` goes to `session`; `related`: it belongs to one of the session's calls. */
   admits(session: string, level: unknown, related: boolean): boolean {
-    const wanted = this.levels.get(session);
+    const wanted = this.levels.get(session)?.level;
     if (wanted === undefined) return related;
     return admitsLevel(wanted, level);
   }

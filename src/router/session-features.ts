@@ -17,8 +17,6 @@ const SET_LEVEL_WAIT_MS = 2_000;
 export class SessionFeatures implements SessionInterest {
   private readonly subscriptions = new Subscriptions();
   private readonly logLevels = new LogLevels();
-  /** The toolset each session set its log level through (null: the whole surface). */
-  private readonly logToolsets = new Map<string, string | null>();
 
   constructor(
     private readonly calls: Calls,
@@ -74,8 +72,7 @@ export class SessionFeatures implements SessionInterest {
    */
   async setLogLevel(params: Record<string, unknown>, ctx: ForwardContext): Promise<Record<string, unknown>> {
     if (!isLogLevel(params.level)) throw RpcError.invalidParams('params.level must be one of debug, info, notice, warning, error, critical, alert, emergency');
-    this.logLevels.set(ctx.sessionId, params.level);
-    this.logToolsets.set(ctx.sessionId, ctx.toolset?.name ?? null);
+    this.logLevels.set(ctx.sessionId, params.level, ctx.toolset?.name ?? null);
     const shared = this.logLevels.mostVerbose() ?? params.level;
     // A toolset's session sets the level of the servers its set covers only, as it hears only theirs.
     const concerned = this.upstreams.active().filter((upstream) => !ctx.toolset || ctx.toolset.covers(upstream.name));
@@ -123,7 +120,7 @@ export class SessionFeatures implements SessionInterest {
   /** A toolset is weighed as it is when the message comes (a removed one covers nothing). */
   logListeners(server: string): string[] {
     return this.logLevels.sessions().filter((session) => {
-      const toolset = this.logToolsets.get(session) ?? null;
+      const toolset = this.logLevels.toolsetOf(session);
       return toolset === null || (this.toolsetOf(toolset)?.covers(server) ?? false);
     });
   }
@@ -136,7 +133,6 @@ export class SessionFeatures implements SessionInterest {
   /** The session ended: its subscriptions and level go, and so do its per_session connections. */
   sessionClosed(sessionId: string, signal: CancelSignal): void {
     this.logLevels.drop(sessionId);
-    this.logToolsets.delete(sessionId);
     for (const source of this.subscriptions.dropSession(sessionId)) {
       const upstream = this.upstreams.get(source.server);
       if (!upstream || perSession(upstream)) continue;
