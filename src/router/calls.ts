@@ -232,11 +232,11 @@ export class Calls {
     const byName = IDENTITY_FIELD[kind] === 'name';
     if (typeof value !== 'string') throw RpcError.invalidParams(`the ${what} ${byName ? 'name' : 'URI'} must be a string`);
     const resolution = await resolveExposed(this.directory, kind, value);
-    const ambiguous = resolution && 'ambiguous' in resolution ? resolution.ambiguous.filter((server) => !toolset || toolset.covers(server)) : null;
-    if (ambiguous && ambiguous.length > 0) {
-      throw RpcError.coffer(JSONRPC.INVALID_PARAMS, 'RESOURCE_NOT_FOUND', `unknown ${what} '${value}': none of the unprefixed servers (${ambiguous.join(', ')}) lists it, and coffer never guesses between them`);
+    if (resolution && 'ambiguous' in resolution) {
+      const named = resolution.ambiguous.filter((server) => !toolset || toolset.covers(server));
+      const why = named.length > 0 ? `none of the unprefixed servers (${named.join(', ')}) lists it, and coffer never guesses between them` : `no server of toolset '${toolset?.name}' lists it`;
+      throw RpcError.coffer(JSONRPC.INVALID_PARAMS, 'RESOURCE_NOT_FOUND', `unknown ${what} '${value}': ${why}`);
     }
-    if (resolution && 'ambiguous' in resolution) throw RpcError.coffer(JSONRPC.INVALID_PARAMS, 'RESOURCE_NOT_FOUND', `unknown ${what} '${value}': no server of toolset '${toolset!.name}' lists it`);
     const upstream = resolution ? this.upstreams.get(resolution.server) : undefined;
     if (resolution && !upstream && this.servers.config(resolution.server)) {
       // Outside the set, a switched-off server is refused as what it is there: not in the toolset.
