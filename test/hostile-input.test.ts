@@ -15,6 +15,7 @@ import WebSocket from 'ws';
 import { Logger } from '../src/log.js';
 import { Dispatcher, type DispatcherParts } from '../src/mcp/dispatcher.js';
 import { SessionRegistry } from '../src/mcp/sessions.js';
+import { SessionTags } from '../src/mcp/session-tag.js';
 import { serveFetch } from './helpers/fetch-reply.js';
 import { startGateway, waitFor, type Gateway } from './helpers/gateway.js';
 import { stdioFixture } from './fixtures/fixture-servers.js';
@@ -419,7 +420,7 @@ t.test('past maxSessions the least recently active idle session is closed; all b
   const log = new Logger(null, 'error');
   const parts = { router: { list: async () => [] }, calls: { forward: () => new Promise(() => undefined) }, clientMessages: {}, features: { logLevelOf: () => undefined }, views: { list: async () => [], viewOf: () => null, forget: () => undefined }, search: { modeOf: () => 'full', isMetaTool: () => false } } as unknown as DispatcherParts;
   const dispatcher = new Dispatcher(parts, { version: 'test', pageSize: 100 }, log);
-  const registry = new SessionRegistry(dispatcher, { maxBodyBytes: 1 << 20, keepAliveMs: 60_000, idleTimeoutMs: 3_600_000, maxSessions: 3 }, log);
+  const registry = new SessionRegistry(dispatcher, { maxBodyBytes: 1 << 20, keepAliveMs: 60_000, idleTimeoutMs: 3_600_000, maxSessions: 3, sessionTags: new SessionTags() }, log);
   t.teardown(() => registry.closeAll());
   const send = async (body: unknown, headers: Record<string, string> = {}) => {
     const response = await serveFetch(registry, new Request('http://127.0.0.1/mcp', { method: 'POST', headers: { ...MCP_HEADERS, ...headers } }), Buffer.from(JSON.stringify(body)));

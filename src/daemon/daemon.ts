@@ -1,7 +1,6 @@
 // Starts and stops the coffer daemon: DB writer, preference snapshot, actor
 // pool, router, MCP sessions and the HTTP server, in that order; stops them in
 // reverse, letting open calls finish first.
-import { SessionTags } from '../mcp/session-tag.js';
 import { join } from 'node:path';
 import { HttpApi } from '../api/http-api.js';
 import { daemonRoutes, type DaemonStatus } from '../api/routes/daemon.js';
@@ -27,6 +26,7 @@ import { Logger, type LogLevel } from '../log.js';
 import { SessionClientLink } from '../mcp/client-link.js';
 import { Dispatcher } from '../mcp/dispatcher.js';
 import { SessionRegistry } from '../mcp/sessions.js';
+import { SessionTags } from '../mcp/session-tag.js';
 import { ModernEndpoint } from '../mcp/modern/endpoint.js';
 import { EraClientLink } from '../mcp/modern/link.js';
 import { ModernMethods } from '../mcp/modern/methods.js';

@@ -5,7 +5,6 @@
 // Streamable HTTP transport as a Fetch Request, so the SDK stays the reference
 // for the HTTP semantics (initialize, SSE GET streams, DELETE, every refusal).
 // The dispatcher owns meaning.
-import { SessionTags } from './session-tag.js';
 import { randomUUID } from 'node:crypto';
 import { isJsonContentType } from '@modelcontextprotocol/sdk/shared/mediaType.js';
 import { SUPPORTED_PROTOCOL_VERSIONS, type JSONRPCNotification } from '@modelcontextprotocol/sdk/types.js';
@@ -17,6 +16,7 @@ import { classifyEra, SHAPE_ONLY_CELLS } from './era.js';
 import { echoableId, sendRejection, type ModernEndpoint } from './modern/endpoint.js';
 import { plainMessages } from './plain-messages.js';
 import type { McpSession } from './session.js';
+import type { SessionTags } from './session-tag.js';
 import type { ViewSession } from '../toolsets/view-lists.js';
 import { SessionTransport } from './session-transport.js';
 
@@ -49,8 +49,8 @@ export interface SessionOptions {
   onSessionClosed?: (session: McpSession) => void;
   /** Serves the requests of the 2026-07-28 era (per-request envelope, no session); without it every request is legacy. */
   modern?: ModernEndpoint;
-  /** The daemon's tagging of session ids (what its logs name a session by); a registry of its own has its own. */
-  sessionTags?: SessionTags;
+  /** The daemon's tagging of session ids: what its logs name a session by, as its invocation rows and spans do. */
+  sessionTags: SessionTags;
 }
 
 export const DEFAULT_MAX_SESSIONS = 10_000;
@@ -98,7 +98,6 @@ function fastPathHeaders(headers: Record<string, string>): boolean {
 
 export class SessionRegistry {
   private sessions = new Map<string, McpSession>();
-  private readonly tags: SessionTags;
   private sweeper: NodeJS.Timeout;
   private closing = false;
 
@@ -107,7 +106,6 @@ export class SessionRegistry {
     private readonly options: SessionOptions,
     private readonly log: Logger,
   ) {
-    this.tags = options.sessionTags ?? new SessionTags();
     this.sweeper = setInterval(() => this.closeIdle(), Math.min(options.idleTimeoutMs, 60_000));
     this.sweeper.unref();
   }
@@ -139,7 +137,7 @@ export class SessionRegistry {
       const verdict = classifyEra({ httpMethod: head.method, versionHeader: headers['mcp-protocol-version'], methodHeader: headers['mcp-method'], body: parsed.value });
       if (verdict.kind === 'modern') {
         if (this.closing) return sendRpcError(reply, 503, -32000, 'coffer is shutting down');
-        return this.options.modern.serve(verdict.message, verdict.revision, headers, head.toolset, reply, head.credential.id);
+        return this.options.modern.serve(verdict.message, verdict.revision, headers, head.toolset, head.credential.id, reply);
       }
       if (verdict.kind === 'reject' && !SHAPE_ONLY_CELLS.has(verdict.cell)) return sendRejection(reply, verdict, echoableId(parsed.value));
     }
@@ -213,7 +211,7 @@ export class SessionRegistry {
       keepAliveMs: this.options.keepAliveMs,
       onsessioninitialized: (id) => {
         session.id = id;
-        session.tag = this.tags.tag(id);
+        session.tag = this.options.sessionTags.tag(id);
         this.sessions.set(id, session);
       },
       onsessionclosed: (id) => void this.close(id),

@@ -1,6 +1,6 @@
 // One-shot jobs run on the piscina pool (workers/jobs/).
-import type { ErrorBody } from './errors.js';
 import type { MessagePort } from 'node:worker_threads';
+import type { ErrorBody } from './errors.js';
 import type { ServerConfig } from './server-config.js';
 
 /** R9: a temporary connection of its own; the live one is never touched. */

@@ -87,8 +87,8 @@ export class ModernEndpoint {
     return this.exchanges.get(id) ?? this.listens.target(id);
   }
 
-  /** `credential`: the id of the credential the request presented (a listen ends with it). */
-  async serve(message: ModernMessage, revision: string | undefined, headers: Record<string, string>, toolset: string | null, reply: HttpReply, credential: string): Promise<void> {
+  /** `toolset` and `credential` (its id) are the caller's: what it sees, and what its listens end with. */
+  async serve(message: ModernMessage, revision: string | undefined, headers: Record<string, string>, toolset: string | null, credential: string, reply: HttpReply): Promise<void> {
     const isRequest = message.id !== undefined;
     const rejection =
       checkRevision(revision) ??
