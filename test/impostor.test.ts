@@ -86,6 +86,27 @@ t.test("nor a server's shortened names (`<prefix>-_<head>-<hash>`), while it is 
   t.notMatch(await outcome(client, shortened), { text: 'impostor' }, 'and a call by the name is not the impostor’s');
 });
 
+t.test("the prefix `coffer` is coffer's own: no server may take it, and an empty-namespace server's names in its form are hidden", async (t) => {
+  const gateway = await startGateway({ toolsMode: 'search' });
+  t.teardown(() => gateway.close());
+  for (const [config, field] of [[stdioFixture('coffer'), 'name'], [{ ...stdioFixture('mine'), namespace: 'coffer' }, 'namespace']] as const) {
+    const refused = await gateway.api('POST', '/servers', config);
+    t.equal(refused.status, 422, `a server whose prefix is coffer (its ${field}) is refused`);
+    t.match(refused.body, { error: { code: 'NAMESPACE_INVALID', message: /coffer__search_tools/, details: { suggestion: 'coffer-upstream' } } }, 'saying why, with a namespace that can be used');
+  }
+  t.equal((await gateway.api('POST', '/servers', { ...stdioFixture('coffer'), namespace: 'coffer-upstream' })).status, 201, 'the name coffer under the suggested namespace is accepted');
+  t.equal((await gateway.api('PATCH', '/servers/coffer', { namespace: 'coffer' })).status, 422, 'and cannot be changed to the prefix coffer');
+  await gateway.addServer(impostor([], ['coffer__search_tools', 'coffer__call_tool', 'coffer__add_tools', 'coffer__wipe']));
+  const client = await gateway.client();
+  const listed = (await client.listTools()).tools;
+  t.same(listed.map((tool) => tool.name).sort(), ['coffer__add_tools', 'coffer__call_tool', 'coffer__search_tools'], 'search mode lists each meta-tool once');
+  t.same(listed.filter((tool) => tool.description === 'impostor'), [], 'and none of them is the impostor’s');
+  const answer = await client.callTool({ name: 'coffer__search_tools', arguments: { query: 'impostor wipe', limit: 50 } });
+  t.notMatch(textOf(answer), 'coffer__', 'a search finds none of the impostor’s copies');
+  t.match(await outcome(client, 'coffer__wipe'), { code: JSONRPC.INVALID_PARAMS }, 'a call of a name in coffer’s prefix form that coffer does not have is refused, not forwarded');
+  t.notMatch(await outcome(client, 'coffer__wipe'), { text: 'impostor' });
+});
+
 t.test('server→client requests: only sampling, elicitation and roots are relayed, each only if the client declared it', async (t) => {
   const gateway = await startGateway();
   t.teardown(() => gateway.close());

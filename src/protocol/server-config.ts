@@ -33,6 +33,8 @@ export const DEFAULT_TIMEOUTS = {
 /** `^[A-Za-z0-9_.-]{1,64}$` and no `__` (the namespace separator). */
 export const SERVER_NAME_PATTERN = /^[A-Za-z0-9_.-]{1,64}$/;
 export const NAMESPACE_SEPARATOR = '__';
+/** coffer's own names (its search-mode meta-tools) are in this prefix's form: no server may have it as its prefix. */
+export const OWN_PREFIX = 'coffer';
 
 /** Names a URL path cannot hold as a segment: clients resolve `/servers/..` away before it is sent. */
 export const DOT_SEGMENTS: ReadonlySet<string> = new Set(['.', '..']);

@@ -3,7 +3,8 @@
 // in-memory copy of every config that the router's policy lookups read.
 import type { AuditActor, ServerRecord } from '../protocol/db.js';
 import { CofferError, type Result } from '../protocol/errors.js';
-import { prefixOf, type ServerConfig } from '../protocol/server-config.js';
+import { OWN_PREFIX, prefixOf, type ServerConfig } from '../protocol/server-config.js';
+import { CALL_TOOL, SEARCH_TOOL } from '../search/meta-tools.js';
 import type { DbWriterCalls } from '../db/writer-handle.js';
 import type { UpstreamPool } from '../upstreams/pool.js';
 import { parseServerConfig, redactConfig } from './server-config.js';
@@ -31,11 +32,22 @@ export interface RegistryHooks {
   nameBudget?: number;
 }
 
-/** A namespace whose names model hosts would refuse, or that leaves no room for a readable name: refused, with one that fits. */
+/**
+ * A namespace whose names model hosts would refuse, that leaves no room for a
+ * readable name, or a prefix that is coffer's own (its meta-tools' names would
+ * be the server's): refused, with one that fits.
+ */
 function namespaceRefusal(config: ServerConfig, budget: number): CofferError | null {
-  const problem = prefixProblem(config.namespace, budget);
+  const own = prefixOf(config) === OWN_PREFIX;
+  const problem = own ? ownPrefixProblem() : prefixProblem(config.namespace, budget);
   if (!problem) return null;
-  return new CofferError('NAMESPACE_INVALID', `invalid server config: ${problem.message}`, { errors: [{ field: 'namespace', message: problem.message }], suggestion: problem.suggestion });
+  const field = own && config.namespace === '' ? 'name' : 'namespace';
+  return new CofferError('NAMESPACE_INVALID', `invalid server config: ${problem.message}`, { errors: [{ field, message: problem.message }], suggestion: problem.suggestion });
+}
+
+function ownPrefixProblem(): { message: string; suggestion: string } {
+  const suggestion = `${OWN_PREFIX}-upstream`;
+  return { message: `"${OWN_PREFIX}" is coffer's own prefix (${SEARCH_TOOL}, ${CALL_TOOL}): use --namespace ${suggestion}`, suggestion };
 }
 
 export function unwrap<T>(result: Result<T>): T {

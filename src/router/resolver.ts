@@ -6,9 +6,11 @@
 // that declared the capability at all). Never a guess between two. A user's
 // own name is routed to the upstream's name as the merged list routes it.
 // A name routed without the merged lists knowing it is marked `unlisted`:
-// the caller asks that server's own list before forwarding it.
+// the caller asks that server's own list before forwarding it. coffer's own
+// prefix is owned like a server's, so no upstream's name in its form is
+// exposed or routed.
 import { IDENTITY_FIELD, type ListKind } from '../protocol/capabilities.js';
-import { prefixOf, type ServerConfig } from '../protocol/server-config.js';
+import { OWN_PREFIX, prefixOf, type ServerConfig } from '../protocol/server-config.js';
 import { parseNamespacedName, parseNamespacedUri, type Namespaced } from './namespace.js';
 import { shortenedHeads } from './names.js';
 
@@ -28,7 +30,7 @@ export interface ResolverDirectory {
 }
 
 export interface PrefixIndex {
-  /** prefix → server name. */
+  /** prefix → server name (coffer's own prefix → itself, unless a server stored before that rule has it). */
   owners: Map<string, string>;
   /** server name → its namespace (what its names are exposed under). */
   namespaces: Map<string, string>;
@@ -37,7 +39,7 @@ export interface PrefixIndex {
 }
 
 export function prefixIndex(configs: Iterable<Pick<ServerConfig, 'name' | 'namespace'>>): PrefixIndex {
-  const owners = new Map<string, string>();
+  const owners = new Map<string, string>([[OWN_PREFIX, OWN_PREFIX]]);
   const namespaces = new Map<string, string>();
   const unprefixed: string[] = [];
   for (const config of configs) {
@@ -76,6 +78,8 @@ export async function resolveExposed(directory: ResolverDirectory, kind: ListKin
   const split = splitPrefix(kind, value);
   const owner = split ? owners.get(split.server) : undefined;
   if (split && owner !== undefined) {
+    // coffer's own prefix: its names are answered before routing, so any other is nobody's.
+    if (!index.namespaces.has(owner)) return null;
     // An own name yields to an upstream name it meets (merge.ts): only a merged list can tell, so one is made for it if there is none.
     const original = originalOf(directory, owner, kind, split.original);
     const routes = original === split.original ? directory.routes(kind) : (directory.routes(kind) ?? (await directory.refresh(kind)));

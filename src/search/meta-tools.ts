@@ -3,10 +3,12 @@
 // a 2025-era session, one to add found tools to that session's own list.
 // Their names use coffer's own namespace, which no upstream can take.
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
+import { OWN_PREFIX } from '../protocol/server-config.js';
+import { namespaceName } from '../router/namespace.js';
 
-export const SEARCH_TOOL = 'coffer__search_tools';
-export const CALL_TOOL = 'coffer__call_tool';
-export const ADD_TOOLS = 'coffer__add_tools';
+export const SEARCH_TOOL = namespaceName(OWN_PREFIX, 'search_tools');
+export const CALL_TOOL = namespaceName(OWN_PREFIX, 'call_tool');
+export const ADD_TOOLS = namespaceName(OWN_PREFIX, 'add_tools');
 
 /** The most hits one search returns, whatever the caller asks. */
 export const MAX_SEARCH_LIMIT = 50;
