@@ -2,7 +2,7 @@
 // directory 0700 after a daemon run with upstreams, calls and a token rotation;
 // a home left 0755 (with 0644 files) by an earlier run is tightened and the CLI
 // says so; a home that is not the user's directory is refused.
-import { chmodSync, lstatSync, mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, lchownSync, lstatSync, mkdirSync, readdirSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
 import { EXIT } from '../src/cli/exit-codes.js';
@@ -85,4 +85,28 @@ t.test('a home that is not the user\'s directory is refused', async (t) => {
   t.match(served.stderr, 'is not a directory');
   mkdirSync(join(dir, 'ok'), { mode: 0o700 });
   t.same(ensureHome(join(dir, 'ok')), [], 'the user\'s own 0700-or-tighter home needs no change');
+});
+
+t.test('a home another user could swap out is refused: a parent directory others may write to, or their link on the way', async (t) => {
+  const dir = tempDir('coffer-shared-parent-');
+  const me = statSync(dir).uid;
+  const other = me + 1;
+  const shared = join(dir, 'shared');
+  mkdirSync(shared);
+  chmodSync(shared, 0o777);
+  mkdirSync(join(shared, 'home'), { mode: 0o700 });
+  t.throws(() => ensureHome(join(shared, 'home'), me), { name: 'HomeNotPrivateError', message: /shared can be written by other users/ }, 'a home in a directory anyone may write to (they could rename it and put theirs there)');
+  chmodSync(shared, 0o1777);
+  t.same(ensureHome(join(shared, 'home'), me), [], 'sticky (like /tmp): only the home\'s owner can rename it, so it is kept');
+
+  const mine = join(dir, 'mine');
+  mkdirSync(mine, { mode: 0o700 });
+  const link = join(shared, 'link');
+  symlinkSync(mine, link);
+  t.same(ensureHome(link, me), [], 'my own link in a sticky directory to my own home: kept');
+  lchownSync(link, other, other);
+  t.throws(() => ensureHome(link, me), { name: 'HomeNotPrivateError', message: /link belongs to uid/ }, 'another user\'s link in it: refused (they can point it elsewhere at any time)');
+  const served = await runCli(link, 'serve');
+  t.equal(served.code, EXIT.INVALID_INPUT, served.stderr);
+  t.match(served.stderr, 'HOME_NOT_PRIVATE');
 });
