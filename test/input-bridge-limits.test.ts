@@ -34,7 +34,7 @@ function asking(signals: CancelSignal[]): BridgedRequest['run'] {
 }
 
 function serve(bridge: InputBridge, run: BridgedRequest['run'], extra: Record<string, unknown> = {}) {
-  return bridge.serve({ method: 'tools/call', params: { name: 'm__pay', ...extra }, requestId: 1, capabilities: { elicitation: {} }, caller: 'caller', listener, life, run });
+  return bridge.serve({ method: 'tools/call', params: { name: 'm__pay', ...extra }, requestId: 1, capabilities: { elicitation: {} }, caller: 'caller', credential: 'client:a', listener, life, run });
 }
 
 const outcome = (answer: Promise<Record<string, unknown>>) => answer.then((result) => (result.resultType === 'input_required' ? 'input_required' : 'done'), (error) => error.data?.code as string);

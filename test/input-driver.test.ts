@@ -30,6 +30,7 @@ function bridged(capabilities: Record<string, unknown>, result: Record<string, u
     requestId: 1,
     capabilities,
     caller: 'caller',
+    credential: 'client:a',
     listener: { notify: () => {} },
     life: { aborted: false, onAbort: () => {} },
     run: async (ctx) => ctx.onInputRequired!('m', 'x', structuredClone(result)),

@@ -16,7 +16,7 @@ import { CONFORMANCE_FIXTURE, stdioFixture } from './fixtures/fixture-servers.js
 import { runCli } from './helpers/cli.js';
 import { startGateway, tempHome, waitFor, type Gateway } from './helpers/gateway.js';
 import { mcpPost, mcpTransport } from './helpers/mcp-post.js';
-import { modernPost } from './helpers/modern.js';
+import { CAPABILITIES_KEY, modernPost } from './helpers/modern.js';
 import { waitReady } from './helpers/rest.js';
 
 const INIT = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'auth-test', version: '1' } } };
@@ -183,6 +183,38 @@ t.test("rotating the daemon's token ends the sessions opened with the old one", 
   t.match(await mcpPost(gateway, LIST, { ...old, authorization: `Bearer ${token}` }), { status: 404 }, 'the session opened with the old token is over');
   const fresh = await openSession(gateway, `Bearer ${token}`);
   t.equal((await mcpPost(gateway, LIST, fresh)).status, 200, 'a session with the new token is served');
+});
+
+t.test("a 2026-07-28 call parked for its client's answers ends when the credential goes (revoked, or the daemon's token rotated): the upstream call is given up at once, the old state refused", async (t) => {
+  const gateway = await startGateway();
+  t.teardown(() => gateway.close());
+  // A connection per caller: each parked call is asked its own question whatever else is in flight.
+  await gateway.addServer({ name: 'conf', transport: { type: 'stdio', command: process.execPath, args: [CONFORMANCE_FIXTURE, '--transport', 'stdio'] }, session_mode: 'per_session' });
+  const call = (authorization: string, id: number, retry: Record<string, unknown> = {}) =>
+    modernPost(gateway, 'tools/call', { name: 'conf__test_input_required_result_elicitation', arguments: {}, _meta: { [CAPABILITIES_KEY]: { elicitation: {} } }, ...retry }, { authorization }, id);
+  const parked = async (authorization: string, id: number) => {
+    const answer = await call(authorization, id);
+    const result = (answer.messages.at(-1) as { result?: { resultType?: string; requestState?: string } }).result;
+    t.equal(result?.resultType, 'input_required', 'the call waits for its client');
+    return result!.requestState!;
+  };
+  // The call is recorded when it ends: a row is the upstream call given up, not left running until its state expires.
+  const rows = async () => (await gateway.api('GET', '/invocations')).body.invocations as Array<{ key: string; status: string }>;
+  const endedWithin = async (count: number) => waitFor('the parked call to end', async () => (await rows()).length >= count, 5_000).then(() => true, () => false);
+  const inputResponses = { user_name: { action: 'accept', content: { name: 'Late' } } };
+
+  const token = await addClient(gateway, 'parker');
+  const state = await parked(`Bearer ${token}`, 1);
+  t.equal((await gateway.api('DELETE', '/clients/parker')).status, 204);
+  t.ok(await endedWithin(1), "revoking ends the client's parked call");
+  t.match(await rows(), [{ key: 'test_input_required_result_elicitation', status: 'error' }]);
+  expectUnauthenticated(t, await call(`Bearer ${token}`, 2, { inputResponses, requestState: state }), 'the retry with the revoked token');
+
+  const daemonState = await parked(`Bearer ${gateway.daemon.token}`, 3);
+  const rotated = (await gateway.api('POST', '/daemon/rotate-token')).body.token as string;
+  t.ok(await endedWithin(2), "rotating the daemon's token ends the call parked with the old one");
+  const retried = await call(`Bearer ${rotated}`, 4, { inputResponses, requestState: daemonState });
+  t.match(retried.messages.at(-1), { error: { code: -32602, data: { code: 'REQUEST_STATE_INVALID' } } }, "the old token's state is not the new token's");
 });
 
 t.test('a 2026-07-28 caller has no session: its calls carry the tag of its credential, one per client, never the credential', async (t) => {

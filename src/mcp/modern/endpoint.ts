@@ -106,10 +106,18 @@ export class ModernEndpoint {
     if (!this.methods.serves(message.method)) {
       return sendError(reply, 404, id, { code: JSONRPC.METHOD_NOT_FOUND, message: `Method not found: ${message.method} is not a method of MCP ${revision} (coffer serves it to 2025-11-25 sessions only, if at all)` });
     }
-    return this.exchange(id, message.method, params, capabilities, headers, toolset, reply);
+    return this.exchange(id, message.method, params, capabilities, headers, { credential, toolset }, reply);
   }
 
-  private async exchange(requestId: string | number, method: string, params: Record<string, unknown>, capabilities: Record<string, unknown>, headers: Record<string, string>, toolset: string | null, reply: HttpReply): Promise<void> {
+  private async exchange(
+    requestId: string | number,
+    method: string,
+    params: Record<string, unknown>,
+    capabilities: Record<string, unknown>,
+    headers: Record<string, string>,
+    { credential, toolset }: { credential: string; toolset: string | null },
+    reply: HttpReply,
+  ): Promise<void> {
     const exchange = new PostExchange([requestId], reply, undefined, this.options.keepAliveMs, () => undefined);
     const deliver = (message: Parameters<PostExchange['deliver']>[0], status?: number) => {
       try {
@@ -135,7 +143,7 @@ export class ModernEndpoint {
     try {
       // Each a literal of its own, not a spread of a shared one (see extended.ts).
       const result = KIND_BY_CALL_METHOD.has(method)
-        ? await this.bridge.serve({ requestId, capabilities, caller, logLevel: level, trace, method, params, listener, life: reply, run: (ctx) => this.methods.handle(method, params, ctx, toolset) })
+        ? await this.bridge.serve({ requestId, capabilities, caller, credential, logLevel: level, trace, method, params, listener, life: reply, run: (ctx) => this.methods.handle(method, params, ctx, toolset) })
         : this.methods.answersItself(method)
           ? await this.methods.own(method, params, toolset)
           : await this.single(method, params, { requestId, capabilities, caller, logLevel: level, trace, signal: aborted(reply) }, listener, toolset);
@@ -174,9 +182,10 @@ export class ModernEndpoint {
     this.listens.broadcast(notification, to);
   }
 
-  /** The credential was revoked or bound to another view: its listens end (each call of it is checked anew). */
+  /** The credential was revoked or bound to another view: its listens end, and its calls kept for its retries (each new request of it is checked anew). */
   closeCredential(credential: string): void {
     this.listens.closeCredential(credential);
+    this.bridge.closeCredential(credential);
   }
 
   closeAll(): void {

@@ -5,7 +5,8 @@
 // call stays in flight, and the caller's retry (the state and its
 // inputResponses) answers the questions and waits for what comes next —
 // another round, or the call's result. A park lives until its call's outcome
-// is delivered, or PARK_TTL_MS after its last input_required. An upstream of
+// is delivered, PARK_TTL_MS after its last input_required, or until the
+// credential that started it goes. An upstream of
 // the 2026 era answers input_required itself: that result goes to the caller
 // with the upstream's requestState sealed inside coffer's, and the retry is a
 // new call to that upstream with the answers and its state; coffer remembers
@@ -55,6 +56,8 @@ export interface BridgedRequest {
   capabilities: Record<string, unknown>;
   /** The caller's credential digest (callerKey): a requestState is only good for the caller it was given to. */
   caller: string;
+  /** The id of the credential the request was let in with: a call it starts ends when that credential goes. */
+  credential: string;
   /** The HTTP request: its closing means the caller gave up the call. */
   life: RequestLife;
   listener: ParkListener;
@@ -81,6 +84,8 @@ interface Entry {
   id: string;
   park: Park;
   callerId: string;
+  /** The credential the call was started with. */
+  credential: string;
   abort: Cancel;
   ttl?: NodeJS.Timeout;
   /** A request of the caller is waiting on the park now. */
@@ -159,6 +164,11 @@ export class InputBridge {
     return this.hooks.stamp({ resultType: 'input_required', inputRequests: step.requests, requestState });
   }
 
+  /** The credential was revoked, rotated out or bound to another view: its calls are given up, parked or not (a retry of one is refused). */
+  closeCredential(credential: string): void {
+    for (const entry of [...this.parks.values()]) if (entry.credential === credential) this.close(entry, "the client's credential was revoked or bound to another view");
+  }
+
   /** Daemon shutdown: every parked call is given up. */
   closeAll(): void {
     for (const entry of [...this.parks.values()]) this.close(entry, 'coffer is shutting down');
@@ -169,7 +179,7 @@ export class InputBridge {
     const park = new Park(first, GATHER_MS);
     // The caller id is unique for the daemon's life, and a requestState naming it is sealed with a key of that life only.
     const callerId = this.hooks.callerId();
-    const entry: Entry = { id: callerId, park, callerId, abort: new Cancel(), attached: null };
+    const entry: Entry = { id: callerId, park, callerId, credential: request.credential, abort: new Cancel(), attached: null };
     this.parks.set(entry.id, entry);
     const wantsProgress = (request.params._meta as { progressToken?: unknown } | undefined)?.progressToken !== undefined;
     const ctx: Omit<ForwardContext, 'toolset'> = {
@@ -238,7 +248,7 @@ export class InputBridge {
   private resume(handle: Extract<StateHandle, { kind: 'park' }>, request: ParkRequest): Entry {
     const entry = this.parks.get(handle.park);
     if (!entry) {
-      throw RpcError.coffer(JSONRPC.INVALID_PARAMS, 'REQUEST_STATE_EXPIRED', 'the call this requestState continues is over (its answer was given, it waited too long, or coffer restarted): call again without requestState and inputResponses');
+      throw RpcError.coffer(JSONRPC.INVALID_PARAMS, 'REQUEST_STATE_EXPIRED', 'the call this requestState continues is over (its answer was given, it waited too long, its credential was revoked, or coffer restarted): call again without requestState and inputResponses');
     }
     if (entry.park.round !== handle.round || entry.attached) {
       throw RpcError.coffer(JSONRPC.INVALID_PARAMS, 'REQUEST_STATE_INVALID', 'this requestState was already used: retry with the requestState of the latest input_required result');
