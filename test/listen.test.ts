@@ -1,6 +1,7 @@
 // ListenRegistry on the class itself, with stand-ins for the router and the
 // HTTP reply: what a subscriptions/listen holds while it subscribes its
-// resources, and that a client leaving then lets all of it go.
+// resources, and that a client leaving then (or its credential going) lets all
+// of it go.
 import { setTimeout as sleep } from 'node:timers/promises';
 import t from 'tap';
 import type { HttpReply } from '../src/http/reply.js';
@@ -55,4 +56,28 @@ t.test('a client that leaves while its listen subscribes (an upstream slow to an
   const again = reply();
   await registry.serve('again', { notifications: { toolsListChanged: true } }, {}, { credential: 'client:a', toolset: null }, again);
   t.match(again.sent[0], /acknowledged/, 'a new listen is served');
+});
+
+t.test("a listen still subscribing its resources when its credential goes ends as an open one does; another credential's is left alone", async (t) => {
+  const closed: string[] = [];
+  // An upstream that answers resources/subscribe only when the request is cancelled: the listen is still subscribing when the credential goes.
+  const features = {
+    subscribe: (_params: Record<string, unknown>, ctx: ForwardContext) => new Promise((_resolve, reject) => ctx.signal.addEventListener('abort', () => reject(new Error('cancelled')), { once: true })),
+    sessionClosed: (id: string) => void closed.push(id),
+  } as unknown as SessionFeatures;
+  const registry = new ListenRegistry(features, views, 60_000, { name: 'coffer', version: '0' }, log as never);
+  const params = { notifications: { toolsListChanged: true, resourceSubscriptions: ['coffer://a/1', 'coffer://a/2'] } };
+  const gone = reply();
+  const kept = reply();
+  const served = registry.serve('gone', params, {}, { credential: 'client:gone', toolset: null }, gone);
+  const other = registry.serve('kept', params, {}, { credential: 'client:kept', toolset: null }, kept);
+  await sleep(10);
+  registry.closeCredential('client:gone');
+  t.equal(await Promise.race([served.then(() => 'ended'), sleep(2_000).then(() => 'still subscribing')]), 'ended', "the revoked credential's listen ends");
+  t.equal(closed.length, 1, 'its subscriptions with it');
+  t.equal(registry.size, 0, 'it never opens');
+  t.equal(gone.sent.at(-1), '', 'its stream ends without a result, as an open listen closed for its credential does');
+  t.same(kept.sent, [], "the other credential's listen is still subscribing");
+  kept.abort();
+  await other;
 });

@@ -76,8 +76,8 @@ interface Listen {
 
 export class ListenRegistry {
   private readonly open = new Map<string, Listen>();
-  /** Listens still subscribing their resources: they count against the limit already. */
-  private opening = 0;
+  /** Listens still subscribing their resources, by caller id: they count against the limit already, and end with their credential too. */
+  private readonly opening = new Map<string, { credential: string; cancel: Cancel }>();
   private next = 0;
 
   constructor(
@@ -102,7 +102,7 @@ export class ListenRegistry {
   async serve(requestId: string | number, params: Record<string, unknown>, capabilities: Record<string, unknown>, { credential, toolset }: { credential: string; toolset: string | null }, reply: HttpReply): Promise<void> {
     const inBand = (code: number, message: string) =>
       reply.send(200, { 'content-type': 'application/json' }, JSON.stringify({ jsonrpc: '2.0', id: requestId, error: { code, message } }));
-    if (this.open.size + this.opening >= MAX_LISTENS) return inBand(JSONRPC.INTERNAL_ERROR, `Subscription limit reached: coffer holds at most ${MAX_LISTENS} open subscriptions/listen streams`);
+    if (this.open.size + this.opening.size >= MAX_LISTENS) return inBand(JSONRPC.INTERNAL_ERROR, `Subscription limit reached: coffer holds at most ${MAX_LISTENS} open subscriptions/listen streams`);
     const filter = parseFilter(params);
     if (filter === null) return inBand(JSONRPC.INVALID_PARAMS, "Invalid params: 'notifications' is required and must be a subscription filter (booleans, and resourceSubscriptions as an array of URIs)");
     const id = `${MODERN_CALLER_PREFIX}listen:${++this.next}`;
@@ -111,12 +111,12 @@ export class ListenRegistry {
     // Each URI is subscribed as a legacy resources/subscribe would be: an unknown, switched-off, out-of-toolset or over-long one is left out of the honoured set.
     const subscribed: string[] = [];
     const viewer: ViewSession = { toolset };
-    this.opening += 1;
-    // A client gone while its resources are subscribed ends the listen: the subscribe in flight is cancelled, the rest not asked.
+    this.opening.set(id, { credential, cancel });
+    // A client gone (or its credential) while its resources are subscribed ends the listen: the subscribe in flight is cancelled, the rest not asked.
     reply.onAbort(() => cancel.abort('the client closed the request'));
     try {
       for (const uri of filter.uris) {
-        if (reply.aborted) break;
+        if (cancel.aborted) break;
         if (uri.length > MAX_URI_CHARS) continue;
         try {
           await this.features.subscribe({ uri }, ctx);
@@ -128,7 +128,7 @@ export class ListenRegistry {
       // A toolset's listen is told of a change only when its own view changed: what the view holds now is where that is measured from.
       if (viewer.toolset !== null) for (const kind of kindsOf(filter.flags)) await this.views.list(kind, viewer);
     } finally {
-      this.opening -= 1;
+      this.opening.delete(id);
     }
     const honoured: ListenFilter = {};
     for (const flag of filter.flags) honoured[flag] = true;
@@ -163,7 +163,7 @@ export class ListenRegistry {
     };
     reply.onAbort(() => listen.close(false));
     reply.startStream(200, SSE_HEADERS, sseEvent(tag({ method: 'notifications/subscriptions/acknowledged', params: { notifications: honoured } })));
-    if (reply.aborted) return listen.close(false);
+    if (cancel.aborted) return listen.close(false);
     // Nothing honoured, nothing will ever come: the subscription completes at once.
     if (Object.keys(honoured).length === 0) return listen.close(true);
     this.open.set(id, listen);
@@ -179,6 +179,7 @@ export class ListenRegistry {
   /** Ends the listens of a credential revoked or bound to another view: what they hear was chosen by the old one. */
   closeCredential(credential: string): void {
     for (const listen of [...this.open.values()]) if (listen.credential === credential) listen.close(false);
+    for (const subscribing of this.opening.values()) if (subscribing.credential === credential) subscribing.cancel.abort('its credential was revoked or bound to another view');
   }
 
   /** Ends every listen gracefully (the daemon stops). */
