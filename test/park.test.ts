@@ -1,9 +1,15 @@
 // Park, on the class itself: the questions a 2025 upstream asks during one
 // modern call, under which keys the caller sees them, and which answers
 // settle them.
+import { setTimeout as sleep } from 'node:timers/promises';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import t from 'tap';
 import { Cancel } from '../src/protocol/cancel.js';
 import { INPUT_KEY_META_KEY, MAX_OPEN_QUESTIONS, Park } from '../src/mcp/modern/park.js';
+
+setFlagsFromString('--expose-gc');
+const gc = runInNewContext('gc') as () => void;
 
 const CAPS = { elicitation: {} };
 const live = { aborted: false };
@@ -45,4 +51,25 @@ t.test('the questions open in one call are bounded: past the bound the upstream 
   t.match(refused, Array(5).fill({ ok: false, error: { code: -32603, message: new RegExp(`${MAX_OPEN_QUESTIONS} questions`) } }), 'the extra ones, at once');
   const step = await park.next(live);
   t.equal(step?.kind === 'input' && Object.keys(step.requests).length, MAX_OPEN_QUESTIONS);
+});
+
+t.test("an answer is not kept once handed to its question: a retry's, one given before its question came, and one for a key already answered", async (t) => {
+  // Large answers, as a client may send (a request body is up to 64 MB), made here and held only through WeakRefs: only the park could keep them.
+  const answer = () => ({ action: 'accept', content: { blob: 'x'.repeat(1 << 20) } });
+  const refs: Array<WeakRef<object>> = [];
+  const given = (responses: Record<string, Record<string, unknown>>) => {
+    refs.push(...Object.values(responses).map((response) => new WeakRef(response)));
+    return { capabilities: CAPS, responses };
+  };
+  const park = new Park(given({ early: answer() }), 0);
+  t.equal(await park.ask('elicitation/create', named('early', 'Given already?'), new Cancel()).then((outcome) => outcome.ok), true, 'an answer given before its question settles it when it comes');
+  const asked = park.ask('elicitation/create', named('now', 'Upload?'), new Cancel()).then((outcome) => outcome.ok);
+  t.equal((await park.next(live))?.kind, 'input');
+  park.drive(given({ now: answer(), early: answer() }));
+  t.equal(await asked, true, 'the retry answers the open question');
+  // A WeakRef's target lives at least until the job that made it ends.
+  await sleep(0);
+  gc();
+  t.same(refs.map((ref) => ref.deref() === undefined), [true, true, true], 'the park holds none of them');
+  t.notOk(park.isEnded, 'while the call goes on');
 });

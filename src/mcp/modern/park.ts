@@ -55,16 +55,28 @@ export class Park {
   private lastQuestionAt = 0;
   private nextKey = 0;
   private wake: (() => void) | null = null;
+  /** What the request now driving the call declared. */
+  private capabilities: Record<string, unknown> = {};
+  /** Its answers to questions not asked yet: each is let go once its question takes it (an answer may be megabytes). */
+  private readonly early = new Map<string, Record<string, unknown>>();
 
   constructor(
-    private current: ParkRequest,
+    first: ParkRequest,
     private readonly gatherMs: number,
-  ) {}
+  ) {
+    this.drive(first);
+  }
 
-  /** The request now driving the call (its first, or a retry). */
+  /** The request now driving the call (its first, or a retry): its answers go to their questions, and are not kept. */
   drive(request: ParkRequest): void {
-    this.current = request;
-    for (const [key, response] of Object.entries(request.responses)) this.questions.get(key)?.answer({ ok: true, result: response });
+    this.capabilities = request.capabilities;
+    this.early.clear();
+    for (const [key, response] of Object.entries(request.responses)) {
+      const question = this.questions.get(key);
+      if (question) question.answer({ ok: true, result: response });
+      // A key given already can take no answer any more.
+      else if (!this.used.has(key)) this.early.set(key, response);
+    }
   }
 
   /** The call's outcome, once. */
@@ -80,7 +92,7 @@ export class Park {
   /** The upstream asks the client something during the call: answered now, refused, or held until a retry answers it. */
   ask(method: string, params: Record<string, unknown>, signal: CancelSignal): Promise<ForwardOutcome> {
     const capability = requiredCapability(method);
-    if (capability !== undefined && this.current.capabilities[capability] === undefined) {
+    if (capability !== undefined && this.capabilities[capability] === undefined) {
       this.refused[capability] = {};
       return Promise.resolve({ ok: false, error: { code: JSONRPC.METHOD_NOT_FOUND, message: `Method not found: the client did not declare the ${capability} capability` } });
     }
@@ -89,8 +101,11 @@ export class Park {
       return Promise.resolve({ ok: false, error: { code: JSONRPC.INTERNAL_ERROR, message: `coffer holds at most ${MAX_OPEN_QUESTIONS} questions of one call for its client at once: ask again once these are answered` } });
     }
     const { key, rest } = this.keyOf(method, params);
-    // Own keys only: an upstream may name its question `toString`.
-    if (Object.hasOwn(this.current.responses, key)) return Promise.resolve({ ok: true, result: this.current.responses[key]! });
+    const early = this.early.get(key);
+    if (early !== undefined) {
+      this.early.delete(key);
+      return Promise.resolve({ ok: true, result: early });
+    }
     return new Promise<ForwardOutcome>((resolve) => {
       const settle = (outcome: ForwardOutcome): void => {
         if (!this.questions.delete(key)) return;
