@@ -4,7 +4,7 @@
 // waits on such an exchange any more, so its socket is closed after a grace
 // period instead of being held for as long as the upstream likes (one more
 // socket per call, per cancel). And a listen stream closed before its POST
-// went out is not left open.
+// went out is not left open, nor a 401's endless body read while OAuth decides.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import t, { type Test } from 'tap';
@@ -137,4 +137,36 @@ t.test('a listen stream closed while its request waits for the auth headers is n
   t.equal(outcome, 'ended', 'the listen is over');
   t.equal(sockets.size, 0, 'and holds no socket');
   t.ok(posts <= 1, 'at most the one POST, cut off');
+});
+
+t.test('a 401 whose body never ends, while OAuth decides: the body is not buffered, the call fails with the sign-in error and its socket is closed', async (t) => {
+  const LIMIT = 256 * 1024 * 1024;
+  let written = 0;
+  const sockets = new Set<Socket>();
+  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    req.resume();
+    res.writeHead(401, { 'www-authenticate': 'Bearer realm="x"', 'content-type': 'text/html' });
+    const chunk = Buffer.alloc(64 * 1024, 'x');
+    const pump = (): void => {
+      while (written < LIMIT && !res.destroyed) {
+        written += chunk.length;
+        if (!res.write(chunk)) return void res.once('drain', pump);
+      }
+    };
+    pump();
+  });
+  server.on('connection', (socket: Socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => new Promise<void>((resolve) => (server.closeAllConnections(), server.close(() => resolve()))));
+  // A token refresh under way: the decision takes a while.
+  const auth: HttpAuth = { headers: async () => ({}), refused: () => pause(500).then(() => ({ signIn: 'sign in with coffer mcp auth x' })), signInNeeded: () => null };
+  const transport = await createStreamableHttp(`http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`, {}, auth);
+  t.teardown(() => transport.close());
+  await t.rejects(transport.send({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'x', arguments: {} } }), { name: 'UpstreamAuthError', message: /coffer mcp auth x/ });
+  await pause(200);
+  t.ok(written < 16 * 1024 * 1024, `the upstream could send ${written} bytes meanwhile (a few socket buffers, not the body)`);
+  t.equal(sockets.size, 0, 'the refused exchange is not drained: its socket is closed');
 });

@@ -57,7 +57,8 @@ export abstract class HttpTransportBase implements MessageTransport {
     const sent = typeof headers.authorization === 'string' ? headers.authorization : undefined;
     const refusal = await this.auth.refused(status, res.headers['www-authenticate'], sent, retried);
     if (refusal === null) return res;
-    res.resume();
+    // Its body is of no use: not read to its end (which an upstream may put off forever), its socket is closed.
+    res.destroy();
     if (refusal !== 'retry') throw new UpstreamAuthError(refusal.signIn);
     delete headers.authorization;
     return this.exchange(method, url, headers, body, onRequest, true);

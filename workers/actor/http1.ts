@@ -36,6 +36,8 @@ const KEEP_ALIVE_HINT = /^timeout=(\d+)/;
 const MAX_TIMER_MS = 2 ** 31 - 1;
 /** Returned from the headers callback: the message has no body to parse (1xx, or one nobody asked for). */
 const SKIP_BODY = 1;
+/** What a response holds while nobody reads it (its caller still deciding, e.g. OAuth on a 401): past it the socket is paused, so the upstream waits. */
+const HOLD_BYTES = 64 * 1024;
 
 export type Http1Headers = Record<string, string | number | undefined>;
 
@@ -52,12 +54,14 @@ function hangUp(message: string): Error {
  * setEncoding), then 'end' and 'close'; a body that breaks off gives 'error'
  * (only if anyone listens, as node:http does) and 'close' with `complete`
  * false. Like a paused stream, it holds the body until 'data' is listened to
- * or resume() is called.
+ * or resume() is called, and holds at most HOLD_BYTES of it (more waits in the
+ * socket, unread).
  */
 export class Http1Response extends EventEmitter {
   complete = false;
   private decoder: StringDecoder | undefined;
   private readonly held: Buffer[] = [];
+  private heldBytes = 0;
   private flowing = false;
   private failure: Error | undefined;
   private closed = false;
@@ -99,8 +103,10 @@ export class Http1Response extends EventEmitter {
   /** @internal */
   push(chunk: Buffer): void {
     if (this.closed) return;
-    if (this.flowing && this.held.length === 0) this.emitData(chunk);
-    else this.held.push(chunk);
+    if (this.flowing && this.held.length === 0) return this.emitData(chunk);
+    this.held.push(chunk);
+    this.heldBytes += chunk.length;
+    if (this.heldBytes > HOLD_BYTES) this.request.hold(true);
   }
 
   /** @internal The message ended: `complete` from now on, 'end' once the held body is out. */
@@ -118,6 +124,8 @@ export class Http1Response extends EventEmitter {
 
   private flush(): void {
     while (this.held.length > 0 && !this.closed) this.emitData(this.held.shift()!);
+    this.heldBytes = 0;
+    this.request.hold(false);
     this.finish();
   }
 
@@ -199,6 +207,12 @@ export class Http1Request extends EventEmitter {
   /** @internal */
   abort(): void {
     this.connection?.drop();
+  }
+
+  /** @internal Pauses (or resumes) reading its socket while its answer is not read. */
+  hold(paused: boolean): void {
+    if (paused) this.connection?.socket.pause();
+    else this.connection?.socket.resume();
   }
 
   /** @internal */
@@ -341,6 +355,8 @@ class Connection {
     // Done with it: destroying its answer later must not touch the socket, by then maybe another request's.
     this.request!.connection = undefined;
     this.request = undefined;
+    // Its last chunk may have found the answer unread and paused the socket: reading it again is the next request's business.
+    this.socket.resume();
     if (!this.keepAlive || this.socket.writableLength > 0 || this.socket.destroyed) return this.drop();
     if (this.idleMs > 0) this.socket.setTimeout(this.idleMs);
     this.pool.idle(this);
