@@ -7,11 +7,12 @@ import { once } from 'node:events';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
-import { createServer as createNetServer, type AddressInfo, type Socket } from 'node:net';
+import { connect, createServer as createNetServer, type AddressInfo, type Socket } from 'node:net';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { http1Pool, type Http1Pool, type Http1Response } from '../workers/actor/http1.js';
+import { Http1Pool, http1Pool, type Http1Response } from '../workers/actor/http1.js';
+import { JSONRPC } from '../src/protocol/errors.js';
 
 interface Read {
   text: string;
@@ -325,4 +326,26 @@ t.test('https, with a self-signed certificate', async (t) => {
   const strict = await http1Pool(url);
   t.teardown(() => strict.close());
   await t.rejects(strict.request('GET', url, {}).response, 'an unknown certificate is refused');
+});
+
+t.test('at most maxSockets sockets: a request past them waits its turn (leaving if destroyed), past maxWaiting it is refused', async (t) => {
+  const ports = new Set<number>();
+  const [url] = await serve(t, (req, res) => {
+    ports.add(req.socket.remotePort!);
+    setTimeout(() => res.end(req.url), 50);
+  });
+  const pool = new Http1Pool(() => connect({ host: '127.0.0.1', port: Number(url.port) }), url.host, 1, 2);
+  t.teardown(() => pool.close());
+  const first = pool.request('GET', new URL('/1', url), {});
+  const gone = pool.request('GET', new URL('/gone', url), {});
+  const third = pool.request('GET', new URL('/3', url), {});
+  t.throws(() => pool.request('GET', url, {}), { code: JSONRPC.UPSTREAM_BUSY, data: { code: 'UPSTREAM_BUSY' }, message: /retry when earlier calls have finished/ }, 'a third waiting one is refused at once');
+  gone.destroy();
+  await t.rejects(gone.response, { code: 'ECONNRESET' }, 'a waiting request destroyed fails');
+  t.equal((await read(await first.response)).text, '/1');
+  t.equal((await read(await third.response)).text, '/3', 'the next one waiting went once the socket was free');
+  t.equal(ports.size, 1, 'on the one socket');
+  const waiting = [pool.request('GET', url, {}), pool.request('GET', url, {})];
+  pool.close();
+  for (const request of waiting) await t.rejects(request.response, { code: 'ECONNRESET' }, 'close() fails the requests waiting too');
 });

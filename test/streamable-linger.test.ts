@@ -4,13 +4,17 @@
 // waits on such an exchange any more, so its socket is closed after a grace
 // period instead of being held for as long as the upstream likes (one more
 // socket per call, per cancel). And a listen stream closed before its POST
-// went out is not left open, nor a 401's endless body read while OAuth decides.
+// went out is not left open, nor a 401's endless body read while OAuth decides;
+// and a flood of server requests gets a bounded number of reply sockets.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import t, { type Test } from 'tap';
 import { createStreamableHttp } from '../workers/actor/streamable-http.js';
 import { createLegacySse } from '../workers/actor/legacy-sse.js';
-import type { JsonRpcMessage } from '../workers/actor/jsonrpc-session.js';
+import { JsonRpcSession, RpcError, type JsonRpcMessage } from '../workers/actor/jsonrpc-session.js';
+import { MAX_SOCKETS_PER_UPSTREAM } from '../workers/actor/limits.js';
+import { JSONRPC } from '../src/protocol/errors.js';
+import { waitFor } from './helpers/wait.js';
 import type { HttpAuth } from '../workers/actor/http-auth.js';
 
 const LINGER_MS = 200;
@@ -169,4 +173,48 @@ t.test('a 401 whose body never ends, while OAuth decides: the body is not buffer
   await pause(200);
   t.ok(written < 16 * 1024 * 1024, `the upstream could send ${written} bytes meanwhile (a few socket buffers, not the body)`);
   t.equal(sockets.size, 0, 'the refused exchange is not drained: its socket is closed');
+});
+
+t.test('an upstream that floods pings and never acknowledges the replies gets a bounded number of sockets; replies past the queue are dropped and reported, a call fails with UPSTREAM_BUSY', async (t) => {
+  const FLOOD = 1_000;
+  const REPLY_LINGER_MS = 1_500;
+  let open = 0;
+  let most = 0;
+  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    let body = '';
+    req.on('data', (chunk) => (body += chunk));
+    req.on('end', () => {
+      const message = JSON.parse(body) as { id?: unknown; method?: string; params?: { name?: string } };
+      // A reply to one of its pings: never acknowledged.
+      if (message.method === undefined) return;
+      if (message.params?.name === 'flood') {
+        res.writeHead(200, { 'content-type': 'text/event-stream' });
+        for (let i = 0; i < FLOOD; i++) res.write(`event: message\ndata: ${JSON.stringify({ jsonrpc: '2.0', id: `p${i}`, method: 'ping' })}\n\n`);
+        return;
+      }
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ jsonrpc: '2.0', id: message.id, result: { content: [] } }));
+    });
+  });
+  server.on('connection', (socket: Socket) => {
+    most = Math.max(most, ++open);
+    socket.on('close', () => open--);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => new Promise<void>((resolve) => (server.closeAllConnections(), server.close(() => resolve()))));
+  const transport = await createStreamableHttp(`http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`, {});
+  transport.lingerMs = REPLY_LINGER_MS;
+  const errors: Error[] = [];
+  const session = new JsonRpcSession(transport, { onerror: (error) => errors.push(error) });
+  t.teardown(() => session.close());
+  const busy = (error: Error): boolean => error instanceof RpcError && error.code === JSONRPC.UPSTREAM_BUSY;
+  session.request('tools/call', { name: 'flood', arguments: {} }).catch(() => {});
+  await waitFor('the sockets all open and a reply refused past the queue', () => open >= MAX_SOCKETS_PER_UPSTREAM && errors.some(busy), REPLY_LINGER_MS).catch(() => {});
+  // Time for any socket more to reach the upstream.
+  await pause(100);
+  t.ok(most <= MAX_SOCKETS_PER_UPSTREAM, `${most} sockets at most, for ${FLOOD} pings`);
+  t.ok(errors.some(busy), 'the replies past the queue were dropped, and reported for the log');
+  await t.rejects(session.request('tools/call', { name: 'echo', arguments: {} }), { code: JSONRPC.UPSTREAM_BUSY, data: { code: 'UPSTREAM_BUSY' }, message: /retry/ }, 'a call that cannot be sent fails with a stable code, not silently');
+  await pause(REPLY_LINGER_MS + 300);
+  t.same(await session.request('tools/call', { name: 'echo', arguments: {} }), { content: [] }, 'once the replies are let go, calls are sent again');
 });

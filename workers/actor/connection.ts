@@ -125,7 +125,8 @@ export class Connection {
       onclose: () => this.handleClose(),
       onerror: (error) => {
         noteError(`transport error: ${messageOf(error)}`);
-        if (!(error instanceof ProtocolNoise)) this.probe();
+        // Noise, or a request refused before it went out (UPSTREAM_BUSY: a probe would be refused too), says nothing about the connection.
+        if (!(error instanceof ProtocolNoise || error instanceof RpcError)) this.probe();
       },
     });
   }

@@ -7,6 +7,9 @@ import { createRequire } from 'node:module';
 import { connect, isIP, type Socket } from 'node:net';
 import type { ConnectionOptions } from 'node:tls';
 import { StringDecoder } from 'node:string_decoder';
+import { JSONRPC } from '../../src/protocol/errors.js';
+import { RpcError } from './jsonrpc-session.js';
+import { MAX_REQUESTS_WAITING, MAX_SOCKETS_PER_UPSTREAM } from './limits.js';
 
 interface Parser {
   initialize(type: number, resource: object, maxHeaderSize: number, lenient: number): void;
@@ -378,18 +381,34 @@ class Connection {
   }
 }
 
-/** Keep-alive sockets to one origin: an idle one is reused (the latest first), a new one opened when all are busy. */
+/** A request not sent: every socket the pool may open is busy, and as many requests wait for one as may. */
+export class PoolFullError extends RpcError {
+  constructor(sockets: number, waiting: number) {
+    const message = `${sockets} requests to the upstream are open and ${waiting} more wait for a socket: this one was not sent; retry when earlier calls have finished`;
+    super(JSONRPC.UPSTREAM_BUSY, message, { code: 'UPSTREAM_BUSY' });
+  }
+}
+
+/**
+ * Keep-alive sockets to one origin: an idle one is reused (the latest first), a
+ * new one opened when all are busy, up to `maxSockets`; past it a request waits
+ * for a socket, up to `maxWaiting` of them.
+ */
 export class Http1Pool {
   private readonly free: Connection[] = [];
   private readonly busy = new Set<Connection>();
+  /** Requests waiting for a socket, first come first served; one destroyed meanwhile leaves. */
+  private readonly waiting: Http1Request[] = [];
   private closed = false;
 
   constructor(
     private readonly open: () => Socket,
     private readonly host: string,
+    private readonly maxSockets = MAX_SOCKETS_PER_UPSTREAM,
+    private readonly maxWaiting = MAX_REQUESTS_WAITING,
   ) {}
 
-  /** Sends the request at once; throws on a header node:http would refuse. */
+  /** Sends the request now, or once a socket is free; throws on a header node:http would refuse, and PoolFullError when too many wait. */
   request(method: string, url: URL, headers: Http1Headers, body?: string): Http1Request {
     if (this.closed) throw new Error('Not connected');
     let head = `${method} ${url.pathname}${url.search} HTTP/1.1\r\nhost: ${this.host}\r\nconnection: keep-alive\r\n`;
@@ -400,15 +419,17 @@ export class Http1Pool {
       head += `${name}: ${value}\r\n`;
     }
     const message = body === undefined ? `${head}\r\n` : `${head}content-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
+    if (!this.canStart() && this.waiting.length >= this.maxWaiting) throw new PoolFullError(this.maxSockets, this.maxWaiting);
     const request = new Http1Request(message, method === 'GET' || method === 'DELETE');
-    this.assign(request);
+    this.wait(request);
     return request;
   }
 
-  /** @internal A second attempt on a new socket; false once the pool is closed. */
+  /** @internal A second attempt on a new socket (at the cap: first of the requests waiting); false once the pool is closed. */
   retry(request: Http1Request): boolean {
     if (this.closed) return false;
-    this.assign(request, this.connect());
+    if (this.busy.size < this.maxSockets) this.start(request, this.connect());
+    else this.wait(request, true);
     return true;
   }
 
@@ -418,6 +439,7 @@ export class Http1Pool {
     if (this.closed) return connection.close();
     connection.socket.unref();
     this.free.push(connection);
+    this.next();
   }
 
   /** @internal */
@@ -425,15 +447,38 @@ export class Http1Pool {
     this.busy.delete(connection);
     const at = this.free.indexOf(connection);
     if (at >= 0) this.free.splice(at, 1);
+    this.next();
   }
 
-  /** Closes every socket; requests in flight fail. */
+  /** Closes every socket; requests in flight or waiting fail. */
   close(): void {
     this.closed = true;
+    for (const request of [...this.waiting]) request.destroy();
     for (const connection of [...this.free, ...this.busy]) connection.close();
   }
 
-  private assign(request: Http1Request, connection = this.free.pop() ?? this.connect()): void {
+  private canStart(): boolean {
+    return this.free.length > 0 || this.busy.size < this.maxSockets;
+  }
+
+  private wait(request: Http1Request, first = false): void {
+    if (first) this.waiting.unshift(request);
+    else this.waiting.push(request);
+    request.once('close', () => {
+      const at = this.waiting.indexOf(request);
+      if (at >= 0) this.waiting.splice(at, 1);
+    });
+    this.next();
+  }
+
+  /** Starts the requests waiting, as far as sockets allow. */
+  private next(): void {
+    while (!this.closed && this.waiting.length > 0 && this.canStart()) {
+      this.start(this.waiting.shift()!, this.free.pop() ?? this.connect());
+    }
+  }
+
+  private start(request: Http1Request, connection: Connection): void {
     this.busy.add(connection);
     connection.socket.ref();
     connection.start(request);

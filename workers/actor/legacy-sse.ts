@@ -1,6 +1,6 @@
 // Legacy SSE: GET /sse for the endpoint, then every message on that stream and
 // each request POSTed to the endpoint.
-import type { Http1Request, Http1Response } from './http1.js';
+import { PoolFullError, type Http1Request, type Http1Response } from './http1.js';
 import type { JsonRpcMessage } from './jsonrpc-session.js';
 import { addTraceHeaders } from './trace-headers.js';
 import { UpstreamAuthError, type HttpAuth } from './http-auth.js';
@@ -71,7 +71,7 @@ export class LegacySseTransport extends HttpTransportBase {
     } catch (error) {
       // Not acknowledged in time: a request's answer may still come on the stream, within the request's own deadline.
       if (request !== undefined && this.cutOff.has(request)) return;
-      const failure = error instanceof UpstreamAuthError ? error : new Error(`SSE error: ${asError(error).message}`);
+      const failure = error instanceof UpstreamAuthError || error instanceof PoolFullError ? error : new Error(`SSE error: ${asError(error).message}`);
       this.report(failure);
       throw failure;
     }

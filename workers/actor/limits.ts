@@ -105,6 +105,23 @@ export class PartialLine {
 }
 
 /**
+ * Sockets an actor opens to its upstream at once. A call being answered holds
+ * one for as long as its answer streams, and so does a reply to a server
+ * request until the upstream acknowledges it: without a cap, an upstream that
+ * floods requests on its stream makes the actor open a socket for each. Past
+ * it a request waits for a socket.
+ */
+export const MAX_SOCKETS_PER_UPSTREAM = 64;
+
+/**
+ * Requests that may wait for one of those sockets. Past it a request is not
+ * sent: a call fails at once with UPSTREAM_BUSY, a reply to the upstream's
+ * request is dropped (and logged); the upstream is then asking faster than it
+ * acknowledges.
+ */
+export const MAX_REQUESTS_WAITING = 256;
+
+/**
  * Answer text an actor holds at once across its concurrent HTTP bodies: one
  * message at the cap fits beside the copies parsing and cloning make; several
  * would not. A body that would take the total past it is cut off and its call

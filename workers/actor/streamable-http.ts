@@ -1,7 +1,7 @@
 // Streamable HTTP: a POST per message, answered as JSON or SSE, the optional
 // GET stream for server messages (reconnected), DELETE on close, and the
 // 2026-07-28 listen stream.
-import type { Http1Headers, Http1Request, Http1Response } from './http1.js';
+import { PoolFullError, type Http1Headers, type Http1Request, type Http1Response } from './http1.js';
 import type { JsonRpcId, JsonRpcMessage } from './jsonrpc-session.js';
 import { type SseEvent } from '../../src/protocol/sse-parser.js';
 import { addTraceHeaders } from './trace-headers.js';
@@ -58,7 +58,7 @@ export class StreamableHttpTransport extends HttpTransportBase {
     } catch (error) {
       // A request we cut off ourselves (abandon) is not a transport problem.
       if (cutOff()) throw error;
-      const failure = error instanceof UpstreamAuthError ? error : new Error(`Streamable HTTP error: ${asError(error).message}`);
+      const failure = error instanceof UpstreamAuthError || error instanceof PoolFullError ? error : new Error(`Streamable HTTP error: ${asError(error).message}`);
       this.report(failure);
       throw failure;
     }
