@@ -72,6 +72,14 @@ t.test('SSE: two CRs ending a chunk are a line end and a blank line at once', as
   t.same(parser.push('\ndata: b\n\n').map((event) => event.data), ['b'], 'the LF after the last CR belongs to it');
 });
 
+t.test('SSE: between events only once a blank line ends the text, split line ends and a skipped event included', async (t) => {
+  const parser = new SseParser(16);
+  const between = (chunk: string): boolean => (parser.push(chunk), parser.betweenEvents);
+  t.same(['data: a', '\n', '\n', ': ping\r', '\n\r', '\n', ':\n\n', 'data: b\r\n\r\n'].map(between), [false, false, true, false, true, true, true, true]);
+  t.same(['data: 0123456789abcdefghij', '\n', 'x\n\n'].map(between), [false, false, true], 'an event dropped for its size: between events once its blank line came');
+  t.same(['id: 1\nretry: 5', '\n\n'].map(between), [false, true]);
+});
+
 t.test('coalescer: the first passes at once, a burst becomes one trailing delivery, keys are apart', async (t) => {
   const seen: string[] = [];
   const coalescer = new Coalescer<number>(50, (key, payload) => seen.push(`${key}:${payload}`));

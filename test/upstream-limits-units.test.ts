@@ -102,3 +102,19 @@ t.test("SSE answers: a stream cut off at the budget gives its share back at once
   a.end();
   await t.resolves(readA, 'A is read to its end');
 });
+
+t.test('SSE keep-alive comments hold nothing, so they take nothing from the answer budget: a long stream of them, then its answer, is read whole', async (t) => {
+  const budget = new AnswerBudget(100);
+  const stream = Object.assign(new PassThrough(), { complete: false });
+  const events: string[] = [];
+  const read = readSse(stream as never, (event) => events.push(event.data), () => {}, budget);
+  // Far more comment text than the budget, in chunks of one keep-alive each, CRLF and split line ends among them.
+  for (let i = 0; i < 1_000; i++) stream.emit('data', [': ping\n\n', ':\r\n\r\n', ': ping\n', '\n'][i % 4]);
+  stream.emit('data', 'data: {"answer":1}\n\n');
+  stream.complete = true;
+  stream.end();
+  await t.resolves(read, 'not cut off for its keep-alives');
+  t.same(events, ['{"answer":1}'], 'and its answer delivered');
+  await new Promise((resolve) => setImmediate(resolve));
+  t.ok(budget.take(100), 'the whole budget is free again');
+});

@@ -1,7 +1,8 @@
 // text/event-stream (the WHATWG "server-sent events" format) through eventsource-parser,
 // with what coffer adds around it: an event over the size cap is dropped and counted
 // and the stream goes on with the next event; a CR ending a chunk ends its line at
-// once; the last id carries over events; events come back per chunk. Pure: no I/O.
+// once; the last id carries over events; events come back per chunk; it says when
+// it holds nothing (between events), for the answer budget. Pure: no I/O.
 import { createParser, type EventSourceParser } from 'eventsource-parser';
 import { MAX_MESSAGE_CHARS } from './message-limit.js';
 
@@ -55,6 +56,20 @@ class BlankLineFinder {
   }
 }
 
+/**
+ * Whether `text` ends with a blank line (its last line end follows another, or
+ * the start of `text` when `afterLineEnd`): the parser is then between events.
+ */
+function endsWithBlankLine(text: string, afterLineEnd: boolean): boolean {
+  let end = text.length;
+  const last = text.charCodeAt(end - 1);
+  if (last !== CR && last !== LF) return false;
+  end -= last === LF && text.charCodeAt(end - 2) === CR ? 2 : 1;
+  if (end === 0) return afterLineEnd;
+  const before = text.charCodeAt(end - 1);
+  return before === CR || before === LF;
+}
+
 export class SseParser {
   private readonly parser: EventSourceParser;
   private events: SseEvent[] = [];
@@ -67,6 +82,13 @@ export class SseParser {
   private skipper: BlankLineFinder | null = null;
   /** Events dropped for their size, so the transport can report them. */
   dropped = 0;
+  /** The text so far ended with a line end. */
+  private afterLineEnd = true;
+  /**
+   * The text so far ended with a blank line: the parser holds no partial line and
+   * no event (comments, such as keep-alives, are dropped as they are read).
+   */
+  betweenEvents = true;
 
   constructor(private readonly maxChars = MAX_MESSAGE_CHARS) {
     this.parser = createParser({
@@ -115,6 +137,13 @@ export class SseParser {
       this.skipper = null;
       this.parser.reset();
       text = text.slice(end);
+      this.afterLineEnd = true;
+      this.betweenEvents = true;
+    }
+    if (text.length > 0) {
+      this.betweenEvents = endsWithBlankLine(text, this.afterLineEnd);
+      const last = text.charCodeAt(text.length - 1);
+      this.afterLineEnd = last === CR || last === LF;
     }
     this.parser.feed(text);
     this.skipFrom(text);

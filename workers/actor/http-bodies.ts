@@ -95,10 +95,13 @@ export function readSse(res: Http1Response, onEvent: (event: SseEvent) => void, 
     const parser = new SseParser();
     // Taken from the budget since the last event ended: the parser never holds more.
     let held = 0;
-    const release = (keep: number): void => {
+    /** `delivered`: events went out from these chars, alive until the next turn; otherwise they go back now. */
+    const release = (keep: number, delivered = true): void => {
       const chars = held - keep;
       held = keep;
-      if (chars > 0) setImmediate(() => budget.give(chars));
+      if (chars <= 0) return;
+      if (delivered) setImmediate(() => budget.give(chars));
+      else budget.give(chars);
     };
     res.setEncoding('utf8');
     res.on('data', (chunk: string) => {
@@ -116,8 +119,9 @@ export function readSse(res: Http1Response, onEvent: (event: SseEvent) => void, 
       const events = parser.push(chunk);
       for (const event of events) onEvent(event);
       if (parser.dropped !== dropped) onDropped(new MessageTooLargeError('SSE event'));
-      // Past an event's end the parser holds at most the rest of this chunk; while it skips a dropped event, nothing.
-      if (parser.skipping) release(0);
+      // Past an event's end the parser holds at most the rest of this chunk; while it skips a dropped event, or
+      // between events (keep-alive comments are dropped as read), nothing.
+      if (parser.skipping || parser.betweenEvents) release(0, events.length > 0);
       else if (events.length > 0) release(chunk.length);
     });
     res.on('end', () => {
