@@ -334,7 +334,7 @@ t.test('at most maxSockets sockets: a request past them waits its turn (leaving 
     ports.add(req.socket.remotePort!);
     setTimeout(() => res.end(req.url), 50);
   });
-  const pool = new Http1Pool(() => connect({ host: '127.0.0.1', port: Number(url.port) }), url.host, 1, 2);
+  const pool = new Http1Pool(() => connect({ host: '127.0.0.1', port: Number(url.port) }), url.host, 1, 2, 0);
   t.teardown(() => pool.close());
   const first = pool.request('GET', new URL('/1', url), {});
   const gone = pool.request('GET', new URL('/gone', url), {});
@@ -348,4 +348,28 @@ t.test('at most maxSockets sockets: a request past them waits its turn (leaving 
   const waiting = [pool.request('GET', url, {}), pool.request('GET', url, {})];
   pool.close();
   for (const request of waiting) await t.rejects(request.response, { code: 'ECONNRESET' }, 'close() fails the requests waiting too');
+});
+
+t.test('calls and streams leave keptForBrief sockets to brief requests: a reply goes out while the calls it answers hold the rest', async (t) => {
+  const held: ServerResponse[] = [];
+  const [url] = await serve(t, (req, res) => {
+    if (req.url === '/call') held.push(res);
+    else res.end(req.url);
+  });
+  const pool = new Http1Pool(() => connect({ host: '127.0.0.1', port: Number(url.port) }), url.host, 3, 4, 1);
+  t.teardown(() => pool.close());
+  const calls = [pool.request('POST', new URL('/call', url), {}, '{}'), pool.request('POST', new URL('/call', url), {}, '{}')];
+  while (held.length < 2) await new Promise((resolve) => setTimeout(resolve, 5));
+  const third = pool.request('POST', new URL('/call', url), {}, '{}');
+  const reply = pool.request('POST', new URL('/reply', url), {}, '{}', true);
+  t.equal((await read(await reply.response)).text, '/reply', 'the reply is sent at once, on the socket the calls leave to it');
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  t.equal(held.length, 2, 'a third call waits: two of three sockets is what calls may hold');
+  held.shift()!.end('done');
+  t.equal((await read(await calls[0]!.response)).text, 'done');
+  while (held.length < 2) await new Promise((resolve) => setTimeout(resolve, 5));
+  t.pass('once a call is over, the one waiting goes');
+  for (const res of held) res.end('done');
+  t.equal((await read(await third.response)).text, 'done');
+  t.equal((await read(await calls[1]!.response)).text, 'done');
 });

@@ -7,6 +7,14 @@ import { UpstreamAuthError, type HttpAuth } from './http-auth.js';
 import { asError, parseMessages } from './http-bodies.js';
 import { TooDeepError } from './inbound.js';
 
+export interface ExchangeOptions {
+  /** Made per attempt, never kept for a retry. */
+  body?: () => string;
+  onRequest?: (req: Http1Request) => void;
+  /** The upstream acknowledges it at once (a reply, a notification, a DELETE, a legacy SSE POST): it may use the sockets kept for such. */
+  brief?: boolean;
+}
+
 /** How long an exchange nothing waits on any more (a notification's acknowledgement, a stream past its answer) may take to end. */
 const LINGER_MS = 10_000;
 
@@ -48,10 +56,10 @@ export abstract class HttpTransportBase implements MessageTransport {
    * (`body()`), never kept for a retry: a 60 MB request would otherwise be
    * held twice over, as the message and as its text, until the answer began.
    */
-  protected async exchange(method: string, url: URL, headers: Http1Headers, body?: () => string, onRequest?: (req: Http1Request) => void, retried = false): Promise<Http1Response> {
-    if (!this.auth) return this.exchangeOnce(method, url, headers, body?.(), onRequest);
+  protected async exchange(method: string, url: URL, headers: Http1Headers, options: ExchangeOptions = {}, retried = false): Promise<Http1Response> {
+    if (!this.auth) return this.exchangeOnce(method, url, headers, options);
     Object.assign(headers, await this.auth.headers());
-    const res = await this.exchangeOnce(method, url, headers, body?.(), onRequest);
+    const res = await this.exchangeOnce(method, url, headers, options);
     const status = res.statusCode;
     if (status !== 401 && status !== 403) return res;
     const sent = typeof headers.authorization === 'string' ? headers.authorization : undefined;
@@ -61,12 +69,12 @@ export abstract class HttpTransportBase implements MessageTransport {
     res.destroy();
     if (refusal !== 'retry') throw new UpstreamAuthError(refusal.signIn);
     delete headers.authorization;
-    return this.exchange(method, url, headers, body, onRequest, true);
+    return this.exchange(method, url, headers, options, true);
   }
 
-  private async exchangeOnce(method: string, url: URL, headers: Http1Headers, body?: string, onRequest?: (req: Http1Request) => void): Promise<Http1Response> {
+  private async exchangeOnce(method: string, url: URL, headers: Http1Headers, { body, onRequest, brief }: ExchangeOptions): Promise<Http1Response> {
     // A closed transport's pool is closed too, and refuses with "Not connected".
-    const req = this.pool.request(method, url, headers, body);
+    const req = this.pool.request(method, url, headers, body?.(), brief);
     onRequest?.(req);
     return req.response;
   }

@@ -9,7 +9,7 @@ import type { ConnectionOptions } from 'node:tls';
 import { StringDecoder } from 'node:string_decoder';
 import { JSONRPC } from '../../src/protocol/errors.js';
 import { RpcError } from './jsonrpc-session.js';
-import { MAX_REQUESTS_WAITING, MAX_SOCKETS_PER_UPSTREAM } from './limits.js';
+import { MAX_REQUESTS_WAITING, MAX_SOCKETS_PER_UPSTREAM, SOCKETS_KEPT_FOR_BRIEF } from './limits.js';
 
 interface Parser {
   initialize(type: number, resource: object, maxHeaderSize: number, lenient: number): void;
@@ -179,6 +179,8 @@ export class Http1Request extends EventEmitter {
     message: string,
     /** GET and DELETE may be sent again (RFC 9110's idempotent methods); a POST never. */
     readonly idempotent: boolean,
+    /** Acknowledged at once by the upstream (Http1Pool's brief requests). */
+    readonly brief = false,
   ) {
     super();
     this.message = message;
@@ -228,6 +230,8 @@ export class Http1Request extends EventEmitter {
 
 /** One socket and its parser; serves one request at a time. */
 class Connection {
+  /** Its request is not a brief one: it may hold the socket for as long as it runs. */
+  long = false;
   private readonly parser = new HTTPParser();
   private request: Http1Request | undefined;
   private headerParts: string[] = [];
@@ -392,11 +396,15 @@ export class PoolFullError extends RpcError {
 /**
  * Keep-alive sockets to one origin: an idle one is reused (the latest first), a
  * new one opened when all are busy, up to `maxSockets`; past it a request waits
- * for a socket, up to `maxWaiting` of them.
+ * for a socket, up to `maxWaiting` of them. Requests that are not brief hold at
+ * most `maxSockets - keptForBrief` at once, so a brief one (a reply the calls
+ * in flight may be waiting on) always finds a socket soon.
  */
 export class Http1Pool {
   private readonly free: Connection[] = [];
   private readonly busy = new Set<Connection>();
+  /** How many of `busy` serve requests that are not brief. */
+  private longBusy = 0;
   /** Requests waiting for a socket, first come first served; one destroyed meanwhile leaves. */
   private readonly waiting: Http1Request[] = [];
   private closed = false;
@@ -406,10 +414,11 @@ export class Http1Pool {
     private readonly host: string,
     private readonly maxSockets = MAX_SOCKETS_PER_UPSTREAM,
     private readonly maxWaiting = MAX_REQUESTS_WAITING,
+    private readonly keptForBrief = SOCKETS_KEPT_FOR_BRIEF,
   ) {}
 
   /** Sends the request now, or once a socket is free; throws on a header node:http would refuse, and PoolFullError when too many wait. */
-  request(method: string, url: URL, headers: Http1Headers, body?: string): Http1Request {
+  request(method: string, url: URL, headers: Http1Headers, body?: string, brief = false): Http1Request {
     if (this.closed) throw new Error('Not connected');
     let head = `${method} ${url.pathname}${url.search} HTTP/1.1\r\nhost: ${this.host}\r\nconnection: keep-alive\r\n`;
     for (const name in headers) {
@@ -419,8 +428,8 @@ export class Http1Pool {
       head += `${name}: ${value}\r\n`;
     }
     const message = body === undefined ? `${head}\r\n` : `${head}content-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
-    if (!this.canStart() && this.waiting.length >= this.maxWaiting) throw new PoolFullError(this.maxSockets, this.maxWaiting);
-    const request = new Http1Request(message, method === 'GET' || method === 'DELETE');
+    const request = new Http1Request(message, method === 'GET' || method === 'DELETE', brief);
+    if (!this.canStart(request) && this.waiting.length >= this.maxWaiting) throw new PoolFullError(this.maxSockets, this.maxWaiting);
     this.wait(request);
     return request;
   }
@@ -428,14 +437,14 @@ export class Http1Pool {
   /** @internal A second attempt on a new socket (at the cap: first of the requests waiting); false once the pool is closed. */
   retry(request: Http1Request): boolean {
     if (this.closed) return false;
-    if (this.busy.size < this.maxSockets) this.start(request, this.connect());
+    if (this.busy.size < this.maxSockets && this.classAllows(request)) this.start(request, this.connect());
     else this.wait(request, true);
     return true;
   }
 
   /** @internal */
   idle(connection: Connection): void {
-    this.busy.delete(connection);
+    this.leave(connection);
     if (this.closed) return connection.close();
     connection.socket.unref();
     this.free.push(connection);
@@ -444,7 +453,7 @@ export class Http1Pool {
 
   /** @internal */
   forget(connection: Connection): void {
-    this.busy.delete(connection);
+    this.leave(connection);
     const at = this.free.indexOf(connection);
     if (at >= 0) this.free.splice(at, 1);
     this.next();
@@ -457,8 +466,16 @@ export class Http1Pool {
     for (const connection of [...this.free, ...this.busy]) connection.close();
   }
 
-  private canStart(): boolean {
-    return this.free.length > 0 || this.busy.size < this.maxSockets;
+  private leave(connection: Connection): void {
+    if (this.busy.delete(connection) && connection.long) this.longBusy -= 1;
+  }
+
+  private canStart(request: Http1Request): boolean {
+    return (this.free.length > 0 || this.busy.size < this.maxSockets) && this.classAllows(request);
+  }
+
+  private classAllows(request: Http1Request): boolean {
+    return request.brief || this.longBusy < this.maxSockets - this.keptForBrief;
   }
 
   private wait(request: Http1Request, first = false): void {
@@ -471,15 +488,19 @@ export class Http1Pool {
     this.next();
   }
 
-  /** Starts the requests waiting, as far as sockets allow. */
+  /** Starts the requests waiting, first come first served as far as sockets allow (a brief one may pass those that must wait). */
   private next(): void {
-    while (!this.closed && this.waiting.length > 0 && this.canStart()) {
-      this.start(this.waiting.shift()!, this.free.pop() ?? this.connect());
+    for (let at = 0; !this.closed && at < this.waiting.length && (this.free.length > 0 || this.busy.size < this.maxSockets); ) {
+      const request = this.waiting[at]!;
+      if (!this.classAllows(request)) at += 1;
+      else this.start(this.waiting.splice(at, 1)[0]!, this.free.pop() ?? this.connect());
     }
   }
 
   private start(request: Http1Request, connection: Connection): void {
     this.busy.add(connection);
+    connection.long = !request.brief;
+    if (connection.long) this.longBusy += 1;
     connection.socket.ref();
     connection.start(request);
   }

@@ -67,7 +67,7 @@ export class LegacySseTransport extends HttpTransportBase {
     let request: Http1Request | undefined;
     try {
       // The POST's own answer is an acknowledgement only (answers come on the stream): it is not waited for past lingerMs.
-      res = await this.exchange('POST', this.endpoint, headers, () => JSON.stringify(message), (req) => this.letGo((request = req)));
+      res = await this.exchange('POST', this.endpoint, headers, { body: () => JSON.stringify(message), onRequest: (req) => this.letGo((request = req)), brief: true });
     } catch (error) {
       // Not acknowledged in time: a request's answer may still come on the stream, within the request's own deadline.
       if (request !== undefined && this.cutOff.has(request)) return;

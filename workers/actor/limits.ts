@@ -114,6 +114,15 @@ export class PartialLine {
 export const MAX_SOCKETS_PER_UPSTREAM = 64;
 
 /**
+ * Of those, the sockets a call or a stream (which may hold its socket for as
+ * long as it runs) leaves to brief requests, which the upstream acknowledges
+ * at once: replies to its requests, notifications, DELETE. Calls waiting on
+ * the answers to their upstream's questions must never keep those answers
+ * from going out.
+ */
+export const SOCKETS_KEPT_FOR_BRIEF = 8;
+
+/**
  * Requests that may wait for one of those sockets. Past it a request is not
  * sent: a call fails at once with UPSTREAM_BUSY, a reply to the upstream's
  * request is dropped (and logged); the upstream is then asking faster than it

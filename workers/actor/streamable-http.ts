@@ -49,11 +49,16 @@ export class StreamableHttpTransport extends HttpTransportBase {
     let request: Http1Request | undefined;
     const cutOff = (): boolean => request !== undefined && this.cutOff.has(request);
     try {
-      res = await this.exchange('POST', this.url, headers, () => JSON.stringify(message), (req) => {
-        request = req;
-        if (id === undefined) return this.letGo(req);
-        this.answering.set(id, req);
-        req.once('close', () => this.answering.get(id) === req && this.answering.delete(id));
+      res = await this.exchange('POST', this.url, headers, {
+        body: () => JSON.stringify(message),
+        onRequest: (req) => {
+          request = req;
+          if (id === undefined) return this.letGo(req);
+          this.answering.set(id, req);
+          req.once('close', () => this.answering.get(id) === req && this.answering.delete(id));
+        },
+        // A reply or a notification: acknowledged at once, never behind the calls that wait on it.
+        brief: id === undefined,
       });
     } catch (error) {
       // A request we cut off ourselves (abandon) is not a transport problem.
@@ -142,10 +147,13 @@ export class StreamableHttpTransport extends HttpTransportBase {
     const close = (): void => void request?.destroy();
     signal.addEventListener('abort', close, { once: true });
     try {
-      const res = await this.exchange('POST', this.url, this.postHeaders(message), () => JSON.stringify(message), (req) => {
-        request = req;
-        // Closed while the auth headers were being made: nobody would close this one.
-        if (signal.aborted) req.destroy();
+      const res = await this.exchange('POST', this.url, this.postHeaders(message), {
+        body: () => JSON.stringify(message),
+        onRequest: (req) => {
+          request = req;
+          // Closed while the auth headers were being made: nobody would close this one.
+          if (signal.aborted) req.destroy();
+        },
       });
       const status = res.statusCode;
       if (status < 200 || status >= 300 || !String(res.headers['content-type'] ?? '').includes('text/event-stream')) {
@@ -210,10 +218,12 @@ export class StreamableHttpTransport extends HttpTransportBase {
       headers['last-event-id'] = lastEventId;
       let request: Http1Request | undefined;
       const seen = { lastId: lastEventId as string | undefined, answered: false };
-      this.exchange('GET', this.url, headers, undefined, (req) => {
-        request = req;
-        this.answering.set(id, req);
-        req.once('close', () => this.answering.get(id) === req && this.answering.delete(id));
+      this.exchange('GET', this.url, headers, {
+        onRequest: (req) => {
+          request = req;
+          this.answering.set(id, req);
+          req.once('close', () => this.answering.get(id) === req && this.answering.delete(id));
+        },
       })
         .then(async (res) => {
           const status = res.statusCode;
@@ -286,7 +296,7 @@ export class StreamableHttpTransport extends HttpTransportBase {
   /** Tells the upstream to drop the session (DELETE); 405 means it does not support that. */
   async endSession(): Promise<void> {
     if (!this.sessionId || this.closed) return;
-    const res = await this.exchange('DELETE', this.url, this.commonHeaders());
+    const res = await this.exchange('DELETE', this.url, this.commonHeaders(), { brief: true });
     res.resume();
     const status = res.statusCode;
     if (status !== 405 && (status < 200 || status >= 300)) throw new Error(`Failed to terminate session: HTTP ${status}`);
