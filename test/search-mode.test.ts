@@ -4,8 +4,8 @@
 // through coffer__call_tool is gated and logged as the real tool.
 import t from 'tap';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
-import { stdioFixture } from './fixtures/fixture-servers.js';
-import { gatewayWith, startGateway, type Gateway } from './helpers/gateway.js';
+import { faultSwitch, stdioFixture } from './fixtures/fixture-servers.js';
+import { gatewayWith, startGateway, tempHome, waitFor, type Gateway } from './helpers/gateway.js';
 import { modernClient } from './helpers/modern.js';
 
 const SEARCH = 'coffer__search_tools';
@@ -87,4 +87,45 @@ t.test('a tool added upstream is found at once (the index follows the live list)
   t.ok((await found(modern, 'read an environment variable')).some((name) => name.endsWith('__getenv')), '2026-07-28: the same search');
   const called = await modern.callTool({ name: CALL, arguments: { name: 'b__echo', arguments: { via: 'modern' } } });
   t.match(JSON.stringify(called.content), /modern/, '2026-07-28: coffer__call_tool forwards');
+});
+
+/** What `run` answers, and the longest the test's thread (the daemon's, in process) went without running a timer meanwhile. */
+async function longestStall<T>(run: () => Promise<T>): Promise<{ value: T; stallMs: number }> {
+  let last = performance.now();
+  let longest = 0;
+  const tick = (): void => {
+    const now = performance.now();
+    longest = Math.max(longest, now - last);
+    last = now;
+  };
+  const timer = setInterval(tick, 5);
+  try {
+    const value = await run();
+    tick();
+    return { value, stallMs: longest };
+  } finally {
+    clearInterval(timer);
+  }
+}
+
+t.test("an upstream's huge descriptions or a thousand tools never stall the router's thread for long when a search indexes them", async (t) => {
+  const control = faultSwitch(tempHome('coffer-wordy-'), { fault: 'big', list: true, prose: true, mb: 4 });
+  const gateway = await gatewayWith(t, [stdioFixture('wordy', [...control.args, '--tools', 'echo'])]);
+  t.equal((await gateway.api('POST', '/toolsets', { name: 'finder', mode: 'search', servers: [{ server: 'wordy' }] })).status, 201);
+  const full = await gateway.client('full');
+  const searcher = await gateway.client('searcher', {}, undefined, '/mcp/finder');
+  const listed = async (name: string): Promise<boolean> => (await full.listTools()).tools.some((tool) => tool.name === name);
+  t.ok(await listed('wordy__big'), 'the tool with a 4 MB description is listed');
+
+  const one = await longestStall(() => found(searcher, 'big'));
+  t.equal(one.value[0], 'wordy__big', 'it is found by its name');
+  t.ok(one.stallMs < 300, `indexing its 4 MB description stalled the thread ${Math.round(one.stallMs)} ms`);
+  t.same(await found(searcher, 'writex'), ['wordy__big'], 'and by a word of its description');
+
+  await control.set({ fault: 'big', list: true, prose: true, mb: 12 / 1_024, items: 1_000 });
+  t.equal((await gateway.api('POST', '/servers/wordy/refresh')).status, 200);
+  await waitFor('the 1,000 tools listed', () => listed('wordy__big999'), 60_000, 200);
+  const many = await longestStall(() => found(searcher, 'big999'));
+  t.equal(many.value[0], 'wordy__big999', 'one of 1,000 tools is found by its name');
+  t.ok(many.stallMs < 300, `indexing 1,000 tools of 12 KB each stalled the thread ${Math.round(many.stallMs)} ms`);
 });

@@ -14,6 +14,7 @@ import { checkLength, MAX_NAME_CHARS } from '../mcp/param-limits.js';
 import { RpcError } from '../mcp/rpc-error.js';
 import { ADD_TOOLS, CALL_TOOL, DEFAULT_SEARCH_LIMIT, MAX_ADD_TOOLS, MAX_QUERY_CHARS, MAX_SEARCH_LIMIT, META_TOOLS, SEARCH_TOOL, SESSION_META_TOOLS } from './meta-tools.js';
 import { Pins } from './pins.js';
+import { Slices } from './slices.js';
 import { ToolIndex, type SearchableTool } from './tool-index.js';
 
 export type ToolsMode = 'full' | 'search';
@@ -38,8 +39,10 @@ export class SearchMode {
   private readonly index = new ToolIndex();
   /** The merged list the index was last brought up to date with (the router replaces it on every merge). */
   private indexed: readonly Item[] | null = null;
-  /** Per server, what its indexed tools were (names and descriptions), so only changed servers are re-indexed. */
-  private readonly signatures = new Map<string, string>();
+  /** Per server, the tools indexed, so only changed servers are re-indexed. */
+  private readonly indexedTools = new Map<string, readonly SearchableTool[]>();
+  /** The index update running (or the last one, settled): the next waits for it. */
+  private updating: Promise<void> = Promise.resolve();
   /** Per session, the exposed names of the tools it added with coffer__add_tools. */
   private readonly added = new WeakMap<object, Set<string>>();
   /** Per toolset view (replaced on every toolset change), its compiled pins. */
@@ -142,10 +145,21 @@ export class SearchMode {
     return pins;
   }
 
-  /** Brings the index up to the router's merged tools list, re-indexing only the servers whose tools changed. */
-  private async refresh(): Promise<void> {
+  /**
+   * Brings the index up to the router's merged tools list, re-indexing only
+   * the servers whose tools changed, in slices. One update runs at a time: a
+   * search that comes meanwhile waits for it, then for its own.
+   */
+  private refresh(): Promise<void> {
+    const update = this.updating.then(() => this.update());
+    this.updating = update.catch(() => undefined);
+    return update;
+  }
+
+  private async update(): Promise<void> {
     const items = await this.router.list('tools');
     if (items === this.indexed) return;
+    const slices = new Slices();
     const routes = this.router.directory.routes('tools');
     const byServer = new Map<string, SearchableTool[]>();
     for (const item of items) {
@@ -154,19 +168,40 @@ export class SearchMode {
       const tool: SearchableTool = { name: item.name as string, server, inputSchema: item.inputSchema };
       if (typeof item.title === 'string') tool.title = item.title;
       if (typeof item.description === 'string') tool.description = item.description;
-      byServer.set(server, [...(byServer.get(server) ?? []), tool]);
+      const tools = byServer.get(server) ?? [];
+      tools.push(tool);
+      byServer.set(server, tools);
+      await slices.pause();
     }
-    for (const server of this.signatures.keys()) {
+    for (const server of this.indexedTools.keys()) {
       if (byServer.has(server)) continue;
-      this.index.replaceServer(server, []);
-      this.signatures.delete(server);
+      this.index.removeServer(server);
+      this.indexedTools.delete(server);
     }
     for (const [server, tools] of byServer) {
-      const signature = tools.map((tool) => `${tool.name}\u0000${tool.title ?? ''}\u0000${tool.description ?? ''}\u0000${JSON.stringify(tool.inputSchema ?? null)}`).join('\u0001');
-      if (this.signatures.get(server) === signature) continue;
-      this.index.replaceServer(server, tools);
-      this.signatures.set(server, signature);
+      if (await sameTools(this.indexedTools.get(server), tools, slices)) continue;
+      // Until this server is indexed whole, it counts as changed.
+      this.indexedTools.delete(server);
+      this.index.removeServer(server);
+      for (const tool of tools) {
+        this.index.add(tool);
+        await slices.pause();
+      }
+      this.indexedTools.set(server, tools);
     }
     this.indexed = items;
   }
+}
+
+/** Whether a server's tools are those indexed: the same names, titles, descriptions and input schemas. */
+async function sameTools(indexed: readonly SearchableTool[] | undefined, tools: readonly SearchableTool[], slices: Slices): Promise<boolean> {
+  if (indexed?.length !== tools.length) return false;
+  for (let at = 0; at < tools.length; at++) {
+    const [was, is] = [indexed[at]!, tools[at]!];
+    if (was.name !== is.name || was.title !== is.title || was.description !== is.description) return false;
+    // The router passes an unchanged upstream list's schemas on as they are; only a new copy needs comparing.
+    if (was.inputSchema !== is.inputSchema && JSON.stringify(was.inputSchema ?? null) !== JSON.stringify(is.inputSchema ?? null)) return false;
+    await slices.pause();
+  }
+  return true;
 }

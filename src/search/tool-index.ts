@@ -41,21 +41,34 @@ type Field = 'head' | 'body' | 'aka' | 'things';
 const BOOST: Record<Field, number> = { head: 2.5, body: 1, aka: 2, things: 2 };
 const PARAMS = { k1: 0.9, b: 0.75, delta: 0.25 };
 
-/** The text of a tool's parameters: each property's name and description, one level deep. */
+/**
+ * How much of a tool's own words are indexed: its name and title, and apart
+ * its description and its parameters' names and descriptions, each this many
+ * characters at most. An upstream may list tens of megabytes of them; all of
+ * it would hold the router's thread for seconds and grow the index by
+ * gigabytes, while a tool is found by what its first sentences say.
+ */
+export const INDEXED_CHARS = 4_096;
+
+/** The text of a tool's parameters: each property's name and description, one level deep, up to INDEXED_CHARS. */
 function paramText(schema: unknown): string {
   const properties = (schema as { properties?: unknown } | undefined)?.properties;
   if (!properties || typeof properties !== 'object') return '';
-  return Object.entries(properties as Record<string, unknown>)
-    .map(([key, value]) => `${key} ${typeof (value as { description?: unknown })?.description === 'string' ? (value as { description: string }).description : ''}`)
-    .join(' ');
+  let text = '';
+  for (const [key, value] of Object.entries(properties as Record<string, unknown>)) {
+    if (text.length >= INDEXED_CHARS) break;
+    const description = (value as { description?: unknown } | null)?.description;
+    text += ` ${key.slice(0, INDEXED_CHARS)} ${typeof description === 'string' ? description.slice(0, INDEXED_CHARS) : ''}`;
+  }
+  return text.slice(0, INDEXED_CHARS);
 }
 
 /** A tool's terms per field. */
 function fieldsOf(tool: SearchableTool): FieldTerms<Field> {
-  const head = terms(`${tool.name} ${tool.title ?? ''}`);
+  const head = terms(`${tool.name} ${tool.title ?? ''}`.slice(0, INDEXED_CHARS));
   return {
     head,
-    body: terms(`${tool.description ?? ''} ${paramText(tool.inputSchema)} ${tool.server}`),
+    body: terms(`${(tool.description ?? '').slice(0, INDEXED_CHARS)} ${paramText(tool.inputSchema)} ${tool.server}`),
     aka: synonymsOf(head),
     things: thingsOf(head),
   };
@@ -67,11 +80,22 @@ export class ToolIndex {
 
   /** Replaces every tool of `server` (its list changed, or it was added); an empty list removes it. */
   replaceServer(server: string, tools: readonly SearchableTool[]): void {
+    this.removeServer(server);
+    for (const tool of tools) this.add(tool);
+  }
+
+  /** Removes every tool of `server`. */
+  removeServer(server: string): void {
     this.scorer.remove(this.byServer.get(server) ?? []);
     this.byServer.delete(server);
-    if (tools.length === 0) return;
-    for (const tool of tools) this.scorer.add(tool.name, fieldsOf(tool));
-    this.byServer.set(server, tools.map((tool) => tool.name));
+  }
+
+  /** Adds one tool to those of its server, so a long list can be indexed a few tools at a time. */
+  add(tool: SearchableTool): void {
+    this.scorer.add(tool.name, fieldsOf(tool));
+    const names = this.byServer.get(tool.server) ?? [];
+    names.push(tool.name);
+    this.byServer.set(tool.server, names);
   }
 
   get size(): number {
