@@ -114,3 +114,16 @@ t.test('in a toolset, a session adds only tools of its set', async (t) => {
   await client.callTool({ name: 'coffer__add_tools', arguments: { names: ['a__echo'] } });
   t.same(await names(client), [...SESSION_META, 'a__echo'].sort());
 });
+
+t.test("a session's added tool is that tool, whatever it is named: a new prefix keeps it listed, and another tool given its old name is not listed", async (t) => {
+  const gateway = await withServers({ toolsMode: 'search' });
+  const adder = await gateway.client('adder-renamed');
+  await adder.callTool({ name: 'coffer__add_tools', arguments: { names: ['a__echo'] } });
+  t.same(await names(adder), [...SESSION_META, 'a__echo'].sort());
+
+  t.equal((await gateway.api('PATCH', '/servers/a', { namespace: 'z' })).status, 200);
+  t.equal((await gateway.api('PATCH', '/servers/b', { namespace: 'a' })).status, 200);
+  const searcher = await gateway.client('renamed-search');
+  t.match(JSON.stringify((await searcher.callTool({ name: 'coffer__call_tool', arguments: { name: 'a__whoami', arguments: {} } })).content), /\\"name\\":\\"b\\"/, 'a__echo is now b\'s');
+  t.same(await names(adder), [...SESSION_META, 'z__echo'].sort(), "the added tool under its new name; b's echo, now a__echo, was never added");
+});

@@ -9,6 +9,7 @@
 // like a direct call of the real tool: gated, logged under its own name.
 import { capabilityKey } from '../protocol/capabilities.js';
 import type { ToolsetView } from '../toolsets/view.js';
+import type { Namespaced } from '../router/namespace.js';
 import type { Router } from '../router/router.js';
 import { checkLength, MAX_NAME_CHARS } from '../mcp/param-limits.js';
 import { RpcError } from '../mcp/rpc-error.js';
@@ -29,6 +30,9 @@ export interface SearchSession {
   listChanged(): void;
 }
 
+/** A tool as a session's additions hold it: its server and upstream name. */
+const routeKey = (route: Namespaced): string => `${route.server}\u0000${route.original}`;
+
 /** Parses the gateway-wide mode (COFFER_TOOLS_MODE); null when the text is neither. */
 export function parseToolsMode(text: string | undefined): ToolsMode | null {
   if (text === undefined || text === '' || text === 'full') return 'full';
@@ -43,7 +47,11 @@ export class SearchMode {
   private readonly indexedTools = new Map<string, readonly SearchableTool[]>();
   /** The index update running (or the last one, settled): the next waits for it. */
   private updating: Promise<void> = Promise.resolve();
-  /** Per session, the exposed names of the tools it added with coffer__add_tools. */
+  /**
+   * Per session, the tools it added with coffer__add_tools, by server and
+   * upstream name (routeKey) as pins are: an added tool stays added under a
+   * new exposed name, and a tool that later takes its old name was not added.
+   */
   private readonly added = new WeakMap<object, Set<string>>();
   /** Per toolset view (replaced on every toolset change), its compiled pins. */
   private readonly pins = new WeakMap<ToolsetView, Pins>();
@@ -80,9 +88,8 @@ export class SearchMode {
     if (pins.empty && !added) return meta;
     const routes = this.router.directory.routes('tools');
     const shown = visible.filter((tool) => {
-      if (added?.has(tool.name as string)) return true;
       const route = routes?.get(capabilityKey('tools', tool));
-      return route !== undefined && pins.has(route.server, route.original);
+      return route !== undefined && (added?.has(routeKey(route)) || pins.has(route.server, route.original));
     });
     return [...meta, ...shown];
   }
@@ -130,9 +137,14 @@ export class SearchMode {
     const seen = new Set(visible.map((tool) => tool.name as string));
     const unknown = names.filter((name) => !seen.has(name));
     if (unknown.length > 0) throw RpcError.invalidParams(`${ADD_TOOLS}: no tool you can use is named ${unknown.map((name) => `"${name}"`).join(', ')}; find names with ${SEARCH_TOOL}`);
+    const routes = this.router.directory.routes('tools');
     const added = this.added.get(session.key) ?? new Set<string>();
-    const fresh = names.filter((name) => !added.has(name));
-    for (const name of fresh) added.add(name);
+    const fresh = names.filter((name) => {
+      const route = routes?.get(name);
+      if (route === undefined || added.has(routeKey(route))) return false;
+      added.add(routeKey(route));
+      return true;
+    });
     this.added.set(session.key, added);
     if (fresh.length > 0) session.listChanged();
     const text = fresh.length === 0 ? 'Already in your tools/list: nothing changed.' : `Added to your tools/list: ${fresh.join(', ')}. Call them directly from now on.`;
