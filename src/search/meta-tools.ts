@@ -15,6 +15,12 @@ export const MAX_SEARCH_LIMIT = 50;
 export const DEFAULT_SEARCH_LIMIT = 8;
 /** What a person types, with room to spare: a query's words are worked out on the main thread. */
 export const MAX_QUERY_CHARS = 1_024;
+/**
+ * The most of a tool's title or description a search answer shows: what a model
+ * reads to choose a tool, with room to spare. An upstream may write megabytes,
+ * which would make every answer that finds the tool that large.
+ */
+export const MAX_ANSWER_TEXT_CHARS = 4_096;
 /** The most tools one coffer__add_tools call adds. */
 export const MAX_ADD_TOOLS = 50;
 

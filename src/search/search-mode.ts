@@ -13,7 +13,8 @@ import type { Namespaced } from '../router/namespace.js';
 import type { Router } from '../router/router.js';
 import { checkLength, MAX_NAME_CHARS } from '../mcp/param-limits.js';
 import { RpcError } from '../mcp/rpc-error.js';
-import { ADD_TOOLS, CALL_TOOL, DEFAULT_SEARCH_LIMIT, MAX_ADD_TOOLS, MAX_QUERY_CHARS, MAX_SEARCH_LIMIT, META_TOOLS, SEARCH_TOOL, SESSION_META_TOOLS } from './meta-tools.js';
+import { clipText } from '../protocol/untrusted-text.js';
+import { ADD_TOOLS, CALL_TOOL, DEFAULT_SEARCH_LIMIT, MAX_ADD_TOOLS, MAX_ANSWER_TEXT_CHARS, MAX_QUERY_CHARS, MAX_SEARCH_LIMIT, META_TOOLS, SEARCH_TOOL, SESSION_META_TOOLS } from './meta-tools.js';
 import { Pins } from './pins.js';
 import { Slices } from './slices.js';
 import { ToolIndex, type SearchableTool } from './tool-index.js';
@@ -32,6 +33,9 @@ export interface SearchSession {
 
 /** A tool as a session's additions hold it: its server and upstream name. */
 const routeKey = (route: Namespaced): string => `${route.server}\u0000${route.original}`;
+
+/** An upstream's title or description as a search answer shows it: cut past its bound, saying how much went. */
+const clipped = (text: unknown): unknown => (typeof text === 'string' ? clipText(text, MAX_ANSWER_TEXT_CHARS) : text);
 
 /** Parses the gateway-wide mode (COFFER_TOOLS_MODE); null when the text is neither. */
 export function parseToolsMode(text: string | undefined): ToolsMode | null {
@@ -122,7 +126,7 @@ export class SearchMode {
     const byName = new Map(visible.map((tool) => [tool.name as string, tool]));
     const found = this.index.find(args.query, limit, (name) => byName.has(name)).map((hit) => {
       const { name, title, description, inputSchema } = byName.get(hit.name)!;
-      return { name, ...(title === undefined ? {} : { title }), ...(description === undefined ? {} : { description }), inputSchema };
+      return { name, ...(title === undefined ? {} : { title: clipped(title) }), ...(description === undefined ? {} : { description: clipped(description) }), inputSchema };
     });
     const text = found.length === 0 ? `No tool matches "${args.query}". Try other words for the task.` : JSON.stringify({ tools: found });
     return { content: [{ type: 'text', text }] };
