@@ -57,6 +57,9 @@ t.test('a toolset in search mode lists the two meta-tools; a search finds only w
   t.match(await refusal(client.callTool({ name: CALL, arguments: { name: 'a__whoami', arguments: {} } })), { data: { code: 'TOOL_DISABLED' } }, 'a switched-off tool: refused');
   t.match(await refusal(client.callTool({ name: CALL, arguments: {} })), { code: -32602 }, 'no name: invalid params');
   t.match(await refusal(client.callTool({ name: SEARCH, arguments: { query: 'x', limit: 500 } })), { code: -32602 }, 'a limit past the cap: invalid params');
+  for (const limit of ['3', true, [3], 2.5]) {
+    t.match(await refusal(client.callTool({ name: SEARCH, arguments: { query: 'echo', limit } })), { code: -32602 }, `a limit of ${JSON.stringify(limit)}, not an integer: invalid params`);
+  }
   // A query's or a name's words are worked out on the main thread, and an unknown name is echoed: each is bounded, as a direct call's name is.
   t.equal((await found(client, `echo ${'x'.repeat(1_019)}`))[0], 'a__echo', 'a query of 1,024 characters is searched');
   t.match(await refusal(client.callTool({ name: SEARCH, arguments: { query: 'x'.repeat(1_025) } })), { code: -32602, data: { code: 'NAME_TOO_LONG', field: 'params.arguments.query', limit: 1_024 } }, 'a longer one is refused');

@@ -120,8 +120,8 @@ export class SearchMode {
     }
     if (typeof args.query !== 'string' || args.query.trim() === '') throw RpcError.invalidParams(`${SEARCH_TOOL} needs "query": what you want to do, in words`);
     checkLength('params.arguments.query', args.query, MAX_QUERY_CHARS);
-    const limit = args.limit === undefined ? DEFAULT_SEARCH_LIMIT : Number(args.limit);
-    if (!Number.isInteger(limit) || limit < 1 || limit > MAX_SEARCH_LIMIT) throw RpcError.invalidParams(`${SEARCH_TOOL}: "limit" must be an integer from 1 to ${MAX_SEARCH_LIMIT}`);
+    const limit = args.limit ?? DEFAULT_SEARCH_LIMIT;
+    if (typeof limit !== 'number' || !Number.isInteger(limit) || limit < 1 || limit > MAX_SEARCH_LIMIT) throw RpcError.invalidParams(`${SEARCH_TOOL}: "limit" must be an integer from 1 to ${MAX_SEARCH_LIMIT}`);
     await this.refresh();
     const byName = new Map(visible.map((tool) => [tool.name as string, tool]));
     const found = this.index.find(args.query, limit, (name) => byName.has(name)).map((hit) => {
