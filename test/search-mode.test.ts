@@ -136,7 +136,7 @@ t.test("an upstream's huge descriptions or a thousand tools never stall the rout
   t.ok(many.stallMs < 300, `indexing 1,000 tools of 12 KB each stalled the thread ${Math.round(many.stallMs)} ms`);
 });
 
-t.test('a search answer holds at most 4,096 characters of each description, however long the upstream wrote them', async (t) => {
+t.test('a search answer holds at most 8,192 characters of each description, however long the upstream wrote them', async (t) => {
   const control = faultSwitch(tempHome('coffer-long-'), { fault: 'big', list: true, mb: 2, items: 4 });
   const gateway = await gatewayWith(t, [stdioFixture('long', [...control.args, '--tools', 'echo'])], { toolsMode: 'search' });
   const client = await gateway.client('long-answers');
@@ -145,5 +145,5 @@ t.test('a search answer holds at most 4,096 characters of each description, howe
   t.ok(text.length < 100_000, `the answer is ${text.length} characters long`);
   const tools = (JSON.parse(text) as { tools: Array<{ name: string; description: string }> }).tools;
   t.equal(tools.filter((tool) => tool.name.startsWith('long__big')).length, 4, 'the four 2 MB tools are found');
-  t.match(tools.find((tool) => tool.name === 'long__big')!.description, /^x{4095,4096}… \[\d+ more chars\]$/, 'each description is cut, saying how much was left out');
+  t.match(tools.find((tool) => tool.name === 'long__big')!.description, /^x{8191,8192}… \[\d+ more chars\]$/, 'each description is cut, saying how much was left out');
 });

@@ -20,7 +20,7 @@ export const MAX_QUERY_CHARS = 1_024;
  * reads to choose a tool, with room to spare. An upstream may write megabytes,
  * which would make every answer that finds the tool that large.
  */
-export const MAX_ANSWER_TEXT_CHARS = 4_096;
+export const MAX_ANSWER_TEXT_CHARS = 8_192;
 /** The most tools one coffer__add_tools call adds. */
 export const MAX_ADD_TOOLS = 50;
 

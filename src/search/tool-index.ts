@@ -48,7 +48,7 @@ const PARAMS = { k1: 0.9, b: 0.75, delta: 0.25 };
  * it would hold the router's thread for seconds and grow the index by
  * gigabytes, while a tool is found by what its first sentences say.
  */
-export const INDEXED_CHARS = 4_096;
+export const INDEXED_CHARS = 8_192;
 
 /** The text of a tool's parameters: each property's name and description, one level deep, up to INDEXED_CHARS. */
 function paramText(schema: unknown): string {
