@@ -111,3 +111,24 @@ t.test('property: any text, however hostile, gives terms without throwing, none 
   terms(`${'A'.repeat(40_000)}b ${'x1 '.repeat(10_000)}`);
   t.ok(Number(process.hrtime.bigint() - started) / 1e6 < 500, '40,000 capitals and 10,000 numbered words in well under a second');
 });
+
+t.test("one server's tools are indexed up to a budget of text: thousands of long descriptions cost a bounded time, each tool past it is still found by its name", async (t) => {
+  // Words each different, as a hostile upstream can write them within its 64 MB list.
+  const prose = (chars: number, seed: number): string => {
+    const parts: string[] = [];
+    for (let i = 0, length = 0; length < chars; i++) {
+      const word = `word${((i * 7_919 + seed * 104_729) % 1_000_003).toString(36).replace(/[0-9]/g, (digit) => 'qrstuvwxyz'[Number(digit)]!)}`;
+      parts.push(word);
+      length += word.length + 1;
+    }
+    return parts.join(' ');
+  };
+  const tools = Array.from({ length: 3_000 }, (_, i) => ({ ...tool('h', `tool_${String.fromCharCode(97 + (i % 26))}${Math.floor(i / 26)}`), description: prose(8_000, i) }));
+  const index = new ToolIndex();
+  const started = process.cpuUsage();
+  index.replaceServer('h', tools);
+  const spent = process.cpuUsage(started);
+  const seconds = (spent.user + spent.system) / 1e6;
+  t.ok(seconds < 5, `3,000 tools of 8,000 characters each indexed in ${seconds.toFixed(1)} s of CPU`);
+  t.equal(index.find('tool j115', 1)[0]?.name, 'h__tool_j115', 'the last tool is found by its name');
+});

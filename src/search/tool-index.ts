@@ -50,6 +50,14 @@ const PARAMS = { k1: 0.9, b: 0.75, delta: 0.25 };
  */
 export const INDEXED_CHARS = 8_192;
 
+/**
+ * How much of those words one server's tools have indexed in all (25 times
+ * what the wordiest real server writes): past it a tool is indexed by its
+ * name, title and server only. A list of thousands of long descriptions would
+ * otherwise cost the router's thread tens of seconds and the index a gigabyte.
+ */
+export const SERVER_INDEXED_CHARS = 1_048_576;
+
 /** The text of a tool's parameters: each property's name and description, one level deep, up to INDEXED_CHARS. */
 function paramText(schema: unknown): string {
   const properties = (schema as { properties?: unknown } | undefined)?.properties;
@@ -63,20 +71,20 @@ function paramText(schema: unknown): string {
   return text.slice(0, INDEXED_CHARS);
 }
 
-/** A tool's terms per field. */
-function fieldsOf(tool: SearchableTool): FieldTerms<Field> {
+/** A tool's terms per field; `room`: how much of its description and parameters' text its server's budget has left. */
+function fieldsOf(tool: SearchableTool, room: number): { fields: FieldTerms<Field>; chars: number } {
   const head = terms(`${tool.name} ${tool.title ?? ''}`.slice(0, INDEXED_CHARS));
+  const words = `${(tool.description ?? '').slice(0, INDEXED_CHARS)} ${paramText(tool.inputSchema)}`.slice(0, room);
   return {
-    head,
-    body: terms(`${(tool.description ?? '').slice(0, INDEXED_CHARS)} ${paramText(tool.inputSchema)} ${tool.server}`),
-    aka: synonymsOf(head),
-    things: thingsOf(head),
+    fields: { head, body: terms(`${words} ${tool.server}`), aka: synonymsOf(head), things: thingsOf(head) },
+    chars: words.length,
   };
 }
 
 export class ToolIndex {
   private readonly scorer = new Bm25<Field>(BOOST, PARAMS);
-  private readonly byServer = new Map<string, string[]>();
+  /** Per server, its tools' names and how much of their words are indexed. */
+  private readonly byServer = new Map<string, { names: string[]; chars: number }>();
 
   /** Replaces every tool of `server` (its list changed, or it was added); an empty list removes it. */
   replaceServer(server: string, tools: readonly SearchableTool[]): void {
@@ -86,16 +94,18 @@ export class ToolIndex {
 
   /** Removes every tool of `server`. */
   removeServer(server: string): void {
-    this.scorer.remove(this.byServer.get(server) ?? []);
+    this.scorer.remove(this.byServer.get(server)?.names ?? []);
     this.byServer.delete(server);
   }
 
   /** Adds one tool to those of its server, so a long list can be indexed a few tools at a time. */
   add(tool: SearchableTool): void {
-    this.scorer.add(tool.name, fieldsOf(tool));
-    const names = this.byServer.get(tool.server) ?? [];
-    names.push(tool.name);
-    this.byServer.set(tool.server, names);
+    const server = this.byServer.get(tool.server) ?? { names: [], chars: 0 };
+    const { fields, chars } = fieldsOf(tool, SERVER_INDEXED_CHARS - server.chars);
+    this.scorer.add(tool.name, fields);
+    server.names.push(tool.name);
+    server.chars += chars;
+    this.byServer.set(tool.server, server);
   }
 
   get size(): number {
