@@ -124,7 +124,7 @@ t.test("an upstream's huge descriptions or a thousand tools never stall the rout
   await searcher.listTools();
   const one = await longestStall(() => found(searcher, 'big'));
   t.equal(one.value[0], 'wordy__big', 'it is found by its name');
-  t.ok(one.stallMs < 300, `indexing its 4 MB description stalled the thread ${Math.round(one.stallMs)} ms`);
+  t.ok(one.stallMs < 500, `indexing its 4 MB description stalled the thread ${Math.round(one.stallMs)} ms`);
   t.same(await found(searcher, 'writex'), ['wordy__big'], 'and by a word of its description');
 
   await control.set({ fault: 'big', list: true, prose: true, mb: 12 / 1_024, items: 1_000 });
@@ -133,7 +133,7 @@ t.test("an upstream's huge descriptions or a thousand tools never stall the rout
   await searcher.listTools();
   const many = await longestStall(() => found(searcher, 'big999'));
   t.equal(many.value[0], 'wordy__big999', 'one of 1,000 tools is found by its name');
-  t.ok(many.stallMs < 300, `indexing 1,000 tools of 12 KB each stalled the thread ${Math.round(many.stallMs)} ms`);
+  t.ok(many.stallMs < 500, `indexing 1,000 tools of 12 KB each stalled the thread ${Math.round(many.stallMs)} ms`);
 });
 
 t.test('a search answer holds at most 8,192 characters of each description, however long the upstream wrote them', async (t) => {
