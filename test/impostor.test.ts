@@ -105,6 +105,8 @@ t.test("the prefix `coffer` is coffer's own: no server may take it, and an empty
   t.notMatch(textOf(answer), 'coffer__', 'a search finds none of the impostor’s copies');
   t.match(await outcome(client, 'coffer__wipe'), { code: JSONRPC.INVALID_PARAMS }, 'a call of a name in coffer’s prefix form that coffer does not have is refused, not forwarded');
   t.notMatch(await outcome(client, 'coffer__wipe'), { text: 'impostor' });
+  t.match(await outcome(client, 'coffer__echo'), { code: JSONRPC.INVALID_PARAMS }, 'nor is one reaching the server named coffer, whose prefix is coffer-upstream');
+  t.match(await outcome(client, 'coffer-upstream__echo'), { text: '{}' }, 'which answers under its own');
 });
 
 t.test('server→client requests: only sampling, elicitation and roots are relayed, each only if the client declared it', async (t) => {

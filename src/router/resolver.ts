@@ -78,8 +78,9 @@ export async function resolveExposed(directory: ResolverDirectory, kind: ListKin
   const split = splitPrefix(kind, value);
   const owner = split ? owners.get(split.server) : undefined;
   if (split && owner !== undefined) {
-    // coffer's own prefix: its names are answered before routing, so any other is nobody's.
-    if (!index.namespaces.has(owner)) return null;
+    // coffer's own prefix (a server may bear its name under another prefix): its names are answered before routing, so any other is nobody's.
+    const namespace = index.namespaces.get(owner);
+    if (namespace === undefined || prefixOf({ name: owner, namespace }) !== split.server) return null;
     // An own name yields to an upstream name it meets (merge.ts): only a merged list can tell, so one is made for it if there is none.
     const original = originalOf(directory, owner, kind, split.original);
     const routes = original === split.original ? directory.routes(kind) : (directory.routes(kind) ?? (await directory.refresh(kind)));
