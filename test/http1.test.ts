@@ -11,7 +11,8 @@ import { connect, createServer as createNetServer, type AddressInfo, type Socket
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Http1Pool, http1Pool, type Http1Response } from '../workers/actor/http1.js';
+import type { Http1Response } from '../workers/actor/http1.js';
+import { Http1Pool, http1Pool } from '../workers/actor/http1-pool.js';
 import { JSONRPC } from '../src/protocol/errors.js';
 
 interface Read {

@@ -1,7 +1,8 @@
 // The HTTP plumbing both network transports share: one keep-alive pool per
 // transport (http1.ts, not fetch: undici costs ~5 MB per worker), one exchange
 // with the OAuth hook, delivery of parsed messages.
-import { http1Pool, type Http1Headers, type Http1Pool, type Http1Request, type Http1Response } from './http1.js';
+import type { Http1Headers, Http1Request, Http1Response } from './http1.js';
+import { http1Pool, type Http1Pool } from './http1-pool.js';
 import type { JsonRpcId, JsonRpcMessage, MessageTransport } from './jsonrpc-session.js';
 import { UpstreamAuthError, type HttpAuth } from './http-auth.js';
 import { asError, parseMessages } from './http-bodies.js';

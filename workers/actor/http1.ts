@@ -1,15 +1,13 @@
-// HTTP/1.1 exchanges over pooled keep-alive sockets, framed by Node's own llhttp
+// HTTP/1.1 exchanges on a keep-alive socket, framed by Node's own llhttp
 // parser (the one node:http uses underneath). node:http's agent, outgoing
 // message and stream layers around it were a third of a cold actor's CPU per
-// call; this keeps the parser and drops those layers.
+// call; this keeps the parser and drops those layers. The sockets are pooled
+// per origin in http1-pool.ts.
 import { EventEmitter } from 'node:events';
 import { createRequire } from 'node:module';
-import { connect, isIP, type Socket } from 'node:net';
-import type { ConnectionOptions } from 'node:tls';
+import type { Socket } from 'node:net';
 import { StringDecoder } from 'node:string_decoder';
-import { JSONRPC } from '../../src/protocol/errors.js';
-import { RpcError } from './jsonrpc-session.js';
-import { MAX_REQUESTS_WAITING, MAX_SOCKETS_PER_UPSTREAM, SOCKETS_KEPT_FOR_BRIEF } from './limits.js';
+import type { Http1Pool } from './http1-pool.js';
 
 interface Parser {
   initialize(type: number, resource: object, maxHeaderSize: number, lenient: number): void;
@@ -47,6 +45,18 @@ export type Http1Headers = Record<string, string | number | undefined>;
 /** What node:http refuses in a header name or value: anything else could split the request. */
 const TOKEN = /^[\^_`a-zA-Z\-0-9!#$%&'*+.|~]+$/;
 const BAD_VALUE = /[^\t\x20-\x7e\x80-\xff]/;
+
+/** A request's bytes, to `host`; throws on a header node:http would refuse. */
+export function requestMessage(method: string, url: URL, host: string, headers: Http1Headers, body?: string): string {
+  let head = `${method} ${url.pathname}${url.search} HTTP/1.1\r\nhost: ${host}\r\nconnection: keep-alive\r\n`;
+  for (const name in headers) {
+    const value = headers[name];
+    if (value === undefined) continue;
+    if (!TOKEN.test(name) || BAD_VALUE.test(String(value))) throw new TypeError(`invalid HTTP header ${JSON.stringify(name)}`);
+    head += `${name}: ${value}\r\n`;
+  }
+  return body === undefined ? `${head}\r\n` : `${head}content-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
+}
 
 function hangUp(message: string): Error {
   return Object.assign(new Error(message), { code: 'ECONNRESET' });
@@ -229,9 +239,7 @@ export class Http1Request extends EventEmitter {
 }
 
 /** One socket and its parser; serves one request at a time. */
-class Connection {
-  /** Its request is not a brief one: it may hold the socket for as long as it runs. */
-  long = false;
+export class Connection {
   private readonly parser = new HTTPParser();
   private request: Http1Request | undefined;
   private headerParts: string[] = [];
@@ -383,142 +391,4 @@ class Connection {
     if (request.message !== undefined && this.pool.retry(request)) return;
     request.fail(error);
   }
-}
-
-/** A request not sent: every socket the pool may open is busy, and as many requests wait for one as may. */
-export class PoolFullError extends RpcError {
-  constructor(sockets: number, waiting: number) {
-    const message = `${sockets} requests to the upstream are open and ${waiting} more wait for a socket: this one was not sent; retry when earlier calls have finished`;
-    super(JSONRPC.UPSTREAM_BUSY, message, { code: 'UPSTREAM_BUSY' });
-  }
-}
-
-/**
- * Keep-alive sockets to one origin: an idle one is reused (the latest first), a
- * new one opened when all are busy, up to `maxSockets`; past it a request waits
- * for a socket, up to `maxWaiting` of them. Requests that are not brief hold at
- * most `maxSockets - keptForBrief` at once, so a brief one (a reply the calls
- * in flight may be waiting on) always finds a socket soon.
- */
-export class Http1Pool {
-  private readonly free: Connection[] = [];
-  private readonly busy = new Set<Connection>();
-  /** How many of `busy` serve requests that are not brief. */
-  private longBusy = 0;
-  /** Requests waiting for a socket, first come first served; one destroyed meanwhile leaves. */
-  private readonly waiting: Http1Request[] = [];
-  private closed = false;
-
-  constructor(
-    private readonly open: () => Socket,
-    private readonly host: string,
-    private readonly maxSockets = MAX_SOCKETS_PER_UPSTREAM,
-    private readonly maxWaiting = MAX_REQUESTS_WAITING,
-    private readonly keptForBrief = SOCKETS_KEPT_FOR_BRIEF,
-  ) {}
-
-  /** Sends the request now, or once a socket is free; throws on a header node:http would refuse, and PoolFullError when too many wait. */
-  request(method: string, url: URL, headers: Http1Headers, body?: string, brief = false): Http1Request {
-    if (this.closed) throw new Error('Not connected');
-    let head = `${method} ${url.pathname}${url.search} HTTP/1.1\r\nhost: ${this.host}\r\nconnection: keep-alive\r\n`;
-    for (const name in headers) {
-      const value = headers[name];
-      if (value === undefined) continue;
-      if (!TOKEN.test(name) || BAD_VALUE.test(String(value))) throw new TypeError(`invalid HTTP header ${JSON.stringify(name)}`);
-      head += `${name}: ${value}\r\n`;
-    }
-    const message = body === undefined ? `${head}\r\n` : `${head}content-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
-    const request = new Http1Request(message, method === 'GET' || method === 'DELETE', brief);
-    if (!this.canStart(request) && this.waiting.length >= this.maxWaiting) throw new PoolFullError(this.maxSockets, this.maxWaiting);
-    this.wait(request);
-    return request;
-  }
-
-  /** @internal A second attempt on a new socket (at the cap: first of the requests waiting); false once the pool is closed. */
-  retry(request: Http1Request): boolean {
-    if (this.closed) return false;
-    if (this.busy.size < this.maxSockets && this.classAllows(request)) this.start(request, this.connect());
-    else this.wait(request, true);
-    return true;
-  }
-
-  /** @internal */
-  idle(connection: Connection): void {
-    this.leave(connection);
-    if (this.closed) return connection.close();
-    connection.socket.unref();
-    this.free.push(connection);
-    this.next();
-  }
-
-  /** @internal */
-  forget(connection: Connection): void {
-    this.leave(connection);
-    const at = this.free.indexOf(connection);
-    if (at >= 0) this.free.splice(at, 1);
-    this.next();
-  }
-
-  /** Closes every socket; requests in flight or waiting fail. */
-  close(): void {
-    this.closed = true;
-    for (const request of [...this.waiting]) request.destroy();
-    for (const connection of [...this.free, ...this.busy]) connection.close();
-  }
-
-  private leave(connection: Connection): void {
-    if (this.busy.delete(connection) && connection.long) this.longBusy -= 1;
-  }
-
-  private canStart(request: Http1Request): boolean {
-    return (this.free.length > 0 || this.busy.size < this.maxSockets) && this.classAllows(request);
-  }
-
-  private classAllows(request: Http1Request): boolean {
-    return request.brief || this.longBusy < this.maxSockets - this.keptForBrief;
-  }
-
-  private wait(request: Http1Request, first = false): void {
-    if (first) this.waiting.unshift(request);
-    else this.waiting.push(request);
-    request.once('close', () => {
-      const at = this.waiting.indexOf(request);
-      if (at >= 0) this.waiting.splice(at, 1);
-    });
-    this.next();
-  }
-
-  /** Starts the requests waiting, first come first served as far as sockets allow (a brief one may pass those that must wait). */
-  private next(): void {
-    for (let at = 0; !this.closed && at < this.waiting.length && (this.free.length > 0 || this.busy.size < this.maxSockets); ) {
-      const request = this.waiting[at]!;
-      if (!this.classAllows(request)) at += 1;
-      else this.start(this.waiting.splice(at, 1)[0]!, this.free.pop() ?? this.connect());
-    }
-  }
-
-  private start(request: Http1Request, connection: Connection): void {
-    this.busy.add(connection);
-    connection.long = !request.brief;
-    if (connection.long) this.longBusy += 1;
-    connection.socket.ref();
-    connection.start(request);
-  }
-
-  private connect(): Connection {
-    return new Connection(this.open(), this);
-  }
-}
-
-/** A pool for `url`'s origin; node:tls is loaded only for https. */
-export async function http1Pool(url: URL, tlsOptions: ConnectionOptions = {}): Promise<Http1Pool> {
-  const host = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
-  if (url.protocol !== 'https:') {
-    const port = Number(url.port || 80);
-    return new Http1Pool(() => connect({ host, port }), url.host);
-  }
-  const tls = await import('node:tls');
-  const port = Number(url.port || 443);
-  const servername = isIP(host) ? undefined : host;
-  return new Http1Pool(() => tls.connect({ host, port, servername, ALPNProtocols: ['http/1.1'], ...tlsOptions }), url.host);
 }

@@ -1,6 +1,7 @@
 // Legacy SSE: GET /sse for the endpoint, then every message on that stream and
 // each request POSTed to the endpoint.
-import { PoolFullError, type Http1Request, type Http1Response } from './http1.js';
+import type { Http1Request, Http1Response } from './http1.js';
+import { PoolFullError } from './http1-pool.js';
 import type { JsonRpcMessage } from './jsonrpc-session.js';
 import { addTraceHeaders } from './trace-headers.js';
 import { UpstreamAuthError, type HttpAuth } from './http-auth.js';

@@ -1,7 +1,8 @@
 // Streamable HTTP: a POST per message, answered as JSON or SSE, the optional
 // GET stream for server messages (reconnected), DELETE on close, and the
 // 2026-07-28 listen stream.
-import { PoolFullError, type Http1Headers, type Http1Request, type Http1Response } from './http1.js';
+import type { Http1Headers, Http1Request, Http1Response } from './http1.js';
+import { PoolFullError } from './http1-pool.js';
 import type { JsonRpcId, JsonRpcMessage } from './jsonrpc-session.js';
 import { type SseEvent } from '../../src/protocol/sse-parser.js';
 import { addTraceHeaders } from './trace-headers.js';
