@@ -2,7 +2,7 @@
 // transport (http1.ts, not fetch: undici costs ~5 MB per worker), one exchange
 // with the OAuth hook, delivery of parsed messages.
 import type { Http1Headers, Http1Request, Http1Response } from './http1.js';
-import { http1Pool, type Http1Pool } from './http1-pool.js';
+import { http1Pool, PoolFullError, type Http1Pool } from './http1-pool.js';
 import type { JsonRpcId, JsonRpcMessage, MessageTransport } from './jsonrpc-session.js';
 import { UpstreamAuthError, type HttpAuth } from './http-auth.js';
 import { asError, parseMessages } from './http-bodies.js';
@@ -78,6 +78,11 @@ export abstract class HttpTransportBase implements MessageTransport {
     const req = this.pool.request(method, url, headers, body?.(), brief);
     onRequest?.(req);
     return req.response;
+  }
+
+  /** A POST that failed: a sign-in or a full pool reaches the caller as it is (each has its own code); anything else as this transport's error. */
+  protected postFailure(error: unknown, transport: string): Error {
+    return error instanceof UpstreamAuthError || error instanceof PoolFullError ? error : new Error(`${transport} error: ${asError(error).message}`);
   }
 
   /** Nothing waits on `req` any more: the upstream gets lingerMs to end it, then its socket is closed. */

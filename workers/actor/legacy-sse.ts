@@ -1,10 +1,9 @@
 // Legacy SSE: GET /sse for the endpoint, then every message on that stream and
 // each request POSTed to the endpoint.
 import type { Http1Request, Http1Response } from './http1.js';
-import { PoolFullError } from './http1-pool.js';
 import type { JsonRpcMessage } from './jsonrpc-session.js';
 import { addTraceHeaders } from './trace-headers.js';
-import { UpstreamAuthError, type HttpAuth } from './http-auth.js';
+import type { HttpAuth } from './http-auth.js';
 import { asError, errorText, readSse } from './http-bodies.js';
 import { HttpTransportBase, parts } from './http-base.js';
 
@@ -72,7 +71,7 @@ export class LegacySseTransport extends HttpTransportBase {
     } catch (error) {
       // Not acknowledged in time: a request's answer may still come on the stream, within the request's own deadline.
       if (request !== undefined && this.cutOff.has(request)) return;
-      const failure = error instanceof UpstreamAuthError || error instanceof PoolFullError ? error : new Error(`SSE error: ${asError(error).message}`);
+      const failure = this.postFailure(error, 'SSE');
       this.report(failure);
       throw failure;
     }

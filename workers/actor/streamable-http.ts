@@ -2,11 +2,10 @@
 // GET stream for server messages (reconnected), DELETE on close, and the
 // 2026-07-28 listen stream.
 import type { Http1Headers, Http1Request, Http1Response } from './http1.js';
-import { PoolFullError } from './http1-pool.js';
 import type { JsonRpcId, JsonRpcMessage } from './jsonrpc-session.js';
 import { type SseEvent } from '../../src/protocol/sse-parser.js';
 import { addTraceHeaders } from './trace-headers.js';
-import { UpstreamAuthError, type HttpAuth } from './http-auth.js';
+import type { HttpAuth } from './http-auth.js';
 import { HttpStatusError } from './http-status-error.js';
 import { AnswerBudgetError, asError, errorText, isRequest, readSse, readText, rpcErrorFor } from './http-bodies.js';
 import { HttpTransportBase, parts } from './http-base.js';
@@ -64,7 +63,7 @@ export class StreamableHttpTransport extends HttpTransportBase {
     } catch (error) {
       // A request we cut off ourselves (abandon) is not a transport problem.
       if (cutOff()) throw error;
-      const failure = error instanceof UpstreamAuthError || error instanceof PoolFullError ? error : new Error(`Streamable HTTP error: ${asError(error).message}`);
+      const failure = this.postFailure(error, 'Streamable HTTP');
       this.report(failure);
       throw failure;
     }
