@@ -1,5 +1,6 @@
-// Calls spread over many upstreams: at each point N, coffer, mcp-hub and
-// direct clients call `echo` on all N upstreams — evenly (upstream after
+// Calls spread over many upstreams: at each point N, coffer, mcp-hub, a bare
+// relay of coffer's shape (bench/relay-floor.ts: the floor of any gateway
+// with a worker per upstream) and direct clients call `echo` on all N upstreams — evenly (upstream after
 // upstream) and Zipf-like (a few upstreams take most calls, the rest a long
 // tail) — for one client's latency and for 16 clients' throughput; then, at
 // the same N, the warm merged tools/list and each daemon's RSS beside
@@ -14,7 +15,7 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { DEFAULT_FLUSH_MS } from '../../src/daemon/invocation-log.js';
 import { closeAll, connect, echo, listAll } from '../clients.js';
 import { interleave, throughput, type ThroughputResult } from '../measure.js';
-import { daemonCpuNs, runOnce, sleep, threadsCpuNs, threadsCpuSince } from '../proc.js';
+import { daemonCpuNs, runOnce, sleep, startChild, threadsCpuNs, threadsCpuSince, type Child } from '../proc.js';
 import { fig, single, type Row } from '../report.js';
 import { summarize } from '../stats.js';
 import { Coffer, type UpstreamSpec } from '../targets/coffer.js';
@@ -52,15 +53,15 @@ export function spreadSequence(n: number, spread: Spread, length = SEQUENCE): nu
   });
 }
 
-type PathName = 'direct' | 'coffer' | 'peer';
+type PathName = 'direct' | 'coffer' | 'peer' | 'relay';
 
 interface Paths {
   /** One call of path `name` to upstream `index`. */
   call(name: PathName, index: number): Promise<void>;
 }
 
-/** The processes whose CPU a window reads: each daemon, and the load's own upstream host (the bench process is the clients). */
-type Pids = { coffer: number; peer: number; host: number };
+/** The processes whose CPU a window reads: each daemon (the bare relay too), and the load's own upstream host (the bench process is the clients). */
+type Pids = { coffer: number; peer: number; relay: number; host: number };
 
 /** One throughput window's CPU per call, µs: the path's daemon (its main thread, all its threads; none for direct) and the load (clients and upstreams). */
 interface WindowCpu {
@@ -87,6 +88,7 @@ async function spreadPoint(ctx: Context, n: number): Promise<Row[]> {
   const clients: Client[] = [];
   let coffer: Coffer | undefined;
   let peer: Peer | undefined;
+  let relay: Child | undefined;
   try {
     ctx.log(`spread: starting coffer and mcp-hub with ${n} upstreams`);
     coffer = await Coffer.start();
@@ -99,9 +101,13 @@ async function spreadPoint(ctx: Context, n: number): Promise<Row[]> {
     clients.push(...direct);
     const viaCoffer = await Promise.all(Array.from({ length: settings.throughputClients }, () => connect(coffer!.mcp)));
     const viaPeer = await Promise.all(Array.from({ length: settings.throughputClients }, () => connect(peer!.mcpUrl, 'sse')));
-    clients.push(...viaCoffer, ...viaPeer);
+    relay = await startChild(process.execPath, [join(BENCH_DIST, 'relay-floor.js'), '--upstreams', specs.map((spec) => spec.url!).join(',')]);
+    const relayUrl = `http://127.0.0.1:${String(relay.hello.port)}/mcp`;
+    const viaRelay = await Promise.all(Array.from({ length: settings.throughputClients }, () => connect(relayUrl)));
+    clients.push(...viaCoffer, ...viaPeer, ...viaRelay);
+    const gateways = { coffer: viaCoffer, peer: viaPeer, relay: viaRelay };
     const paths = (worker: number): Paths => ({
-      call: (name, index) => (name === 'direct' ? echo(direct[index]!, 'echo') : echo((name === 'coffer' ? viaCoffer : viaPeer)[worker]!, `u${index}__echo`)),
+      call: (name, index) => (name === 'direct' ? echo(direct[index]!, 'echo') : echo(gateways[name][worker]!, `u${index}__echo`)),
     });
 
     ctx.log(`spread: one client, calls spread evenly over ${n} upstreams`);
@@ -111,11 +117,11 @@ async function spreadPoint(ctx: Context, n: number): Promise<Row[]> {
     const next = (): number => sequence[step++ % sequence.length]!;
     // No long warm-up here on purpose: with calls spread, each actor sees only its share of them.
     const latency = await interleave(
-      (['direct', 'coffer', 'peer'] as const).map((name) => ({ name, step: () => one.call(name, next()) })),
+      (['direct', 'coffer', 'peer', 'relay'] as const).map((name) => ({ name, step: () => one.call(name, next()) })),
       { rounds: settings.spreadLatencyRounds, warmup: n, deadlineMs: settings.loopDeadlineMs },
     );
-    const rows: Row[] = [latencyRow(n, latency.summaries)];
-    const pids: Pids = { coffer: coffer.pid, peer: peer.pid, host: host.pid };
+    const rows: Row[] = [latencyRow(n, latency.summaries), relayRow(n, latency.summaries)];
+    const pids: Pids = { coffer: coffer.pid, peer: peer.pid, relay: relay.pid, host: host.pid };
     let evenCpu: Record<PathName, WindowCpu[]> | undefined;
     for (const spread of ['even', 'zipf'] as const) {
       ctx.log(`spread: ${settings.throughputClients} clients, ${spread} over ${n} upstreams`);
@@ -123,16 +129,17 @@ async function spreadPoint(ctx: Context, n: number): Promise<Row[]> {
       rows.push(row);
       evenCpu ??= cpu;
     }
-    ctx.log(`spread: ${settings.throughputClients} clients, every call to one of coffer's ${n} upstreams`);
-    const concentrated: WindowCpu[] = [];
-    let concentratedErrors = 0;
+    ctx.log(`spread: ${settings.throughputClients} clients, every call to one of the ${n} upstreams, coffer and the bare relay`);
+    const concentrated: Concentrated = { coffer: [], relay: [], errors: 0 };
     for (let round = 0; round < settings.throughputRounds; round++) {
-      const oneUpstream = Array.from({ length: settings.throughputClients }, (_unused, w) => ({ call: () => paths(w).call('coffer', 0) }));
-      const { result, perCall } = await metered(pids.coffer, pids.host, () => throughput(oneUpstream, settings.throughputMs));
-      concentrated.push(perCall);
-      concentratedErrors += result.errors;
+      for (const name of ['coffer', 'relay'] as const) {
+        const oneUpstream = Array.from({ length: settings.throughputClients }, (_unused, w) => ({ call: () => paths(w).call(name, 0) }));
+        const { result, perCall } = await metered(pids[name], pids.host, () => throughput(oneUpstream, settings.throughputMs));
+        concentrated[name].push(perCall);
+        concentrated.errors += result.errors;
+      }
     }
-    rows.push(cpuRow(n, settings.throughputClients, evenCpu!, { windows: concentrated, errors: concentratedErrors }));
+    rows.push(cpuRow(n, settings.throughputClients, evenCpu!, concentrated));
     ctx.log(`spread: warm tools/list over ${n} upstreams, coffer and mcp-hub`);
     const expected = n * settings.toolsPerUpstream;
     const lists = await interleave(
@@ -150,6 +157,7 @@ async function spreadPoint(ctx: Context, n: number): Promise<Row[]> {
     await closeAll(clients);
     await coffer?.stop();
     await peer?.stop();
+    await relay?.stop();
   }
 }
 
@@ -167,6 +175,24 @@ function latencyRow(n: number, s: Record<string, ReturnType<typeof summarize>>):
     target: 'adds less than the peer',
     met: added < peerAdded,
     extra: { addedMedianMs: added, peerAddedMedianMs: peerAdded },
+  };
+}
+
+/** What a bare relay of coffer's shape (bench/relay-floor.ts), timed in the same loop, adds to the same spread calls. */
+function relayRow(n: number, s: Record<string, ReturnType<typeof summarize>>): Row {
+  const added = s.relay!.median - s.direct!.median;
+  const cofferAdded = s.coffer!.median - s.direct!.median;
+  return {
+    id: `spread-relay-${n}`,
+    scenario: `floor: call added vs direct through a bare relay of coffer's shape (uWebSockets.js, a worker thread per upstream, a raw keep-alive socket; nothing else), one client, each call to the next of ${n} upstreams`,
+    unit: 'ms',
+    coffer: fig(s.relay!),
+    base: { ...fig(s.direct!), label: 'direct' },
+    peer: null,
+    headline: `the bare relay adds ${added.toFixed(2)} ms median, ${(s.relay!.p99 - s.direct!.p99).toFixed(2)} ms p99 (coffer adds ${cofferAdded.toFixed(2)})`,
+    target: 'the floor: what one more process and one thread hop per call add here, whatever the gateway',
+    met: null,
+    extra: { relayAddedMedianMs: added, cofferAddedMedianMs: cofferAdded },
   };
 }
 
@@ -215,10 +241,10 @@ async function throughputRow(ctx: Context, n: number, spread: Spread, paths: (wo
       let step = Math.floor((w * sequence.length) / settings.throughputClients);
       return { call: () => path.call(name, sequence[step++ % sequence.length]!) };
     });
-  const order = ['direct', 'coffer', 'peer'] as const;
-  const rates: Record<string, number[]> = { direct: [], coffer: [], peer: [] };
-  const errors: Record<string, number> = { direct: 0, coffer: 0, peer: 0 };
-  const cpu: Record<PathName, WindowCpu[]> = { direct: [], coffer: [], peer: [] };
+  const order = ['direct', 'coffer', 'peer', 'relay'] as const;
+  const rates: Record<string, number[]> = { direct: [], coffer: [], peer: [], relay: [] };
+  const errors: Record<string, number> = { direct: 0, coffer: 0, peer: 0, relay: 0 };
+  const cpu: Record<PathName, WindowCpu[]> = { direct: [], coffer: [], peer: [], relay: [] };
   for (let round = 0; round < settings.throughputRounds; round++) {
     for (let offset = 0; offset < order.length; offset++) {
       const name = order[(round + offset) % order.length]!;
@@ -228,9 +254,10 @@ async function throughputRow(ctx: Context, n: number, spread: Spread, paths: (wo
       cpu[name].push(perCall);
     }
   }
-  const [c, d, p] = (['coffer', 'direct', 'peer'] as const).map((name) => summarize(rates[name]!));
+  const [c, d, p, r] = (['coffer', 'direct', 'peer', 'relay'] as const).map((name) => summarize(rates[name]!));
   const ofDirect = c!.median / d!.median;
   const ofPeer = c!.median / p!.median;
+  const relayOfPeer = r!.median / p!.median;
   const shape = spread === 'even' ? 'evenly' : `Zipf-like (s = ${ZIPF_S})`;
   const row: Row = {
     id: `spread-${spread}-${n}`,
@@ -239,10 +266,10 @@ async function throughputRow(ctx: Context, n: number, spread: Spread, paths: (wo
     coffer: fig(c!),
     base: { ...fig(d!), label: 'direct' },
     peer: fig(p!),
-    headline: `${(ofDirect * 100).toFixed(0)} % of direct, ${ofPeer.toFixed(2)}× the peer`,
+    headline: `${(ofDirect * 100).toFixed(0)} % of direct, ${ofPeer.toFixed(2)}× the peer (the bare relay of coffer's shape: ${r!.median.toFixed(0)} calls/s, ${relayOfPeer.toFixed(2)}× the peer)`,
     target: 'ahead of the peer (> 1×)',
     met: ofPeer > 1,
-    extra: { rates, errors },
+    extra: { rates, errors, relayOfPeer },
   };
   return { row, cpu };
 }
@@ -278,6 +305,13 @@ async function metered(daemon: number | null, host: number, run: () => Promise<T
   };
 }
 
+/** The CPU of the throughput windows with every call on one upstream, per gateway, and their failed calls. */
+interface Concentrated {
+  coffer: WindowCpu[];
+  relay: WindowCpu[];
+  errors: number;
+}
+
 /**
  * Where each daemon's CPU goes per evenly spread call, medians over the
  * throughput windows. A daemon's main thread can serve at most 1 s ÷ its CPU
@@ -285,13 +319,13 @@ async function metered(daemon: number | null, host: number, run: () => Promise<T
  * threads beside it. On a machine whose cores the load shares, the row is
  * bound by all of it together.
  */
-function cpuRow(n: number, clients: number, cpu: Record<PathName, WindowCpu[]>, concentrated: { windows: WindowCpu[]; errors: number }): Row {
+function cpuRow(n: number, clients: number, cpu: Record<PathName, WindowCpu[]>, concentrated: Concentrated): Row {
   const medians = (windows: WindowCpu[]) => {
     const med = (key: keyof WindowCpu) => summarize(windows.map((window) => window[key])).median;
     return { main: med('main'), all: med('all'), busy: med('mainBusy'), load: med('load') };
   };
-  const [coffer, peer] = [medians(cpu.coffer), medians(cpu.peer)];
-  const oneUpstream = medians(concentrated.windows);
+  const [coffer, peer, relay] = [medians(cpu.coffer), medians(cpu.peer), medians(cpu.relay)];
+  const [oneUpstream, relayOneUpstream] = [medians(concentrated.coffer), medians(concentrated.relay)];
   const cores = availableParallelism();
   const mainThread = (figures: { main: number; busy: number }) =>
     `main thread ${figures.main.toFixed(0)} µs per call (${(figures.busy * 100).toFixed(0)} % busy; alone it could serve ${(1e6 / figures.main).toFixed(0)} calls/s on any number of cores)`;
@@ -305,10 +339,11 @@ function cpuRow(n: number, clients: number, cpu: Record<PathName, WindowCpu[]>, 
     headline:
       `coffer's ${mainThread(coffer)}; mcp-hub's ${mainThread(peer)}; ` +
       `the bench's clients and upstreams take ${coffer.load.toFixed(0)} µs per call through coffer on the same ${cores} cores; ` +
-      `coffer with every call on one upstream ${oneUpstream.all.toFixed(0)} µs per call (main thread ${oneUpstream.main.toFixed(0)})`,
+      `coffer with every call on one upstream ${oneUpstream.all.toFixed(0)} µs per call (main thread ${oneUpstream.main.toFixed(0)}); ` +
+      `the bare relay of coffer's shape ${relay.all.toFixed(0)} µs per spread call (main thread ${relay.main.toFixed(0)}), ${relayOneUpstream.all.toFixed(0)} µs with every call on one upstream`,
     target: 'where the spread rows\' limit lies',
     met: null,
-    extra: { coffer, peer, oneUpstream, oneUpstreamErrors: concentrated.errors, directLoadUs: medians(cpu.direct).load, cores },
+    extra: { coffer, peer, relay, oneUpstream, relayOneUpstream, oneUpstreamErrors: concentrated.errors, directLoadUs: medians(cpu.direct).load, cores },
   };
 }
 
