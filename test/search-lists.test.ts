@@ -2,11 +2,11 @@
 // running daemon, real upstreams and real clients of both eras: the tools the
 // user pinned (per toolset, and for /mcp) — never one the switches or the set
 // hide — and, for a 2025-era session only, the tools it added itself with
-// coffer__add_tools, announced by list_changed to that session alone.
+// coffer__add_tools, announced by list_changed to that session alone, at most 200 in all.
 import t from 'tap';
 import { McpError, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
-import { stdioFixture } from './fixtures/fixture-servers.js';
-import { gatewayWith, startGateway, type Gateway } from './helpers/gateway.js';
+import { faultSwitch, stdioFixture } from './fixtures/fixture-servers.js';
+import { gatewayWith, startGateway, tempHome, type Gateway } from './helpers/gateway.js';
 import { modernClient } from './helpers/modern.js';
 import { waitFor } from './helpers/wait.js';
 
@@ -126,4 +126,26 @@ t.test("a session's added tool is that tool, whatever it is named: a new prefix 
   const searcher = await gateway.client('renamed-search');
   t.match(JSON.stringify((await searcher.callTool({ name: 'coffer__call_tool', arguments: { name: 'a__whoami', arguments: {} } })).content), /\\"name\\":\\"b\\"/, 'a__echo is now b\'s');
   t.same(await names(adder), [...SESSION_META, 'z__echo'].sort(), "the added tool under its new name; b's echo, now a__echo, was never added");
+});
+
+t.test('a session adds at most 200 tools in all: a call that would pass the cap adds none and says so; tools added already never count again', async (t) => {
+  const control = faultSwitch(tempHome('coffer-many-'), { fault: 'big', list: true, mb: 1 / 1_024, items: 260 });
+  const gateway = await gatewayWith(t, [stdioFixture('many', [...control.args, '--tools', 'echo'])], { toolsMode: 'search' });
+  const adder = await gateway.client('adder-capped');
+  const batch = (from: number, count: number): string[] => Array.from({ length: count }, (_unused, i) => (from + i === 0 ? 'many__big' : `many__big${from + i}`));
+  const add = (names: string[]) => adder.callTool({ name: 'coffer__add_tools', arguments: { names } });
+  for (let from = 0; from < 190; from += 50) await add(batch(from, Math.min(50, 190 - from)));
+  t.equal((await names(adder)).length, SESSION_META.length + 190, '190 tools added in four calls');
+
+  const over = await refusal(add(batch(180, 30)));
+  t.match(over, { code: -32602, message: /190 tools added.*200.*coffer__call_tool/ }, 'ten added already and twenty new would pass 200: invalid params, saying how many, the cap and what to do instead');
+  t.equal((await names(adder)).length, SESSION_META.length + 190, 'and none of them was added');
+
+  t.match(JSON.stringify((await add(batch(180, 20))).content), /Added to your tools\/list: many__big190,/, 'ten added already and ten new reach the cap exactly');
+  t.match(JSON.stringify((await add(batch(0, 50))).content), /nothing changed/, 'at the cap, tools added already can be added again');
+  t.match(await refusal(add(['many__big200'])), { code: -32602, message: /200/ }, 'one more is refused');
+  t.equal((await names(adder)).length, SESSION_META.length + 200, 'the list holds 200 added tools');
+  t.match(JSON.stringify((await adder.callTool({ name: 'coffer__call_tool', arguments: { name: 'many__big200', arguments: {} } })).content), /xxx/, 'coffer__call_tool still calls a tool past the cap');
+  const description = (await adder.listTools()).tools.find((tool) => tool.name === 'coffer__add_tools')!.description;
+  t.match(description, /200/, "coffer__add_tools's description tells the cap");
 });

@@ -23,6 +23,11 @@ export const MAX_QUERY_CHARS = 1_024;
 export const MAX_ANSWER_TEXT_CHARS = 8_192;
 /** The most tools one coffer__add_tools call adds. */
 export const MAX_ADD_TOOLS = 50;
+/**
+ * The most tools one session adds in all: a session that added every tool it
+ * finds would hold the whole surface search mode keeps out of its list.
+ */
+export const MAX_SESSION_TOOLS = 200;
 
 export const META_TOOLS: Tool[] = [
   {
@@ -65,7 +70,7 @@ export const SESSION_META_TOOLS: Tool[] = [
     name: ADD_TOOLS,
     title: 'Add tools to this session',
     description:
-      'Add tools found with coffer__search_tools to this session\'s tools/list, by their exact names, so they can be called directly from now on. The list changes for this session only (notifications/tools/list_changed follows).',
+      `Add tools found with coffer__search_tools to this session's tools/list, by their exact names, so they can be called directly from now on. The list changes for this session only (notifications/tools/list_changed follows). A session adds at most ${MAX_SESSION_TOOLS} tools; coffer__call_tool calls any found tool without adding it.`,
     inputSchema: {
       type: 'object',
       properties: {

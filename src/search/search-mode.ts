@@ -14,7 +14,7 @@ import type { Router } from '../router/router.js';
 import { checkLength, MAX_NAME_CHARS } from '../mcp/param-limits.js';
 import { RpcError } from '../mcp/rpc-error.js';
 import { clipText } from '../protocol/untrusted-text.js';
-import { ADD_TOOLS, CALL_TOOL, DEFAULT_SEARCH_LIMIT, MAX_ADD_TOOLS, MAX_ANSWER_TEXT_CHARS, MAX_QUERY_CHARS, MAX_SEARCH_LIMIT, META_TOOLS, SEARCH_TOOL, SESSION_META_TOOLS } from './meta-tools.js';
+import { ADD_TOOLS, CALL_TOOL, DEFAULT_SEARCH_LIMIT, MAX_ADD_TOOLS, MAX_ANSWER_TEXT_CHARS, MAX_QUERY_CHARS, MAX_SEARCH_LIMIT, MAX_SESSION_TOOLS, META_TOOLS, SEARCH_TOOL, SESSION_META_TOOLS } from './meta-tools.js';
 import { Pins } from './pins.js';
 import { Slices } from './slices.js';
 import { ToolIndex, type SearchableTool } from './tool-index.js';
@@ -143,15 +143,21 @@ export class SearchMode {
     if (unknown.length > 0) throw RpcError.invalidParams(`${ADD_TOOLS}: no tool you can use is named ${unknown.map((name) => `"${name}"`).join(', ')}; find names with ${SEARCH_TOOL}`);
     const routes = this.router.directory.routes('tools');
     const added = this.added.get(session.key) ?? new Set<string>();
-    const fresh = names.filter((name) => {
+    // By routeKey, the name of each tool this call adds: all of them, or none when they would pass the cap.
+    const fresh = new Map<string, string>();
+    for (const name of names) {
       const route = routes?.get(name);
-      if (route === undefined || added.has(routeKey(route))) return false;
-      added.add(routeKey(route));
-      return true;
-    });
+      if (route !== undefined && !added.has(routeKey(route))) fresh.set(routeKey(route), name);
+    }
+    if (added.size + fresh.size > MAX_SESSION_TOOLS) {
+      throw RpcError.invalidParams(
+        `${ADD_TOOLS}: this session has ${added.size} tools added and these names would add ${fresh.size} more; a session adds at most ${MAX_SESSION_TOOLS}. Call a found tool with ${CALL_TOOL} without adding it`,
+      );
+    }
+    for (const key of fresh.keys()) added.add(key);
     this.added.set(session.key, added);
-    if (fresh.length > 0) session.listChanged();
-    const text = fresh.length === 0 ? 'Already in your tools/list: nothing changed.' : `Added to your tools/list: ${fresh.join(', ')}. Call them directly from now on.`;
+    if (fresh.size > 0) session.listChanged();
+    const text = fresh.size === 0 ? 'Already in your tools/list: nothing changed.' : `Added to your tools/list: ${[...fresh.values()].join(', ')}. Call them directly from now on.`;
     return { content: [{ type: 'text', text }] };
   }
 
