@@ -2,6 +2,8 @@
 // both eras: the list is the meta-tools (coffer__add_tools for 2025-era sessions only); a search finds live tools by what
 // they do, only among those its caller may see (switches, toolset); a call
 // through coffer__call_tool is gated and logged as the real tool.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import t from 'tap';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { faultSwitch, stdioFixture } from './fixtures/fixture-servers.js';
@@ -134,6 +136,44 @@ t.test("an upstream's huge descriptions or a thousand tools never stall the rout
   const many = await longestStall(() => found(searcher, 'big999'));
   t.equal(many.value[0], 'wordy__big999', 'one of 1,000 tools is found by its name');
   t.ok(many.stallMs < 500, `indexing 1,000 tools of 12 KB each stalled the thread ${Math.round(many.stallMs)} ms`);
+});
+
+/** The daemon log's records about `server`, as objects: the Logger writes them in order, through a stream. */
+function logRecords(gateway: Gateway, server: string): Array<Record<string, unknown>> {
+  const lines = readFileSync(join(gateway.home, 'logs', 'daemon.log'), 'utf8').split('\n').filter(Boolean);
+  return lines.map((line) => JSON.parse(line) as Record<string, unknown>).filter((record) => record.upstream === server);
+}
+
+t.test("a server whose tools' text passes the 1 MiB indexed per server is told in the daemon log once per indexing, without its tools' text; a normal server, or one long tool, is not", async (t) => {
+  const control = faultSwitch(tempHome('coffer-trimmed-'), { fault: 'big', list: true, prose: true, mb: 1 });
+  const gateway = await gatewayWith(t, [stdioFixture('wordy', [...control.args, '--tools', 'echo']), stdioFixture('plain')], { toolsMode: 'search' });
+  const searcher = await gateway.client('trimmed');
+  const trimmed = (): Array<Record<string, unknown>> => logRecords(gateway, 'wordy').filter((record) => record.level === 'warn' && typeof record.tools_indexed_in_part === 'number');
+  t.equal((await found(searcher, 'big'))[0], 'wordy__big', 'one tool with a 1 MB description: cut at 8,192 characters, which is not told');
+
+  const relist = async (items: number): Promise<void> => {
+    await control.set({ fault: 'big', list: true, prose: true, mb: 8 / 1_024, items });
+    t.equal((await gateway.api('POST', '/servers/wordy/refresh')).status, 200, `relisted with ${items} long tools`);
+    await waitFor(`the ${items} tools listed`, async () => (await found(searcher, `big${items - 1}`))[0] === `wordy__big${items - 1}`, 60_000, 200);
+  };
+  await relist(200);
+  const first = await waitFor('the warning', () => trimmed()[0] ?? null, 10_000, 50);
+  t.match(first, { level: 'warn', upstream: 'wordy', tools: 201 }, 'it names the server and how many tools it has');
+  const partly = first.tools_indexed_in_part as number;
+  t.ok(partly > 0 && partly < 200, `${partly} of its 201 tools (8 KB of text each) are indexed in part`);
+  t.match(String(first.msg), /1 MiB.*listed.*callable/, 'and says why, and that they stay listed and callable');
+  t.notMatch(JSON.stringify(first), /read|write|fetch|big\d/, "none of its tools' text or names");
+
+  await found(searcher, 'big42');
+  await relist(300);
+  const second = await waitFor('the warning of the new list', () => trimmed()[1] ?? null, 10_000, 50);
+  t.same(
+    trimmed().map((record) => record.tools_indexed_in_part),
+    [partly, partly + 100],
+    'told once per indexing of its list: not per tool, not for a search that re-indexes nothing, not for the one long tool',
+  );
+  t.equal(second.tools, 301, 'the new list: 301 tools');
+  t.same(logRecords(gateway, 'plain').filter((record) => 'tools_indexed_in_part' in record), [], 'a normal server: nothing told');
 });
 
 t.test('a search answer holds at most 8,192 characters of each description, however long the upstream wrote them', async (t) => {

@@ -131,4 +131,10 @@ t.test("one server's tools are indexed up to a budget of text: thousands of long
   const seconds = (spent.user + spent.system) / 1e6;
   t.ok(seconds < 5, `3,000 tools of 8,000 characters each indexed in ${seconds.toFixed(1)} s of CPU`);
   t.equal(index.find('tool j115', 1)[0]?.name, 'h__tool_j115', 'the last tool is found by its name');
+  const cut = index.cutTools('h');
+  t.ok(cut > 2_800 && cut < 3_000, `${cut} of the 3,000 tools are indexed in part (the daemon logs how many)`);
+  index.add(tool('h', 'no_words', '', {}));
+  t.equal(index.cutTools('h'), cut, 'a tool with no text past the budget lost none of it');
+  index.replaceServer('long', [tool('long', 'one', 'x '.repeat(100_000))]);
+  t.equal(index.cutTools('long'), 0, 'one tool cut at its own bound is not counted');
 });

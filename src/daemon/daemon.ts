@@ -163,7 +163,7 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
   announcer.follow(routing.router);
   const toolsetParts = setupToolsets({ writer: writer.api, servers, router: routing.router, bus, log, sessions: () => sessions, auth: () => mcpAuth });
   await toolsetParts.toolsets.load();
-  const search = new SearchMode(routing.router, options.toolsMode ?? 'full', options.pinnedTools);
+  const search = new SearchMode(routing.router, options.toolsMode ?? 'full', options.pinnedTools ?? [], log);
   const dispatcher = new Dispatcher({ ...routing, views: toolsetParts.views, search }, { version: VERSION, pageSize: options.pageSize, onAnswered: operations.requestAnswered, tracing: operations.tracing }, log);
   const keepAliveMs = options.keepAliveMs ?? 5_000;
   const modern = new ModernEndpoint(new ModernMethods({ ...routing, views: toolsetParts.views, search, version: VERSION, pageSize: options.pageSize }), routing.features, toolsetParts.views, { keepAliveMs, version: VERSION, onAnswered: operations.requestAnswered, tracing: operations.tracing }, log);

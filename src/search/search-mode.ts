@@ -7,6 +7,7 @@
 // each caller from what that caller may see, so a disabled tool or one outside
 // its toolset is never found; a call through coffer__call_tool is forwarded
 // like a direct call of the real tool: gated, logged under its own name.
+import type { Logger } from '../log.js';
 import { capabilityKey } from '../protocol/capabilities.js';
 import type { ToolsetView } from '../toolsets/view.js';
 import type { Namespaced } from '../router/namespace.js';
@@ -65,7 +66,8 @@ export class SearchMode {
   constructor(
     private readonly router: Pick<Router, 'list' | 'directory'>,
     private readonly defaultMode: ToolsMode,
-    defaultPins: readonly string[] = [],
+    defaultPins: readonly string[],
+    private readonly log: Pick<Logger, 'warn'>,
   ) {
     this.defaultPins = new Pins(defaultPins);
   }
@@ -210,8 +212,19 @@ export class SearchMode {
         await slices.pause();
       }
       this.indexedTools.set(server, tools);
+      this.tellCut(server, tools.length);
     }
     this.indexed = items;
+  }
+
+  /** Once per indexing of a server's list, whether its budget cut some of its tools: counts only, never their upstream-written text. */
+  private tellCut(server: string, tools: number): void {
+    const cut = this.index.cutTools(server);
+    if (cut === 0) return;
+    this.log.warn(
+      "tool search indexes some of this server's tools in part: its tools' descriptions and parameters pass the 1 MiB of text indexed per server, past which a tool is indexed by its name, title and server only. They stay listed and callable, and are found by their names",
+      { server, tools, tools_indexed_in_part: cut },
+    );
   }
 }
 

@@ -71,20 +71,25 @@ function paramText(schema: unknown): string {
   return text.slice(0, INDEXED_CHARS);
 }
 
-/** A tool's terms per field; `room`: how much of its description and parameters' text its server's budget has left. */
-function fieldsOf(tool: SearchableTool, room: number): { fields: FieldTerms<Field>; chars: number } {
+/**
+ * A tool's terms per field; `room`: how much of its description and parameters' text its server's budget has left.
+ * `cut`: whether that budget left out some of its text (its own bound, INDEXED_CHARS, does not count).
+ */
+function fieldsOf(tool: SearchableTool, room: number): { fields: FieldTerms<Field>; chars: number; cut: boolean } {
   const head = terms(`${tool.name} ${tool.title ?? ''}`.slice(0, INDEXED_CHARS));
-  const words = `${(tool.description ?? '').slice(0, INDEXED_CHARS)} ${paramText(tool.inputSchema)}`.slice(0, room);
+  const own = `${(tool.description ?? '').slice(0, INDEXED_CHARS)} ${paramText(tool.inputSchema)}`;
+  const words = own.slice(0, room);
   return {
     fields: { head, body: terms(`${words} ${tool.server}`), aka: synonymsOf(head), things: thingsOf(head) },
     chars: words.length,
+    cut: own.trimEnd().length > room,
   };
 }
 
 export class ToolIndex {
   private readonly scorer = new Bm25<Field>(BOOST, PARAMS);
-  /** Per server, its tools' names and how much of their words are indexed. */
-  private readonly byServer = new Map<string, { names: string[]; chars: number }>();
+  /** Per server, its tools' names, how much of their words are indexed and how many tools its budget cut. */
+  private readonly byServer = new Map<string, { names: string[]; chars: number; cut: number }>();
 
   /** Replaces every tool of `server` (its list changed, or it was added); an empty list removes it. */
   replaceServer(server: string, tools: readonly SearchableTool[]): void {
@@ -100,12 +105,18 @@ export class ToolIndex {
 
   /** Adds one tool to those of its server, so a long list can be indexed a few tools at a time. */
   add(tool: SearchableTool): void {
-    const server = this.byServer.get(tool.server) ?? { names: [], chars: 0 };
-    const { fields, chars } = fieldsOf(tool, SERVER_INDEXED_CHARS - server.chars);
+    const server = this.byServer.get(tool.server) ?? { names: [], chars: 0, cut: 0 };
+    const { fields, chars, cut } = fieldsOf(tool, SERVER_INDEXED_CHARS - server.chars);
     this.scorer.add(tool.name, fields);
     server.names.push(tool.name);
     server.chars += chars;
+    if (cut) server.cut++;
     this.byServer.set(tool.server, server);
+  }
+
+  /** How many of `server`'s tools are indexed in part: those past SERVER_INDEXED_CHARS of its tools' text. */
+  cutTools(server: string): number {
+    return this.byServer.get(server)?.cut ?? 0;
   }
 
   get size(): number {
