@@ -187,11 +187,29 @@ t.test("the server's Keep-Alive timeout: an idle socket is let go a second befor
   await read(await pool.request('GET', url, {}).response);
   await read(await pool.request('GET', url, {}).response);
   t.equal(connections(), 2, 'timeout=0: not kept');
+  await reusedThenLetGo(t, url, pool, connections, 2, 'timeout=2');
+});
+
+/** A socket kept alive (Keep-Alive: timeout=2) is reused at once, and let go after a second idle: `open` sockets so far. */
+async function reusedThenLetGo(t: Test, url: URL, pool: Http1Pool, connections: () => number, open: number, what: string): Promise<void> {
   await read(await pool.request('GET', url, {}).response);
-  t.equal(connections(), 2, 'timeout=2: reused at once');
+  t.equal(connections(), open, `${what}: reused at once`);
   await new Promise((resolve) => setTimeout(resolve, 1_200));
   await read(await pool.request('GET', url, {}).response);
-  t.equal(connections(), 3, 'and let go after a second idle');
+  t.equal(connections(), open + 1, `${what}: let go after a second idle`);
+}
+
+t.test('a reused socket whose answer takes longer than its Keep-Alive idle time is not let go under the request', async (t) => {
+  const [url, pool, connections] = await raw(t, (socket, _connection, request) => {
+    const answer = (): void => void socket.write('HTTP/1.1 200 OK\r\nKeep-Alive: timeout=2\r\nContent-Length: 2\r\n\r\nok');
+    if (request === 2) setTimeout(answer, 1_500);
+    else answer();
+  });
+  t.equal((await read(await pool.request('GET', url, {}).response)).text, 'ok');
+  const slow = await read(await pool.request('GET', url, {}).response);
+  t.same([slow.text, slow.complete, slow.error], ['ok', true, undefined], 'answered whole after 1.5 s, past the idle second');
+  t.equal(connections(), 1, 'on the same socket');
+  await reusedThenLetGo(t, url, pool, connections, 1, 'after it');
 });
 
 t.test('a Keep-Alive timeout past what a timer holds is kept without a warning per answer', async (t) => {

@@ -246,6 +246,12 @@ export class Connection {
   private keepAlive = false;
   /** How long it may stay idle, from the server's hint (0: no limit). */
   private idleMs = 0;
+  /**
+   * The socket's inactivity timeout as set. It stays set while a request runs
+   * (the timeout is then ignored, and any byte either way restarts it): setting
+   * and clearing it around every request made two timers per call.
+   */
+  private armedMs = 0;
   private informational = false;
   private messageDone = false;
   /** A byte of the answer came: the request's message is let go, and a break from then on is "aborted", not "socket hang up". */
@@ -262,7 +268,9 @@ export class Connection {
     socket.on('data', (chunk: Buffer) => this.read(chunk));
     socket.on('end', () => this.eof());
     socket.on('error', (error) => this.lost(error));
-    socket.on('timeout', () => this.drop());
+    socket.on('timeout', () => {
+      if (this.request === undefined) this.drop();
+    });
     socket.on('close', () => this.lost(hangUp(this.answered ? 'aborted' : 'socket hang up')));
     const parser = this.parser;
     parser[HTTPParser.kOnHeaders] = (headers: string[]) => this.headerParts.push(...headers);
@@ -279,7 +287,6 @@ export class Connection {
     this.informational = false;
     this.messageDone = false;
     this.answered = false;
-    if (this.idleMs > 0) this.socket.setTimeout(0);
     this.parser.initialize(HTTPParser.RESPONSE, RESOURCE, 0, HTTPParser.kLenientNone);
     this.socket.write(request.message!);
     // Only a request on a socket the server may have closed while idle can need a second attempt (so never one on a new socket, a second attempt included).
@@ -373,7 +380,7 @@ export class Connection {
     // Its last chunk may have found the answer unread and paused the socket: reading it again is the next request's business.
     this.socket.resume();
     if (!this.keepAlive || this.socket.writableLength > 0 || this.socket.destroyed) return this.drop();
-    if (this.idleMs > 0) this.socket.setTimeout(this.idleMs);
+    if (this.armedMs !== this.idleMs) this.socket.setTimeout((this.armedMs = this.idleMs));
     this.pool.idle(this);
   }
 
