@@ -15,7 +15,7 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { DEFAULT_FLUSH_MS } from '../../src/daemon/invocation-log.js';
 import { closeAll, connect, echo, listAll } from '../clients.js';
 import { interleave, throughput, type ThroughputResult } from '../measure.js';
-import { daemonCpuNs, runOnce, sleep, startChild, threadsCpuNs, threadsCpuSince, type Child } from '../proc.js';
+import { daemonCpuNs, rssMb, runOnce, sleep, startChild, threadsCpuNs, threadsCpuSince, type Child } from '../proc.js';
 import { fig, single, type Row } from '../report.js';
 import { summarize } from '../stats.js';
 import { Coffer, type UpstreamSpec } from '../targets/coffer.js';
@@ -151,7 +151,7 @@ async function spreadPoint(ctx: Context, n: number): Promise<Row[]> {
     );
     rows.push(warmListRow(n, expected, lists.summaries));
     // After the calls and lists: each daemon's working set with N upstreams in use, not just connected.
-    rows.push(rssRow(n, coffer.rss(), peer.rss()));
+    rows.push(rssRow(n, coffer.rss(), peer.rss(), rssMb(relay.pid)));
     return rows;
   } finally {
     await closeAll(clients);
@@ -215,7 +215,7 @@ function warmListRow(n: number, tools: number, s: Record<string, ReturnType<type
   };
 }
 
-function rssRow(n: number, cofferMb: number, peerMb: number): Row {
+function rssRow(n: number, cofferMb: number, peerMb: number, relayMb: number): Row {
   const ofPeer = cofferMb / peerMb;
   return {
     id: `spread-rss-${n}`,
@@ -224,10 +224,10 @@ function rssRow(n: number, cofferMb: number, peerMb: number): Row {
     coffer: single(cofferMb),
     base: null,
     peer: single(peerMb),
-    headline: `${cofferMb.toFixed(0)} MB, ${ofPeer.toFixed(2)}× the peer's ${peerMb.toFixed(0)} MB`,
+    headline: `${cofferMb.toFixed(0)} MB, ${ofPeer.toFixed(2)}× the peer's ${peerMb.toFixed(0)} MB (the bare relay of coffer's shape, after the same calls: ${relayMb.toFixed(0)} MB, ${(relayMb / peerMb).toFixed(2)}×)`,
     target: 'at most 2× the peer',
     met: ofPeer <= 2,
-    extra: { cofferMb, peerMb },
+    extra: { cofferMb, peerMb, relayMb },
   };
 }
 
