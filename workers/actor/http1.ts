@@ -246,12 +246,6 @@ export class Connection {
   private keepAlive = false;
   /** How long it may stay idle, from the server's hint (0: no limit). */
   private idleMs = 0;
-  /**
-   * The socket's inactivity timeout as set. It stays set while a request runs
-   * (the timeout is then ignored, and any byte either way restarts it): setting
-   * and clearing it around every request made two timers per call.
-   */
-  private armedMs = 0;
   private informational = false;
   private messageDone = false;
   /** A byte of the answer came: the request's message is let go, and a break from then on is "aborted", not "socket hang up". */
@@ -380,7 +374,8 @@ export class Connection {
     // Its last chunk may have found the answer unread and paused the socket: reading it again is the next request's business.
     this.socket.resume();
     if (!this.keepAlive || this.socket.writableLength > 0 || this.socket.destroyed) return this.drop();
-    if (this.armedMs !== this.idleMs) this.socket.setTimeout((this.armedMs = this.idleMs));
+    // The idle timeout stays set while the next request runs (ignored then; any byte either way restarts it): setting and clearing it around every request made two timers per call.
+    if ((this.socket.timeout ?? 0) !== this.idleMs) this.socket.setTimeout(this.idleMs);
     this.pool.idle(this);
   }
 
