@@ -4,7 +4,7 @@
 // returned, however well it matches).
 import fc from 'fast-check';
 import t from 'tap';
-import { ToolIndex, type SearchableTool } from '../src/search/tool-index.js';
+import { INDEXED_CHARS, indexedAlike, ToolIndex, type SearchableTool } from '../src/search/tool-index.js';
 import { synonymsOf, terms, thingsOf, words } from '../src/search/vocabulary.js';
 
 const tool = (server: string, name: string, description = '', inputSchema: unknown = { type: 'object' }): SearchableTool => ({ name: `${server}__${name}`, server, description, inputSchema });
@@ -75,6 +75,18 @@ t.test('one server’s tools are replaced as a whole; an empty list removes them
   index.replaceServer('b', []);
   t.same(index.find('screenshot', 5), []);
   t.equal(index.size, 1);
+});
+
+t.test('two versions of a tool are alike to the index when the words it reads are: a new copy of the schema, or a change past what is indexed, is not a change', async (t) => {
+  const schema = (description: string, extra: Record<string, unknown> = {}) => ({ type: 'object', properties: { path: { type: 'string', description } }, ...extra });
+  const was = tool('fs', 'read_file', 'Reads a file', schema('where the file is'));
+  t.ok(indexedAlike(was, { ...was, inputSchema: schema('where the file is') }), 'a new copy of the same schema');
+  t.ok(indexedAlike(was, { ...was, inputSchema: schema('where the file is', { required: ['path'], $defs: { huge: 'x'.repeat(100_000) } }) }), 'a schema changed only in what is not indexed');
+  t.notOk(indexedAlike(was, { ...was, inputSchema: schema('which file to open') }), "a parameter's description changed");
+  t.notOk(indexedAlike(was, { ...was, description: 'Opens a file' }), 'the description changed');
+  t.notOk(indexedAlike(was, { ...was, title: 'Read' }), 'a title added');
+  const long = 'word '.repeat(INDEXED_CHARS);
+  t.ok(indexedAlike({ ...was, description: `${long}one` }, { ...was, description: `${long}two` }), 'a description changed only past what is indexed');
 });
 
 t.test('property: a search never returns a tool its caller cannot see, nor more than the limit', async (t) => {

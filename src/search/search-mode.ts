@@ -18,7 +18,7 @@ import { clipText } from '../protocol/untrusted-text.js';
 import { ADD_TOOLS, CALL_TOOL, DEFAULT_SEARCH_LIMIT, MAX_ADD_TOOLS, MAX_ANSWER_TEXT_CHARS, MAX_QUERY_CHARS, MAX_SEARCH_LIMIT, MAX_SESSION_TOOLS, META_TOOLS, SEARCH_TOOL, SESSION_META_TOOLS } from './meta-tools.js';
 import { Pins } from './pins.js';
 import { Slices } from './slices.js';
-import { ToolIndex, type SearchableTool } from './tool-index.js';
+import { indexedAlike, ToolIndex, type SearchableTool } from './tool-index.js';
 
 export type ToolsMode = 'full' | 'search';
 
@@ -203,7 +203,11 @@ export class SearchMode {
       this.indexedTools.delete(server);
     }
     for (const [server, tools] of byServer) {
-      if (await sameTools(this.indexedTools.get(server), tools, slices)) continue;
+      if (await sameTools(this.indexedTools.get(server), tools, slices)) {
+        // The new copies from now on: the old ones would otherwise be held beside the router's.
+        this.indexedTools.set(server, tools);
+        continue;
+      }
       // Until this server is indexed whole, it counts as changed.
       this.indexedTools.delete(server);
       this.index.removeServer(server);
@@ -228,14 +232,11 @@ export class SearchMode {
   }
 }
 
-/** Whether a server's tools are those indexed: the same names, titles, descriptions and input schemas. */
+/** Whether a server's tools give the index the words it holds for them. */
 async function sameTools(indexed: readonly SearchableTool[] | undefined, tools: readonly SearchableTool[], slices: Slices): Promise<boolean> {
   if (indexed?.length !== tools.length) return false;
   for (let at = 0; at < tools.length; at++) {
-    const [was, is] = [indexed[at]!, tools[at]!];
-    if (was.name !== is.name || was.title !== is.title || was.description !== is.description) return false;
-    // The router passes an unchanged upstream list's schemas on as they are; only a new copy needs comparing.
-    if (was.inputSchema !== is.inputSchema && JSON.stringify(was.inputSchema ?? null) !== JSON.stringify(is.inputSchema ?? null)) return false;
+    if (!indexedAlike(indexed[at]!, tools[at]!)) return false;
     await slices.pause();
   }
   return true;

@@ -71,6 +71,19 @@ function paramText(schema: unknown): string {
   return text.slice(0, INDEXED_CHARS);
 }
 
+const clip = (text: string | undefined): string | undefined => text?.slice(0, INDEXED_CHARS);
+
+/**
+ * Whether two versions of a tool give the index the same words. Only what is
+ * indexed is compared, so the router's thread never serialises a whole input
+ * schema (an upstream's may be megabytes) to learn that a list is unchanged.
+ */
+export function indexedAlike(was: SearchableTool, is: SearchableTool): boolean {
+  if (was.name !== is.name || was.server !== is.server || clip(was.title) !== clip(is.title) || clip(was.description) !== clip(is.description)) return false;
+  // The router passes an unchanged upstream list's schemas on as they are; only a new copy needs reading.
+  return was.inputSchema === is.inputSchema || paramText(was.inputSchema) === paramText(is.inputSchema);
+}
+
 /**
  * A tool's terms per field; `room`: how much of its description and parameters' text its server's budget has left.
  * `cut`: whether that budget left out some of its text (its own bound, INDEXED_CHARS, does not count).
