@@ -35,7 +35,7 @@ function open() {
     const end = buffer.indexOf('\\r\\n\\r\\n');
     if (end === -1) return;
     const framed = /content-length: *(\\d+)/i.exec(buffer.slice(0, end));
-    if (!framed) throw new Error('the relay floor reads answers framed by content-length only');
+    if (!framed) throw new Error('it reads answers framed by content-length only');
     const length = Number(framed[1]);
     if (buffer.length < end + 4 + length) return;
     const body = Buffer.from(buffer.slice(end + 4, end + 4 + length), 'latin1').toString('utf8');
@@ -56,7 +56,7 @@ const workers = urls.map((url) => new Worker(WORKER, { eval: true, resourceLimit
 const waiting = new Map<number, (body: string) => void>();
 let nextId = 0;
 for (const worker of workers) {
-  // A floor that cannot relay measures nothing: it stops, and the bench reports why.
+  // A floor that cannot relay measures nothing: it stops at once with its reason on stderr, rather than leave calls to time out.
   worker.on('error', (error) => {
     process.stderr.write(`relay floor: ${error.message}\n`);
     process.exit(1);

@@ -1,8 +1,9 @@
 // Calls spread over many upstreams: at each point N, coffer, mcp-hub, a bare
 // relay of coffer's shape (bench/relay-floor.ts: the floor of any gateway
-// with a worker per upstream) and direct clients call `echo` on all N upstreams — evenly (upstream after
-// upstream) and Zipf-like (a few upstreams take most calls, the rest a long
-// tail) — for one client's latency and for 16 clients' throughput; then, at
+// with a worker per upstream) and direct clients call `echo` on all N
+// upstreams — evenly (upstream after upstream) and Zipf-like (a few upstreams
+// take most calls, the rest a long tail) — for one client's latency and for
+// 16 clients' throughput; then, at
 // the same N, the warm merged tools/list and each daemon's RSS beside
 // mcp-hub's, and where each daemon's CPU goes per evenly spread call (which
 // of its threads the row's limit is, and what the load itself takes); last,
