@@ -2,6 +2,7 @@
 // daemon's; sessions are bound to the credential that opened them; nothing
 // published names a session by its id; tokens are stored only as hashes.
 import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { request } from 'node:http';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
@@ -215,6 +216,39 @@ t.test("a 2026-07-28 call parked for its client's answers ends when the credenti
   t.ok(await endedWithin(2), "rotating the daemon's token ends the call parked with the old one");
   const retried = await call(`Bearer ${rotated}`, 4, { inputResponses, requestState: daemonState });
   t.match(retried.messages.at(-1), { error: { code: -32602, data: { code: 'REQUEST_STATE_INVALID' } } }, "the old token's state is not the new token's");
+});
+
+t.test('a credential revoked while its request body is still arriving is refused when the body is complete: no listen or call is opened with it', async (t) => {
+  const gateway = await startGateway();
+  t.teardown(() => gateway.close());
+  const token = await addClient(gateway, 'uploader');
+  const body = JSON.stringify({
+    jsonrpc: '2.0',
+    id: 1,
+    method: 'subscriptions/listen',
+    params: { notifications: { toolsListChanged: true }, _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', [CAPABILITIES_KEY]: {} } },
+  });
+  const half = Math.floor(body.length / 2);
+  const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'content-length': String(body.length), 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'subscriptions/listen', authorization: `Bearer ${token}` };
+  const req = request(`${gateway.url}/mcp`, { method: 'POST', headers });
+  const answered = new Promise<{ status: number; text: string }>((resolve, reject) => {
+    req.on('error', reject);
+    req.on('response', (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      // A listen's stream stays open: its first event is enough to tell it was opened.
+      res.on('data', (chunk: string) => ((text += chunk), res.statusCode === 200 && resolve({ status: 200, text })));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+    });
+  });
+  t.teardown(() => req.destroy());
+  req.write(body.slice(0, half));
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  t.equal((await gateway.api('DELETE', '/clients/uploader')).status, 204, 'revoked while the body is on its way');
+  req.end(body.slice(half));
+  const answer = await answered;
+  t.equal(answer.status, 401, 'the request of the revoked credential is refused');
+  t.match(JSON.parse(answer.text || '{}'), { error: { code: -32013, data: { code: 'UNAUTHENTICATED' } } });
 });
 
 t.test('a 2026-07-28 caller has no session: its calls carry the tag of its credential, one per client, never the credential', async (t) => {

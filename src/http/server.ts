@@ -12,7 +12,7 @@ import { isAllowedHost, isAllowedOrigin } from './host-check.js';
 import { PortTakenError } from './port-taken.js';
 import { callbackHtml, OAUTH_CALLBACK_PATH } from '../oauth/callback-page.js';
 import type { CallbackPage } from '../oauth/sign-ins.js';
-import type { McpAuth } from './mcp-auth.js';
+import type { McpAuth, McpCredential } from './mcp-auth.js';
 import { registerOpsRoutes, type OpsEndpoints } from './ops-routes.js';
 import { uws, type HttpRequest, type HttpResponse, type TemplatedApp, type us_listen_socket } from './uws.js';
 import { endpointView, refusalBody } from '../toolsets/access.js';
@@ -95,19 +95,30 @@ export async function startHttpServer(
     return false;
   };
 
+  /** The request's credential and the toolset it sees, or null once it has been refused. */
+  const admit = (state: ResponseState, incoming: IncomingRequest, ownEndpoint: boolean): { credential: McpCredential; toolset: string | null } | null => {
+    const credential = mcpAuth.authenticate(incoming.headers['authorization']);
+    if (credential === null) return (sendUnauthenticated(state), null);
+    const view = endpointView(credential.toolset, ownEndpoint ? incoming.path.slice(TOOLSET_PATH.length) : null, (name) => toolsets.has(name));
+    if (!view.ok) return (sendBuffered(state, view.refusal.status, JSON_HEADERS, refusalBody(view.refusal)), null);
+    return { credential, toolset: view.toolset };
+  };
+
   const serveMcp = (res: HttpResponse, req: HttpRequest, ownEndpoint: boolean): void => {
     const state = new ResponseState(res);
     const incoming = readRequest(req);
     if (!guard(state, incoming)) return;
-    const credential = mcpAuth.authenticate(incoming.headers['authorization']);
-    if (credential === null) return sendUnauthenticated(state);
-    const view = endpointView(credential.toolset, ownEndpoint ? incoming.path.slice(TOOLSET_PATH.length) : null, (name) => toolsets.has(name));
-    if (!view.ok) return sendBuffered(state, view.refusal.status, JSON_HEADERS, refusalBody(view.refusal));
+    // Checked before the body is read (a stranger's upload is not taken in)...
+    const first = admit(state, incoming, ownEndpoint);
+    if (first === null) return;
     if (incoming.method === 'POST' && declaredTooLarge(state, incoming, options.mcpMaxBodyBytes)) return;
     void (async () => {
       const body = incoming.method === 'POST' ? await readBody(state, options.mcpMaxBodyBytes) : null;
+      // ...and again once it is: a credential revoked or rebound while the body arrived found nothing of it open to close.
+      const admitted = body === null ? first : admit(state, incoming, ownEndpoint);
+      if (admitted === null) return;
       // No Fetch Request unless the SDK transport answers: the common POST is served from the headers and bytes as read.
-      const head = { method: incoming.method, headers: incoming.headers, credential, toolset: view.toolset, toRequest: () => toFetchRequest(incoming, `http://${LOOPBACK}:${port}`) };
+      const head = { method: incoming.method, headers: incoming.headers, credential: admitted.credential, toolset: admitted.toolset, toRequest: () => toFetchRequest(incoming, `http://${LOOPBACK}:${port}`) };
       await mcp.serve(head, body, new UwsReply(state));
     })().catch((error: unknown) => {
       if (error instanceof BodyTooLargeError) return sendJson(state, envelope(413, 'PAYLOAD_TOO_LARGE', `request body over ${options.mcpMaxBodyBytes} bytes`));
