@@ -1,10 +1,11 @@
 // InputBridge's bounds, on the class itself with small limits: the calls it
-// keeps open, and the states of a modern upstream it remembers until their
-// retry. The calls are stand-ins for the router: one that runs until
+// keeps open, the questions of a call over, and the states of a modern
+// upstream it remembers until their retry. The calls are stand-ins for the router: one that runs until
 // cancelled, one whose 2025 upstream asks its client, one that answers
 // input_required as a 2026 upstream would.
 import { setTimeout as sleep } from 'node:timers/promises';
 import t from 'tap';
+import type { ForwardOutcome } from '../src/protocol/actor.js';
 import type { CancelSignal } from '../src/protocol/cancel.js';
 import { InputBridge, PARK_TTL_MS, type BridgedRequest } from '../src/mcp/modern/input-bridge.js';
 
@@ -95,4 +96,18 @@ t.test("a modern upstream's states are forgotten once expired, whatever the boun
   t.equal(remembered(), 1, 'the three expired ones went when the next was remembered');
   t.equal(await outcome(serve(bridge, asksOnce, { inputResponses: { q: { action: 'accept', content: {} } }, requestState: states[0] })), 'REQUEST_STATE_EXPIRED', 'an expired one is refused as such');
   t.equal(await outcome(serve(bridge, asksOnce, { inputResponses: { q: { action: 'accept', content: {} } }, requestState: fresh })), 'done');
+});
+
+t.test("a question still open when its call ends is refused to the upstream at once: no retry can answer it, so none is waited for", async (t) => {
+  const bridge = new InputBridge(hooks, undefined, { parks: 8, wrapStates: 8 });
+  let question: Promise<ForwardOutcome> | undefined;
+  // A 2025 upstream that asks something, does not wait for the answer (it decides without it) and ends the call.
+  const asksInPassing: BridgedRequest['run'] = async (ctx) => {
+    question = ctx.ask!('elicitation/create', { message: 'Anything to add?' }, ctx.signal);
+    await sleep(10);
+    return { content: [{ type: 'text', text: 'done' }] };
+  };
+  t.equal(await outcome(serve(bridge, asksInPassing)), 'done', 'the call ends within the gather window: its result, no input_required');
+  const leftover = await Promise.race([question!, sleep(1_000).then(() => 'still waiting for an answer')]);
+  t.match(leftover, { ok: false, error: { code: -32603, message: /call .*ended/ } }, 'the question nobody can answer now is refused');
 });

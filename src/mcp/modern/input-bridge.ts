@@ -294,10 +294,9 @@ export class InputBridge {
     if (!this.parks.delete(entry.id)) return;
     clearTimeout(entry.ttl);
     this.waiting.delete(entry);
-    if (reason !== null && !entry.park.isEnded) {
-      entry.park.abandon(reason);
-      entry.abort.abort(reason);
-    }
+    // A question still open now can never be answered (a retry finds the call over): its upstream hears so at once, over or not.
+    entry.park.abandon(reason ?? 'the call ended before its client answered this request');
+    if (reason !== null && !entry.park.isEnded) entry.abort.abort(reason);
     this.hooks.ended(entry.callerId);
   }
 }
