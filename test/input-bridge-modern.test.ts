@@ -6,7 +6,8 @@
 // then sampling, each state checked), the v1 and v2 SDK clients over HTTP.
 import t from 'tap';
 import { CreateMessageRequestSchema, ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
-import { CAPABILITIES_KEY, modernClient, modernFront, modernPost } from './helpers/modern.js';
+import { mcpPost } from './helpers/mcp-post.js';
+import { CAPABILITIES_KEY, MODERN, modernClient, modernFront, modernPost, PROTOCOL_VERSION_KEY } from './helpers/modern.js';
 
 const ASKED = { elicitation: {}, sampling: {} };
 
@@ -88,4 +89,14 @@ t.test('a modern upstream’s requestState is good only for the tool it was give
   const again = (await viaSearch('m__ask', 3)).messages.at(-1) as any;
   const own = (await viaSearch('m__ask', 4, { inputResponses: { name: { action: 'accept', content: { name: 'Fay' } } }, requestState: again.result.requestState })).messages.at(-1) as any;
   t.match(own.result, { resultType: 'input_required', inputRequests: { mood: {} } }, 'its own tool goes on');
+});
+
+t.test("clientCapabilities nested too deep for coffer to hand to a modern upstream (it is told them) are the caller's to flatten: -32602 BAD_REQUEST, not an upstream failure", async (t) => {
+  const depth = 20_000;
+  const deep = `${'{"a":'.repeat(depth)}{}${'}'.repeat(depth)}`;
+  const meta = `{${JSON.stringify(PROTOCOL_VERSION_KEY)}:"${MODERN}",${JSON.stringify(CAPABILITIES_KEY)}:{"experimental":{"x":${deep}}}}`;
+  const body = `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"m__echo","arguments":{"text":"hi"},"_meta":${meta}}}`;
+  const answer = await mcpPost(front.gateway, body, { 'mcp-protocol-version': MODERN, 'mcp-method': 'tools/call', 'mcp-name': 'm__echo' });
+  t.match(answer.messages.at(-1), { id: 1, error: { code: -32602, message: /nests deeper than 128 levels \(its params or its clientCapabilities\)/, data: { code: 'BAD_REQUEST' } } });
+  t.notOk(answer.text.includes('call stack'), 'no internal error text');
 });

@@ -209,6 +209,18 @@ t.test('the modern wire\'s refusals', async (t) => {
   t.equal(notification.status, 202, 'a modern notification: 202');
 });
 
+t.test("a call whose arguments nest too deep for coffer to hand to its upstream is refused as the caller's (-32602 BAD_REQUEST), not as an upstream failure with an internal error's text", async (t) => {
+  // Parsed fine, but past what coffer can copy to the upstream's thread.
+  const depth = 20_000;
+  const deep = `${'{"a":'.repeat(depth)}{}${'}'.repeat(depth)}`;
+  const body = `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"${NS}__test_simple_text","arguments":${deep},"_meta":${JSON.stringify(envelope())}}}`;
+  const answer = await mcpPost(gateway, body, { 'mcp-protocol-version': MODERN, 'mcp-method': 'tools/call', 'mcp-name': `${NS}__test_simple_text` });
+  t.match(answer.messages.at(-1), { id: 7, error: { code: -32602, message: /nests deeper than 128 levels/, data: { code: 'BAD_REQUEST' } } });
+  t.notOk(answer.text.includes('call stack'), 'no internal error text');
+  const after = await modernPost(gateway, 'tools/call', { name: `${NS}__test_simple_text`, arguments: {} });
+  t.equal(textOf(after.messages.at(-1).result), 'This is a simple text response for testing.', 'the upstream is served as before');
+});
+
 t.test('an upstream request a modern caller did not declare (sampling, no capability) fails the call with -32021 naming it, HTTP 400', async (t) => {
   const answer = await modernPost(gateway, 'tools/call', { name: `${NS}__test_sampling`, arguments: { prompt: 'hi' } }, {}, 1, 20_000);
   t.equal(answer.status, 400);

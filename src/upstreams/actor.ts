@@ -17,6 +17,8 @@ import { killChild } from '../supervision/kill-child.js';
 import { Restarter, type RestartWait } from '../supervision/restarter.js';
 import type { RestartSchedule } from '../supervision/restart-schedule.js';
 import { approximateChars, busyForward, inFlight, MAX_IN_FLIGHT_PER_UPSTREAM } from './in-flight.js';
+import { MAX_DEPTH } from '../../workers/actor/limits.js';
+import { nestsDeeperThan } from '../../workers/actor/nesting.js';
 import type { ForwardHooks, Upstream } from './upstream.js';
 
 export interface ActorOptions {
@@ -99,6 +101,18 @@ function lostForward(server: string, boundMs: number): ForwardOutcome {
 
 export function unavailableForward(server: string, reason: string): ForwardOutcome {
   return { ok: false, error: { code: JSONRPC.UPSTREAM_UNAVAILABLE, message: `${server}: ${reason}`, data: { code: 'UPSTREAM_UNAVAILABLE', server } } };
+}
+
+/**
+ * A call that could not be handed to the actor: a request nested past what the
+ * actor takes from an upstream (its params, or the capabilities its client
+ * declared) is the caller's to flatten (copying it to the worker overflowed
+ * the stack); anything else means the actor is gone.
+ */
+function unsentForward(server: string, req: ForwardRequest, error: unknown): ForwardOutcome {
+  if (!nestsDeeperThan(req, MAX_DEPTH)) return unavailableForward(server, `actor call failed: ${messageOf(error)}`);
+  const message = `the request nests deeper than ${MAX_DEPTH} levels (its params or its clientCapabilities), too deep for coffer to pass on to '${server}': send it flatter`;
+  return { ok: false, error: { code: JSONRPC.INVALID_PARAMS, message, data: { code: 'BAD_REQUEST', server } } };
 }
 
 export class UpstreamActor implements Upstream {
@@ -271,7 +285,7 @@ export class UpstreamActor implements Upstream {
       if (answer.upstreamAt) hooks.onUpstreamTimes?.(...answer.upstreamAt);
       return answer.outcome;
     };
-    return this.ask(seq, { type: 'forward', seq, req }, read, gone, hooks.onProgress).then((outcome) => {
+    return this.ask(seq, { type: 'forward', seq, req }, read, gone, hooks.onProgress, (error) => unsentForward(this.name, req, error)).then((outcome) => {
       clearTimeout(timer);
       inFlight.give(this.name, chars);
       return outcome;
@@ -282,7 +296,14 @@ export class UpstreamActor implements Upstream {
    * Posts a message and waits for its answer; the worker's exit settles it
    * too, and a message that cannot be posted (not cloneable) is answered at once.
    */
-  private ask<T>(seq: number, message: CallMessage, read: (answer: CallAnswer) => T, gone: (reason: string) => T, onProgress?: (progress: Progress) => void): Promise<T> {
+  private ask<T>(
+    seq: number,
+    message: CallMessage,
+    read: (answer: CallAnswer) => T,
+    gone: (reason: string) => T,
+    onProgress?: (progress: Progress) => void,
+    unsent: (error: unknown) => T = (error) => gone(`actor call failed: ${messageOf(error)}`),
+  ): Promise<T> {
     return new Promise<T>((resolve) => {
       const settle = (value: T): void => {
         this.pending.delete(seq);
@@ -292,7 +313,7 @@ export class UpstreamActor implements Upstream {
       try {
         this.send(message);
       } catch (error) {
-        settle(gone(`actor call failed: ${messageOf(error)}`));
+        settle(unsent(error));
       }
     });
   }
