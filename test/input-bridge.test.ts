@@ -9,7 +9,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import t from 'tap';
 import { CONFORMANCE_FIXTURE, networkConfig, startNetworkFixture, type RunningFixture } from './fixtures/fixture-servers.js';
 import { startGateway, type Gateway } from './helpers/gateway.js';
-import { CAPABILITIES_KEY, modernClient, modernPost } from './helpers/modern.js';
+import { mcpPost } from './helpers/mcp-post.js';
+import { CAPABILITIES_KEY, envelope, MODERN, modernClient, modernPost } from './helpers/modern.js';
 
 const NS = 'c';
 /** Shorter than the waits below: a parked call outlives its server's request_ms. */
@@ -117,4 +118,17 @@ t.test("a question the request did not declare is refused to the upstream: the c
   const failed = await call('test_missing_capability', withCaps({ elicitation: {} }));
   t.equal(failed.status, 400);
   t.match(errorOf(failed), { code: -32021, data: { requiredCapabilities: { sampling: {} } } });
+});
+
+t.test("an answer nested too deep for coffer to hand to the upstream's thread is refused to the upstream in its place: the call ends, the daemon stays up", async (t) => {
+  const tool = `${NS}__test_input_required_result_elicitation`;
+  const first = resultOf(await call('test_input_required_result_elicitation'));
+  const depth = 20_000;
+  const content = `${'{"a":'.repeat(depth)}{}${'}'.repeat(depth)}`;
+  const params = `"name":"${tool}","arguments":{},"requestState":${JSON.stringify(first!.requestState)},"inputResponses":{"user_name":{"action":"accept","content":${content}}}`;
+  const body = `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{${params},"_meta":${JSON.stringify(envelope({}, ALL))}}}`;
+  const retried = await mcpPost(gateway, body, { 'mcp-protocol-version': MODERN, 'mcp-method': 'tools/call', 'mcp-name': tool }, 10_000);
+  t.match(retried.messages.at(-1), { id: 2 }, 'the retry is answered');
+  t.notOk(retried.text.includes('call stack'), 'with no internal error text');
+  t.match(resultOf(await call('test_input_required_result_elicitation', { inputResponses: { user_name: { action: 'accept', content: { name: 'Flat' } } }, requestState: resultOf(await call('test_input_required_result_elicitation', {}, 3))!.requestState }, 4)), { content: [{ text: 'Hello, Flat!' }] }, 'and the daemon goes on serving');
 });

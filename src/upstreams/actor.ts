@@ -115,6 +115,12 @@ function unsentForward(server: string, req: ForwardRequest, error: unknown): For
   return { ok: false, error: { code: JSONRPC.INVALID_PARAMS, message, data: { code: 'BAD_REQUEST', server } } };
 }
 
+/** A client's answer that could not be handed to the actor, as the upstream gets it instead. */
+function unsentAnswer(outcome: ForwardOutcome, error: unknown): ForwardOutcome {
+  const why = nestsDeeperThan(outcome, MAX_DEPTH) ? `it nests deeper than ${MAX_DEPTH} levels` : messageOf(error);
+  return { ok: false, error: { code: JSONRPC.INVALID_PARAMS, message: `coffer refused to relay the client's answer: ${why}` } };
+}
+
 export class UpstreamActor implements Upstream {
   lastStatus: ActorStatus;
   private worker: Worker | null = null;
@@ -323,7 +329,22 @@ export class UpstreamActor implements Upstream {
   }
 
   command(command: ActorCommand): void {
-    void this.use(() => this.send({ type: 'command', command }), () => undefined);
+    void this.use(() => this.sendCommand(command), () => undefined);
+  }
+
+  /**
+   * What a client wrote never throws into its relayer when it cannot be copied
+   * to the worker (too deep: the copy recurses): a client's answer is replaced
+   * by a refusal, which the upstream still waits for; a client's notification
+   * is dropped.
+   */
+  private sendCommand(command: ActorCommand): void {
+    try {
+      this.send({ type: 'command', command });
+    } catch (error) {
+      if (command.type === 'answer') return this.send({ type: 'command', command: { type: 'answer', ticket: command.ticket, outcome: unsentAnswer(command.outcome, error) } });
+      if (command.type !== 'notify') throw error;
+    }
   }
 
   closeSession(session: string): void {
