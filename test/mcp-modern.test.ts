@@ -221,6 +221,17 @@ t.test("a call whose arguments nest too deep for coffer to hand to its upstream 
   t.equal(textOf(after.messages.at(-1).result), 'This is a simple text response for testing.', 'the upstream is served as before');
 });
 
+t.test('a resources/read whose uri is not a string is refused as such (-32602 BAD_REQUEST), neither as an unknown resource nor with what was sent echoed back', async (t) => {
+  const depth = 20_000;
+  for (const [label, uri] of [['a number', '5'], ['an object nested deep', `${'{"a":'.repeat(depth)}{}${'}'.repeat(depth)}`]]) {
+    const body = `{"jsonrpc":"2.0","id":4,"method":"resources/read","params":{"uri":${uri},"_meta":${JSON.stringify(envelope())}}}`;
+    const answer = await mcpPost(gateway, body, { 'mcp-protocol-version': MODERN, 'mcp-method': 'resources/read' });
+    const error = (answer.messages.at(-1) as { error?: { data?: Record<string, unknown> } }).error;
+    t.match(error, { code: -32602, message: /params\.uri.*string/, data: { code: 'BAD_REQUEST' } }, label);
+    t.notOk(error?.data && 'uri' in error.data, `${label}: not echoed`);
+  }
+});
+
 t.test('an upstream request a modern caller did not declare (sampling, no capability) fails the call with -32021 naming it, HTTP 400', async (t) => {
   const answer = await modernPost(gateway, 'tools/call', { name: `${NS}__test_sampling`, arguments: { prompt: 'hi' } }, {}, 1, 20_000);
   t.equal(answer.status, 400);
