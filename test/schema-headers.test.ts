@@ -7,6 +7,8 @@
 // behind a real daemon; v1, v2 and raw modern clients over HTTP.
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import t from 'tap';
 import { checkParamHeaders, declaredHeaders } from '../src/mcp/modern/param-headers.js';
 import { CONFORMANCE_FIXTURE, stdioFixture } from './fixtures/fixture-servers.js';
@@ -46,6 +48,23 @@ t.test('unit: the declared Mcp-Param-* headers of a call are checked against its
   t.equal(cell({ n: 3 }, { 'mcp-param-n': 'three' }), 'param-header-mismatch');
   t.equal(cell({ region: 'Hello' }, { 'mcp-param-region': '=?base64?SGVsbG8?=' }), 'param-header-invalid-encoding');
   t.match(checkParamHeaders(declared, { region: 'eu' }, {}), { status: 400, code: -32020, data: { code: 'HEADER_MISMATCH', mismatch: { header: 'Mcp-Param-Region' } } });
+});
+
+t.test('unit: a name the merged list does not hold is not remembered with the declarations: callers choose names, the list bounds what is kept', async (t) => {
+  setFlagsFromString('--expose-gc');
+  const gc = runInNewContext('gc') as () => void;
+  const tools = [{ name: 'x', inputSchema: { type: 'object', properties: { region: { type: 'string', 'x-mcp-header': 'Region' } } } }];
+  t.same(declaredHeaders(tools, 'x'), [{ argument: 'region', header: 'Region' }]);
+  gc();
+  const before = process.memoryUsage().heapUsed;
+  // Names as long as a header allows come in numbers a client chooses; fewer, longer ones show the same here.
+  let declared = 0;
+  for (let i = 0; i < 64; i++) declared += declaredHeaders(tools, String(i).padEnd(1 << 20, '-')).length;
+  t.equal(declared, 0, 'an unknown name declares nothing');
+  gc();
+  const grownMb = (process.memoryUsage().heapUsed - before) / (1 << 20);
+  t.ok(grownMb < 16, `64 unknown names of 1 MB each left ${grownMb.toFixed(1)} MB behind`);
+  t.same(declaredHeaders(tools, 'x'), [{ argument: 'region', header: 'Region' }], 'the known tool still declares its headers');
 });
 
 t.test('a JSON Schema 2020-12 inputSchema reaches clients of both eras with every keyword', async (t) => {

@@ -16,8 +16,9 @@ interface ListDeclarations {
 
 /**
  * Per merged tools list (a merge is a new array; an unchanged list is the same
- * one): its tools by name, and the declarations of those called so far. A
- * tool's schema is walked on its first call, not every schema on every merge.
+ * one): its tools by name, and the declarations of the listed ones called so
+ * far. A tool's schema is walked on its first call, not every schema on every
+ * merge.
  */
 const listDeclarations = new WeakMap<readonly unknown[], ListDeclarations>();
 
@@ -37,6 +38,8 @@ export function declaredHeaders(tools: readonly unknown[], tool: string): readon
   const { tools: schemas, declared } = declarationsOf(tools);
   let params = declared.get(tool);
   if (params === undefined) {
+    // Checked before the name's length is, with names any caller picks: only the list's own are remembered.
+    if (!schemas.has(tool)) return [];
     const headers = toolHeaders(schemas.get(tool));
     params = headers.ok ? headers.params : [];
     declared.set(tool, params);
