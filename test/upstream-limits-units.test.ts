@@ -11,7 +11,7 @@ import { approximateChars, InFlightLedger } from '../src/upstreams/in-flight.js'
 import { readSse } from '../workers/actor/http-bodies.js';
 import { parseInbound, TooDeepError } from '../workers/actor/inbound.js';
 import { AnswerBudget, MAX_PARSE_DEPTH } from '../workers/actor/limits.js';
-import { nestsDeeperThan, textDepth, topLevel } from '../workers/actor/nesting.js';
+import { nestsDeeperThan, textDepth, topLevel } from '../src/protocol/nesting.js';
 import { deepText } from './fixtures/fault-control.js';
 
 /** A value `depth` levels deep, built without recursion. */

@@ -17,8 +17,8 @@ import { killChild } from '../supervision/kill-child.js';
 import { Restarter, type RestartWait } from '../supervision/restarter.js';
 import type { RestartSchedule } from '../supervision/restart-schedule.js';
 import { approximateChars, busyForward, inFlight, MAX_IN_FLIGHT_PER_UPSTREAM } from './in-flight.js';
-import { MAX_DEPTH } from '../../workers/actor/limits.js';
-import { nestsDeeperThan } from '../../workers/actor/nesting.js';
+import { MAX_DEPTH } from '../protocol/message-limit.js';
+import { nestsDeeperThan } from '../protocol/nesting.js';
 import type { ForwardHooks, Upstream } from './upstream.js';
 
 export interface ActorOptions {

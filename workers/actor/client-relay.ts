@@ -8,8 +8,8 @@ import { JSONRPC } from '../../src/protocol/errors.js';
 import type { Notify } from './connection.js';
 import { isObject } from '../../src/protocol/json-object.js';
 import type { ServerRequestAnswer } from './jsonrpc-session.js';
-import { MAX_DEPTH } from './limits.js';
-import { nestsDeeperThan } from './nesting.js';
+import { MAX_DEPTH } from '../../src/protocol/message-limit.js';
+import { nestsDeeperThan } from '../../src/protocol/nesting.js';
 
 export interface ClientRelayOptions {
   server: string;

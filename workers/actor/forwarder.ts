@@ -6,8 +6,8 @@ import type { ServerConfig } from '../../src/protocol/server-config.js';
 import { Cancel } from '../../src/protocol/cancel.js';
 import { RequestFailure } from './connection.js';
 import { Deadline } from './deadline.js';
-import { MAX_DEPTH } from './limits.js';
-import { nestsDeeperThan } from './nesting.js';
+import { MAX_DEPTH } from '../../src/protocol/message-limit.js';
+import { nestsDeeperThan } from '../../src/protocol/nesting.js';
 import type { Lease, SessionConnections } from './session-connections.js';
 import type { Supervisor } from './supervisor.js';
 

@@ -4,8 +4,9 @@
 // in its place; anything else that deep is refused whole.
 import { JSONRPC } from '../../src/protocol/errors.js';
 import { ProtocolNoise, type JsonRpcMessage } from './jsonrpc-session.js';
-import { MAX_DEPTH, MAX_PARSE_DEPTH } from './limits.js';
-import { textDepth, topLevel } from './nesting.js';
+import { MAX_PARSE_DEPTH } from './limits.js';
+import { MAX_DEPTH } from '../../src/protocol/message-limit.js';
+import { textDepth, topLevel } from '../../src/protocol/nesting.js';
 
 /** Says nothing about the transport: the connection is not probed for it. */
 export class TooDeepError extends ProtocolNoise {

@@ -1,20 +1,9 @@
 // Bounds on what one upstream message may cost the actor. An actor worker has
 // a 256 MB heap: a message is held as text, as parsed JSON and once more while
 // it is cloned to the router, so a message far past this would kill the worker.
-// The message cap itself (MAX_MESSAGE_CHARS) is shared with the shim.
+// The message cap (MAX_MESSAGE_CHARS) and the nesting bound (MAX_DEPTH) hold
+// beyond the actor too: they are in src/protocol/message-limit.ts.
 import { MAX_MESSAGE_CHARS } from '../../src/protocol/message-limit.js';
-
-/**
- * The deepest an upstream's value may nest (objects and arrays, counted from
- * the value itself: a call result, one list item, a notification's or a
- * request's params). Past it the value never crosses to the main thread:
- * structuredClone, JSON.stringify and the SDK's validators all recurse, and
- * fail somewhere between 5,000 and 12,000 levels. 128 is serde_json's
- * recursion limit, so an MCP server or client written in Rust could not
- * exchange anything deeper anyway; real schemas and results nest a few dozen
- * levels at most.
- */
-export const MAX_DEPTH = 128;
 
 /**
  * A message nested deeper than this is not parsed at all: JSON.parse builds
