@@ -80,6 +80,12 @@ t.test('an id coffer did not give this caller reaches no upstream: -32602 TASK_N
   const other = await gateway.api('POST', '/clients', { name: 'other' });
   t.match((await rpc(gateway, 'tasks/get', { taskId }, WITH_TASKS, `Bearer ${other.body.token}`)).error, notFound, "another credential's task");
   t.equal((await rpc(gateway, 'tasks/get', { taskId })).result.status, 'working', 'the owner still reaches it');
+  const notText = (await rpc(gateway, 'tasks/get', { taskId: { id: taskId } })).error;
+  t.match(notText, { code: -32602, data: { code: 'BAD_REQUEST' }, message: /tasks\/get needs params\.taskId, a string/ }, 'a taskId that is not a string is refused as such');
+  t.notMatch(notText.message, /object Object/, 'what was sent is not echoed as [object Object]');
+  const long = (await rpc(gateway, 'tasks/get', { taskId: 'x'.repeat(2_000) })).error;
+  t.match(long, notFound, 'a long unknown taskId is unknown');
+  t.ok(long.message.length < 500, `a long unknown taskId is not echoed whole (${long.message.length} characters)`);
   await rpc(gateway, 'tasks/cancel', { taskId });
 });
 

@@ -7,6 +7,7 @@
 // Nothing here is cached: a task's state is asked of its upstream each time.
 import { JSONRPC } from '../../protocol/errors.js';
 import { declaresExtension, TASKS_EXTENSION } from '../../protocol/extensions.js';
+import { clipText } from '../../protocol/untrusted-text.js';
 import type { Calls, ForwardContext } from '../../router/calls.js';
 import { RpcError } from '../rpc-error.js';
 import { RequestStateSeal, type StateBinding } from './request-state.js';
@@ -16,6 +17,8 @@ export const TASK_ID_MAX_TTL_MS = 24 * 60 * 60_000;
 
 /** The binding method of every task id: tasks/get, update and cancel all take it. */
 const TASKS_BINDING = 'tasks';
+/** Enough of an unknown taskId to tell it in the refusal: the caller may have sent megabytes. */
+const SHOWN_TASK_ID_CHARS = 128;
 
 function binding(caller: string): StateBinding {
   return { caller, method: TASKS_BINDING, target: '' };
@@ -56,19 +59,20 @@ export class TaskRoutes {
         requiredCapabilities: { extensions: { [TASKS_EXTENSION]: {} } },
       });
     }
+    if (typeof params.taskId !== 'string') throw RpcError.coffer(JSONRPC.INVALID_PARAMS, 'BAD_REQUEST', `${method} needs params.taskId, a string: a taskId as coffer returned it`);
     const handle = this.open(params.taskId, ctx.caller ?? '');
     const result = await this.calls.forwardTask(handle.server, handle.tool, method, { ...params, taskId: handle.task }, ctx);
     return 'taskId' in result ? { ...result, taskId: params.taskId } : result;
   }
 
   /** The task a caller's id stands for; -32602 TASK_NOT_FOUND (the extension's unknown-task error) for any id coffer did not give this caller. */
-  private open(taskId: unknown, caller: string): { server: string; tool: string; task: string } {
+  private open(taskId: string, caller: string): { server: string; tool: string; task: string } {
     try {
       const handle = this.seal.open(taskId, binding(caller));
       if (handle.kind === 'task') return handle;
     } catch (error) {
       if (!(error instanceof RpcError)) throw error;
     }
-    throw RpcError.coffer(JSONRPC.INVALID_PARAMS, 'TASK_NOT_FOUND', `unknown task '${String(taskId)}': pass a taskId exactly as coffer returned it, from the same credential, before its ttlMs runs out`);
+    throw RpcError.coffer(JSONRPC.INVALID_PARAMS, 'TASK_NOT_FOUND', `unknown task '${clipText(taskId, SHOWN_TASK_ID_CHARS)}': pass a taskId exactly as coffer returned it, from the same credential, before its ttlMs runs out`);
   }
 }
