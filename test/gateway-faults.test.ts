@@ -9,6 +9,7 @@ import { freePort } from '../bench/free-port.js';
 import { upstreamLogDir } from '../src/paths.js';
 import { startGateway, waitFor } from './helpers/gateway.js';
 import { networkConfig, startNetworkFixture, stdioFixture } from './fixtures/fixture-servers.js';
+import { mcpPost } from './helpers/mcp-post.js';
 
 const text = (result: any): any => JSON.parse(result.content[0].text);
 
@@ -154,6 +155,25 @@ t.test('progress reaches the calling client; a cancel reaches the upstream', asy
   await new Promise((resolve) => setTimeout(resolve, 300));
   controller.abort('user gave up');
   await t.rejects(cancelled);
+  await waitFor('the upstream to see notifications/cancelled', () => readFileSync(join(upstreamLogDir(gateway.home), 'worker.log'), 'utf8').includes('cancelled slow'));
+});
+
+t.test('a notifications/cancelled whose reason is not a string still cancels the call (202 and an answer), as a string one does', async (t) => {
+  const gateway = await startGateway();
+  t.teardown(() => gateway.close());
+  await gateway.addServer(stdioFixture('worker'));
+  const init = await mcpPost(gateway, { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'canceller', version: '1' } } });
+  const headers = { 'mcp-session-id': init.sessionId!, 'mcp-protocol-version': '2025-11-25' };
+  await mcpPost(gateway, { jsonrpc: '2.0', method: 'notifications/initialized' }, headers);
+  const call = mcpPost(gateway, { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'worker__slow', arguments: { ms: 20_000, steps: 40 } } }, headers);
+  await new Promise((resolve) => setTimeout(resolve, 500));
+  // JSON can make an object that String() cannot convert: its toString is not a function.
+  const cancel = await mcpPost(gateway, { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 2, reason: { toString: 'not a function' } } }, headers);
+  t.equal(cancel.status, 202, `the cancel is taken: ${cancel.text}`);
+  const started = Date.now();
+  const answer = await call;
+  t.ok(Date.now() - started < 10_000, 'the call ends once cancelled, not at its own pace');
+  t.equal(answer.messages[0]?.id, 2, 'the call is answered');
   await waitFor('the upstream to see notifications/cancelled', () => readFileSync(join(upstreamLogDir(gateway.home), 'worker.log'), 'utf8').includes('cancelled slow'));
 });
 

@@ -29,6 +29,7 @@ import type { Answer } from './json-text.js';
 import { FirstPages } from './page-text.js';
 import { listPage, OWN_INSTRUCTIONS, SERVER_CAPABILITIES } from './surface.js';
 import { Cancel } from '../protocol/cancel.js';
+import { clipText } from '../protocol/untrusted-text.js';
 
 /** What the dispatcher hands requests to. */
 export interface DispatcherParts {
@@ -71,6 +72,15 @@ function requestIds(session: McpSession, request: JSONRPCRequest, trace: Request
   return { session: session.id, request_id: String(request.id), ...(traceId ? { trace_id: traceId } : {}) };
 }
 
+/**
+ * The reason a client gave for a cancel, as it travels on to the upstream: a
+ * string, clipped. Anything else is no reason (an object whose toString is
+ * not a function throws in String(), which every listener of the abort uses).
+ */
+function cancelReason(reason: unknown): string {
+  return typeof reason === 'string' ? clipText(reason) : 'cancelled by client';
+}
+
 /** Client notifications an upstream connection of that client needs to see. */
 const RELAYED_CLIENT_NOTIFICATIONS = new Set(['notifications/roots/list_changed']);
 
@@ -104,8 +114,8 @@ export class Dispatcher {
     } else if ('id' in message) {
       void this.answer(session, message, headers);
     } else if (message.method === 'notifications/cancelled') {
-      const requestId = (message.params as { requestId?: string | number } | undefined)?.requestId;
-      if (requestId !== undefined) session.inflight.get(requestId)?.abort((message.params as { reason?: string }).reason ?? 'cancelled by client');
+      const params = message.params as { requestId?: string | number; reason?: unknown } | undefined;
+      if (params?.requestId !== undefined) session.inflight.get(params.requestId)?.abort(cancelReason(params.reason));
     } else if (message.method === 'notifications/progress' && message.params) {
       this.clientMessages.clientProgress(message.params as Record<string, unknown>);
     } else if (RELAYED_CLIENT_NOTIFICATIONS.has(message.method)) {
