@@ -13,8 +13,8 @@ const MODERN_META = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', '
 
 type Answer = (request: JSONRPCRequest, response: ServerResponse) => void;
 
-/** A daemon's /mcp: 2025 sessions answered plainly, 2026-07-28 requests by `modern`. */
-async function fakeDaemon(t: Test, modern: Answer): Promise<{ url: URL; modernPosts: () => number; sessions: () => number }> {
+/** A daemon's /mcp: 2025 sessions answered plainly (or by `legacy`, but for initialize), 2026-07-28 requests by `modern`. */
+async function fakeDaemon(t: Test, modern: Answer, legacy?: Answer): Promise<{ url: URL; modernPosts: () => number; sessions: () => number }> {
   let modernPosts = 0;
   let sessions = 0;
   const server = createServer(async (request: IncomingMessage, response: ServerResponse) => {
@@ -27,6 +27,7 @@ async function fakeDaemon(t: Test, modern: Answer): Promise<{ url: URL; modernPo
       return modern(message, response);
     }
     if (message.id === undefined) return void response.writeHead(202).end();
+    if (legacy && message.method !== 'initialize') return legacy(message, response);
     const headers: Record<string, string> = { 'content-type': 'application/json' };
     if (message.method === 'initialize') headers['mcp-session-id'] = `s${++sessions}`;
     response.writeHead(200, headers).end(JSON.stringify({ jsonrpc: '2.0', id: message.id, result: { protocolVersion: '2025-06-18', capabilities: {}, serverInfo: { name: 'fake', version: '1' } } }));
@@ -108,4 +109,32 @@ t.test('losses on a daemon that was then restarted do not count: a request survi
   await waitFor('an answer', async () => said.length >= 1, 10_000);
   t.same(said, [{ jsonrpc: '2.0', id: 1, result: { tools: [] } }]);
   t.equal(daemon.modernPosts(), 6);
+});
+
+t.test('a request reusing the id of one still pending is refused by the shim (-32600), and the first still gets its own answer', async (t) => {
+  const daemon = await fakeDaemon(
+    t,
+    () => t.fail('no 2026-07-28 request here'),
+    (request, response) => {
+      const answer = (): void => void response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: request.id, result: { method: request.method } }));
+      if (request.method === 'tools/call') setTimeout(answer, 500);
+      else answer();
+    },
+  );
+  const { said, say } = await relayTo(t, daemon.url);
+  say({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'slow' } });
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  say({ jsonrpc: '2.0', id: 7, method: 'ping' });
+  // Not thrown on a timeout: the comparison below shows what did arrive.
+  await waitFor('two answers', async () => said.length >= 2, 5_000).catch(() => undefined);
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  t.match(
+    said,
+    [
+      { id: 7, error: { code: -32600, message: 'Invalid Request: this id is already used by a pending request; give each request an id of its own' } },
+      { id: 7, result: { method: 'tools/call' } },
+    ],
+    'the reuse is refused, the first request is answered',
+  );
+  t.equal(said.length, 2, 'and nothing else is written');
 });

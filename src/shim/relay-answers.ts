@@ -40,6 +40,11 @@ export function unreadable(id: RequestId, error: UnreadableAnswer): JSONRPCError
   return errorResponse(id, JSONRPC.INTERNAL_ERROR, `${error.message}; see the daemon log`);
 }
 
+/** A client request whose id one of its requests still pending holds (the daemon refuses the same on /mcp); the id is the answer's own, not repeated in its text. */
+export function idInUse(id: RequestId): JSONRPCErrorResponse {
+  return errorResponse(id, JSONRPC.INVALID_REQUEST, 'Invalid Request: this id is already used by a pending request; give each request an id of its own');
+}
+
 /** The daemon's own JSON-RPC error out of a rejected POST when there is one, else a generic one. */
 export function rejection(id: RequestId, error: StreamableHTTPError): JSONRPCErrorResponse {
   try {

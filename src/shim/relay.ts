@@ -17,7 +17,7 @@ import { HandshakeReplay } from './handshake.js';
 import { LinkLifecycle, type DaemonEndpoint, type Link } from './link-lifecycle.js';
 import { ToolHeaderParams } from '../protocol/mcp-param-headers.js';
 import { postModern } from './modern-post.js';
-import { classify, describe, rejection, unreachable, unreadable, type UnreadableAnswer } from './relay-answers.js';
+import { classify, describe, idInUse, rejection, unreachable, unreadable, type UnreadableAnswer } from './relay-answers.js';
 import { mayResend, RequestLedger, type Pending } from './request-ledger.js';
 
 export interface RelayOptions {
@@ -90,6 +90,8 @@ export class Relay {
       return;
     }
     if (isJSONRPCRequest(message)) {
+      // Answers find their request by id: a reused one would take the first request's entry, whose answer then reaches no one.
+      if (this.ledger.get(message.id)) return this.toClient(idInUse(message.id));
       this.ledger.track(message, route.era === 'modern' ? { revision: route.revision } : undefined);
     } else if (isJSONRPCNotification(message)) {
       if (this.cancelledModern(message)) return;
