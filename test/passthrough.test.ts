@@ -290,3 +290,24 @@ t.test('progress the other way: a client reporting progress on an upstream\'s sa
   const result = await client.callTool({ name: 'conf__test_sampling_with_progress', arguments: {} });
   t.equal(textOf(result), 'client progress: 1,2');
 });
+
+t.test("another session's progress on an upstream's sampling request never reaches that upstream, even with its token", async (t) => {
+  const gateway = await startGateway();
+  t.teardown(() => gateway.close());
+  await gateway.addServer({ name: 'conf', transport: stdioTransport });
+  const client = await gateway.client('progressing', { sampling: {} });
+  const intruder = await gateway.client('intruder');
+  client.setRequestHandler(CreateMessageRequestSchema, async (request, extra) => {
+    const progressToken = request.params._meta?.progressToken;
+    if (progressToken !== undefined) {
+      // The worst case: the other session knows the token the relayed request carries.
+      await intruder.notification({ method: 'notifications/progress', params: { progressToken, progress: 99, total: 2 } });
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      for (const progress of [1, 2]) await extra.sendNotification({ method: 'notifications/progress', params: { progressToken, progress, total: 2 } });
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    return { model: 'm', role: 'assistant', content: { type: 'text', text: 'done' } };
+  });
+  const result = await client.callTool({ name: 'conf__test_sampling_with_progress', arguments: {} });
+  t.equal(textOf(result), 'client progress: 1,2', 'only the asked session reports progress');
+});

@@ -117,7 +117,7 @@ export class Dispatcher {
       const params = message.params as { requestId?: string | number; reason?: unknown } | undefined;
       if (params?.requestId !== undefined) session.inflight.get(params.requestId)?.abort(cancelReason(params.reason));
     } else if (message.method === 'notifications/progress' && message.params) {
-      this.clientMessages.clientProgress(message.params as Record<string, unknown>);
+      this.clientMessages.clientProgress(session.id, message.params as Record<string, unknown>);
     } else if (RELAYED_CLIENT_NOTIFICATIONS.has(message.method)) {
       this.features.clientNotification(session.id, message.method, message.params as Record<string, unknown> | undefined);
     }

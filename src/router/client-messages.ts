@@ -43,10 +43,12 @@ export class ClientMessages {
   private readonly tickets = new Map<string, Cancel>();
   /**
    * The progressToken coffer gave a relayed request → its upstream, ticket and
-   * the upstream's own token. Upstreams pick tokens independently (often their
-   * request id, from 0), so they are never shown to clients as they are.
+   * the upstream's own token, and the session asked. Upstreams pick tokens
+   * independently (often their request id, from 0), so they are never shown
+   * to clients as they are; coffer's can be guessed, so only the session asked
+   * may report progress under one.
    */
-  private readonly progressTokens = new Map<string, { server: string; ticket: number; original: unknown }>();
+  private readonly progressTokens = new Map<string, { server: string; ticket: number; original: unknown; session: string | null }>();
 
   constructor(
     private readonly upstreams: UpstreamDirectory,
@@ -80,7 +82,7 @@ export class ClientMessages {
     this.tickets.set(key, abort);
     const meta = event.params._meta as { progressToken?: unknown } | undefined;
     const progressToken = meta?.progressToken === undefined ? undefined : `coffer-progress-${event.server}-${event.ticket}`;
-    if (progressToken !== undefined) this.progressTokens.set(progressToken, { server: event.server, ticket: event.ticket, original: meta!.progressToken });
+    if (progressToken !== undefined) this.progressTokens.set(progressToken, { server: event.server, ticket: event.ticket, original: meta!.progressToken, session: call?.sessionId ?? session });
     const params = progressToken === undefined ? event.params : { ...event.params, _meta: { ...meta, progressToken } };
     let outcome: ForwardOutcome;
     try {
@@ -111,10 +113,10 @@ export class ClientMessages {
     return { call, session: call?.sessionId ?? target.session };
   }
 
-  /** A client's progress on a relayed request goes to the upstream that asked. */
-  clientProgress(params: Record<string, unknown>): void {
+  /** A session's progress on a request relayed to it goes to the upstream that asked. */
+  clientProgress(sessionId: string, params: Record<string, unknown>): void {
     const relayed = typeof params.progressToken === 'string' ? this.progressTokens.get(params.progressToken) : undefined;
-    if (relayed) this.upstreams.get(relayed.server)?.command({ type: 'progress', ticket: relayed.ticket, params: { ...params, progressToken: relayed.original } });
+    if (relayed?.session === sessionId) this.upstreams.get(relayed.server)?.command({ type: 'progress', ticket: relayed.ticket, params: { ...params, progressToken: relayed.original } });
   }
 
   private notification(event: Extract<ClientEvent, { type: 'notification' }>): void {
