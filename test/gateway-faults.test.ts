@@ -3,15 +3,26 @@
 // late; progress and cancellation across the gateway.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { freePort } from '../bench/free-port.js';
 import { upstreamLogDir } from '../src/paths.js';
-import { startGateway, waitFor } from './helpers/gateway.js';
+import { startGateway, waitFor, type Gateway } from './helpers/gateway.js';
 import { networkConfig, startNetworkFixture, stdioFixture } from './fixtures/fixture-servers.js';
 import { mcpPost } from './helpers/mcp-post.js';
 
 const text = (result: any): any => JSON.parse(result.content[0].text);
+
+/** A gateway with the stdio fixture 'worker' and a raw 2025-11-25 session on it: the headers that use it. */
+async function workerSession(t: Test): Promise<{ gateway: Gateway; headers: Record<string, string> }> {
+  const gateway = await startGateway();
+  t.teardown(() => gateway.close());
+  await gateway.addServer(stdioFixture('worker'));
+  const init = await mcpPost(gateway, { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'canceller', version: '1' } } });
+  const headers = { 'mcp-session-id': init.sessionId!, 'mcp-protocol-version': '2025-11-25' };
+  await mcpPost(gateway, { jsonrpc: '2.0', method: 'notifications/initialized' }, headers);
+  return { gateway, headers };
+}
 
 t.test('two upstreams with the same tool: both listed, each call reaches its own', async (t) => {
   const gateway = await startGateway();
@@ -159,12 +170,7 @@ t.test('progress reaches the calling client; a cancel reaches the upstream', asy
 });
 
 t.test('a notifications/cancelled whose reason is not a string still cancels the call (202 and an answer), as a string one does', async (t) => {
-  const gateway = await startGateway();
-  t.teardown(() => gateway.close());
-  await gateway.addServer(stdioFixture('worker'));
-  const init = await mcpPost(gateway, { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'canceller', version: '1' } } });
-  const headers = { 'mcp-session-id': init.sessionId!, 'mcp-protocol-version': '2025-11-25' };
-  await mcpPost(gateway, { jsonrpc: '2.0', method: 'notifications/initialized' }, headers);
+  const { gateway, headers } = await workerSession(t);
   const call = mcpPost(gateway, { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'worker__slow', arguments: { ms: 20_000, steps: 40 } } }, headers);
   await new Promise((resolve) => setTimeout(resolve, 500));
   // JSON can make an object that String() cannot convert: its toString is not a function.
@@ -175,6 +181,21 @@ t.test('a notifications/cancelled whose reason is not a string still cancels the
   t.ok(Date.now() - started < 10_000, 'the call ends once cancelled, not at its own pace');
   t.equal(answer.messages[0]?.id, 2, 'the call is answered');
   await waitFor('the upstream to see notifications/cancelled', () => readFileSync(join(upstreamLogDir(gateway.home), 'worker.log'), 'utf8').includes('cancelled slow'));
+});
+
+t.test('a call cancelled before coffer has sent it upstream is not sent: a batch of the call and its cancel ends at once', async (t) => {
+  const { gateway, headers } = await workerSession(t);
+  const started = Date.now();
+  const answer = await mcpPost(
+    gateway,
+    [
+      { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'worker__slow', arguments: { ms: 8_000, steps: 2 } } },
+      { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 2, reason: 'changed my mind' } },
+    ],
+    headers,
+  );
+  t.ok(Date.now() - started < 4_000, `answered in ${Date.now() - started} ms, not after the 8 s call ran`);
+  t.match(answer.messages, [{ id: 2, error: { code: -32800 } }], 'the call is answered as cancelled');
 });
 
 t.test('merged lists paginate with cursors', async (t) => {

@@ -80,6 +80,8 @@ export const JSONRPC = {
   NOT_IN_TOOLSET: -32015,
   /** MCP 2026-07-28: the request did not declare a client capability the call needs (data.requiredCapabilities). */
   MISSING_CLIENT_CAPABILITY: -32021,
+  /** A request its client cancelled: LSP's RequestCancelled (MCP has no code of its own). */
+  REQUEST_CANCELLED: -32800,
 } as const;
 
 export interface JsonRpcErrorBody {

@@ -186,6 +186,8 @@ export class Calls {
 
   /** Forwards one request to one upstream as it is; the upstream's error becomes an RpcError. */
   async send(upstream: Upstream, method: string, params: Record<string, unknown>, ctx: ForwardContext): Promise<Record<string, unknown>> {
+    // Cancelled while coffer resolved it (a cancel right behind its request): an abort listener added now would never run.
+    if (ctx.signal.aborted) throw new RpcError(JSONRPC.REQUEST_CANCELLED, `${method} was cancelled`);
     const id = `f${++this.nextForwardId}`;
     const onAbort = () => upstream.cancel(id, String(ctx.signal.reason ?? 'cancelled by client'));
     ctx.signal.addEventListener('abort', onAbort, { once: true });

@@ -11,9 +11,6 @@ import { nestsDeeperThan } from '../../src/protocol/nesting.js';
 import type { Lease, SessionConnections } from './session-connections.js';
 import type { Supervisor } from './supervisor.js';
 
-/** LSP's RequestCancelled; MCP has no code of its own (a cancelled request gets no answer downstream anyway). */
-export const REQUEST_CANCELLED = -32800;
-
 /** The shared connection is the supervisor's: a call holds nothing to give back. */
 const keepShared = (): void => undefined;
 
@@ -130,7 +127,7 @@ export class Forwarder {
       case 'unavailable':
         return this.error(JSONRPC.UPSTREAM_UNAVAILABLE, 'UPSTREAM_UNAVAILABLE', `${this.config.name}: ${failure.message}`);
       case 'cancelled':
-        return { ok: false, error: { code: REQUEST_CANCELLED, message: failure.message } };
+        return { ok: false, error: { code: JSONRPC.REQUEST_CANCELLED, message: failure.message } };
       case 'auth':
         return this.error(JSONRPC.UPSTREAM_AUTH_REQUIRED, 'UPSTREAM_AUTH_REQUIRED', `${this.config.name}: ${failure.message}`);
     }
