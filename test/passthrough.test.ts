@@ -311,3 +311,25 @@ t.test("another session's progress on an upstream's sampling request never reach
   const result = await client.callTool({ name: 'conf__test_sampling_with_progress', arguments: {} });
   t.equal(textOf(result), 'client progress: 1,2', 'only the asked session reports progress');
 });
+
+t.test("a client's progress on a relayed request nested too deep to hand to the upstream's thread is dropped: the rest of its POST is answered", async (t) => {
+  const gateway = await startGateway();
+  t.teardown(() => gateway.close());
+  await gateway.addServer({ name: 'conf', transport: stdioTransport });
+  const client = await gateway.client('progressing', { sampling: {} });
+  const headers = { 'mcp-session-id': (client.transport as StreamableHTTPClientTransport).sessionId!, 'mcp-protocol-version': LATEST_PROTOCOL_VERSION };
+  const depth = 20_000;
+  const deep = `${'{"a":'.repeat(depth)}{}${'}'.repeat(depth)}`;
+  const posted: Array<{ status: number; text: string }> = [];
+  client.setRequestHandler(CreateMessageRequestSchema, async (request) => {
+    const progressToken = JSON.stringify(request.params._meta?.progressToken);
+    const body = `[{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":${progressToken},"progress":1,"total":2,"deep":${deep}}},{"jsonrpc":"2.0","id":"after","method":"ping"}]`;
+    posted.push(await mcpPost(gateway, body, headers, 10_000));
+    return { model: 'm', role: 'assistant', content: { type: 'text', text: 'done' } };
+  });
+  const result = await client.callTool({ name: 'conf__test_sampling_with_progress', arguments: {} });
+  t.equal(textOf(result), 'client progress: ', 'the call completes without the progress');
+  t.match(posted, [{ status: 200, text: /"id":"after","result":\{\}/ }], 'the ping beside it is answered');
+  const again = await mcpPost(gateway, { jsonrpc: '2.0', id: 'after', method: 'ping' }, headers);
+  t.match(again, { status: 200, text: /"result":\{\}/ }, 'and its id is free again');
+});

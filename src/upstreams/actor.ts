@@ -336,14 +336,15 @@ export class UpstreamActor implements Upstream {
    * What a client wrote never throws into its relayer when it cannot be copied
    * to the worker (too deep: the copy recurses): a client's answer is replaced
    * by a refusal, which the upstream still waits for; a client's notification
-   * is dropped.
+   * (its progress on a relayed request too) is dropped. A throw would reach
+   * the session's POST, whose other messages would go unhandled.
    */
   private sendCommand(command: ActorCommand): void {
     try {
       this.send({ type: 'command', command });
     } catch (error) {
       if (command.type === 'answer') return this.send({ type: 'command', command: { type: 'answer', ticket: command.ticket, outcome: unsentAnswer(command.outcome, error) } });
-      if (command.type !== 'notify') throw error;
+      if (command.type !== 'notify' && command.type !== 'progress') throw error;
     }
   }
 
