@@ -82,7 +82,7 @@ export class ClientMessages {
     this.tickets.set(key, abort);
     const meta = event.params._meta as { progressToken?: unknown } | undefined;
     const progressToken = meta?.progressToken === undefined ? undefined : `coffer-progress-${event.server}-${event.ticket}`;
-    if (progressToken !== undefined) this.progressTokens.set(progressToken, { server: event.server, ticket: event.ticket, original: meta!.progressToken, session: call?.sessionId ?? session });
+    if (progressToken !== undefined) this.progressTokens.set(progressToken, { server: event.server, ticket: event.ticket, original: meta!.progressToken, session });
     const params = progressToken === undefined ? event.params : { ...event.params, _meta: { ...meta, progressToken } };
     let outcome: ForwardOutcome;
     try {
