@@ -8,6 +8,7 @@ import t from 'tap';
 import { CreateMessageRequestSchema, ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { mcpPost } from './helpers/mcp-post.js';
 import { CAPABILITIES_KEY, MODERN, modernClient, modernFront, modernPost, PROTOCOL_VERSION_KEY } from './helpers/modern.js';
+import { deepText } from './fixtures/fault-control.js';
 
 const ASKED = { elicitation: {}, sampling: {} };
 
@@ -92,8 +93,7 @@ t.test('a modern upstream’s requestState is good only for the tool it was give
 });
 
 t.test("clientCapabilities nested too deep for coffer to hand to a modern upstream (it is told them) are the caller's to flatten: -32602 BAD_REQUEST, not an upstream failure", async (t) => {
-  const depth = 20_000;
-  const deep = `${'{"a":'.repeat(depth)}{}${'}'.repeat(depth)}`;
+  const deep = deepText(20_000);
   const meta = `{${JSON.stringify(PROTOCOL_VERSION_KEY)}:"${MODERN}",${JSON.stringify(CAPABILITIES_KEY)}:{"experimental":{"x":${deep}}}}`;
   const body = `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"m__echo","arguments":{"text":"hi"},"_meta":${meta}}}`;
   const answer = await mcpPost(front.gateway, body, { 'mcp-protocol-version': MODERN, 'mcp-method': 'tools/call', 'mcp-name': 'm__echo' });

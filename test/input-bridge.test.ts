@@ -11,6 +11,7 @@ import { CONFORMANCE_FIXTURE, networkConfig, startNetworkFixture, type RunningFi
 import { startGateway, type Gateway } from './helpers/gateway.js';
 import { mcpPost } from './helpers/mcp-post.js';
 import { CAPABILITIES_KEY, envelope, MODERN, modernClient, modernPost } from './helpers/modern.js';
+import { deepText } from './fixtures/fault-control.js';
 
 const NS = 'c';
 /** Shorter than the waits below: a parked call outlives its server's request_ms. */
@@ -123,8 +124,7 @@ t.test("a question the request did not declare is refused to the upstream: the c
 t.test("an answer nested too deep for coffer to hand to the upstream's thread is refused to the upstream in its place: the call ends, the daemon stays up", async (t) => {
   const tool = `${NS}__test_input_required_result_elicitation`;
   const first = resultOf(await call('test_input_required_result_elicitation'));
-  const depth = 20_000;
-  const content = `${'{"a":'.repeat(depth)}{}${'}'.repeat(depth)}`;
+  const content = deepText(20_000);
   const params = `"name":"${tool}","arguments":{},"requestState":${JSON.stringify(first!.requestState)},"inputResponses":{"user_name":{"action":"accept","content":${content}}}`;
   const body = `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{${params},"_meta":${JSON.stringify(envelope({}, ALL))}}}`;
   const retried = await mcpPost(gateway, body, { 'mcp-protocol-version': MODERN, 'mcp-method': 'tools/call', 'mcp-name': tool }, 10_000);

@@ -10,6 +10,7 @@ import { CONFORMANCE_FIXTURE } from './fixtures/fixture-servers.js';
 import { startGateway, waitFor, type Gateway } from './helpers/gateway.js';
 import { mcpPost, MCP_HEADERS } from './helpers/mcp-post.js';
 import { envelope, MODERN, modernClient, modernPost } from './helpers/modern.js';
+import { deepText } from './fixtures/fault-control.js';
 
 const NS = 'c';
 let gateway: Gateway;
@@ -211,8 +212,7 @@ t.test('the modern wire\'s refusals', async (t) => {
 
 t.test("a call whose arguments nest too deep for coffer to hand to its upstream is refused as the caller's (-32602 BAD_REQUEST), not as an upstream failure with an internal error's text", async (t) => {
   // Parsed fine, but past what coffer can copy to the upstream's thread.
-  const depth = 20_000;
-  const deep = `${'{"a":'.repeat(depth)}{}${'}'.repeat(depth)}`;
+  const deep = deepText(20_000);
   const body = `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"${NS}__test_simple_text","arguments":${deep},"_meta":${JSON.stringify(envelope())}}}`;
   const answer = await mcpPost(gateway, body, { 'mcp-protocol-version': MODERN, 'mcp-method': 'tools/call', 'mcp-name': `${NS}__test_simple_text` });
   t.match(answer.messages.at(-1), { id: 7, error: { code: -32602, message: /nests deeper than 128 levels/, data: { code: 'BAD_REQUEST' } } });
@@ -222,8 +222,7 @@ t.test("a call whose arguments nest too deep for coffer to hand to its upstream 
 });
 
 t.test('a resources/read whose uri is not a string is refused as such (-32602 BAD_REQUEST), neither as an unknown resource nor with what was sent echoed back', async (t) => {
-  const depth = 20_000;
-  for (const [label, uri] of [['a number', '5'], ['an object nested deep', `${'{"a":'.repeat(depth)}{}${'}'.repeat(depth)}`]]) {
+  for (const [label, uri] of [['a number', '5'], ['an object nested deep', deepText(20_000)]]) {
     const body = `{"jsonrpc":"2.0","id":4,"method":"resources/read","params":{"uri":${uri},"_meta":${JSON.stringify(envelope())}}}`;
     const answer = await mcpPost(gateway, body, { 'mcp-protocol-version': MODERN, 'mcp-method': 'resources/read' });
     const error = (answer.messages.at(-1) as { error?: { data?: Record<string, unknown> } }).error;

@@ -20,6 +20,7 @@ import { startGateway, waitFor, type Gateway } from './helpers/gateway.js';
 import { exposeResultUris } from '../src/router/expose-results.js';
 import { mcpPost } from './helpers/mcp-post.js';
 import { directEverything, everythingStdio } from './helpers/upstreams.js';
+import { deepText } from './fixtures/fault-control.js';
 
 const stdioTransport = { type: 'stdio', command: process.execPath, args: [CONFORMANCE_FIXTURE, '--transport', 'stdio'] };
 
@@ -318,8 +319,7 @@ t.test("a client's progress on a relayed request nested too deep to hand to the 
   await gateway.addServer({ name: 'conf', transport: stdioTransport });
   const client = await gateway.client('progressing', { sampling: {} });
   const headers = { 'mcp-session-id': (client.transport as StreamableHTTPClientTransport).sessionId!, 'mcp-protocol-version': LATEST_PROTOCOL_VERSION };
-  const depth = 20_000;
-  const deep = `${'{"a":'.repeat(depth)}{}${'}'.repeat(depth)}`;
+  const deep = deepText(20_000);
   const posted: Array<{ status: number; text: string }> = [];
   client.setRequestHandler(CreateMessageRequestSchema, async (request) => {
     const progressToken = JSON.stringify(request.params._meta?.progressToken);
