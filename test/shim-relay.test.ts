@@ -138,3 +138,33 @@ t.test('a request reusing the id of one still pending is refused by the shim (-3
   );
   t.equal(said.length, 2, 'and nothing else is written');
 });
+
+t.test("a daemon request the daemon cancelled is forgotten: the client's late answer to it is dropped, not carried to the daemon", async (t) => {
+  const answered: unknown[] = [];
+  const daemon = await fakeDaemon(
+    t,
+    () => t.fail('no 2026-07-28 request here'),
+    (request, response) => {
+      if (request.method === undefined) {
+        answered.push(request.id);
+        return void response.writeHead(202).end();
+      }
+      // The call's stream asks the client for its roots, gives up on the question, then answers the call.
+      const events = [
+        { jsonrpc: '2.0', id: 'ask-1', method: 'roots/list' },
+        { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 'ask-1', reason: 'the upstream gave up' } },
+        { jsonrpc: '2.0', id: request.id, result: { content: [] } },
+      ];
+      response.writeHead(200, { 'content-type': 'text/event-stream' }).end(events.map((event) => `event: message\ndata: ${JSON.stringify(event)}\n\n`).join(''));
+    },
+  );
+  const { said, logs, say } = await relayTo(t, daemon.url);
+  say({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'asks' } });
+  await waitFor('the call answered', async () => said.some((message) => 'id' in message && message.id === 1 && 'result' in message));
+  t.match(said.slice(0, 2), [{ id: 'ask-1', method: 'roots/list' }, { method: 'notifications/cancelled', params: { requestId: 'ask-1' } }], 'the client hears the question and its cancellation');
+  say({ jsonrpc: '2.0', id: 'ask-1', result: { roots: [] } });
+  await waitFor('the late answer dropped', async () => logs.some((line) => line.includes("dropped the client's answer ask-1")), 2_000).catch(() => undefined);
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  t.same(answered, [], 'the daemon never gets an answer to the request it cancelled');
+  t.ok(logs.some((line) => line.includes("dropped the client's answer ask-1")), 'the shim says it dropped it');
+});

@@ -102,7 +102,7 @@ export class Relay {
       // The client's answer to a daemon request: only the session that asked can use it.
       const asker = this.ledger.takeAsker(message.id);
       if (asker === undefined || asker !== this.links.current?.generation) {
-        this.options.log(`dropped the client's answer ${String(message.id)}: the daemon session that asked is gone`);
+        this.options.log(`dropped the client's answer ${String(message.id)}: the daemon session that asked is gone, or it cancelled the request`);
         return;
       }
     }
@@ -112,7 +112,11 @@ export class Relay {
   private fromDaemon(link: Link, message: JSONRPCMessage): void {
     if (isJSONRPCRequest(message)) {
       this.ledger.serverAsked(message.id, link.generation);
-    } else if (!isJSONRPCNotification(message) && message.id !== undefined) {
+    } else if (isJSONRPCNotification(message)) {
+      // A request the daemon cancelled is owed nothing: a client that never answers it leaves no record behind.
+      const id = message.method === 'notifications/cancelled' ? message.params?.requestId : undefined;
+      if (typeof id === 'string' || typeof id === 'number') this.ledger.serverCancelled(id, link.generation);
+    } else if (message.id !== undefined) {
       if (this.handshake.claim(message)) return;
       const entry = this.ledger.get(message.id);
       if (!entry) {

@@ -89,6 +89,11 @@ export class RequestLedger {
     this.serverRequests.set(id, generation);
   }
 
+  /** The daemon gave up its request `id` (asked on link `generation`): no answer of the client's is owed to it any more. */
+  serverCancelled(id: RequestId, generation: number): void {
+    if (this.serverRequests.get(id) === generation) this.serverRequests.delete(id);
+  }
+
   /** The generation of the link that asked `id`, forgotten once taken. */
   takeAsker(id: RequestId): number | undefined {
     const asker = this.serverRequests.get(id);
