@@ -7,7 +7,8 @@ import type { Progress } from '../src/protocol/actor.js';
 import { MSGPACK_FROM_ITEMS } from '../src/protocol/list-codec.js';
 import type { ActorListAnswer } from '../src/upstreams/actor.js';
 import { callTool, startActor, toolJson } from './fixtures/actor-harness.js';
-import { networkConfig, serverConfig, startNetworkFixture, stdioFixture } from './fixtures/fixture-servers.js';
+import type { ServerConfig } from '../src/protocol/server-config.js';
+import { networkConfig, SERVER_INFO_FIXTURE, serverConfig, startNetworkFixture, stdioFixture } from './fixtures/fixture-servers.js';
 import { waitFor } from './helpers/wait.js';
 
 function names(answer: ActorListAnswer, key = 'name'): unknown[] {
@@ -187,4 +188,25 @@ t.test('server-everything lists over stdio', async (t) => {
   const resources = await actor.handle.list('resources', false);
   t.ok(resources.ok && resources.state === 'live');
   t.match(await callTool(actor, 'echo', { message: 'hi' }), { ok: true, result: { content: [{ type: 'text', text: /hi/ }] } }, 'a real tool call');
+});
+
+t.test("an upstream's serverInfo is what it says of itself, never a reason it cannot connect: a name that is no string is dropped, a huge one clipped", async (t) => {
+  const describedAs = (serverInfo: unknown): ServerConfig => serverConfig('self', { type: 'stdio', command: process.execPath, args: [SERVER_INFO_FIXTURE, JSON.stringify(serverInfo)], env: {}, cwd: null });
+  for (const [what, serverInfo] of [
+    ['a name that cannot become a string', { name: { toString: 1 }, version: '1' }],
+    ['a version that cannot become a string', { name: 'self', version: { valueOf: 1, toString: 1 } }],
+  ] as const) {
+    const actor = startActor(t, describedAs(serverInfo), {}, {});
+    const ready = await actor.waitForState('ready', 0, 15_000).catch(() => actor.events.at(-1));
+    t.equal(ready?.type === 'state' && ready.status.state, 'ready', `${what}: connects (${JSON.stringify(ready?.type === 'state' ? ready.status.lastError : ready)})`);
+    t.same(names(await actor.handle.list('tools', false)), ['plain'], `${what}: its tools list`);
+    await actor.handle.stop();
+  }
+  const nameless = startActor(t, describedAs({ name: { toString: 1 }, version: '1' }));
+  const status = await nameless.waitForState('ready', 0, 15_000);
+  t.equal(status.type === 'state' && status.status.serverInfo, null, 'a name that is no string leaves no serverInfo');
+  const huge = startActor(t, describedAs({ name: 'n'.repeat(40_000), version: 'v'.repeat(40_000) }));
+  const described = await huge.waitForState('ready', 0, 15_000);
+  const info = described.type === 'state' ? described.status.serverInfo : null;
+  t.ok(info && info.name.startsWith('nnn') && info.name.length <= 2_100 && info.version.length <= 2_100, `a huge name and version are clipped (${info?.name.length}, ${info?.version.length} chars)`);
 });

@@ -10,6 +10,7 @@ import type { ServerConfig } from '../../src/protocol/server-config.js';
 import { MODERN_PROTOCOL_VERSION } from '../../src/protocol/mcp-versions.js';
 import { UNSUPPORTED_VERSION, UPSTREAM_VERSION_MISMATCH, type Era } from './era-negotiation.js';
 import { isObject } from '../../src/protocol/json-object.js';
+import { clipText } from '../../src/protocol/untrusted-text.js';
 import { RpcError, type JsonRpcSession } from './jsonrpc-session.js';
 import type { ActorLog } from './log.js';
 import { ModernSession, ProbeExitedError, SERVER_INFO_META } from './modern-session.js';
@@ -38,8 +39,14 @@ export interface HandshakeParts {
   ended(): boolean;
 }
 
+/**
+ * What the upstream says it is: text to show, so it is taken only as text and
+ * clipped (it goes into every state event), and a malformed one is left out
+ * rather than failing a connection its tools would work on.
+ */
 function serverInfoOf(value: unknown): Agreed['serverInfo'] {
-  return isObject(value) ? { name: String(value.name), version: String(value.version) } : null;
+  if (!isObject(value) || typeof value.name !== 'string') return null;
+  return { name: clipText(value.name), version: typeof value.version === 'string' ? clipText(value.version) : '' };
 }
 
 export async function handshake(parts: HandshakeParts): Promise<Agreed> {
