@@ -136,3 +136,39 @@ t.test('every routed call is in the invocation log, without its arguments', asyn
   const retention = await gateway.api('GET', '/retention');
   t.same(retention.body.policies.map((policy: any) => policy.table).sort(), ['audit', 'invocations']);
 });
+
+t.test('servers registered or renamed at the same moment never end up sharing a prefix', async (t) => {
+  const gateway = await startGateway();
+  t.teardown(() => gateway.close());
+  const added = await Promise.all(['first', 'second'].map((name) => gateway.api('POST', '/servers', { ...stdioFixture(name), namespace: 'shared', enabled: false })));
+  t.same(added.map((answer) => answer.status).sort(), [201, 422], 'one registered, the other refused: its prefix is taken');
+  t.equal((await gateway.api('GET', '/servers')).body.servers.length, 1, 'one server persisted');
+
+  for (const name of ['third', 'fourth']) t.equal((await gateway.api('POST', '/servers', { ...stdioFixture(name), enabled: false })).status, 201);
+  const renamed = await Promise.all(['third', 'fourth'].map((name) => gateway.api('PATCH', `/servers/${name}`, { namespace: 'target' })));
+  t.same(renamed.map((answer) => answer.status).sort(), [200, 422], 'one renamed, the other refused');
+  const prefixes = (await gateway.api('GET', '/servers')).body.servers.map((server: { name: string; namespace: string }) => server.namespace || server.name);
+  t.equal(new Set(prefixes).size, prefixes.length, `every prefix its own: ${prefixes.join(', ')}`);
+});
+
+t.test('a server removed while an update restarts it stays removed: no actor is left running for it', async (t) => {
+  const gateway = await startGateway({ metrics: 'token' });
+  t.teardown(() => gateway.close());
+  const names = ['race0', 'race1', 'race2', 'race3'];
+  for (const name of names) await gateway.addServer(stdioFixture(name));
+  // Each update changes the command line (a restart); its remove comes a little later each time, landing while the old actor stops.
+  await Promise.all(
+    names.map(async (name, index) => {
+      const transport = stdioFixture(name).transport as { args: string[] };
+      const updated = gateway.api('PATCH', `/servers/${name}`, { transport: { ...transport, args: [...transport.args, '--restarted'] } });
+      await new Promise((resolve) => setTimeout(resolve, index * 15));
+      const removed = await gateway.api('DELETE', `/servers/${name}`);
+      t.equal(removed.status, 204, `${name} removed`);
+      await updated;
+    }),
+  );
+  t.same((await gateway.api('GET', '/servers')).body.servers, [], 'no server registered');
+  const scrape = await fetch(`${gateway.url}/metrics`, { headers: { authorization: `Bearer ${gateway.daemon.token}` } });
+  const ghosts = (await scrape.text()).split('\n').filter((line) => line.startsWith('coffer_upstream_state{'));
+  t.same(ghosts, [], 'no actor of a removed server');
+});

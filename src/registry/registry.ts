@@ -75,6 +75,8 @@ function prefixClash(config: ServerConfig, others: Iterable<ServerConfig>): Coff
 
 export class Registry {
   private configs = new Map<string, ServerConfig>();
+  /** The change running now (or the last one): the next waits for it. */
+  private changing: Promise<unknown> = Promise.resolve();
   private readonly budget: number;
 
   constructor(
@@ -117,7 +119,34 @@ export class Registry {
     return this.view(await this.record(name));
   }
 
-  async add(input: unknown, actor: AuditActor): Promise<ServerView> {
+  add(input: unknown, actor: AuditActor): Promise<ServerView> {
+    return this.oneAtATime(() => this.added(input, actor));
+  }
+
+  update(name: string, patch: unknown, actor: AuditActor): Promise<ServerView> {
+    return this.oneAtATime(() => this.updated(name, patch, actor));
+  }
+
+  setEnabled(name: string, enabled: boolean, actor: AuditActor): Promise<ServerView> {
+    return this.update(name, { enabled }, actor);
+  }
+
+  remove(name: string, actor: AuditActor): Promise<void> {
+    return this.oneAtATime(() => this.removed(name, actor));
+  }
+
+  /**
+   * Changes run one after another: each checks the others' configs (a prefix taken) and then
+   * writes and starts or stops actors across awaits; interleaved, two servers could take one
+   * prefix, or an update could start an actor again for a server removed meanwhile.
+   */
+  private oneAtATime<T>(change: () => Promise<T>): Promise<T> {
+    const run = this.changing.then(change);
+    this.changing = run.catch(() => undefined);
+    return run;
+  }
+
+  private async added(input: unknown, actor: AuditActor): Promise<ServerView> {
     const config = unwrap(parseServerConfig(input));
     const clash = namespaceRefusal(config, this.budget) ?? prefixClash(config, this.configs.values());
     if (clash) throw clash;
@@ -128,7 +157,7 @@ export class Registry {
     return this.view(record);
   }
 
-  async update(name: string, patch: unknown, actor: AuditActor): Promise<ServerView> {
+  private async updated(name: string, patch: unknown, actor: AuditActor): Promise<ServerView> {
     const before = (await this.record(name)).config;
     const after = unwrap(applyServerPatch(before, patch));
     // A namespace stored before this rule stays until it is changed: refusing any other update would strand the server.
@@ -145,11 +174,7 @@ export class Registry {
     return this.view(record);
   }
 
-  setEnabled(name: string, enabled: boolean, actor: AuditActor): Promise<ServerView> {
-    return this.update(name, { enabled }, actor);
-  }
-
-  async remove(name: string, actor: AuditActor): Promise<void> {
+  private async removed(name: string, actor: AuditActor): Promise<void> {
     unwrap(await this.writer.deleteServer(name, actor));
     this.configs.delete(name);
     await this.pool.stop(name);
