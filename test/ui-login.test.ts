@@ -24,24 +24,25 @@ function statusWithHost(url: string, host: string): Promise<number> {
 const redeem = (url: string, code: unknown): Promise<Response> =>
   fetch(`${url}/api/v1/ui/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ code }) });
 
-t.test('login codes: once each, expire, bounded in number', async (t) => {
+t.test('login codes: once each, expire, bounded in number, bound to their token', async (t) => {
   let now = 1_000_000;
   const codes = new LoginCodes({ ttlMs: 1_000, maxOutstanding: 3, now: () => now });
-  const first = codes.issue();
+  const first = codes.issue('token-a');
   t.match(first.code, /^[A-Za-z0-9_-]{32}$/, '24 random bytes, base64url');
   t.equal(first.expires_at, new Date(now + 1_000).toISOString());
-  t.ok(codes.redeem(first.code), 'redeemed once');
-  t.notOk(codes.redeem(first.code), 'not twice');
-  t.notOk(codes.redeem('made-up'), 'an unknown code is refused');
+  t.ok(codes.redeem(first.code, 'token-a'), 'redeemed once');
+  t.notOk(codes.redeem(first.code, 'token-a'), 'not twice');
+  t.notOk(codes.redeem('made-up', 'token-a'), 'an unknown code is refused');
+  t.notOk(codes.redeem(codes.issue('token-a').code, 'token-b'), 'a code of another token is refused');
 
-  const late = codes.issue();
+  const late = codes.issue('token-a');
   now += 1_000;
-  t.notOk(codes.redeem(late.code), 'expired at its expiry');
+  t.notOk(codes.redeem(late.code, 'token-a'), 'expired at its expiry');
 
-  const many = [codes.issue(), codes.issue(), codes.issue(), codes.issue()];
+  const many = [codes.issue('token-a'), codes.issue('token-a'), codes.issue('token-a'), codes.issue('token-a')];
   t.equal(codes.outstanding, 3, 'at most maxOutstanding kept');
-  t.notOk(codes.redeem(many[0]!.code), 'the oldest made room');
-  t.ok(codes.redeem(many[3]!.code));
+  t.notOk(codes.redeem(many[0]!.code, 'token-a'), 'the oldest made room');
+  t.ok(codes.redeem(many[3]!.code, 'token-a'));
 });
 
 t.test('the daemon serves the built UI with its headers, behind the Host check', async (t) => {
@@ -97,6 +98,23 @@ t.test('a login code is issued to a token holder and redeemed once for the token
     body: JSON.stringify({ code: (await gateway.api('POST', '/ui/login-codes')).body.code }),
   });
   t.equal(foreign.status, 403, 'a page of another origin cannot redeem a code');
+});
+
+t.test('a login code issued before a token rotation gives nothing after it: the old token cannot be traded for the new one', async (t) => {
+  const gateway = await startGateway();
+  t.teardown(() => gateway.close());
+  const minted = (await gateway.api('POST', '/ui/login-codes')).body.code as string;
+  const rotated = await gateway.api('POST', '/daemon/rotate-token');
+  t.equal(rotated.status, 200);
+  const late = await redeem(gateway.url, minted);
+  const body = await late.text();
+  t.equal(late.status, 401, 'refused');
+  t.notOk(body.includes(rotated.body.token), 'the new token is not in the answer');
+  t.match(JSON.parse(body).error.message, /already used or has expired: run 'coffer ui'/);
+
+  const fresh = (await gateway.api('POST', '/ui/login-codes', undefined, rotated.body.token)).body.code as string;
+  const redeemed = await redeem(gateway.url, fresh);
+  t.same(await redeemed.json(), { token: rotated.body.token }, 'a code issued after the rotation works');
 });
 
 t.test('coffer ui and coffer daemon status print a working one-time link; codes reach no log', async (t) => {

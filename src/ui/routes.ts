@@ -13,7 +13,7 @@ const SPENT_MESSAGE = "this login link was already used or has expired: run 'cof
 
 export function uiRoutes(codes: LoginCodes, token: () => string): Route[] {
   return [
-    { method: 'POST', pattern: LOGIN_CODE_PATH, handler: () => ({ status: 201, body: codes.issue() }) },
+    { method: 'POST', pattern: LOGIN_CODE_PATH, handler: () => ({ status: 201, body: codes.issue(token()) }) },
     {
       method: 'POST',
       pattern: LOGIN_PATH,
@@ -23,7 +23,7 @@ export function uiRoutes(codes: LoginCodes, token: () => string): Route[] {
         if (typeof code !== 'string' || code.length === 0 || code.length > 256) {
           throw new CofferError('BAD_REQUEST', 'send {"code": "<the code after #login= in the link>"}');
         }
-        if (!codes.redeem(code)) throw new CofferError('UNAUTHENTICATED', SPENT_MESSAGE);
+        if (!codes.redeem(code, token())) throw new CofferError('UNAUTHENTICATED', SPENT_MESSAGE);
         return { status: 200, body: { token: token() } };
       },
     },
