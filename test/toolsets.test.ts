@@ -234,6 +234,17 @@ t.test('REST: add, show, update, remove; invalid specs refused with field paths;
   );
 });
 
+t.test('changes to one toolset sent at the same moment are all kept: none is written over a copy the other changed', async (t) => {
+  const gateway = await withServers();
+  const changes = await Promise.all([
+    gateway.api('PATCH', '/toolsets/ta', { description: 'described' }),
+    gateway.api('PATCH', '/toolsets/ta', { mode: 'search' }),
+    gateway.api('PATCH', '/toolsets/ta', { servers: [{ server: 'b' }] }),
+  ]);
+  t.same(changes.map((answer) => answer.status), [200, 200, 200]);
+  t.match((await gateway.api('GET', '/toolsets/ta')).body, { description: 'described', mode: 'search', servers: [{ server: 'b' }] }, 'every acknowledged change is there');
+});
+
 t.test('a toolset small enough for one page is answered in one page', async (t) => {
   const gateway = await withServers({ pageSize: 4 });
   const whole = await gateway.client('whole');

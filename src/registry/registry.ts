@@ -10,6 +10,7 @@ import type { UpstreamPool } from '../upstreams/pool.js';
 import { parseServerConfig, redactConfig } from './server-config.js';
 import { applyServerPatch } from './server-patch.js';
 import { DEFAULT_NAME_BUDGET, prefixProblem } from '../router/names.js';
+import { OneAtATime } from '../supervision/one-at-a-time.js';
 
 export interface ServerHealth {
   state: string;
@@ -75,8 +76,12 @@ function prefixClash(config: ServerConfig, others: Iterable<ServerConfig>): Coff
 
 export class Registry {
   private configs = new Map<string, ServerConfig>();
-  /** The change running now (or the last one): the next waits for it. */
-  private changing: Promise<unknown> = Promise.resolve();
+  /**
+   * Each change checks the other configs (a prefix taken), then writes and starts or stops actors
+   * across awaits; interleaved, two servers could take one prefix, or an update could start an
+   * actor again for a server removed meanwhile.
+   */
+  private readonly changes = new OneAtATime();
   private readonly budget: number;
 
   constructor(
@@ -120,11 +125,11 @@ export class Registry {
   }
 
   add(input: unknown, actor: AuditActor): Promise<ServerView> {
-    return this.oneAtATime(() => this.added(input, actor));
+    return this.changes.run(() => this.added(input, actor));
   }
 
   update(name: string, patch: unknown, actor: AuditActor): Promise<ServerView> {
-    return this.oneAtATime(() => this.updated(name, patch, actor));
+    return this.changes.run(() => this.updated(name, patch, actor));
   }
 
   setEnabled(name: string, enabled: boolean, actor: AuditActor): Promise<ServerView> {
@@ -132,18 +137,7 @@ export class Registry {
   }
 
   remove(name: string, actor: AuditActor): Promise<void> {
-    return this.oneAtATime(() => this.removed(name, actor));
-  }
-
-  /**
-   * Changes run one after another: each checks the others' configs (a prefix taken) and then
-   * writes and starts or stops actors across awaits; interleaved, two servers could take one
-   * prefix, or an update could start an actor again for a server removed meanwhile.
-   */
-  private oneAtATime<T>(change: () => Promise<T>): Promise<T> {
-    const run = this.changing.then(change);
-    this.changing = run.catch(() => undefined);
-    return run;
+    return this.changes.run(() => this.removed(name, actor));
   }
 
   private async added(input: unknown, actor: AuditActor): Promise<ServerView> {

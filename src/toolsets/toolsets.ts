@@ -8,6 +8,7 @@ import { toolsetOptions, type ToolsetRecord, type ToolsetSpec } from '../protoco
 import { invalid, isJsonObject } from '../registry/server-config.js';
 import { unwrap } from '../registry/registry.js';
 import type { ServerDirectory } from '../router/namespaces.js';
+import { OneAtATime } from '../supervision/one-at-a-time.js';
 import { parseToolsetSpec } from './spec.js';
 import { ToolsetView } from './view.js';
 
@@ -28,6 +29,8 @@ const emptyView = (name: string): ToolsetView => new ToolsetView({ name, descrip
 export class Toolsets {
   private views = new Map<string, ToolsetView>();
   private records = new Map<string, ToolsetRecord>();
+  /** An update merges its patch over the record as it stands: two at once would each write over a copy the other changed. */
+  private readonly changes = new OneAtATime();
 
   constructor(
     private readonly writer: ToolsetWriter,
@@ -58,15 +61,27 @@ export class Toolsets {
     return name === null ? null : (this.views.get(name) ?? emptyView(name));
   }
 
-  async add(input: unknown, actor: AuditActor): Promise<ToolsetRecord> {
+  add(input: unknown, actor: AuditActor): Promise<ToolsetRecord> {
+    return this.changes.run(() => this.added(input, actor));
+  }
+
+  /** `patch`: description, servers, mode and/or pinned; what is given replaces what was. */
+  update(name: string, patch: unknown, actor: AuditActor): Promise<ToolsetRecord> {
+    return this.changes.run(() => this.updated(name, patch, actor));
+  }
+
+  remove(name: string, actor: AuditActor): Promise<void> {
+    return this.changes.run(() => this.removed(name, actor));
+  }
+
+  private async added(input: unknown, actor: AuditActor): Promise<ToolsetRecord> {
     const record = unwrap(await this.writer.createToolset(this.validated(input), actor));
     this.keep(record);
     this.hooks.toolsetChanged(record.name, 'added');
     return record;
   }
 
-  /** `patch`: description, servers, mode and/or pinned; what is given replaces what was. */
-  async update(name: string, patch: unknown, actor: AuditActor): Promise<ToolsetRecord> {
+  private async updated(name: string, patch: unknown, actor: AuditActor): Promise<ToolsetRecord> {
     const { name: _name, description, servers, mode, pinned } = this.get(name);
     if (!isJsonObject(patch)) return unwrap(invalid([{ field: '(root)', message: 'must be an object {description?, servers?, mode?, pinned?}' }], 'toolset'));
     const record = unwrap(await this.writer.updateToolset(this.validated({ description, servers, ...toolsetOptions({ mode, pinned }), ...patch, name }), actor));
@@ -75,7 +90,7 @@ export class Toolsets {
     return record;
   }
 
-  async remove(name: string, actor: AuditActor): Promise<void> {
+  private async removed(name: string, actor: AuditActor): Promise<void> {
     unwrap(await this.writer.deleteToolset(name, actor));
     this.records.delete(name);
     this.views.set(name, emptyView(name));
