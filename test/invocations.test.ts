@@ -5,6 +5,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import t, { type Test } from 'tap';
 import { HttpApi } from '../src/api/http-api.js';
+import { auditRoutes } from '../src/api/routes/audit.js';
 import { invocationRoutes } from '../src/api/routes/invocations.js';
 import { InvocationLog } from '../src/daemon/invocation-log.js';
 import type { DbWriterCalls } from '../src/db/writer-handle.js';
@@ -231,6 +232,15 @@ t.test('InvocationLog against a writer that is gone: bounded, reported, close do
   t.equal(log.pending, 0, 'nothing held after close');
 });
 
+/** The query is refused: 422 CONFIG_INVALID naming exactly these fields, in this order. */
+async function refusedQuery(t: Test, get: (query: string) => Promise<{ status: number; body?: unknown }>, query: string, fields: readonly string[]): Promise<void> {
+  const answer = await get(query);
+  t.equal(answer.status, 422, query);
+  const error = (answer.body as { error: { code: string; details: { errors: { field: string }[] } } }).error;
+  t.equal(error.code, 'CONFIG_INVALID');
+  t.same(error.details.errors.map((e) => e.field), fields, `${query}: every bad field named`);
+}
+
 t.test('GET /invocations validates its query and filters', async (t) => {
   const { api: writer } = await openWriter(t, tempInit(t));
   await writer.recordInvocations([
@@ -262,11 +272,30 @@ t.test('GET /invocations validates its query and filters', async (t) => {
     ['since=not-a-date', ['since']],
     ['server=', ['server']],
     ['status=OK&limit=-1&since=nope', ['limit', 'status', 'since']],
-  ] as const) {
-    const answer = await get(query);
-    t.equal(answer.status, 422, query);
-    const error = (answer.body as { error: { code: string; details: { errors: { field: string }[] } } }).error;
-    t.equal(error.code, 'CONFIG_INVALID');
-    t.same(error.details.errors.map((e) => e.field), fields, `${query}: every bad field named`);
-  }
+  ] as const) await refusedQuery(t, get, query, fields);
+});
+
+t.test('GET /audit checks since, limit and server as GET /invocations does: a time in any offset is that instant, a bad value is refused', async (t) => {
+  const { api: writer } = await openWriter(t, tempInit(t));
+  await writer.audit('cli', 'server_added', 'a', {});
+  await sleep(5);
+  const between = Date.now();
+  await sleep(5);
+  await writer.audit('cli', 'server_removed', 'a', {});
+  const http = new HttpApi(auditRoutes(writer), () => 'token');
+  const get = (query: string) => http.handle({ method: 'GET', path: '/audit', query: new URLSearchParams(query), headers: { authorization: 'Bearer token' }, body: undefined });
+  const events = async (query: string) => ((await get(query)).body as { entries: { event_type: string }[] }).entries.map((entry) => entry.event_type);
+
+  // The same instant as a clock 14 hours ahead of UTC writes it.
+  const ahead = new Date(between + 14 * 3_600_000).toISOString().replace('Z', '+14:00');
+  t.same(await events(`since=${encodeURIComponent(ahead)}`), ['server_removed'], 'since in another offset');
+  t.same(await events(`since=${encodeURIComponent(new Date(between).toISOString())}`), ['server_removed'], 'since in UTC');
+
+  for (const [query, fields] of [
+    ['since=yesterday', ['since']],
+    ['server=', ['server']],
+    ['limit=2.5', ['limit']],
+    ['limit=', ['limit']],
+    ['limit=0&since=nope', ['limit', 'since']],
+  ] as const) await refusedQuery(t, get, query, fields);
 });

@@ -1,47 +1,31 @@
 // /invocations: the invocation log (never arguments or results), newest first, filtered.
 import type { DbWriterCalls } from '../../db/writer-handle.js';
-import { CofferError } from '../../protocol/errors.js';
 import type { InvocationStatus } from '../../protocol/events.js';
 import type { Route } from '../http-api.js';
+import { limitOf, refuseProblems, serverOf, sinceOf, type QueryProblem } from './history-query.js';
 
 const STATUSES: readonly InvocationStatus[] = ['ok', 'error', 'timeout', 'denied'];
-const MAX_LIMIT = 10_000;
 
 type Filter = Parameters<DbWriterCalls['listInvocations']>[0];
 
 /** Validates the query; every problem is named at once. */
 export function parseInvocationQuery(query: URLSearchParams): Filter {
-  const errors: { field: string; message: string }[] = [];
+  const problems: QueryProblem[] = [];
   const filter: Filter = {};
-
-  const limitText = query.get('limit');
-  const limit = limitText === null ? 100 : Number(limitText);
-  if (limitText?.trim() === '' || !Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT) {
-    errors.push({ field: 'limit', message: `must be an integer from 1 to ${MAX_LIMIT}` });
-  } else filter.limit = limit;
+  const limit = limitOf(query, problems);
+  if (limit !== undefined) filter.limit = limit;
 
   const status = query.get('status');
   if (status !== null) {
     if ((STATUSES as readonly string[]).includes(status)) filter.status = status as InvocationStatus;
-    else errors.push({ field: 'status', message: `must be one of ${STATUSES.join(', ')}` });
+    else problems.push({ field: 'status', message: `must be one of ${STATUSES.join(', ')}` });
   }
 
-  const since = query.get('since');
-  if (since !== null) {
-    const time = Date.parse(since);
-    if (Number.isNaN(time)) errors.push({ field: 'since', message: 'must be a date or time, e.g. 2025-01-31 or 2025-01-31T12:00:00Z' });
-    else filter.since = new Date(time).toISOString();
-  }
-
-  const server = query.get('server');
-  if (server !== null) {
-    if (server === '') errors.push({ field: 'server', message: 'must not be empty' });
-    else filter.server = server;
-  }
-
-  if (errors.length > 0) {
-    throw new CofferError('CONFIG_INVALID', errors.map((error) => `${error.field}: ${error.message}`).join('; '), { errors });
-  }
+  const since = sinceOf(query, problems);
+  if (since !== undefined) filter.since = since;
+  const server = serverOf(query, problems);
+  if (server !== undefined) filter.server = server;
+  refuseProblems(problems);
   return filter;
 }
 
