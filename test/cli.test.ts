@@ -1,5 +1,6 @@
 // The coffer CLI: its pure parts, then the real binary as a child process
 // against a real daemon in a temporary COFFER_HOME.
+import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -129,6 +130,39 @@ t.test('daemon status --json makes no login code (scripts poll it); the human st
   t.equal(human.code, EXIT.OK, human.stderr);
   t.match(human.stdout, new RegExp(`^web ui: +http://127\\.0\\.0\\.1:${port}/#login=stand-in-code {2}\\(one-time login link\\)$`, 'm'));
   t.same(requests, ['GET /api/v1/daemon/status', 'GET /api/v1/daemon/readiness', 'POST /api/v1/ui/login-codes'], 'the human status makes one');
+});
+
+t.test("mcp refresh (admin WebSocket) and daemon stop send the token only to a daemon that proved it holds daemon.json's token", async (t) => {
+  const home = tempHome();
+  const reached: string[] = [];
+  // The stale file's pid, taken by another process of this user since (pids are reused).
+  const stale = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)']);
+  t.teardown(() => stale.kill('SIGKILL'));
+  // What took a stopped daemon's port: it answers the status probe, but cannot prove the token.
+  const squatter = createServer((request, response) => {
+    if (request.url?.startsWith('/api/v1/daemon/status')) return void response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ pid: stale.pid, status: 'ready', proof: 'made-up' }));
+    reached.push(`${request.method} ${request.url} ${request.headers.authorization ?? ''}`);
+    response.writeHead(500).end();
+  });
+  squatter.on('upgrade', (request, socket) => {
+    reached.push(`upgrade ${request.url} ${request.headers.authorization ?? ''} ${request.headers['sec-websocket-protocol'] ?? ''}`);
+    socket.destroy();
+  });
+  await new Promise<void>((resolve) => squatter.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => {
+    squatter.closeAllConnections();
+    squatter.close();
+  });
+  const port = (squatter.address() as AddressInfo).port;
+  writeFileSync(join(home, 'daemon.json'), JSON.stringify({ port, pid: stale.pid, token: 'the-token', started_at: new Date().toISOString() }), { mode: 0o600 });
+
+  const refreshed = await runCli(home, 'mcp', 'refresh', 'files');
+  t.equal(refreshed.code, EXIT.DAEMON_UNREACHABLE, refreshed.stderr);
+  t.match(refreshed.stderr, "does not prove it holds that file's token");
+  t.same(reached, [], 'nothing but the status probe reached the squatter');
+
+  await runCli(home, 'daemon', 'stop');
+  t.same(reached, [], 'daemon stop sent it nothing either');
 });
 
 t.test('daemon start, mcp add/list/show/remove, daemon stop', async (t) => {

@@ -61,9 +61,23 @@ export class ApiClient extends RestClient {
 
   private constructor(
     private readonly home: string,
-    readonly daemon: DaemonFile,
+    private readonly daemon: DaemonFile,
   ) {
     super();
+  }
+
+  /** daemon.json's port: where the daemon is, whether or not it proved itself yet. */
+  get port(): number {
+    return this.daemon.port;
+  }
+
+  /**
+   * daemon.json's daemon once what answers on its port proved it holds the file's token (asked
+   * once): the token goes nowhere else, whether over REST or the admin WebSocket.
+   */
+  async provenDaemon(): Promise<DaemonFile> {
+    await (this.proven ??= this.prove());
+    return this.daemon;
   }
 
   static forHome(home: string): ApiClient {
@@ -80,12 +94,12 @@ export class ApiClient extends RestClient {
   }
 
   async request<T>(method: string, path: string, body?: unknown): Promise<T> {
-    await (this.proven ??= this.prove());
+    const { port, token } = await this.provenDaemon();
     let response: Response;
     try {
       // Changes made here are audited with actor "cli".
-      response = await fetch(`${daemonUrl(this.daemon.port)}/api/v1${path}`, {
-        ...restInit(this.daemon.token, 'cli', method, body),
+      response = await fetch(`${daemonUrl(port)}/api/v1${path}`, {
+        ...restInit(token, 'cli', method, body),
         signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
       });
     } catch (error) {

@@ -212,7 +212,9 @@ export async function stopDaemonProcess(home: string): Promise<{ pid: number } |
   return { pid: file.pid };
 }
 
+/** False, without sending the token, when what answers on the file's port does not prove it holds it. */
 async function requestShutdown(file: DaemonFile): Promise<boolean> {
+  if ((await provenStatus(file)) === null) return false;
   try {
     const response = await fetch(`${daemonUrl(file.port)}/api/v1/daemon/shutdown`, {
       method: 'POST',

@@ -191,7 +191,8 @@ const ADMIN_SILENCE_MS = 60_000;
  * An ok:false result becomes the same CliError as the REST envelope would.
  */
 async function refreshOverAdmin(home: string, api: ApiClient, name: string, onProgress?: (progress: ProgressMessage) => void): Promise<CapabilitiesView> {
-  const { port, token } = api.daemon;
+  // Proven first, as for every REST call: a program on a stopped daemon's port must not get the token in the upgrade.
+  const { port, token } = await api.provenDaemon();
   // Loaded here: the WebSocket client is only needed by refresh, and every other command starts faster without it.
   const { AdminConnectionError, connectAdmin } = await import('../../admin/client.js');
   let admin: AdminClient;

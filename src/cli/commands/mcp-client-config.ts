@@ -57,7 +57,7 @@ export const clientConfigAction = defineAction(
       throw error;
     });
     const endpoint = client.toolset === null ? '/mcp' : `/mcp/${client.toolset}`;
-    printJson(clientConfig(kind as ClientKind, `${daemonUrl(daemon.daemon.port)}${endpoint}`, client.token));
+    printJson(clientConfig(kind as ClientKind, `${daemonUrl(daemon.port)}${endpoint}`, client.token));
     printMessage(`client '${client.name}' added; put this in ${CONFIG_FILE[kind as ClientKind]}`);
     return EXIT.OK;
   },

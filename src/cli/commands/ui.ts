@@ -23,7 +23,7 @@ export interface LoginLink {
 /** Asks the daemon for a one-time code and builds the link to the UI with it. */
 export async function loginLink(api: ApiClient): Promise<LoginLink> {
   const { code, expires_at } = await api.post<IssuedCode>(LOGIN_CODE_PATH);
-  return { url: `${daemonUrl(api.daemon.port)}/#login=${code}`, expires_at };
+  return { url: `${daemonUrl(api.port)}/#login=${code}`, expires_at };
 }
 
 /** The command is its one action: options, home and the daemon found as every other command finds them. */
