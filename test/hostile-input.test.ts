@@ -285,6 +285,27 @@ t.test('bodies over the limit: 413 (declared at once, chunked when the limit is 
   await stillServes(t, gateway, 'oversized bodies');
 });
 
+t.test('REST without the token uploads nothing: refused (401) before its body is read; a public route takes a small body only', async (t) => {
+  const port = gateway.daemon.port;
+  const head = (method: string, path: string, authorization: string) =>
+    `${method} ${path} HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\ncontent-type: application/json\r\n${authorization}content-length: 1000000\r\n\r\n`;
+  for (const [method, path] of [['POST', '/api/v1/servers'], ['PATCH', '/api/v1/servers/alpha'], ['PATCH', '/api/v1/retention/audit'], ['POST', '/api/v1/nowhere']] as const) {
+    for (const [label, authorization] of [['no token', ''], ['a wrong one', 'authorization: Bearer wrong\r\n']] as const) {
+      const started = Date.now();
+      // The body is never sent: only an answer that needs none can come.
+      const answer = await streamBody(port, head(method, path, authorization), 0, false);
+      t.equal(answer.status, path === '/api/v1/nowhere' ? 404 : 401, `${method} ${path} with ${label}: answered without its body`);
+      t.ok(Date.now() - started < 5_000, 'at once');
+    }
+  }
+  // The one public route with a body (the web UI's login) takes a code, not a megabyte.
+  const login = await streamBody(port, head('POST', '/api/v1/ui/login', ''), 0, false);
+  t.equal(login.status, 413, 'POST /ui/login declaring 1 MB: 413 without its body');
+  t.match(JSON.parse(login.body), { error: { code: 'PAYLOAD_TOO_LARGE' } });
+  t.equal((await fetch(`${gateway.url}/api/v1/ui/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ code: 'guess' }) })).status, 401, 'a code still reaches it');
+  await stillServes(t, gateway, 'unauthenticated uploads');
+});
+
 t.test('tool names and resource URIs with path tricks never reach the wrong server', async (t) => {
   const session = await openSession(gateway);
   let id = 1000;

@@ -64,31 +64,57 @@ function match(pattern: string, path: string): Record<string, string> | null {
   return params;
 }
 
+/** The body a public route takes (a login code): an unauthenticated client cannot make the daemon hold more. */
+export const PUBLIC_MAX_BODY_BYTES = 4096;
+
+/** Whether a request's body is wanted: no, with its answer (no such route, no token); yes, with how much of one its route takes. */
+export type Admission = { ok: false; answer: ApiResponse } | { ok: true; maxBodyBytes: number | null };
+
+type RequestHead = Pick<ApiRequest, 'method' | 'path' | 'headers'>;
+
 export class HttpApi {
   constructor(
     private readonly routes: Route[],
     private readonly token: () => string,
   ) {}
 
+  /**
+   * Asked before the body is read, so that a client without the token uploads nothing.
+   * `maxBodyBytes` null: the server's own limit.
+   */
+  admit(head: RequestHead): Admission {
+    const found = this.resolve(head);
+    if (!('route' in found)) return { ok: false, answer: found };
+    return { ok: true, maxBodyBytes: found.route.public ? PUBLIC_MAX_BODY_BYTES : null };
+  }
+
   async handle(request: ApiRequest): Promise<ApiResponse> {
+    // The token is checked again: it may have been rotated while the body arrived.
+    const found = this.resolve(request);
+    if (!('route' in found)) return found;
+    try {
+      return await found.route.handler({ ...request, actor: actorOf(request.headers) }, found.params);
+    } catch (error) {
+      if (error instanceof CofferError) return errorResponse(error.toBody());
+      throw error;
+    }
+  }
+
+  /** The route a request goes to and its captured segments, or the answer when none takes it or the token is missing. */
+  private resolve(head: RequestHead): { route: Route; params: Record<string, string> } | ApiResponse {
     let pathMatched = false;
     for (const route of this.routes) {
-      const params = match(route.pattern, request.path);
+      const params = match(route.pattern, head.path);
       if (!params) continue;
       pathMatched = true;
-      if (route.method !== request.method) continue;
-      if (!route.public && !tokenMatches(presentedToken(request.headers), this.token())) {
+      if (route.method !== head.method) continue;
+      if (!route.public && !tokenMatches(presentedToken(head.headers), this.token())) {
         return errorResponse({ code: 'UNAUTHENTICATED', message: "missing or wrong token: send 'Authorization: Bearer <token>' with the token from daemon.json" });
       }
-      try {
-        return await route.handler({ ...request, actor: actorOf(request.headers) }, params);
-      } catch (error) {
-        if (error instanceof CofferError) return errorResponse(error.toBody());
-        throw error;
-      }
+      return { route, params };
     }
     return pathMatched
-      ? errorResponse({ code: 'METHOD_NOT_ALLOWED', message: `${request.method} is not supported on ${request.path}` })
-      : errorResponse({ code: 'RESOURCE_NOT_FOUND', message: `no route ${request.method} /api/v1${request.path}` });
+      ? errorResponse({ code: 'METHOD_NOT_ALLOWED', message: `${head.method} is not supported on ${head.path}` })
+      : errorResponse({ code: 'RESOURCE_NOT_FOUND', message: `no route ${head.method} /api/v1${head.path}` });
   }
 }

@@ -133,9 +133,15 @@ export async function startHttpServer(
     const state = new ResponseState(res);
     const incoming = readRequest(req);
     if (!guard(state, incoming)) return;
-    if (incoming.method !== 'GET' && incoming.method !== 'DELETE' && declaredTooLarge(state, incoming, options.apiMaxBodyBytes)) return;
+    const head = { method: incoming.method, path: incoming.path.slice('/api/v1'.length), headers: incoming.headers };
+    // Before the body is read: a client without the token (or going nowhere) uploads nothing.
+    const admission = api.admit(head);
+    if (!admission.ok) return sendJson(state, admission.answer);
+    const limit = admission.maxBodyBytes ?? options.apiMaxBodyBytes;
+    const hasBody = incoming.method !== 'GET' && incoming.method !== 'DELETE';
+    if (hasBody && declaredTooLarge(state, incoming, limit)) return;
     void (async () => {
-      const raw = incoming.method === 'GET' || incoming.method === 'DELETE' ? null : await readBody(state, options.apiMaxBodyBytes);
+      const raw = hasBody ? await readBody(state, limit) : null;
       let body: unknown;
       if (raw !== null && raw.length > 0) {
         try {
@@ -144,16 +150,9 @@ export async function startHttpServer(
           return sendJson(state, envelope(400, 'BAD_REQUEST', 'request body is not valid JSON'));
         }
       }
-      const response = await api.handle({
-        method: incoming.method,
-        path: incoming.path.slice('/api/v1'.length),
-        query: new URLSearchParams(incoming.query),
-        headers: incoming.headers,
-        body,
-      });
-      sendJson(state, response);
+      sendJson(state, await api.handle({ ...head, query: new URLSearchParams(incoming.query), body }));
     })().catch((error: unknown) => {
-      if (error instanceof BodyTooLargeError) return sendJson(state, envelope(413, 'PAYLOAD_TOO_LARGE', `request body over ${options.apiMaxBodyBytes} bytes`));
+      if (error instanceof BodyTooLargeError) return sendJson(state, envelope(413, 'PAYLOAD_TOO_LARGE', `request body over ${limit} bytes`));
       if (!state.aborted) log.error('api request failed', { path: incoming.path, error: String(error) });
       sendJson(state, envelope(500, 'INTERNAL', 'internal error in coffer; see the daemon log'));
     });
