@@ -99,6 +99,10 @@ const invalidCases: [string, unknown, string[]][] = [
   ['header name with a space', { ...base, transport: { ...HTTP, headers: { 'X Key': 'v' } } }, ['transport.headers.X Key']],
   ['header value with a line break', { ...base, transport: { ...HTTP, headers: { 'X-Key': 'v\r\nHost: evil' } } }, ['transport.headers.X-Key']],
   ['header twice, case apart', { ...base, transport: { ...HTTP, headers: { 'x-key': 'a', 'X-Key': 'b' } } }, ['transport.headers.X-Key']],
+  // An HTTP request cannot carry these: the server would be registered, then fail every connection.
+  ['header value with a control character', { ...base, transport: { ...HTTP, headers: { 'X-Key': 'v\u0001' } } }, ['transport.headers.X-Key']],
+  ['header value with DEL', { ...base, transport: { ...HTTP, headers: { 'X-Key': 'v\u007f' } } }, ['transport.headers.X-Key']],
+  ['header value beyond U+00FF', { ...base, transport: { ...HTTP, headers: { Authorization: 'Bearer s3cret\u20ac' } } }, ['transport.headers.Authorization']],
   ['timeouts not an object', { ...base, timeouts: 5 }, ['timeouts']],
   ['timeout zero', { ...base, timeouts: { connect_ms: 0 } }, ['timeouts.connect_ms']],
   ['timeout fractional', { ...base, timeouts: { request_ms: 1.5 } }, ['timeouts.request_ms']],
@@ -118,6 +122,10 @@ t.test('invalid configs list every problem', async (t) => {
     t.match(result, { ok: false, error: { code: 'CONFIG_INVALID' } }, label);
     t.same(fields(result), expected, `${label}: fields`);
   }
+});
+
+t.test('header values an HTTP request can carry are taken: tabs, spaces, Latin-1', async (t) => {
+  t.equal(parseServerConfig({ name: 'x', transport: { ...HTTP, headers: { 'X-Key': 'a\tb c\u00e9\u00ff' } } }).ok, true);
 });
 
 t.test('messages never echo secret values', async (t) => {

@@ -97,8 +97,9 @@ const headers = secretMap({
   // RFC 9110 token.
   key: /^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,256}$/,
   keyRule: 'an HTTP header name',
-  forbidden: /[\0\r\n]/,
-  forbiddenRule: 'NUL or line breaks',
+  // RFC 9110 field-value: what an HTTP request can carry (Node and fetch refuse the rest at every connection).
+  forbidden: /[^\t\x20-\x7e\x80-\xff]/,
+  forbiddenRule: 'control characters, line breaks or characters beyond U+00FF (an HTTP header cannot carry them)',
   // Two spellings of one header name would race for it.
   caseInsensitive: true,
 });
