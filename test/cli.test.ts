@@ -1,19 +1,21 @@
 // The coffer CLI: its pure parts, then the real binary as a child process
 // against a real daemon in a temporary COFFER_HOME.
 import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import t from 'tap';
 import { parseKeyValues, parsePort } from '../src/cli/args.js';
-import { isProcessAlive, tokenProof } from '../src/daemon/daemon-file.js';
+import { isProcessAlive, readDaemonFile, tokenProof } from '../src/daemon/daemon-file.js';
 import { EXIT, exitCodeForApiError } from '../src/cli/exit-codes.js';
 import { CliError, formatError } from '../src/cli/output.js';
 import { parseErrorEnvelope } from '../src/protocol/errors.js';
 import { joinCommandLine, splitCommandLine } from '../src/cli/split.js';
 import { PROJECT_ROOT } from '../src/paths.js';
 import { runCli, tempDir } from './helpers/cli.js';
+import { startGateway } from './helpers/gateway.js';
 
 
 
@@ -163,6 +165,34 @@ t.test("mcp refresh (admin WebSocket) and daemon stop send the token only to a d
 
   await runCli(home, 'daemon', 'stop');
   t.same(reached, [], 'daemon stop sent it nothing either');
+});
+
+t.test("a daemon.json left by a crash, its pid now another process's, neither blocks a start nor gets that process signalled by daemon stop", async (t) => {
+  const home = tempHome();
+  // The pid is reused by a process started after the daemon that wrote the file (pids come back; the file outlives a crash or a reboot).
+  const reused = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)']);
+  t.teardown(() => reused.kill('SIGKILL'));
+  await once(reused, 'spawn');
+  const closed = createServer();
+  await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+  const port = (closed.address() as AddressInfo).port;
+  await new Promise((resolve) => closed.close(resolve));
+  // The crashed daemon's own process start (clock ticks after boot), not the reusing process's.
+  const stale = () => writeFileSync(join(home, 'daemon.json'), JSON.stringify({ port, pid: reused.pid, token: 'old', started_at: new Date(Date.now() - 3_600_000).toISOString(), process_start: 1 }), { mode: 0o600 });
+
+  stale();
+  const gateway = await startGateway({}, home);
+  t.equal(readDaemonFile(home)?.pid, process.pid, 'a daemon starts in its place');
+  t.type(readDaemonFile(home)?.process_start, 'number', 'and names its own process start');
+  await gateway.daemon.stop();
+
+  stale();
+  const stopped = await runCli(home, 'daemon', 'stop');
+  t.equal(stopped.code, EXIT.OK, stopped.stderr);
+  t.match(stopped.stdout, 'coffer daemon is not running');
+  await new Promise((resolve) => setTimeout(resolve, 500));
+  t.equal(reused.exitCode ?? reused.signalCode, null, 'the process that holds the pid now was not signalled');
+  t.notOk(existsSync(join(home, 'daemon.json')), 'the stale file is gone');
 });
 
 t.test('daemon start, mcp add/list/show/remove, daemon stop', async (t) => {

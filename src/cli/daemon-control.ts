@@ -4,7 +4,7 @@ import { spawn } from 'node:child_process';
 import { closeSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { databaseOpeningPid, ensureHome, isProcessAlive, readDaemonFile, removeDaemonFile, type DaemonFile } from '../daemon/daemon-file.js';
+import { daemonAlive, databaseOpeningPid, ensureHome, isProcessAlive, readDaemonFile, removeDaemonFile, type DaemonFile } from '../daemon/daemon-file.js';
 import { CLI_ENTRY } from '../paths.js';
 import { daemonUrl, provenStatus, type DaemonStatus } from './api-client.js';
 import { EXIT } from './exit-codes.js';
@@ -98,7 +98,7 @@ export async function startDaemonProcess(
 async function settlePrevious(home: string, deadline: number): Promise<RunningDaemonInfo | null> {
   for (;;) {
     const file = readDaemonFile(home);
-    if (!file || !isProcessAlive(file.pid)) return null;
+    if (!file || !daemonAlive(file)) return null;
     const running = await probeDaemon(home);
     if (running?.status.status === 'ready') return running;
     if (Date.now() >= deadline) throw startFailure(home, `the process daemon.json names (pid ${file.pid}) neither answers as ready nor exits`);
@@ -185,8 +185,8 @@ function readFileSafe(path: string): string {
 export async function stopDaemonProcess(home: string): Promise<{ pid: number } | null> {
   const file = readDaemonFile(home);
   if (!file) return null;
-  if (!isProcessAlive(file.pid)) {
-    removeDaemonFile(home, file.pid); // left behind by a daemon that crashed
+  if (!daemonAlive(file)) {
+    removeDaemonFile(home, file.pid); // left behind by a daemon that crashed (its pid maybe another process's now)
     return null;
   }
   let signalled = false;

@@ -9,6 +9,8 @@ export interface DaemonFile {
   pid: number;
   token: string;
   started_at: string;
+  /** When its process started, in clock ticks after boot (Linux): with the pid, it names that one process whatever the wall clock did since. */
+  process_start?: number;
 }
 
 /** --home, then COFFER_HOME, then ~/.coffer. */
@@ -123,6 +125,36 @@ export function databaseOpeningPid(home: string): number | null {
     return null;
   }
   return Number.isSafeInteger(pid) && pid > 0 && isProcessAlive(pid) ? pid : null;
+}
+
+/**
+ * Whether the process a daemon.json names is still that file's daemon: alive, and (where /proc
+ * tells) started when the file says its daemon did. The file outlives a crash or a reboot and
+ * pids come back: a process started since holds the pid, and is neither waited for, nor taken
+ * for a daemon that refuses a start beside it, nor signalled.
+ */
+export function daemonAlive(file: Pick<DaemonFile, 'pid' | 'process_start'>): boolean {
+  if (!isProcessAlive(file.pid)) return false;
+  const start = file.process_start === undefined ? null : processStart(file.pid);
+  return start === null || start === file.process_start;
+}
+
+/** This process as daemon.json names it. */
+export function thisProcess(): Pick<DaemonFile, 'pid' | 'process_start'> {
+  const start = processStart(process.pid);
+  return start === null ? { pid: process.pid } : { pid: process.pid, process_start: start };
+}
+
+/** When a process started, in clock ticks after boot (field 22 of /proc/<pid>/stat); null without procfs. */
+function processStart(pid: number): number | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // The fields after the command, which may hold spaces and parentheses, start with field 3.
+    const ticks = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19]);
+    return Number.isSafeInteger(ticks) ? ticks : null;
+  } catch {
+    return null;
+  }
 }
 
 /** Alive and not a zombie (an exited child its parent has not reaped yet counts as gone). */

@@ -53,7 +53,7 @@ import { announce } from './announce.js';
 import { EventBus } from './event-bus.js';
 import { InvocationLog } from './invocation-log.js';
 import { daemonStatus } from './status.js';
-import { checkNoneOpening, ensureHome, isProcessAlive, markDatabaseOpening, newToken, readDaemonFile, removeDaemonFile, tokenProof, writeDaemonFile } from './daemon-file.js';
+import { checkNoneOpening, daemonAlive, ensureHome, markDatabaseOpening, newToken, readDaemonFile, removeDaemonFile, thisProcess, tokenProof, writeDaemonFile } from './daemon-file.js';
 
 export interface DaemonOptions {
   home: string;
@@ -107,7 +107,7 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
   const home = options.home;
   const tightened = ensureHome(home);
   const existing = readDaemonFile(home);
-  if (existing && existing.pid !== process.pid && isProcessAlive(existing.pid)) {
+  if (existing && existing.pid !== process.pid && daemonAlive(existing)) {
     throw new Error(`a coffer daemon (pid ${existing.pid}) already runs for ${home} on port ${existing.port}: stop it with 'coffer daemon stop'`);
   }
   // One still opening (upgrading) the database has no daemon.json yet.
@@ -243,7 +243,7 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
         requestShutdown: () => void stop(),
         rotateToken: async (actor) => {
           token = newToken();
-          writeDaemonFile(home, { port: http!.port, pid: process.pid, token, started_at: startedAt });
+          writeDaemonFile(home, { port: http!.port, ...thisProcess(), token, started_at: startedAt });
           // Whoever held the old token keeps nothing open with it: its streams would go on hearing list changes, updates and logs.
           sessions.closeCredential(DAEMON_CREDENTIAL_ID);
           await writer.api.audit(actor, 'token_rotated', null, {});
@@ -313,7 +313,7 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
     await stop();
     throw error;
   });
-  writeDaemonFile(home, { port: http.port, pid: process.pid, token, started_at: startedAt });
+  writeDaemonFile(home, { port: http.port, ...thisProcess(), token, started_at: startedAt });
   phase = 'ready';
   log.info('ready', { port: http.port, upstreams: registry.all().length, native_http: nativeBindingLoaded() });
   return {
