@@ -149,3 +149,24 @@ t.test('a session adds at most 200 tools in all: a call that would pass the cap 
   const description = (await adder.listTools()).tools.find((tool) => tool.name === 'coffer__add_tools')!.description;
   t.match(description, /200/, "coffer__add_tools's description tells the cap");
 });
+
+t.test("a toolset's sessions and listens hear list_changed when its pins or its mode change what their tools/list holds", async (t) => {
+  const gateway = await withServers();
+  t.equal((await gateway.api('POST', '/toolsets', { name: 'repin', mode: 'search', servers: [{ server: 'a' }], pinned: ['a/tool:echo'] })).status, 201);
+  const legacy = await gateway.client('repinned', {}, undefined, '/mcp/repin');
+  const modern = await modernClient(gateway, 'pin', { path: '/mcp/repin' });
+  t.teardown(() => modern.close());
+  const heard = { legacy: 0, modern: 0 };
+  t.same(await names(legacy), [...SESSION_META, 'a__echo'].sort());
+  legacy.setNotificationHandler(ToolListChangedNotificationSchema, () => void heard.legacy++);
+  modern.setNotificationHandler('notifications/tools/list_changed', () => void heard.modern++);
+  await modern.listen({ toolsListChanged: true });
+
+  t.equal((await gateway.api('PATCH', '/toolsets/repin', { pinned: ['a/tool:getenv'] })).status, 200);
+  await waitFor('the new pins heard by the session and the listen', () => heard.legacy >= 1 && heard.modern >= 1, 10_000);
+  t.same(await names(legacy), [...SESSION_META, 'a__getenv'].sort(), 'the list the session was told of');
+
+  t.equal((await gateway.api('PATCH', '/toolsets/repin', { mode: 'full' })).status, 200);
+  await waitFor('the new mode heard by the session and the listen', () => heard.legacy >= 2 && heard.modern >= 2, 10_000);
+  t.ok((await names(legacy)).includes('a__whoami'), 'every tool of the set, listed in full mode');
+});

@@ -18,6 +18,13 @@ interface Narrowed {
   fingerprint: string;
 }
 
+/**
+ * What of a set besides its items makes a list: a tools list in search mode is
+ * the meta-tools and the pins, so a new mode or new pins are a new list even
+ * when the set's tools are the same.
+ */
+const shapeOf = (kind: ListKind, view: ToolsetView): string => (kind === 'tools' ? `${JSON.stringify([view.spec.mode ?? null, view.spec.pinned ?? []])}\n` : '');
+
 export class ViewLists {
   /** Per merged list (replaced by the router on every re-merge) and view (replaced on every toolset change): computed once. */
   private narrowed = new WeakMap<readonly Item[], Map<ToolsetView, Narrowed>>();
@@ -81,7 +88,7 @@ export class ViewLists {
     let narrowed = byView.get(view);
     if (!narrowed) {
       const kept = view.narrow(kind, items, this.router.directory.routes(kind));
-      narrowed = { items: kept, fingerprint: createHash('sha256').update(JSON.stringify(kept)).digest('base64url') };
+      narrowed = { items: kept, fingerprint: createHash('sha256').update(shapeOf(kind, view)).update(JSON.stringify(kept)).digest('base64url') };
       byView.set(view, narrowed);
     }
     return narrowed;
