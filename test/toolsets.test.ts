@@ -12,6 +12,9 @@ import { startGateway, tempHome, waitFor, type Gateway } from './helpers/gateway
 import { mcpPost, MCP_HEADERS } from './helpers/mcp-post.js';
 import { faultSwitch, stdioFixture } from './fixtures/fixture-servers.js';
 import { modernClient } from './helpers/modern.js';
+import { ToolsetView } from '../src/toolsets/view.js';
+import { ViewLists, type ViewSession } from '../src/toolsets/view-lists.js';
+import type { Namespaced } from '../src/router/namespace.js';
 
 type ModernClient = Awaited<ReturnType<typeof modernClient>>;
 
@@ -335,4 +338,34 @@ t.test("a refusal to a toolset's client names no server outside its set", async 
   await gateway.addServer(stdioFixture('off'));
   t.equal((await gateway.api('POST', '/servers/off/disable')).status, 200);
   t.match(await refusal(client.callTool({ name: 'off__echo', arguments: {} })), { code: -32015, data: { code: 'NOT_IN_TOOLSET', toolset: 'tu' } }, 'a switched-off server outside the set is refused as outside it, not as disabled');
+});
+
+t.test('unit: a session that closes while its list is being gathered is not remembered once the list comes', async (t) => {
+  const routes = new Map<string, Namespaced>([['a__echo', { server: 'a', original: 'echo' }], ['a__getenv', { server: 'a', original: 'getenv' }]]);
+  let items = [{ name: 'a__echo' }];
+  let gathered: () => void = () => undefined;
+  let slow = false;
+  const router = {
+    // A slow upstream's list (up to its deadline) while `slow`.
+    list: () => (slow ? new Promise<typeof items>((resolve) => (gathered = () => resolve(items))) : Promise.resolve(items)),
+    directory: { routes: () => routes },
+  } as unknown as ConstructorParameters<typeof ViewLists>[0];
+  const view = new ToolsetView({ name: 'ta', description: '', servers: [{ server: 'a' }] });
+  const views = new ViewLists(router, (name) => (name === null ? null : view));
+  const open: ViewSession = { toolset: 'ta' };
+  const closed: ViewSession = { toolset: 'ta' };
+  await views.list('tools', open);
+
+  slow = true;
+  const listing = views.list('tools', closed);
+  // The client ends its session (or the daemon evicts it) before the list is gathered.
+  views.forget(closed);
+  gathered();
+  t.same(await listing, items, 'the list is still answered');
+  slow = false;
+
+  items = [{ name: 'a__echo' }, { name: 'a__getenv' }];
+  const stale = await views.stale(['tools']);
+  t.ok(stale.has(open), 'an open session whose list changed is stale');
+  t.notOk(stale.has(closed), 'a closed one is not held, nor told: it was forgotten');
 });

@@ -30,6 +30,8 @@ export class ViewLists {
   private narrowed = new WeakMap<readonly Item[], Map<ToolsetView, Narrowed>>();
   /** Toolset sessions that listed, with the fingerprint of what they got per kind. */
   private listed = new Map<ViewSession, Map<ListKind, string>>();
+  /** Sessions and listens that ended: a list of theirs still being gathered then must not bring them back into `listed` for good. */
+  private readonly ended = new WeakSet<ViewSession>();
 
   constructor(
     private readonly router: Pick<Router, 'list' | 'directory'>,
@@ -53,6 +55,7 @@ export class ViewLists {
     const view = this.viewOf(session.toolset);
     if (!view) return items;
     const narrowed = this.narrow(kind, items, view);
+    if (this.ended.has(session)) return narrowed.items;
     let kinds = this.listed.get(session);
     if (!kinds) this.listed.set(session, (kinds = new Map()));
     kinds.set(kind, narrowed.fingerprint);
@@ -79,6 +82,7 @@ export class ViewLists {
   }
 
   forget(session: ViewSession): void {
+    this.ended.add(session);
     this.listed.delete(session);
   }
 
