@@ -94,6 +94,17 @@ t.test('a tool added upstream is found at once (the index follows the live list)
   t.match(JSON.stringify(called.content), /modern/, '2026-07-28: coffer__call_tool forwards');
 });
 
+t.test("a tool that takes a name another server's tool had is found under it: the index never drops one server's tool when it re-indexes the other", async (t) => {
+  const gateway = await withServers({ toolsMode: 'search' });
+  const client = await gateway.client('renames');
+  t.same((await found(client, 'return my arguments back', 2)).sort(), ['a__echo', 'b__echo'], 'both echoes are found');
+  // Server a comes first in a merged list: it takes b's names before b, re-indexed after it, lets go of them.
+  t.equal((await gateway.api('PATCH', '/servers/b', { namespace: 'z' })).status, 200);
+  t.equal((await gateway.api('PATCH', '/servers/a', { namespace: 'b' })).status, 200);
+  t.match(JSON.stringify((await client.callTool({ name: CALL, arguments: { name: 'b__whoami', arguments: {} } })).content), /\\"name\\":\\"a\\"/, "b__echo is now a's");
+  t.same((await found(client, 'return my arguments back', 2)).sort(), ['b__echo', 'z__echo'], "a's echo is found under b's old name, and b's under its new one");
+});
+
 /** What `run` answers, and the longest the test's thread (the daemon's, in process) went without running a timer meanwhile. */
 async function longestStall<T>(run: () => Promise<T>): Promise<{ value: T; stallMs: number }> {
   let last = performance.now();

@@ -103,6 +103,13 @@ export class ToolIndex {
   private readonly scorer = new Bm25<Field>(BOOST, PARAMS);
   /** Per server, its tools' names, how much of their words are indexed and how many tools its budget cut. */
   private readonly byServer = new Map<string, { names: string[]; chars: number; cut: number }>();
+  /**
+   * Per name, the server whose tool the index holds under it. A name passes
+   * from one server to another (a prefix given up and taken) and the server
+   * that takes it may be indexed first: the one that gave it up then removes
+   * only what is still its own.
+   */
+  private readonly serverOf = new Map<string, string>();
 
   /** Replaces every tool of `server` (its list changed, or it was added); an empty list removes it. */
   replaceServer(server: string, tools: readonly SearchableTool[]): void {
@@ -112,7 +119,9 @@ export class ToolIndex {
 
   /** Removes every tool of `server`. */
   removeServer(server: string): void {
-    this.scorer.remove(this.byServer.get(server)?.names ?? []);
+    const own = (this.byServer.get(server)?.names ?? []).filter((name) => this.serverOf.get(name) === server);
+    this.scorer.remove(own);
+    for (const name of own) this.serverOf.delete(name);
     this.byServer.delete(server);
   }
 
@@ -121,6 +130,7 @@ export class ToolIndex {
     const server = this.byServer.get(tool.server) ?? { names: [], chars: 0, cut: 0 };
     const { fields, chars, cut } = fieldsOf(tool, SERVER_INDEXED_CHARS - server.chars);
     this.scorer.add(tool.name, fields);
+    this.serverOf.set(tool.name, tool.server);
     server.names.push(tool.name);
     server.chars += chars;
     if (cut) server.cut++;
