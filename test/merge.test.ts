@@ -1,6 +1,6 @@
 import t from 'tap';
 import { mergeLists, type UpstreamList } from '../src/router/merge.js';
-import { decodeCursor, encodeCursor, paginate } from '../src/router/pagination.js';
+import { decodeCursor, encodeCursor, paginate, resumeAt } from '../src/router/pagination.js';
 import { prefixIndex, resolveExposed } from '../src/router/resolver.js';
 import type { ServerConfig } from '../src/protocol/server-config.js';
 
@@ -71,18 +71,23 @@ t.test('resolution: known names first, then the prefix, then the only unprefixed
 });
 
 t.test('pagination walks a large list with opaque cursors', async (t) => {
-  const items = Array.from({ length: 25 }, (_, i) => i);
-  t.same(paginate('tools', items.slice(0, 5), 0, 10), { items: [0, 1, 2, 3, 4] }, 'small list: one page, no cursor');
-  const collected: number[] = [];
+  // Items as lists hold them: a cursor names the last one given by its identity.
+  const items = Array.from({ length: 25 }, (_, i) => ({ name: `t${i}` }));
+  t.same(paginate('tools', items.slice(0, 5), 0, 10), { items: items.slice(0, 5) }, 'small list: one page, no cursor');
+  const collected: Array<{ name: string }> = [];
   let offset = 0;
   for (;;) {
     const page = paginate('tools', items, offset, 10);
     collected.push(...page.items);
     if (!page.nextCursor) break;
-    offset = decodeCursor('tools', page.nextCursor)!;
+    offset = resumeAt('tools', items, decodeCursor('tools', page.nextCursor)!)!;
   }
   t.same(collected, items);
-  t.equal(decodeCursor('prompts', encodeCursor('tools', 10)), null, 'a cursor of another list is refused');
+  t.equal(decodeCursor('prompts', encodeCursor('tools', { offset: 10, after: 't9' })), null, 'a cursor of another list is refused');
   t.equal(decodeCursor('tools', 'not-a-cursor'), null);
+  t.equal(decodeCursor('tools', Buffer.from('{"k":"tools","o":10}').toString('base64url')), null, 'one without the item it follows');
+  const cursor = decodeCursor('tools', encodeCursor('tools', { offset: 10, after: 't9' }))!;
+  t.equal(resumeAt('tools', [...items.slice(0, 3), ...items.slice(4)], cursor), 9, 'an item before it gone: the page after t9 still starts after t9');
+  t.equal(resumeAt('tools', items.filter((item) => item.name !== 't9'), cursor), null, 't9 itself gone: no place to go on from');
   t.equal(decodeCursor('tools', Buffer.from('{"k":"tools","o":-1}').toString('base64url')), null);
 });

@@ -6,7 +6,7 @@ import t from 'tap';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { EXIT } from '../src/cli/exit-codes.js';
 import { DIST_ROOT } from '../src/paths.js';
-import { spawnHello } from './fixtures/fixture-servers.js';
+import { spawnHello, stdioFixture } from './fixtures/fixture-servers.js';
 import { fixtureLine, runCli, startCliDaemon, tempDir } from './helpers/cli.js';
 import { startGateway } from './helpers/gateway.js';
 import { homeMcpTransport } from './helpers/mcp-post.js';
@@ -41,4 +41,39 @@ t.test('COFFER_PAGE_SIZE sets the page size; a bad value exits 2 before anything
   const first = await client.listTools();
   t.equal(first.tools.length, 2);
   t.ok(first.nextCursor, 'a second page follows');
+});
+
+t.test("a list that changes between two pages: the next page goes on after the last item given, skipping none; a cursor whose last item is gone is refused, saying to list again", async (t) => {
+  const gateway = await startGateway({ pageSize: 2 });
+  t.teardown(() => gateway.close());
+  await gateway.addServer(stdioFixture('a'));
+  const client = await gateway.client('pager');
+  const all = async (): Promise<string[]> => {
+    const names: string[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await client.listTools(cursor === undefined ? {} : { cursor });
+      names.push(...page.tools.map((tool) => tool.name));
+      cursor = page.nextCursor;
+    } while (cursor !== undefined);
+    return names;
+  };
+  const before = await all();
+  t.ok(before.length > 4, `several pages: ${before.join(', ')}`);
+  const toggle = (key: string, on: boolean) => gateway.api('POST', `/servers/a/capabilities/tool/${on ? 'enable' : 'disable'}`, { key });
+
+  const first = await client.listTools();
+  t.same(first.tools.map((tool) => tool.name), before.slice(0, 2));
+  t.equal((await toggle(before[0]!.slice('a__'.length), false)).status, 200);
+  const second = await client.listTools({ cursor: first.nextCursor! });
+  t.same(second.tools.map((tool) => tool.name), before.slice(2, 4), 'a tool of the first page switched off: the second page is still what follows it');
+  await toggle(before[0]!.slice('a__'.length), true);
+
+  const again = await client.listTools();
+  t.equal((await toggle(before[1]!.slice('a__'.length), false)).status, 200);
+  const gone = await client.listTools({ cursor: again.nextCursor! }).then(
+    () => null,
+    (error: unknown) => error as { code: number; message: string },
+  );
+  t.match(gone, { code: -32602, message: /list.*changed.*again/ }, 'the last item given is gone: invalid params, saying to list from the start');
 });

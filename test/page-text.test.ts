@@ -30,7 +30,7 @@ t.test('the first page is kept per list, era and page size; a new list is writte
 t.test('a page after a cursor is an object, kept nowhere; a bad cursor is still refused', async (t) => {
   const pages = new FirstPages(2);
   const list = tools(['a__one', 'a__two', 'a__three']);
-  const second = pages.page('tools', list, { cursor: encodeCursor('tools', 2) });
+  const second = pages.page('tools', list, { cursor: encodeCursor('tools', { offset: 2, after: 'a__two' }) });
   t.notOk(second instanceof JsonText);
   t.same(second, { tools: [list[2]] });
   t.throws(() => pages.page('tools', list, { cursor: 'nope' }), /invalid cursor/);

@@ -1,7 +1,7 @@
 // What coffer's /mcp declares about itself, the same in both eras: its
 // capabilities, its own instructions, and one page of a merged list.
 import { KINDS, type ListKind } from '../protocol/capabilities.js';
-import { decodeCursor, DEFAULT_PAGE_SIZE, paginate } from '../router/pagination.js';
+import { decodeCursor, DEFAULT_PAGE_SIZE, paginate, resumeAt } from '../router/pagination.js';
 import { RpcError } from './rpc-error.js';
 
 export const SERVER_CAPABILITIES = {
@@ -21,7 +21,9 @@ export function listPage(kind: ListKind, items: Record<string, unknown>[], param
   if (params.cursor !== undefined) {
     const decoded = typeof params.cursor === 'string' ? decodeCursor(kind, params.cursor) : null;
     if (decoded === null) throw RpcError.invalidParams('invalid cursor: pass the nextCursor of a previous answer unchanged');
-    offset = decoded;
+    const resumed = resumeAt(kind, items, decoded);
+    if (resumed === null) throw RpcError.invalidParams('the list changed since this cursor was given, and the last item it followed is gone: list again without a cursor');
+    offset = resumed;
   }
   const page = paginate(kind, items, offset, pageSize ?? DEFAULT_PAGE_SIZE);
   const field = KINDS[kind].resultField;

@@ -1,7 +1,10 @@
-// Cursor pagination of a merged list. The cursor is opaque to clients: an
-// offset into the merged list, tagged with the kind so it cannot be replayed
-// against another list method.
-import type { ListKind } from '../protocol/capabilities.js';
+// Cursor pagination of a merged list. The cursor is opaque to clients: where
+// the next page starts and the identity of the last item given, tagged with
+// the kind so it cannot be replayed against another list method. A list may
+// change between two pages (a switch, an upstream's new list): the next page
+// goes on after that item wherever it now stands, so none is skipped or given
+// twice.
+import { capabilityKey, type ListKind } from '../protocol/capabilities.js';
 
 /**
  * Items per page of a merged downstream list unless the daemon is told
@@ -19,24 +22,38 @@ export interface Page<T> {
   nextCursor?: string;
 }
 
-export function encodeCursor(kind: ListKind, offset: number): string {
-  return Buffer.from(JSON.stringify({ k: kind, o: offset })).toString('base64url');
+/** Where a page starts: its offset in the list it came from, and the identity of the item before it. */
+export interface Cursor {
+  offset: number;
+  after: string;
+}
+
+export function encodeCursor(kind: ListKind, cursor: Cursor): string {
+  return Buffer.from(JSON.stringify({ k: kind, o: cursor.offset, a: cursor.after })).toString('base64url');
 }
 
 /** null for a cursor coffer did not issue for this kind. */
-export function decodeCursor(kind: ListKind, cursor: string): number | null {
+export function decodeCursor(kind: ListKind, cursor: string): Cursor | null {
   try {
-    const parsed = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as { k?: unknown; o?: unknown };
-    if (parsed.k !== kind || typeof parsed.o !== 'number' || !Number.isSafeInteger(parsed.o) || parsed.o < 0) return null;
-    return parsed.o;
+    const parsed = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as { k?: unknown; o?: unknown; a?: unknown };
+    if (parsed.k !== kind || typeof parsed.o !== 'number' || !Number.isSafeInteger(parsed.o) || parsed.o < 1 || typeof parsed.a !== 'string') return null;
+    return { offset: parsed.o, after: parsed.a };
   } catch {
     return null;
   }
 }
 
-export function paginate<T>(kind: ListKind, items: T[], offset: number, pageSize: number): Page<T> {
+/** Where the page after `cursor` starts in `items` as they are now; null when its last item is gone from them. */
+export function resumeAt(kind: ListKind, items: readonly Record<string, unknown>[], cursor: Cursor): number | null {
+  const last = items[cursor.offset - 1];
+  if (last !== undefined && capabilityKey(kind, last) === cursor.after) return cursor.offset;
+  const at = items.findIndex((item) => capabilityKey(kind, item) === cursor.after);
+  return at < 0 ? null : at + 1;
+}
+
+export function paginate<T extends Record<string, unknown>>(kind: ListKind, items: T[], offset: number, pageSize: number): Page<T> {
   if (offset === 0 && items.length <= pageSize) return { items };
   const end = offset + pageSize;
   const page = items.slice(offset, end);
-  return end < items.length ? { items: page, nextCursor: encodeCursor(kind, end) } : { items: page };
+  return end < items.length ? { items: page, nextCursor: encodeCursor(kind, { offset: end, after: capabilityKey(kind, page[page.length - 1]!) }) } : { items: page };
 }
