@@ -187,6 +187,17 @@ t.test("a server whose tools' text passes the 1 MiB indexed per server is told i
   t.same(logRecords(gateway, 'plain').filter((record) => 'tools_indexed_in_part' in record), [], 'a normal server: nothing told');
 });
 
+t.test("tools' titles count against the 1 MiB of text indexed per server: an upstream cannot put its prose in titles instead", async (t) => {
+  const control = faultSwitch(tempHome('coffer-titled-'), { fault: 'big', list: true, prose: true, titled: true, mb: 8 / 1_024, items: 300 });
+  const gateway = await gatewayWith(t, [stdioFixture('titled', [...control.args, '--tools', 'echo'])], { toolsMode: 'search' });
+  const searcher = await gateway.client('titled');
+  t.equal((await found(searcher, 'big299'))[0], 'titled__big299', 'a tool past the budget is found by its name');
+  const told = await waitFor('the warning', () => logRecords(gateway, 'titled').find((record) => typeof record.tools_indexed_in_part === 'number') ?? null, 10_000, 50).catch(() => null);
+  t.match(told, { level: 'warn', tools: 301 }, '300 titles of 8 KB each (2.4 MB) pass the budget, which is told');
+  const partly = (told?.tools_indexed_in_part as number | undefined) ?? 0;
+  t.ok(partly > 150 && partly <= 300, `${partly} of its tools are indexed in part`);
+});
+
 t.test('a search answer holds at most 8,192 characters of each description, however long the upstream wrote them', async (t) => {
   const control = faultSwitch(tempHome('coffer-long-'), { fault: 'big', list: true, mb: 2, items: 4 });
   const gateway = await gatewayWith(t, [stdioFixture('long', [...control.args, '--tools', 'echo'])], { toolsMode: 'search' });

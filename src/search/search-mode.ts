@@ -226,7 +226,7 @@ export class SearchMode {
     const cut = this.index.cutTools(server);
     if (cut === 0) return;
     this.log.warn(
-      "tool search indexes some of this server's tools in part: its tools' descriptions and parameters pass the 1 MiB of text indexed per server, past which a tool is indexed by its name, title and server only. They stay listed and callable, and are found by their names",
+      "tool search indexes some of this server's tools in part: its tools' titles, descriptions and parameters pass the 1 MiB of text indexed per server, past which a tool is indexed by its name, its server and the first 256 characters of its title only. They stay listed and callable, and are found by their names",
       { server, tools, tools_indexed_in_part: cut },
     );
   }

@@ -51,12 +51,16 @@ const PARAMS = { k1: 0.9, b: 0.75, delta: 0.25 };
 export const INDEXED_CHARS = 8_192;
 
 /**
- * How much of those words one server's tools have indexed in all (25 times
- * what the wordiest real server writes): past it a tool is indexed by its
- * name, title and server only. A list of thousands of long descriptions would
- * otherwise cost the router's thread tens of seconds and the index a gigabyte.
+ * How much of those words one server's tools have indexed in all, titles
+ * included (25 times what the wordiest real server writes): past it a tool is
+ * indexed by its name, its server and the start of its title only. A list of
+ * thousands of long descriptions or titles would otherwise cost the router's
+ * thread tens of seconds and the index a gigabyte.
  */
 export const SERVER_INDEXED_CHARS = 1_048_576;
+
+/** How much of its title a tool past its server's budget is still indexed by: a title names a tool in a few words. */
+export const TITLE_FLOOR_CHARS = 256;
 
 /** The text of a tool's parameters: each property's name and description, one level deep, up to INDEXED_CHARS. */
 function paramText(schema: unknown): string {
@@ -85,17 +89,20 @@ export function indexedAlike(was: SearchableTool, is: SearchableTool): boolean {
 }
 
 /**
- * A tool's terms per field; `room`: how much of its description and parameters' text its server's budget has left.
+ * A tool's terms per field; `room`: how much of its title's, description's and parameters' text its server's budget has left.
  * `cut`: whether that budget left out some of its text (its own bound, INDEXED_CHARS, does not count).
  */
 function fieldsOf(tool: SearchableTool, room: number): { fields: FieldTerms<Field>; chars: number; cut: boolean } {
-  const head = terms(`${tool.name} ${tool.title ?? ''}`.slice(0, INDEXED_CHARS));
+  const fullTitle = clip(tool.title) ?? '';
+  const title = fullTitle.slice(0, Math.max(room, TITLE_FLOOR_CHARS));
+  const head = terms(`${tool.name} ${title}`.slice(0, INDEXED_CHARS));
+  const left = Math.max(0, room - title.length);
   const own = `${(tool.description ?? '').slice(0, INDEXED_CHARS)} ${paramText(tool.inputSchema)}`;
-  const words = own.slice(0, room);
+  const words = own.slice(0, left);
   return {
     fields: { head, body: terms(`${words} ${tool.server}`), aka: synonymsOf(head), things: thingsOf(head) },
-    chars: words.length,
-    cut: own.trimEnd().length > room,
+    chars: title.length + words.length,
+    cut: title.length < fullTitle.length || own.trimEnd().length > left,
   };
 }
 
