@@ -170,3 +170,25 @@ t.test("a toolset's sessions and listens hear list_changed when its pins or its 
   await waitFor('the new mode heard by the session and the listen', () => heard.legacy >= 2 && heard.modern >= 2, 10_000);
   t.ok((await names(legacy)).includes('a__whoami'), 'every tool of the set, listed in full mode');
 });
+
+t.test("a search is not a tools/list: a toolset session whose list changed unannounced is still told at the next comparison, though it searched meanwhile", async (t) => {
+  const control = faultSwitch(tempHome('coffer-silent-'), { tools: 'echo,getenv,whoami' });
+  const gateway = await gatewayWith(t, [stdioFixture('a', control.args), stdioFixture('b')], { tuning: { cacheTtlMs: 300 } });
+  t.equal((await gateway.api('POST', '/toolsets', { name: 'silent', mode: 'search', servers: [{ server: 'a' }], pinned: ['a/tool:echo'] })).status, 201);
+  const client = await gateway.client('silent', {}, undefined, '/mcp/silent');
+  t.same(await names(client), [...SESSION_META, 'a__echo'].sort());
+  let heard = 0;
+  client.setNotificationHandler(ToolListChangedNotificationSchema, () => void heard++);
+
+  // The upstream drops its pinned tool without a list_changed: coffer learns of it when the list's copy expires.
+  await control.set({ tools: 'getenv,whoami' });
+  await waitFor('the copy expired and a search listed anew', async () => {
+    await client.callTool({ name: 'coffer__search_tools', arguments: { query: 'echo' } });
+    return (await gateway.client('whole')).listTools().then((page) => !page.tools.some((tool) => tool.name === 'a__echo'));
+  }, 10_000, 200);
+  t.equal(heard, 0, 'nothing announced yet');
+  // The next change anywhere makes coffer compare what each toolset session last got.
+  await toggle(gateway, 'b', 'echo', false);
+  await waitFor('list_changed on the session whose pinned tool went', () => heard >= 1, 10_000);
+  t.same(await names(client), SESSION_META, 'its list lost the pinned tool');
+});

@@ -43,7 +43,7 @@ export class ViewLists {
     return this.views(toolset);
   }
 
-  /** The merged list as `toolset` sees it, for a caller with no session to notify later (the 2026-07-28 era). */
+  /** The merged list as `toolset` sees it, recorded for no one: a caller with no session to notify later (the 2026-07-28 era), or what a search looks through. */
   async listFor(kind: ListKind, toolset: string | null): Promise<Item[]> {
     const items = await this.router.list(kind);
     const view = this.viewOf(toolset);
