@@ -21,9 +21,7 @@ export function listPage(kind: ListKind, items: Record<string, unknown>[], param
   if (params.cursor !== undefined) {
     const decoded = typeof params.cursor === 'string' ? decodeCursor(kind, params.cursor) : null;
     if (decoded === null) throw RpcError.invalidParams('invalid cursor: pass the nextCursor of a previous answer unchanged');
-    const resumed = resumeAt(kind, items, decoded);
-    if (resumed === null) throw RpcError.invalidParams('the list changed since this cursor was given, and the last item it followed is gone: list again without a cursor');
-    offset = resumed;
+    offset = resumeAt(kind, items, decoded);
   }
   const page = paginate(kind, items, offset, pageSize ?? DEFAULT_PAGE_SIZE);
   const field = KINDS[kind].resultField;

@@ -43,12 +43,17 @@ export function decodeCursor(kind: ListKind, cursor: string): Cursor | null {
   }
 }
 
-/** Where the page after `cursor` starts in `items` as they are now; null when its last item is gone from them. */
-export function resumeAt(kind: ListKind, items: readonly Record<string, unknown>[], cursor: Cursor): number | null {
+/**
+ * Where the page after `cursor` starts in `items` as they are now: after its
+ * last item wherever that stands. If that item is gone, where it stood (the
+ * best guess; the list_changed that follows a change has the client list
+ * again), not a refusal that would fail a client's whole listing.
+ */
+export function resumeAt(kind: ListKind, items: readonly Record<string, unknown>[], cursor: Cursor): number {
   const last = items[cursor.offset - 1];
   if (last !== undefined && capabilityKey(kind, last) === cursor.after) return cursor.offset;
   const at = items.findIndex((item) => capabilityKey(kind, item) === cursor.after);
-  return at < 0 ? null : at + 1;
+  return at < 0 ? Math.min(cursor.offset - 1, items.length) : at + 1;
 }
 
 export function paginate<T extends Record<string, unknown>>(kind: ListKind, items: T[], offset: number, pageSize: number): Page<T> {
