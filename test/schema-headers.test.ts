@@ -107,3 +107,13 @@ t.test('x-mcp-header: the exposed tool keeps its annotation, and a modern call m
   const legacy = await gateway.client('v1-headers');
   t.equal(textOf(await legacy.callTool({ name: HEADER_TOOL, arguments: { region: 'eu-west' } })), 'custom headers tool called with: {"region":"eu-west"}', 'a 2025 session sends no Mcp-Param-* and is not asked to');
 });
+
+t.test("x-mcp-header: a caller whose toolset leaves the tool out learns nothing of its headers: the call is refused as outside the set, not checked against them", async (t) => {
+  t.equal((await gateway.api('POST', '/toolsets', { name: 'only-s', servers: [{ server: 's' }] })).status, 201);
+  t.teardown(() => gateway.api('DELETE', '/toolsets/only-s'));
+  const outside = await modernPost(gateway, 'tools/call', { name: HEADER_TOOL, arguments: { region: 'eu-west' } }, {}, 1, undefined, '/mcp/only-s');
+  t.notMatch(JSON.stringify(outside.messages[0]), /Mcp-Param|region/i, 'no header of the tool is named');
+  t.match(outside.messages[0], { error: { data: { code: 'NOT_IN_TOOLSET' } } }, 'the call is outside the set, as for any tool');
+  const whole = await modernPost(gateway, 'tools/call', { name: HEADER_TOOL, arguments: { region: 'eu-west' } }, {});
+  t.match(whole.messages[0], { error: { data: { code: 'HEADER_MISMATCH' } } }, 'the whole surface still checks them');
+});

@@ -94,7 +94,7 @@ export class ModernEndpoint {
       checkRevision(revision) ??
       checkStandardHeaders(message.method, message.params, isRequest, { versionHeader: headers['mcp-protocol-version'], methodHeader: headers['mcp-method'], nameHeader: headers['mcp-name'] });
     if (rejection) return sendRejection(reply, rejection, message.id ?? null);
-    const paramCheck = message.method === 'tools/call' && isRequest ? this.methods.checkParamHeaders(message.params ?? {}, headers) : undefined;
+    const paramCheck = message.method === 'tools/call' && isRequest ? this.methods.checkParamHeaders(message.params ?? {}, headers, toolset) : undefined;
     const paramRejection = paramCheck instanceof Promise ? await paramCheck : paramCheck;
     if (paramRejection) return sendRejection(reply, paramRejection, message.id!);
     // No client notification means anything over HTTP in this era (cancelling is closing the stream).

@@ -113,13 +113,24 @@ export class ModernMethods {
     throw new RpcError(JSONRPC.METHOD_NOT_FOUND, `method not found: ${method}`);
   }
 
-  /** A tools/call's Mcp-Param-* headers against the declarations of the tool it names, in the last merged list (a promise only while there is none). */
-  checkParamHeaders(params: Record<string, unknown>, headers: Readonly<Record<string, string | undefined>>): EraRejection | undefined | Promise<EraRejection | undefined> {
+  /**
+   * A tools/call's Mcp-Param-* headers against the declarations of the tool it
+   * names, in the last merged list (a promise only while there is none). A
+   * tool outside the caller's toolset is not checked: the call is refused as
+   * outside the set, and its declarations are not the caller's to learn.
+   */
+  checkParamHeaders(params: Record<string, unknown>, headers: Readonly<Record<string, string | undefined>>, toolset: string | null): EraRejection | undefined | Promise<EraRejection | undefined> {
     const name = params.name;
     if (typeof name !== 'string') return undefined;
-    const check = (tools: readonly unknown[]) => checkParamHeaders(declaredHeaders(tools, name), params.arguments, headers);
+    const check = (tools: readonly unknown[]) => (toolset !== null && !this.inToolset(name, toolset) ? undefined : checkParamHeaders(declaredHeaders(tools, name), params.arguments, headers));
     const tools = this.parts.router.lastList('tools');
     return Array.isArray(tools) ? check(tools) : tools.then(check);
+  }
+
+  /** Whether the exposed tool `name` is one the caller of `toolset` may call (its switch and its set). */
+  private inToolset(name: string, toolset: string): boolean {
+    const route = this.parts.router.directory.routes('tools')?.get(name);
+    return route !== undefined && this.parts.calls.admits('tools', route.server, route.original, this.parts.views.viewOf(toolset));
   }
 
   /** resources/read; an unknown resource is -32602 with data.uri (the 2026 shape; -32002 is gone). */
