@@ -239,6 +239,22 @@ t.test('a change of the file is applied as a diff: only the changed server resta
   });
 });
 
+t.test('a field taken out of the file goes from the server: the oauth block removed is no longer stored or sent', async (t) => {
+  const dir = configDir();
+  const path = join(dir, 'coffer.yaml');
+  const web = (oauth: string[]) => ['version: 1', 'servers:', '  - name: web', '    enabled: false', '    transport:', '      type: http', '      url: "http://127.0.0.1:9/mcp"', ...oauth, ''].join('\n');
+  writeFileSync(path, web(['      oauth: {client_id: coffer-web, client_secret: web-client-secret}']));
+  const gateway = await startGateway({ configFile: path });
+  t.teardown(() => gateway.close());
+  t.match((await gateway.api('GET', '/servers/web')).body.transport.oauth, { client_id: '[redacted]' }, 'the client is stored');
+  t.equal((await rewrite(gateway, path, web([]))).status, 'applied');
+  t.equal((await gateway.api('GET', '/servers/web')).body.transport.oauth, undefined, 'the client taken out of the file is gone');
+  const again = await rewrite(gateway, path, `${web([])}# saved again\n`);
+  t.match(again, { status: 'applied' });
+  const audit = (await gateway.api('GET', '/audit?event_type=config_file_applied')).body.entries as { payload: { updated: string[] } }[];
+  t.same(audit.map((entry) => entry.payload.updated), [['web'], []], 'the file and the registry agree: saving it again changes nothing');
+});
+
 t.test('a change that stopped part-way is applied when the same text is saved again', async (t) => {
   const dir = configDir();
   const path = join(dir, 'coffer.yaml');

@@ -8,6 +8,7 @@ import { basename, dirname } from 'node:path';
 import type { Logger } from '../log.js';
 import type { CofferEvent, ConfigFileChanges, ConfigFileIssue } from '../protocol/events.js';
 import { messageOf } from '../protocol/errors.js';
+import type { ServerConfig } from '../protocol/server-config.js';
 import type { ToolsetSpec } from '../protocol/toolsets.js';
 import type { Registry } from '../registry/registry.js';
 import type { Toolsets } from '../toolsets/toolsets.js';
@@ -167,7 +168,7 @@ export class ConfigFileSync {
         done.removed.push(name);
       }
       for (const config of plan.update) {
-        await registry.update(config.name, config, 'system');
+        await registry.update(config.name, statingEveryField(config), 'system');
         this.owned.add(config.name);
         done.updated.push(config.name);
       }
@@ -228,6 +229,14 @@ export class ConfigFileSync {
     this.deps.publish({ type: 'config_file', path: this.loaded.path, ...outcome, at });
     return outcome;
   }
+}
+
+/**
+ * The file's entry as a patch that states every field: one left out of the file (the transport's
+ * optional oauth block) goes from the server, where a patch that leaves it out would keep it.
+ */
+function statingEveryField(config: ServerConfig): ServerConfig {
+  return config.transport.type === 'stdio' ? config : { ...config, transport: { oauth: undefined, ...config.transport } };
 }
 
 const changed = ({ added, updated, removed }: ConfigFileChanges): boolean => added.length + updated.length + removed.length > 0;
