@@ -255,6 +255,26 @@ t.test('a field taken out of the file goes from the server: the oauth block remo
   t.same(audit.map((entry) => entry.payload.updated), [['web'], []], 'the file and the registry agree: saving it again changes nothing');
 });
 
+t.test('a namespace the registry refuses refuses the whole file, with its line: nothing is removed first', async (t) => {
+  const dir = configDir();
+  const path = join(dir, 'coffer.yaml');
+  const off = (name: string, namespace?: string) => [`  - name: ${name}`, ...(namespace === undefined ? [] : [`    namespace: ${namespace}`]), '    enabled: false', '    transport: {type: stdio, command: x}'];
+  writeFileSync(path, ['version: 1', 'servers:', ...off('keep'), ...off('gone'), ''].join('\n'));
+  const gateway = await startGateway({ configFile: path });
+  t.teardown(() => gateway.close());
+  const last = await rewrite(gateway, path, ['version: 1', 'servers:', ...off('keep'), ...off('mine', 'coffer'), ''].join('\n'));
+  t.match(last, { status: 'refused', errors: [{ line: 7, column: 16, field: 'servers[1].namespace', message: /"coffer" is coffer's own prefix/ }] });
+  t.same(await names(gateway), ['gone', 'keep'], 'the running servers are unchanged');
+
+  const home = tempHome();
+  t.teardown(() => rmSync(home, { recursive: true, force: true }));
+  const long = join(dir, 'long.yaml');
+  writeFileSync(long, ['version: 1', 'servers:', ...off('mine', 'n'.repeat(61)), ''].join('\n'));
+  const start = await runCli(home, 'serve', '--config', long);
+  t.equal(start.code, EXIT.INVALID_INPUT, 'coffer serve exits 6');
+  t.match(start.stderr, /line 4, column 16: servers\[0\]\.namespace: namespace "n+" is 61 characters/);
+});
+
 t.test('a change that stopped part-way is applied when the same text is saved again', async (t) => {
   const dir = configDir();
   const path = join(dir, 'coffer.yaml');
@@ -271,6 +291,7 @@ t.test('a change that stopped part-way is applied when the same text is saved ag
     async remove(name: string) {
       running.delete(name);
     },
+    namespaceIssue: () => null,
   };
   const toolsets = { list: () => [], add: async () => {}, update: async () => {}, remove: async () => {} };
   const sync = new ConfigFileSync(loadConfigFile(path, {}), {

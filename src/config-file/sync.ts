@@ -20,7 +20,7 @@ import type { DeclaredSecrets } from './variables.js';
 
 export interface ConfigSyncDeps {
   home: string;
-  registry: Pick<Registry, 'all' | 'add' | 'update' | 'remove'>;
+  registry: Pick<Registry, 'all' | 'add' | 'update' | 'remove' | 'namespaceIssue'>;
   /** Applied after the servers of the same change, through the same service as the REST API. */
   toolsets: Pick<Toolsets, 'list' | 'add' | 'update' | 'remove'>;
   /** The clients and the toolset each is bound to: a file may not remove a toolset in use. */
@@ -153,8 +153,13 @@ export class ConfigFileSync {
       path: ['servers', index, loaded.servers[index]!.namespace === '' ? 'name' : 'namespace'],
       message,
     }));
+    // Checked before anything changes: the registry would refuse them only after the removals.
+    const namespaces = [...plan.add, ...plan.update].flatMap((config) => {
+      const issue = registry.namespaceIssue(config);
+      return issue ? [{ path: ['servers', loaded.servers.indexOf(config), issue.field], message: issue.message }] : [];
+    });
     const check = { toolsets: loaded.toolsets, servers: loaded.servers, running, ownedServers: this.owned, remove: toolsetPlan.remove, clients: await this.deps.clients() };
-    const problems = [...clashes, ...toolsetProblems(check)];
+    const problems = [...clashes, ...namespaces, ...toolsetProblems(check)];
     if (problems.length > 0) {
       const errors = problems.map(({ path, message }) => loaded.issueAt(path, message));
       return this.report({ status: 'refused', ...noChanges(), toolsets: noChanges(), errors, message: new ConfigFileError(loaded.path, errors).message });

@@ -33,17 +33,27 @@ export interface RegistryHooks {
   nameBudget?: number;
 }
 
+export interface NamespaceIssue {
+  field: 'name' | 'namespace';
+  message: string;
+  suggestion: string;
+}
+
 /**
  * A namespace whose names model hosts would refuse, that leaves no room for a
  * readable name, or a prefix that is coffer's own (its meta-tools' names would
  * be the server's): refused, with one that fits.
  */
-function namespaceRefusal(config: ServerConfig, budget: number): CofferError | null {
+function namespaceIssue(config: ServerConfig, budget: number): NamespaceIssue | null {
   const own = prefixOf(config) === OWN_PREFIX;
   const problem = own ? ownPrefixProblem() : prefixProblem(config.namespace, budget);
-  if (!problem) return null;
-  const field = own && config.namespace === '' ? 'name' : 'namespace';
-  return new CofferError('NAMESPACE_INVALID', `invalid server config: ${problem.message}`, { errors: [{ field, message: problem.message }], suggestion: problem.suggestion });
+  return problem && { ...problem, field: own && config.namespace === '' ? 'name' : 'namespace' };
+}
+
+function namespaceRefusal(config: ServerConfig, budget: number): CofferError | null {
+  const issue = namespaceIssue(config, budget);
+  if (!issue) return null;
+  return new CofferError('NAMESPACE_INVALID', `invalid server config: ${issue.message}`, { errors: [{ field: issue.field, message: issue.message }], suggestion: issue.suggestion });
 }
 
 function ownPrefixProblem(): { message: string; suggestion: string } {
@@ -106,6 +116,11 @@ export class Registry {
   /** Starts every enabled server not running yet. */
   startEnabled(): void {
     for (const config of this.configs.values()) if (config.enabled) this.pool.start(config);
+  }
+
+  /** What add or update would refuse in `config`'s namespace (one stored before the rule stays until it changes), else null. */
+  namespaceIssue(config: ServerConfig): NamespaceIssue | null {
+    return this.configs.get(config.name)?.namespace === config.namespace ? null : namespaceIssue(config, this.budget);
   }
 
   config(name: string): ServerConfig | undefined {
