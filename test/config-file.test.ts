@@ -74,7 +74,7 @@ t.test('a file is refused with the line and column of each problem, in both form
   t.match(twice.errors[0], { line: 2, column: 2, message: /"version" is written twice/ });
 });
 
-t.test('${VAR} is read from the environment in env, headers and args only; $${ is a literal', async (t) => {
+t.test('${VAR} is read from the environment in env, headers, oauth and args only; $${ is a literal', async (t) => {
   const loaded = parseConfigText(
     'c.yaml',
     [
@@ -83,16 +83,17 @@ t.test('${VAR} is read from the environment in env, headers and args only; $${ i
       '  - name: a',
       '    transport: {type: stdio, command: node, args: ["--token=${TOKEN}", "plain"], env: {KEY: "${TOKEN}", LIT: "$${HOME}"}}',
       '  - name: b',
-      '    transport: {type: http, url: "http://127.0.0.1:1/mcp", headers: {Authorization: "Bearer ${TOKEN}"}}',
+      '    transport: {type: http, url: "http://127.0.0.1:1/mcp", headers: {Authorization: "Bearer ${TOKEN}"}, oauth: {client_id: coffer, client_secret: "${TOKEN}"}}',
     ].join('\n'),
     { TOKEN: 'tok-1' },
   );
   const [a, b] = loaded.servers;
   t.match(a!.transport, { args: ['--token=tok-1', 'plain'], env: { KEY: 'tok-1', LIT: '${HOME}' } });
-  t.match(b!.transport, { headers: { Authorization: 'Bearer tok-1' } });
-  t.same(loaded.declared.get('a'), { env: { KEY: '${TOKEN}', LIT: '$${HOME}' }, headers: {}, args: ['--token=${TOKEN}', null] });
+  t.match(b!.transport, { headers: { Authorization: 'Bearer tok-1' }, oauth: { client_id: 'coffer', client_secret: 'tok-1' } });
+  t.same(loaded.declared.get('a'), { env: { KEY: '${TOKEN}', LIT: '$${HOME}' }, headers: {}, oauth: {}, args: ['--token=${TOKEN}', null] });
+  t.same(loaded.declared.get('b')!.oauth, { client_secret: '${TOKEN}' });
   const url = refusal('c.yaml', 'version: 1\nservers:\n  - name: a\n    transport: {type: http, url: "http://h/?key=${KEY}"}\n', { KEY: 'k' });
-  t.match(url.errors[0], { line: 4, field: 'servers[0].transport.url', message: /only read in transport env, headers and args/ });
+  t.match(url.errors[0], { line: 4, field: 'servers[0].transport.url', message: /only read in transport env, headers, oauth and args/ });
 });
 
 // ---- a real daemon with --config ----
@@ -361,13 +362,25 @@ function filesUnder(dir: string): { path: string; text: string }[] {
 t.test('config export writes secrets as ${VAR} references, never in clear; the exported file starts an equal registry', async (t) => {
   const WEB_SECRET = `web-${randomBytes(12).toString('hex')}`;
   const API_SECRET = `ghp_${randomBytes(18).toString('hex')}`;
+  const REMOTE_SECRET = `remote-${randomBytes(12).toString('hex')}`;
+  const OAUTH_SECRET = `oauth-${randomBytes(12).toString('hex')}`;
   process.env.CF_WEB_TOKEN = WEB_SECRET;
+  process.env.CF_REMOTE_CLIENT = 'coffer-remote';
+  process.env.CF_REMOTE_SECRET = REMOTE_SECRET;
   const dir = configDir();
   const path = join(dir, 'coffer.yaml');
   writeFileSync(
     path,
     yamlFile({ name: 'alpha' }) +
-      ['  - name: web', '    enabled: false', '    transport: {type: http, url: "http://127.0.0.1:9/mcp", headers: {Authorization: "Bearer ${CF_WEB_TOKEN}"}}', ''].join('\n'),
+      [
+        '  - name: web',
+        '    enabled: false',
+        '    transport: {type: http, url: "http://127.0.0.1:9/mcp", headers: {Authorization: "Bearer ${CF_WEB_TOKEN}"}}',
+        '  - name: remote',
+        '    enabled: false',
+        '    transport: {type: http, url: "http://127.0.0.1:9/mcp", oauth: {client_id: "${CF_REMOTE_CLIENT}", client_secret: "${CF_REMOTE_SECRET}"}}',
+        '',
+      ].join('\n'),
   );
   const a = await startGateway({ configFile: path });
   t.teardown(() => a.close());
@@ -380,20 +393,31 @@ t.test('config export writes secrets as ${VAR} references, never in clear; the e
     name: 'api-made',
     transport: { type: 'stdio', command: process.execPath, args: [FIXTURE, '--name', 'api-made', `--instructions=${API_SECRET}`], env: { API_KEY: API_SECRET } },
   });
+  const apiRemoteAdded = await a.api('POST', '/servers', {
+    name: 'api-remote',
+    enabled: false,
+    transport: { type: 'http', url: 'http://127.0.0.1:9/mcp', oauth: { client_id: 'coffer-api', client_secret: OAUTH_SECRET, grant_type: 'client_credentials' } },
+  });
+  t.equal(apiRemoteAdded.status, 201);
   await waitReady(a.api, 'alpha');
 
   const yaml = await runCli(a.home, 'config', 'export');
   t.equal(yaml.code, EXIT.OK, yaml.stderr);
   const json = await runCli(a.home, 'config', 'export', '--format', 'json');
   const exported = JSON.parse(json.stdout) as { version: number; servers: { name: string; transport: Record<string, any> }[] };
-  t.same(exported.servers.map((server) => server.name), ['alpha', 'api-made', 'web']);
-  const [alpha, apiMade, web] = exported.servers.map((server) => server.transport);
+  t.same(exported.servers.map((server) => server.name), ['alpha', 'api-made', 'api-remote', 'remote', 'web']);
+  const [alpha, apiMade, apiRemote, remote, web] = exported.servers.map((server) => server.transport);
   t.same(alpha!.env, { FIXTURE_TOKEN: '${CF_TEST_TOKEN}' }, "the file's own references");
   t.equal(alpha!.args.at(-1), '--instructions=${CF_TEST_TOKEN}');
   t.same(web!.headers, { Authorization: 'Bearer ${CF_WEB_TOKEN}' });
+  t.same(remote!.oauth, { client_id: '${CF_REMOTE_CLIENT}', client_secret: '${CF_REMOTE_SECRET}' }, 'the OAuth client as the file wrote it');
+  t.same(apiRemote!.oauth, { client_id: '${API_REMOTE_CLIENT_ID}', client_secret: '${API_REMOTE_CLIENT_SECRET}', grant_type: '${API_REMOTE_GRANT_TYPE}' }, 'every sealed OAuth value as a reference');
   t.same(apiMade!.env, { API_KEY: '${API_MADE_API_KEY}' }, 'a server of the API gets references named after it');
   t.equal(apiMade!.args.at(-1), '--instructions=${API_MADE_ARG_4}', 'a secret-looking argument too');
-  t.match(yaml.stderr, 'reads these environment variables: API_MADE_API_KEY, API_MADE_ARG_4, CF_TEST_TOKEN, CF_WEB_TOKEN');
+  t.match(
+    yaml.stderr,
+    'reads these environment variables: API_MADE_API_KEY, API_MADE_ARG_4, API_REMOTE_CLIENT_ID, API_REMOTE_CLIENT_SECRET, API_REMOTE_GRANT_TYPE, CF_REMOTE_CLIENT, CF_REMOTE_SECRET, CF_TEST_TOKEN, CF_WEB_TOKEN',
+  );
 
   t.test('no secret in clear: database, logs, REST answers, audit, admin-WS events, exported file', async (t) => {
     const rest = JSON.stringify([(await a.api('GET', '/servers')).body, (await a.api('GET', '/audit?limit=1000')).body, (await a.api('GET', '/config')).body]);
@@ -407,7 +431,7 @@ t.test('config export writes secrets as ${VAR} references, never in clear; the e
     t.ok(places.some((place) => place.path.endsWith('coffer.db')), 'the database is scanned');
     t.ok(events.some((event) => event.type === 'audit'), 'events were seen');
     for (const place of places) {
-      for (const [what, secret] of [['file env/arg', SECRET], ['file header', WEB_SECRET], ['API env/arg', API_SECRET]] as const) {
+      for (const [what, secret] of [['file env/arg', SECRET], ['file header', WEB_SECRET], ['API env/arg', API_SECRET], ['file OAuth client', REMOTE_SECRET], ['API OAuth client', OAUTH_SECRET]] as const) {
         t.notOk(place.text.includes(secret), `${what} secret not in ${place.path}`);
       }
     }
@@ -416,6 +440,7 @@ t.test('config export writes secrets as ${VAR} references, never in clear; the e
   t.test('export → serve --config → export: the same file, and the values reach the upstreams', async (t) => {
     process.env.API_MADE_API_KEY = API_SECRET;
     process.env.API_MADE_ARG_4 = API_SECRET;
+    Object.assign(process.env, { API_REMOTE_CLIENT_ID: 'coffer-api', API_REMOTE_CLIENT_SECRET: OAUTH_SECRET, API_REMOTE_GRANT_TYPE: 'client_credentials' });
     const copy = join(configDir(), 'exported.yaml');
     writeFileSync(copy, yaml.stdout);
     const b = await startGateway({ configFile: copy });
@@ -432,6 +457,7 @@ t.test('config export writes secrets as ${VAR} references, never in clear; the e
     t.equal(await getenv('alpha__getenv', 'FIXTURE_TOKEN'), SECRET);
     t.equal(await getenv('api-made__getenv', 'API_KEY'), API_SECRET);
     t.match(client.getInstructions(), API_SECRET, 'the argument read from ${API_MADE_ARG_4} reached the upstream');
-    t.same(((await b.api('GET', '/config')).body.file as ConfigFileStatus).servers, ['alpha', 'api-made', 'web']);
+    t.same(((await b.api('GET', '/config')).body.file as ConfigFileStatus).servers, ['alpha', 'api-made', 'api-remote', 'remote', 'web']);
+    t.same(Object.keys((await b.api('GET', '/servers/api-remote')).body.transport.oauth).sort(), ['client_id', 'client_secret', 'grant_type'], 'the OAuth client came through the file');
   });
 });

@@ -42,7 +42,9 @@ function exportTransport(config: ServerConfig, declared: DeclaredSecrets | undef
   const transport = config.transport;
   if (transport.type !== 'stdio') {
     const headers = secretMap(config.name, transport.headers, declared?.headers, used);
-    return { type: transport.type, url: literal(transport.url), ...(Object.keys(headers).length > 0 ? { headers } : {}) };
+    // Every value of the OAuth client is sealed, as a header value is.
+    const oauth = secretMap(config.name, transport.oauth ?? {}, declared?.oauth, used);
+    return { type: transport.type, url: literal(transport.url), ...(Object.keys(headers).length > 0 ? { headers } : {}), ...(Object.keys(oauth).length > 0 ? { oauth } : {}) };
   }
   const args = exportArgs(config.name, transport.args, declared?.args, used);
   const env = secretMap(config.name, transport.env, declared?.env, used);

@@ -38,7 +38,7 @@ const servers = z
     });
   })
   .default(() => [])
-  .describe('the upstream servers; each entry takes the fields of POST /api/v1/servers. ${VAR} in transport env, headers and args is read from the environment of coffer');
+  .describe('the upstream servers; each entry takes the fields of POST /api/v1/servers. ${VAR} in transport env, headers, oauth and args is read from the environment of coffer');
 
 const toolsets = z
   .array(toolsetSpecSchema, { error: 'must be a list of toolsets' })

@@ -1,6 +1,6 @@
 // `${VAR}` in a config file: read from coffer's environment where the value
 // ends up sealed (a stdio server's env values and args, an HTTP server's
-// header values), refused anywhere else, since those fields are stored and
+// header and OAuth client values), refused anywhere else, since those fields are stored and
 // shown in clear. `$${` is a literal `${`. Pure: the environment is passed in.
 
 export interface PathIssue {
@@ -12,6 +12,7 @@ export interface PathIssue {
 export interface DeclaredSecrets {
   env: Record<string, string>;
   headers: Record<string, string>;
+  oauth: Record<string, string>;
   /** By position; null where the argument holds no reference. */
   args: (string | null)[];
 }
@@ -50,7 +51,7 @@ function refuseReferences(value: unknown, path: PathIssue['path'], issues: PathI
   if (typeof value === 'string') {
     const unescaped = value.replace(/\$\$\{/g, '');
     if (/\$\{/.test(unescaped)) {
-      issues.push({ path, message: '${VAR} is only read in transport env, headers and args (the values coffer keeps sealed); write $${ for a literal ${' });
+      issues.push({ path, message: '${VAR} is only read in transport env, headers, oauth and args (the values coffer keeps sealed); write $${ for a literal ${' });
     }
     return value.replace(/\$\$\{/g, '${');
   }
@@ -71,15 +72,16 @@ function expandMap(map: unknown, path: PathIssue['path'], env: NodeJS.ProcessEnv
 }
 
 function expandServer(server: unknown, index: number, env: NodeJS.ProcessEnv, issues: PathIssue[]): { value: unknown; declared: DeclaredSecrets } {
-  const declared: DeclaredSecrets = { env: {}, headers: {}, args: [] };
+  const declared: DeclaredSecrets = { env: {}, headers: {}, oauth: {}, args: [] };
   const path = ['servers', index];
   if (!isObject(server) || !isObject(server.transport)) return { value: refuseReferences(server, path, issues), declared };
   const { transport, ...rest } = server;
-  const { env: envMap, headers, args, ...plain } = transport;
+  const { env: envMap, headers, oauth, args, ...plain } = transport;
   const at = [...path, 'transport'];
   const expanded: Json = refuseReferences(plain, at, issues) as Json;
   if (envMap !== undefined) expanded.env = expandMap(envMap, [...at, 'env'], env, issues, declared.env);
   if (headers !== undefined) expanded.headers = expandMap(headers, [...at, 'headers'], env, issues, declared.headers);
+  if (oauth !== undefined) expanded.oauth = expandMap(oauth, [...at, 'oauth'], env, issues, declared.oauth);
   if (args !== undefined) {
     expanded.args = !Array.isArray(args)
       ? args
