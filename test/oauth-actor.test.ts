@@ -141,3 +141,18 @@ t.test('an endpoint is secure when it is https, or plain http to this machine on
     ['http://a.example/token'],
   );
 });
+
+t.test("an authorization server's error text reaches the answer bounded, its controls made visible, without the client secret", async (t) => {
+  const { as1, auth } = await setup(t, { client_id: 'pre', client_secret: SECRET });
+  const huge = `${'\x1b[2J'.repeat(10)}${'x'.repeat(1_000_000)}`;
+  // A server that quotes the secret it was sent (or a hostile one that knows it) in its error.
+  as1.token = () => ({ status: 400, body: { error: 'invalid_grant', error_description: `client_secret ${SECRET} refused ${huge}` } });
+  const { state } = await begin(t, auth);
+  const outcome = await complete(auth, state, 'code-1');
+  if (outcome.ok) return void t.fail('the sign-in succeeded');
+  t.equal(outcome.error.code, 'UPSTREAM_AUTH_REQUIRED');
+  t.ok(outcome.error.message.length < 4_096, `the message is bounded (${outcome.error.message.length} chars)`);
+  t.notMatch(outcome.error.message, /\x1b/, 'no raw control character');
+  t.match(outcome.error.message, /sign-in to remote failed: .*refused \\x1b\[2J/, 'what the server said, controls visible');
+  t.notOk(outcome.error.message.includes(SECRET), 'the client secret echoed back is not in the answer');
+});

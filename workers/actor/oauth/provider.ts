@@ -83,6 +83,13 @@ export class RecordProvider implements OAuthClientProvider {
     this.clientMetadataUrl = configured.client_metadata_url;
   }
 
+  /** Every secret value held for this upstream (client secret or key, tokens): none may be quoted back in an answer or a log. */
+  secrets(): string[] {
+    const { client, tokens } = this.record;
+    const held = [this.configured.client_secret, this.configured.private_key, client?.client_secret, tokens?.access_token, tokens?.refresh_token];
+    return held.filter((value): value is string => typeof value === 'string' && value !== '');
+  }
+
   /** client_credentials: no person, no redirect; auth() then asks the token endpoint directly. */
   get machine(): boolean {
     return this.configured.grant_type === 'client_credentials';

@@ -9,6 +9,8 @@
 // its results bound to one upstream URL.
 import { messageOf } from '../../../src/protocol/errors.js';
 import { signInCommand, type OAuthAction, type OAuthOutcome, type OAuthRecord } from '../../../src/protocol/oauth.js';
+import { sanitiseText } from '../../../src/protocol/untrusted-text.js';
+import { REDACTED } from '../../../src/registry/secret-args.js';
 import { isBearerChallenge, type HttpAuth, type Refusal } from '../http-auth.js';
 import type { ActorLog } from '../log.js';
 import { RecordProvider, type OAuthClientConfig } from './provider.js';
@@ -138,12 +140,22 @@ export class UpstreamAuth implements HttpAuth {
           return { ok: true, authorized: true };
       }
     } catch (error) {
-      return { ok: false, error: { code: 'UPSTREAM_AUTH_REQUIRED', message: `sign-in to ${this.server} failed: ${messageOf(error)}` } };
+      return { ok: false, error: { code: 'UPSTREAM_AUTH_REQUIRED', message: `sign-in to ${this.server} failed: ${this.described(error)}` } };
     }
   }
 
   close(): void {
     clearTimeout(this.refreshTimer);
+  }
+
+  /**
+   * A failure in words for an answer or a log. The SDK's message quotes the authorization
+   * server (its error_description, or a body it could not read): bounded, controls visible,
+   * and without a secret of this upstream's that the server may have quoted back.
+   */
+  private described(error: unknown): string {
+    const text = this.provider.secrets().reduce((message, secret) => message.replaceAll(secret, REDACTED), messageOf(error));
+    return sanitiseText(text);
   }
 
   private bearer(): string | null {
@@ -281,7 +293,7 @@ export class UpstreamAuth implements HttpAuth {
       if (renewed) this.log.note('access token refreshed');
       return renewed;
     } catch (error) {
-      this.log.note(`token refresh failed: ${messageOf(error)}`);
+      this.log.note(`token refresh failed: ${this.described(error)}`);
       return false;
     } finally {
       this.scheduleRefresh();
