@@ -202,6 +202,7 @@ t.test('OAuth sign-in to a remote upstream', async (t) => {
     await waitState(gateway, 'needs_auth');
     t.ok(moved.seen.length > 0);
     t.ok(moved.seen.every((header) => header === undefined), 'no Authorization header reached the new host');
+    t.same((await api('GET', `/servers/${NAME}/oauth`)).body, { status: 'none' }, 'the sign-in at the old URL is not reported for the new one');
   });
 
   await t.test('coffer mcp auth NAME prints the link and waits for the sign-in; --logout forgets the tokens', async (t) => {
@@ -258,6 +259,11 @@ t.test('OAuth sign-in to a remote upstream', async (t) => {
     t.equal(fixture.provider.clients.size, registered, 'no dynamic registration');
     await waitFor('prereg ready', async () => (await gateway.api('GET', '/servers/prereg')).body.health.state === 'ready');
     t.equal(text(await client.callTool({ name: 'prereg__whoami' })), `scopes: ${READ_SCOPE}`);
+
+    t.equal((await api('DELETE', '/servers/prereg')).status, 204, 'removed: its tokens go with it');
+    t.equal((await api('POST', '/servers', { name: 'prereg', transport: { type: 'http', url: protectedServer.url, oauth: { client_id: 'pre-client', client_secret: secret } } })).status, 201);
+    await waitFor('prereg needs_auth again', async () => (await gateway.api('GET', '/servers/prereg')).body.health.state === 'needs_auth');
+    t.same((await api('GET', '/servers/prereg/oauth')).body, { status: 'none' }, 'the server added again under the name is not reported signed in');
   });
 
   await t.test('no token or client secret in the database, WAL, logs, audit or REST answers', async (t) => {

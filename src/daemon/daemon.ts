@@ -18,7 +18,7 @@ import { openRestartingWriter } from '../db/restarting-writer.js';
 import { DAEMON_CREDENTIAL_ID, McpAuth, type McpAuthMode } from '../http/mcp-auth.js';
 import { LOOPBACK, startHttpServer, type HttpServer } from '../http/server.js';
 import { OAUTH_CALLBACK_PATH } from '../oauth/callback-page.js';
-import { oauthRecords, tokensHeldSince } from '../oauth/records.js';
+import { oauthRecords, signInServers } from '../oauth/records.js';
 import { SignIns } from '../oauth/sign-ins.js';
 import { oauthRoutes } from '../api/routes/oauth.js';
 import { nativeBindingLoaded } from '../http/uws.js';
@@ -174,12 +174,23 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
   );
   routing.clientMessages.connect(new EraClientLink(new SessionClientLink((id) => sessions.session(id), log), (id) => modern.target(id)));
 
+  const signIns = new SignIns(
+    pool,
+    () => `http://${LOOPBACK}:${http!.port}${OAUTH_CALLBACK_PATH}`,
+    (actor, event, server) => {
+      writer.api.audit(actor, event, server, {}).catch((error: Error) => log.warn('audit failed', { event, error: error.message }));
+    },
+    signInServers(writer.api, (server) => registry?.config(server)),
+  );
   registry = new Registry(writer.api, pool, {
     nameBudget: options.nameBudget,
     isDegraded: (server) => routing.router.degradedServers().includes(server),
     surfaceChanged: (server, action) => {
       routing.serverChanged(server, action === 'removed' || registry?.config(server)?.enabled === false);
-      if (action === 'removed') gate.forget(server);
+      if (action === 'removed') {
+        gate.forget(server);
+        signIns.forget(server);
+      }
       announcer.serverChanged(server, action);
     },
   });
@@ -200,10 +211,6 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
     toolsetOwner: (name: string) => configSync?.toolsetOwner(name) ?? null,
     declared: (name: string) => configSync?.declared(name),
   };
-
-  const signIns = new SignIns(pool, () => `http://${LOOPBACK}:${http!.port}${OAUTH_CALLBACK_PATH}`, (actor, event, server) => {
-    writer.api.audit(actor, event, server, {}).catch((error: Error) => log.warn('audit failed', { event, error: error.message }));
-  }, (server) => tokensHeldSince(writer.api, registry?.config(server)));
 
   let token = newToken();
   const mcpAuth = new McpAuth(options.mcpAuth ?? 'token', () => token);

@@ -5,6 +5,7 @@ import type { Logger } from '../log.js';
 import { signsInWithOAuth } from '../protocol/oauth.js';
 import type { ServerConfig } from '../protocol/server-config.js';
 import type { OAuthRecords } from '../upstreams/pool.js';
+import type { SignInServers } from './sign-ins.js';
 
 export function oauthRecords(writer: Pick<DbWriterCalls, 'getOAuth' | 'saveOAuth'>, log: Logger): OAuthRecords {
   return {
@@ -16,8 +17,19 @@ export function oauthRecords(writer: Pick<DbWriterCalls, 'getOAuth' | 'saveOAuth
 }
 
 /** When the tokens held for the server's current URL were obtained (null: none held, or it does not sign in with OAuth). */
-export async function tokensHeldSince(writer: Pick<DbWriterCalls, 'getOAuth'>, config: ServerConfig | undefined): Promise<string | null> {
+async function tokensHeldSince(writer: Pick<DbWriterCalls, 'getOAuth'>, config: ServerConfig | undefined): Promise<string | null> {
   if (!config || !signsInWithOAuth(config.transport)) return null;
   const record = await writer.getOAuth(config.name);
   return record?.resource === config.transport.url && record.tokens ? new Date(record.obtainedAt ?? 0).toISOString() : null;
+}
+
+/** The registered servers as the sign-ins see them: their URL now, and the tokens stored for it. */
+export function signInServers(writer: Pick<DbWriterCalls, 'getOAuth'>, config: (server: string) => ServerConfig | undefined): SignInServers {
+  return {
+    urlOf: (server) => {
+      const transport = config(server)?.transport;
+      return transport && transport.type !== 'stdio' ? transport.url : null;
+    },
+    storedAt: (server) => tokensHeldSince(writer, config(server)),
+  };
 }

@@ -25,14 +25,28 @@ export interface CallbackPage {
   message: string;
 }
 
+/** What the sign-ins ask of the registered servers. */
+export interface SignInServers {
+  /** The URL the server signs in for now (null: no such server, or none over HTTP): an outcome for another URL is stale. */
+  urlOf(server: string): string | null;
+  /** When the tokens stored for the server were obtained (null: none held), for a server no sign-in of this run concerns. */
+  storedAt(server: string): Promise<string | null>;
+}
+
 interface Attempt {
   server: string;
   expiresAt: number;
 }
 
+/** How a sign-in of this run ended or stands, and the URL it was for. */
+interface Outcome {
+  status: SignInStatus;
+  url: string | null;
+}
+
 export class SignIns {
   private readonly attempts = new Map<string, Attempt>();
-  private readonly outcomes = new Map<string, SignInStatus>();
+  private readonly outcomes = new Map<string, Outcome>();
 
   constructor(
     private readonly actors: SignInActors,
@@ -40,8 +54,7 @@ export class SignIns {
     private readonly redirectUrl: () => string,
     /** Audited without anything secret. */
     private readonly audit: (actor: AuditActor, event: 'oauth_signed_in' | 'oauth_signed_out', server: string) => void,
-    /** When the tokens stored for the server were obtained (null: none held), for a server no sign-in of this run concerns. */
-    private readonly storedAt: (server: string) => Promise<string | null> = async () => null,
+    private readonly servers: SignInServers,
   ) {}
 
   async start(server: string): Promise<SignInStatus> {
@@ -50,28 +63,31 @@ export class SignIns {
     this.prune();
     if (outcome.authorized) return this.settle(server, { status: 'signed_in', at: new Date().toISOString() });
     this.attempts.set(outcome.state, { server, expiresAt: outcome.expiresAt });
-    const pending: SignInStatus = { status: 'pending', url: outcome.url, expires_at: new Date(outcome.expiresAt).toISOString() };
-    this.outcomes.set(server, pending);
-    return pending;
+    return this.remember(server, { status: 'pending', url: outcome.url, expires_at: new Date(outcome.expiresAt).toISOString() });
   }
 
   async status(server: string): Promise<SignInStatus> {
-    const known = this.outcomes.get(server);
+    const known = this.known(server);
     if (known?.status === 'pending' && Date.parse(known.expires_at) < Date.now()) {
       return { status: 'failed', error: { code: 'UPSTREAM_AUTH_REQUIRED', message: `the sign-in link expired: run 'coffer mcp auth ${server}' again` } };
     }
     if (known) return known;
     // Signed in before this run (the tokens are sealed in the DB): the UI offers Sign out on that.
-    const at = await this.storedAt(server);
+    const at = await this.servers.storedAt(server);
     return at === null ? { status: 'none' } : { status: 'signed_in', at };
   }
 
   async logout(server: string, actor: AuditActor): Promise<void> {
     const outcome = await this.ask(server, { type: 'logout' });
     if (!outcome.ok) throw new CofferError(outcome.error.code, outcome.error.message);
+    this.forget(server);
+    this.audit(actor, 'oauth_signed_out', server);
+  }
+
+  /** Drops what this run knew of the server's sign-ins: signed out, or removed with its tokens (one added again under the name starts afresh). */
+  forget(server: string): void {
     for (const [state, attempt] of this.attempts) if (attempt.server === server) this.attempts.delete(state);
     this.outcomes.delete(server);
-    this.audit(actor, 'oauth_signed_out', server);
   }
 
   /** The browser's return from the authorization server. */
@@ -100,9 +116,21 @@ export class SignIns {
   }
 
   private settle(server: string, status: SignInStatus): SignInStatus {
-    this.outcomes.set(server, status);
     if (status.status === 'signed_in') this.audit('system', 'oauth_signed_in', server);
+    return this.remember(server, status);
+  }
+
+  private remember(server: string, status: SignInStatus): SignInStatus {
+    this.outcomes.set(server, { status, url: this.servers.urlOf(server) });
     return status;
+  }
+
+  /** This run's outcome for the server, unless its URL changed since (the tokens and links of the old one are gone). */
+  private known(server: string): SignInStatus | undefined {
+    const known = this.outcomes.get(server);
+    if (known?.url === this.servers.urlOf(server)) return known.status;
+    this.outcomes.delete(server);
+    return undefined;
   }
 
   private async ask(server: string, action: OAuthAction): Promise<OAuthOutcome> {
