@@ -266,6 +266,18 @@ t.test('OAuth sign-in to a remote upstream', async (t) => {
     t.same((await api('GET', '/servers/prereg/oauth')).body, { status: 'none' }, 'the server added again under the name is not reported signed in');
   });
 
+  await t.test('a link followed after its server was disabled: the page says so, and the status says it failed', async (t) => {
+    const started = await api('POST', '/servers/prereg/oauth');
+    t.equal(started.body.status, 'pending');
+    t.equal((await api('POST', '/servers/prereg/disable')).status, 200);
+    const authorize = await fetch(started.body.url, { redirect: 'manual' });
+    const page = await fetch(authorize.headers.get('location')!);
+    t.equal(page.status, 400, 'a refusal, not an internal error');
+    t.match(await page.text(), /no running server named &#34;prereg&#34;/);
+    t.match((await api('GET', '/servers/prereg/oauth')).body, { status: 'failed', error: { code: 'RESOURCE_NOT_FOUND' } }, 'the waiting CLI or UI hears how it ended');
+    t.notMatch(readFileSync(join(gateway.home, 'logs', 'daemon.log'), 'utf8'), 'oauth callback failed', 'nothing for the log: coffer did nothing wrong');
+  });
+
   await t.test('no token or client secret in the database, WAL, logs, audit or REST answers', async (t) => {
     t.ok(fixture.provider.secrets.size >= 6);
     const audit = JSON.stringify((await api('GET', '/audit?limit=1000')).body);

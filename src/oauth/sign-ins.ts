@@ -106,7 +106,11 @@ export class SignIns {
       this.settle(server, { status: 'failed', error: { code: 'UPSTREAM_AUTH_REQUIRED', message: `sign-in to ${server} failed: ${reason}` } });
       return { status: 400, ok: false, message: `Sign-in to ${server} failed: ${reason}.` };
     }
-    const outcome = await this.ask(server, { type: 'complete', state, code, iss: query.get('iss') });
+    const outcome = await this.ask(server, { type: 'complete', state, code, iss: query.get('iss') }).catch((error: unknown): OAuthOutcome => {
+      // Disabled or removed since the link was made: the person and the waiting CLI or UI hear that, not an internal error.
+      if (error instanceof CofferError) return { ok: false, error: error.toBody() };
+      throw error;
+    });
     if (!outcome.ok) {
       this.settle(server, { status: 'failed', error: outcome.error });
       return { status: 400, ok: false, message: outcome.error.message };
