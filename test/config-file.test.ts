@@ -2,7 +2,7 @@
 // JSON Schema, refusals with line and column, a real daemon applying changes of
 // the file as a diff, ownership, export and round trip, and no secret in clear.
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -274,6 +274,33 @@ t.test('a namespace the registry refuses refuses the whole file, with its line: 
   const start = await runCli(home, 'serve', '--config', long);
   t.equal(start.code, EXIT.INVALID_INPUT, 'coffer serve exits 6');
   t.match(start.stderr, /line 4, column 16: servers\[0\]\.namespace: namespace "n+" is 61 characters/);
+});
+
+t.test('a config file another user owns or could write (or swap) is refused: coffer would run the commands they put in it', async (t) => {
+  const dir = configDir();
+  const me = statSync(dir).uid;
+  const path = join(dir, 'coffer.yaml');
+  writeFileSync(path, 'version: 1\nservers: []\n', { mode: 0o644 });
+  t.same(loadConfigFile(path, {}).servers, [], "the user's own file, writable by the user only, is read");
+  const refusedWith = (message: RegExp, why: string) => t.throws(() => loadConfigFile(path, {}), { code: 'CONFIG_FILE_INVALID', errors: [{ field: '(file)', message }] }, why);
+  chmodSync(path, 0o666);
+  refusedWith(/^can be written by other users \(mode 0666\)/, 'writable by others');
+  chmodSync(path, 0o644);
+  chownSync(path, me + 1, me + 1);
+  refusedWith(/^belongs to uid \d+, not to you/, "another user's file");
+  chownSync(path, me, me);
+  chmodSync(dir, 0o777);
+  refusedWith(/can be written by other users \(mode 0777, not sticky\)/, 'in a directory others may write to (they could put their own file in its place)');
+  chmodSync(dir, 0o700);
+
+  // Also invalid otherwise: a file read despite its mode is refused all the same, and no daemon stays running.
+  writeFileSync(path, 'version: 2\n');
+  chmodSync(path, 0o646);
+  const home = tempHome();
+  t.teardown(() => rmSync(home, { recursive: true, force: true }));
+  const served = await runCli(home, 'serve', '--config', path);
+  t.equal(served.code, EXIT.INVALID_INPUT, 'coffer serve exits 6');
+  t.match(served.stderr, 'can be written by other users (mode 0646)');
 });
 
 t.test('a change that stopped part-way is applied when the same text is saved again', async (t) => {

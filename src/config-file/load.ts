@@ -7,6 +7,7 @@ import { CofferError, messageOf } from '../protocol/errors.js';
 import type { ServerConfig } from '../protocol/server-config.js';
 import type { ToolsetSpec } from '../protocol/toolsets.js';
 import { fieldOf } from '../registry/server-config.js';
+import { othersControl } from './file-trust.js';
 import { configFileSchema } from './schema.js';
 import { FileSyntaxError, formatOf, parseSource, type FileIssue, type SourceDocument } from './source.js';
 import { expandVariables, type DeclaredSecrets, type PathIssue } from './variables.js';
@@ -75,12 +76,20 @@ export function parseConfigText(path: string, text: string, env: NodeJS.ProcessE
   };
 }
 
-export function readConfigText(path: string): string {
+const fileRefusal = (path: string, message: string): ConfigFileError => new ConfigFileError(path, [{ line: 1, column: 1, field: '(file)', message }]);
+
+/** The file's text, once no other user (but root) could have written it; `owner`: this process's user. */
+export function readConfigText(path: string, owner = process.getuid?.()): string {
+  let problem: string | null;
+  let text: string;
   try {
-    return readFileSync(path, 'utf8');
+    problem = owner === undefined ? null : othersControl(path, owner);
+    text = readFileSync(path, 'utf8');
   } catch (error) {
-    throw new ConfigFileError(path, [{ line: 1, column: 1, field: '(file)', message: `cannot be read: ${messageOf(error)}` }]);
+    throw fileRefusal(path, `cannot be read: ${messageOf(error)}`);
   }
+  if (problem) throw fileRefusal(path, problem);
+  return text;
 }
 
 export function loadConfigFile(path: string, env: NodeJS.ProcessEnv = process.env): LoadedConfig {

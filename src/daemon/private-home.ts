@@ -3,14 +3,12 @@
 // every directory 0700; a home made earlier with looser modes is tightened.
 // Every directory on the way to it must be closed to other users too, or one
 // of them could rename the home (or a link to it) and put theirs in its place.
-import { chmodSync, lstatSync, mkdirSync, readdirSync, realpathSync, statSync, type Stats } from 'node:fs';
-import { basename, dirname, join, parse, resolve } from 'node:path';
+import { chmodSync, lstatSync, mkdirSync, readdirSync, statSync, type Stats } from 'node:fs';
+import { join } from 'node:path';
+import { octal, swapRisk } from './swap-risk.js';
 
 const PRIVATE_DIR_MODE = 0o700;
 const PRIVATE_FILE_MODE = 0o600;
-
-const STICKY = 0o1000;
-const WRITABLE_BY_OTHERS = 0o022;
 
 /** The files coffer keeps directly in the home (logs/ is walked besides, with its folders). */
 const HOME_FILES = ['coffer.db', 'coffer.db-wal', 'coffer.db-shm', 'secret.key', 'daemon.json', 'database.opening'];
@@ -22,8 +20,6 @@ export class HomeNotPrivateError extends Error {
     this.name = 'HomeNotPrivateError';
   }
 }
-
-const octal = (mode: number): string => `0${(mode & 0o777).toString(8)}`;
 
 function statOrNull(path: string, follow = true): Stats | null {
   try {
@@ -70,35 +66,11 @@ export function ensureHome(home: string, owner = process.getuid?.()): string[] {
   return notes;
 }
 
-/**
- * Refuses a home that a user other than `owner` (or root) could replace: each
- * entry on the way to it — every directory of its real path, and every link
- * the path as given goes through — sits in a directory of `owner`'s or root's
- * that others cannot write to, or that is sticky with the entry `owner`'s or
- * root's (only an entry's owner may rename it there, as in /tmp).
- */
+/** Refuses a home that a user other than `owner` (or root) could replace (see swapRisk). */
 function noOtherCanSwap(home: string, owner: number): void {
-  const trusted = (uid: number) => uid === owner || uid === 0;
-  const refuse = (why: string) =>
-    new HomeNotPrivateError(`COFFER_HOME ${home}: ${why}, so another user could put their own directory in its place and read coffer's secrets: choose a home whose every parent directory is yours or root's, with --home or COFFER_HOME`);
-  const checkEntry = (entry: string) => {
-    const parent = dirname(entry);
-    const folder = statSync(parent);
-    if (!trusted(folder.uid)) throw refuse(`${parent} belongs to uid ${folder.uid}`);
-    if ((folder.mode & WRITABLE_BY_OTHERS) === 0) return;
-    if ((folder.mode & STICKY) === 0) throw refuse(`${parent} can be written by other users (mode ${octal(folder.mode)}, not sticky)`);
-    const own = lstatSync(entry);
-    if (!trusted(own.uid)) throw refuse(`${entry} belongs to uid ${own.uid}, in ${parent}, which others can write to`);
-  };
-  const checkPath = (path: string) => {
-    const { root } = parse(path);
-    for (let entry = path; entry !== root; entry = dirname(entry)) checkEntry(entry);
-  };
-  checkPath(realpathSync(home));
-  const given = resolve(home);
-  for (let entry = given; entry !== parse(given).root; entry = dirname(entry)) {
-    if (!lstatSync(entry).isSymbolicLink()) continue;
-    checkPath(join(realpathSync(dirname(entry)), basename(entry)));
+  const risk = swapRisk(home, owner);
+  if (risk) {
+    throw new HomeNotPrivateError(`COFFER_HOME ${home}: ${risk}, so another user could put their own directory in its place and read coffer's secrets: choose a home whose every parent directory is yours or root's, with --home or COFFER_HOME`);
   }
 }
 
