@@ -70,6 +70,11 @@ t.test('a file is refused with the line and column of each problem, in both form
   const laughs = ['version: 1', 'servers: []', 'a0: &a0 [1, 1, 1]', ...Array.from({ length: 20 }, (_, n) => `a${n + 1}: &a${n + 1} [*a${n}, *a${n}]`), ''].join('\n');
   t.match(refusal('coffer.yaml', laughs).errors[0], { line: 4, column: 10, message: /^not valid YAML: its aliases expand to more than 100 copies/ }, 'a billion-laughs file is a refusal at its first alias');
 
+  const dir = configDir();
+  const huge = join(dir, 'coffer.yaml');
+  writeFileSync(huge, `version: 1\nservers: []\n${'# a comment line of the sort a generated file repeats\n'.repeat(40_000)}`);
+  t.throws(() => loadConfigFile(huge, {}), { code: 'CONFIG_FILE_INVALID', errors: [{ line: 1, field: '(file)', message: /^is larger than 1 MiB, more than any config file needs/ }] }, 'a huge file is refused before it is parsed (on the daemon\'s one thread)');
+
   const twice = refusal('coffer.json', '{"version": 1,\n "version": 1}');
   t.match(twice.errors[0], { line: 2, column: 2, message: /"version" is written twice/ });
 });

@@ -1,7 +1,7 @@
 // Reading a config file into server configs: parse (YAML or JSON), read the
 // ${VAR} references, validate with the API's schema. Every refusal is a
 // CONFIG_FILE_INVALID naming the file and, per problem, its line and column.
-import { readFileSync } from 'node:fs';
+import { closeSync, openSync, readSync } from 'node:fs';
 import type { z } from 'zod';
 import { CofferError, messageOf } from '../protocol/errors.js';
 import type { ServerConfig } from '../protocol/server-config.js';
@@ -78,17 +78,34 @@ export function parseConfigText(path: string, text: string, env: NodeJS.ProcessE
 
 const fileRefusal = (path: string, message: string): ConfigFileError => new ConfigFileError(path, [{ line: 1, column: 1, field: '(file)', message }]);
 
+/** Far more than any config file holds; parsing runs on the daemon's one thread (about a second per MiB), so more is refused unread. */
+const MAX_CONFIG_BYTES = 1024 * 1024;
+
+/** The file's first MAX_CONFIG_BYTES + 1 bytes at most (a pipe or a file that grows meanwhile included), as text; null when larger. */
+function boundedText(path: string): string | null {
+  const fd = openSync(path, 'r');
+  try {
+    const buffer = Buffer.alloc(MAX_CONFIG_BYTES + 1);
+    let length = 0;
+    for (let read = -1; read !== 0 && length < buffer.length; length += read) read = readSync(fd, buffer, length, buffer.length - length, null);
+    return length > MAX_CONFIG_BYTES ? null : buffer.toString('utf8', 0, length);
+  } finally {
+    closeSync(fd);
+  }
+}
+
 /** The file's text, once no other user (but root) could have written it; `owner`: this process's user. */
 export function readConfigText(path: string, owner = process.getuid?.()): string {
   let problem: string | null;
-  let text: string;
+  let text: string | null;
   try {
     problem = owner === undefined ? null : othersControl(path, owner);
-    text = readFileSync(path, 'utf8');
+    text = boundedText(path);
   } catch (error) {
     throw fileRefusal(path, `cannot be read: ${messageOf(error)}`);
   }
   if (problem) throw fileRefusal(path, problem);
+  if (text === null) throw fileRefusal(path, 'is larger than 1 MiB, more than any config file needs: is --config the right file?');
   return text;
 }
 
