@@ -6,7 +6,7 @@ import { chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, readFileSyn
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { connectAdmin } from '../src/admin/client.js';
 import { EXIT } from '../src/cli/exit-codes.js';
 import type { CofferEvent } from '../src/protocol/events.js';
@@ -308,16 +308,20 @@ t.test('a config file another user owns or could write (or swap) is refused: cof
   t.match(served.stderr, 'can be written by other users (mode 0646)');
 });
 
-t.test('a change that stopped part-way is applied when the same text is saved again', async (t) => {
+/**
+ * A ConfigFileSync of the file at `path` (written with `text`) over an in-memory registry whose
+ * add fails while `down()` says so, watching with a short debounce; `handled` runs a change
+ * of the file and answers how it was handled.
+ */
+async function watchedSync(t: Test, text: string, down: () => boolean = () => false) {
   const dir = configDir();
   const path = join(dir, 'coffer.yaml');
-  writeFileSync(path, 'version: 1\nservers: []\n');
+  writeFileSync(path, text);
   const running = new Map<string, ServerConfig>();
-  let down = true;
   const registry = {
     all: () => [...running.values()],
     async add(config: ServerConfig) {
-      if (down) throw new Error('the database writer is down');
+      if (down()) throw new Error('the database writer is down');
       running.set(config.name, config);
     },
     async update() {},
@@ -341,16 +345,31 @@ t.test('a change that stopped part-way is applied when the same text is saved ag
   await sync.start();
   sync.watch();
   t.teardown(() => sync.close());
-  const saved = async (text: string): Promise<ConfigFileStatus['last'] | null> => {
+  const handled = async (change: () => void): Promise<ConfigFileStatus['last'] | null> => {
     const before = sync.status().last.at;
-    writeFileSync(path, text);
+    change();
     return waitFor('the change to be handled', async () => (sync.status().last.at > before ? sync.status().last : null), 3_000).catch(() => null);
   };
+  return { path, running, sync, handled };
+}
+
+t.test('a change that stopped part-way is applied when the same text is saved again', async (t) => {
+  let down = true;
+  const { path, running, handled } = await watchedSync(t, 'version: 1\nservers: []\n', () => down);
   const text = 'version: 1\nservers:\n  - {name: late, transport: {type: stdio, command: x}}\n';
-  t.match(await saved(text), { status: 'failed', message: /the database writer is down/ });
+  t.match(await handled(() => writeFileSync(path, text)), { status: 'failed', message: /the database writer is down/ });
   down = false;
-  t.match(await saved(text), { status: 'applied' }, 'the same text saved again is retried');
+  t.match(await handled(() => writeFileSync(path, text)), { status: 'applied' }, 'the same text saved again is retried');
   t.same([...running.keys()], ['late']);
+});
+
+t.test('a file that could not be read for a moment, then is back as it was, is applied again (the status does not stay refused)', async (t) => {
+  const text = 'version: 1\nservers:\n  - {name: one, transport: {type: stdio, command: x}}\n';
+  const { path, running, sync, handled } = await watchedSync(t, text);
+  t.match(await handled(() => rmSync(path)), { status: 'refused', errors: [{ message: /^cannot be read/ }] });
+  t.match(await handled(() => writeFileSync(path, text)), { status: 'applied' }, 'the same text back: applied (nothing to change)');
+  t.same(sync.status().last.errors, []);
+  t.same([...running.keys()], ['one']);
 });
 
 t.test('ownership survives a restart: a server taken out of the file while the daemon was stopped is removed at the next start', async (t) => {

@@ -51,7 +51,8 @@ export class ConfigFileSync {
   private owned: Set<string>;
   private ownedToolsets: Set<string>;
   private loaded: LoadedConfig;
-  private lastText: string;
+  /** The text last read (null after a read failed: the next text read is handled, even one equal to the applied one). */
+  private lastText: string | null;
   private watcher: FSWatcher | null = null;
   private timer: NodeJS.Timeout | null = null;
   /** One apply at a time, in the order the changes were seen. */
@@ -124,13 +125,21 @@ export class ConfigFileSync {
     await this.queue;
   }
 
+  /** The file's text when it differs from the text last read, else null. */
+  private readChanged(): string | null {
+    const previous = this.lastText;
+    // Nothing counts as read until it is: after a failure, the next text read is handled, even the one applied.
+    this.lastText = null;
+    const text = readConfigText(this.loaded.path);
+    this.lastText = text;
+    return text === previous ? null : text;
+  }
+
   private async reload(): Promise<void> {
-    let text: string;
     let loaded: LoadedConfig;
     try {
-      text = readConfigText(this.loaded.path);
-      if (text === this.lastText) return;
-      this.lastText = text;
+      const text = this.readChanged();
+      if (text === null) return;
       loaded = parseConfigText(this.loaded.path, text, this.deps.env ?? process.env);
     } catch (error) {
       if (!(error instanceof ConfigFileError)) throw error;
