@@ -3,7 +3,7 @@
 import { createHash } from 'node:crypto';
 import t, { type Test } from 'tap';
 import type { OAuthOutcome } from '../src/protocol/oauth.js';
-import { UpstreamAuth } from '../workers/actor/oauth/upstream-auth.js';
+import { SIGN_IN_TTL_MS, UpstreamAuth } from '../workers/actor/oauth/upstream-auth.js';
 import { insecureEndpoints, secureEndpoint, type OAuthClientConfig } from '../workers/actor/oauth/provider.js';
 import { actorSide, carries, miniAuthServer, miniResource, type MiniAuthServer } from './fixtures/oauth-mini.js';
 
@@ -155,4 +155,17 @@ t.test("an authorization server's error text reaches the answer bounded, its con
   t.notMatch(outcome.error.message, /\x1b/, 'no raw control character');
   t.match(outcome.error.message, /sign-in to remote failed: .*refused \\x1b\[2J/, 'what the server said, controls visible');
   t.notOk(outcome.error.message.includes(SECRET), 'the client secret echoed back is not in the answer');
+});
+
+t.test('links never followed do not pile up in the actor: a sign-in begun forgets the expired ones', async (t) => {
+  const { auth } = await setup(t, {});
+  const held = (): number => (auth as unknown as { attempts: Map<string, unknown> }).attempts.size;
+  for (let n = 0; n < 3; n++) await begin(t, auth);
+  t.equal(held(), 3, 'three links, each usable until it expires');
+  const now = Date.now;
+  t.teardown(() => void (Date.now = now));
+  Date.now = () => now() + SIGN_IN_TTL_MS + 1;
+  const { state } = await begin(t, auth);
+  t.equal(held(), 1, 'only the new link is held');
+  t.same(await complete(auth, state, 'code-1'), { ok: true, authorized: true });
 });

@@ -188,7 +188,10 @@ export class UpstreamAuth implements HttpAuth {
     if (result === 'AUTHORIZED') return this.authorized();
     if (!provider.authorizationUrl || !provider.verifier) throw new Error('the SDK asked for a redirect without a link');
     const metadata = (provider.record.discovery?.authorizationServerMetadata ?? {}) as { issuer?: string; authorization_response_iss_parameter_supported?: boolean };
-    const expiresAt = Date.now() + SIGN_IN_TTL_MS;
+    const now = Date.now();
+    // A link never followed is forgotten once it expires: they do not pile up for the actor's life.
+    for (const [held, attempt] of this.attempts) if (attempt.expiresAt < now) this.attempts.delete(held);
+    const expiresAt = now + SIGN_IN_TTL_MS;
     this.attempts.set(state, { verifier: provider.verifier, redirect, expiresAt, issuer: metadata.issuer, issRequired: metadata.authorization_response_iss_parameter_supported === true });
     provider.verifier = undefined;
     return { ok: true, authorized: false, url: provider.authorizationUrl.href, state, expiresAt };
