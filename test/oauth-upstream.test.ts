@@ -278,6 +278,22 @@ t.test('OAuth sign-in to a remote upstream', async (t) => {
     t.notMatch(readFileSync(join(gateway.home, 'logs', 'daemon.log'), 'utf8'), 'oauth callback failed', 'nothing for the log: coffer did nothing wrong');
   });
 
+  await t.test("the authorization server's error code a browser brings back reaches the status and the page bounded, its controls shown as text", async (t) => {
+    const started = await api('POST', `/servers/${NAME}/oauth`);
+    t.equal(started.body.status, 'pending');
+    const state = new URL(started.body.url).searchParams.get('state')!;
+    const brought = `\u001b]8;;https://evil.example\u0007access_denied${'!'.repeat(5_000)}`;
+    const page = await fetch(`${gateway.url}/oauth/callback?${new URLSearchParams({ state, error: brought })}`);
+    t.equal(page.status, 400);
+    const shown = await page.text();
+    t.notMatch(shown, '\u001b', 'the page holds no raw escape');
+    t.ok(shown.length < 4_000, `the page is bounded (${shown.length} characters)`);
+    const status = (await api('GET', `/servers/${NAME}/oauth`)).body;
+    t.match(status, { status: 'failed', error: { code: 'UPSTREAM_AUTH_REQUIRED', message: /access_denied/ } });
+    t.notMatch(status.error.message, '\u001b', 'the status holds no raw escape');
+    t.ok(status.error.message.length < 600, `the status is bounded (${status.error.message.length} characters)`);
+  });
+
   await t.test('no token or client secret in the database, WAL, logs, audit or REST answers', async (t) => {
     t.ok(fixture.provider.secrets.size >= 6);
     const audit = JSON.stringify((await api('GET', '/audit?limit=1000')).body);

@@ -6,12 +6,16 @@
 import type { AuditActor } from '../protocol/db.js';
 import { CofferError, type ErrorBody } from '../protocol/errors.js';
 import type { OAuthAction, OAuthOutcome } from '../protocol/oauth.js';
+import { sanitiseText } from '../protocol/untrusted-text.js';
 
 export type SignInStatus =
   | { status: 'none' }
   | { status: 'pending'; url: string; expires_at: string }
   | { status: 'signed_in'; at: string }
   | { status: 'failed'; error: ErrorBody };
+
+/** An OAuth error code is a short ASCII word (RFC 6749 §4.1.2.1): more of what a link brings is not shown. */
+const MAX_REFUSAL_CHARS = 256;
 
 export interface SignInActors {
   /** null: no running actor by that name. */
@@ -102,7 +106,8 @@ export class SignIns {
     const refusal = query.get('error');
     const code = query.get('code');
     if (refusal !== null || code === null) {
-      const reason = refusal === null ? 'the answer carried no code' : `the authorization server answered ${refusal}`;
+      // The browser brings the error code back in the link: anyone's text, so bounded and its controls made visible.
+      const reason = refusal === null ? 'the answer carried no code' : `the authorization server answered ${sanitiseText(refusal, MAX_REFUSAL_CHARS)}`;
       this.settle(server, { status: 'failed', error: { code: 'UPSTREAM_AUTH_REQUIRED', message: `sign-in to ${server} failed: ${reason}` } });
       return { status: 400, ok: false, message: `Sign-in to ${server} failed: ${reason}.` };
     }
