@@ -324,6 +324,28 @@ t.test('setPreferences is all or nothing and audits real changes only', async (t
   t.match(await api.setPreferences('ghost', [], 'ui'), { ok: false, error: { code: 'RESOURCE_NOT_FOUND' } });
 });
 
+t.test('a client or toolset change whose audit entry cannot be written is not stored either', async (t) => {
+  const init = tempInit(t);
+  const { api } = await openWriter(t, init);
+  const hash = (seed: string) => createHash('sha256').update(seed).digest('hex');
+  t.ok((await api.createToolset({ name: 'kept', description: 'before', servers: [] }, 'cli')).ok);
+  t.ok((await api.addClient('bound', hash('bound'), 'cli')).ok);
+  const before = { clients: await api.listClients(), toolsets: await api.listToolsets() };
+  // Any failure of the second statement (a full disk, an I/O error) looks like this one to the first.
+  const direct = new Database(init.dbPath);
+  direct.exec("CREATE TRIGGER audit_fails BEFORE INSERT ON audit_log BEGIN SELECT RAISE(ABORT, 'disk full (simulated)'); END");
+  direct.close();
+  const attempts: [string, () => Promise<unknown>][] = [
+    ['addClient', () => api.addClient('half', hash('half'), 'cli')],
+    ['bindClient', () => api.bindClient('bound', 'kept', 'cli')],
+    ['revokeClient', () => api.revokeClient('bound', 'cli')],
+    ['createToolset', () => api.createToolset({ name: 'half', description: '', servers: [] }, 'cli')],
+    ['updateToolset', () => api.updateToolset({ name: 'kept', description: 'after', servers: [] }, 'cli')],
+  ];
+  for (const [method, attempt] of attempts) await t.rejects(attempt(), /disk full/, `${method} fails`);
+  t.same({ clients: await api.listClients(), toolsets: await api.listToolsets() }, before, 'nothing of the failed changes is stored');
+});
+
 t.test('listAudit filters and the free-form audit call', async (t) => {
   const { api } = await openWriter(t, tempInit(t));
   await api.audit('system', 'daemon_started', null, { port: 1234 });

@@ -37,15 +37,20 @@ export class ClientStore {
 
   /** RESOURCE_ALREADY_EXISTS when the name (or, never in practice, the hash) is taken. Audited without the hash. The toolset must exist. */
   add(name: string, tokenHash: string, actor: AuditActor, toolset: string | null): Result<ClientCredential> {
-    const row = this.statements.insert.get(name, tokenHash, now(), toolset);
-    if (!row) return { ok: false, error: { code: 'RESOURCE_ALREADY_EXISTS', message: `a client named "${name}" exists: revoke it first or pick another name`, details: { client: name } } };
-    this.audit.record(actor, 'client_added', null, toolset === null ? { client: name } : { client: name, toolset });
-    return { ok: true, value: row };
+    // One transaction with its audit entry: a change that fails is not stored half.
+    return this.db.transaction((): Result<ClientCredential> => {
+      const row = this.statements.insert.get(name, tokenHash, now(), toolset);
+      if (!row) return { ok: false, error: { code: 'RESOURCE_ALREADY_EXISTS', message: `a client named "${name}" exists: revoke it first or pick another name`, details: { client: name } } };
+      this.audit.record(actor, 'client_added', null, toolset === null ? { client: name } : { client: name, toolset });
+      return { ok: true, value: row };
+    })();
   }
 
   revoke(name: string, actor: AuditActor): Result<null> {
-    if (this.statements.remove.run(name).changes === 0) return { ok: false, error: { code: 'RESOURCE_NOT_FOUND', message: `no client named "${name}": see 'coffer client list'`, details: { client: name } } };
-    this.audit.record(actor, 'client_revoked', null, { client: name });
-    return { ok: true, value: null };
+    return this.db.transaction((): Result<null> => {
+      if (this.statements.remove.run(name).changes === 0) return { ok: false, error: { code: 'RESOURCE_NOT_FOUND', message: `no client named "${name}": see 'coffer client list'`, details: { client: name } } };
+      this.audit.record(actor, 'client_revoked', null, { client: name });
+      return { ok: true, value: null };
+    })();
   }
 }

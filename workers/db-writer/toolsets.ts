@@ -69,19 +69,24 @@ export class ToolsetStore {
     return this.statements.exists.get(name) !== undefined;
   }
 
+  /** Each change is one transaction with its audit entry: a change that fails is not stored half. */
   create(spec: ToolsetSpec, actor: AuditActor): Result<ToolsetRecord> {
-    const at = now();
-    const row = this.statements.insert.get(spec.name, spec.description, specText(spec), at, at);
-    if (!row) return { ok: false, error: { code: 'RESOURCE_ALREADY_EXISTS', message: `a toolset named "${spec.name}" exists: update it or pick another name`, details: { toolset: spec.name } } };
-    this.audit.record(actor, 'toolset_added', null, { toolset: spec.name, spec: { description: spec.description, servers: spec.servers, mode: spec.mode ?? 'full', pinned: spec.pinned ?? [] } });
-    return { ok: true, value: toRecord(row) };
+    return this.db.transaction((): Result<ToolsetRecord> => {
+      const at = now();
+      const row = this.statements.insert.get(spec.name, spec.description, specText(spec), at, at);
+      if (!row) return { ok: false, error: { code: 'RESOURCE_ALREADY_EXISTS', message: `a toolset named "${spec.name}" exists: update it or pick another name`, details: { toolset: spec.name } } };
+      this.audit.record(actor, 'toolset_added', null, { toolset: spec.name, spec: { description: spec.description, servers: spec.servers, mode: spec.mode ?? 'full', pinned: spec.pinned ?? [] } });
+      return { ok: true, value: toRecord(row) };
+    })();
   }
 
   update(spec: ToolsetSpec, actor: AuditActor): Result<ToolsetRecord> {
-    const row = this.statements.update.get(spec.description, specText(spec), now(), spec.name);
-    if (!row) return toolsetNotFound(spec.name);
-    this.audit.record(actor, 'toolset_updated', null, { toolset: spec.name, spec: { description: spec.description, servers: spec.servers, mode: spec.mode ?? 'full', pinned: spec.pinned ?? [] } });
-    return { ok: true, value: toRecord(row) };
+    return this.db.transaction((): Result<ToolsetRecord> => {
+      const row = this.statements.update.get(spec.description, specText(spec), now(), spec.name);
+      if (!row) return toolsetNotFound(spec.name);
+      this.audit.record(actor, 'toolset_updated', null, { toolset: spec.name, spec: { description: spec.description, servers: spec.servers, mode: spec.mode ?? 'full', pinned: spec.pinned ?? [] } });
+      return { ok: true, value: toRecord(row) };
+    })();
   }
 
   remove(name: string, actor: AuditActor): Result<null> {
@@ -98,10 +103,12 @@ export class ToolsetStore {
 
   /** The client must exist; so must the toolset, unless null. */
   bind(client: string, toolset: string | null, actor: AuditActor): Result<ClientCredential> {
-    if (toolset !== null && !this.exists(toolset)) return toolsetNotFound(toolset);
-    const row = this.statements.bind.get(toolset, client);
-    if (!row) return { ok: false, error: { code: 'RESOURCE_NOT_FOUND', message: `no client named "${client}": see 'coffer client list'`, details: { client } } };
-    this.audit.record(actor, 'client_bound', null, { client, toolset });
-    return { ok: true, value: row };
+    return this.db.transaction((): Result<ClientCredential> => {
+      if (toolset !== null && !this.exists(toolset)) return toolsetNotFound(toolset);
+      const row = this.statements.bind.get(toolset, client);
+      if (!row) return { ok: false, error: { code: 'RESOURCE_NOT_FOUND', message: `no client named "${client}": see 'coffer client list'`, details: { client } } };
+      this.audit.record(actor, 'client_bound', null, { client, toolset });
+      return { ok: true, value: row };
+    })();
   }
 }
