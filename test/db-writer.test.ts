@@ -191,6 +191,28 @@ t.test('migrations', async (t) => {
     t.notOk(existsSync(init.keyPath), 'no key file created');
   });
 
+  t.test('a database another process holds is no failed migration: up to date it opens, else the lock is named', async (t) => {
+    const init = tempInit(t, firstMigrations(t, 1));
+    const old = await openWriter(t, init);
+    await old.close();
+    const other = new Database(init.dbPath);
+    t.teardown(() => other.close());
+    other.exec('BEGIN IMMEDIATE');
+    const behind = await openDbWriter({ ...init, migrationsDir: MIGRATIONS_DIR });
+    t.notOk(behind.ok);
+    if (!behind.ok) {
+      t.match(behind.error, { code: 'INTERNAL', details: { file: '002_invocations_retention.sql' } });
+      t.match(behind.error.message, /locked by another process/, 'the lock is the reason given, not a broken migration');
+    }
+    const current = await openDbWriter(init);
+    t.ok(current.ok, 'a database with nothing to migrate takes no write lock to open');
+    if (current.ok) {
+      t.same(await current.value.api.listServers(), []);
+      await current.value.close();
+    }
+    other.exec('ROLLBACK');
+  });
+
   t.test('migration files must be numbered without gaps', async (t) => {
     const dir = firstMigrations(t, 1);
     writeFileSync(join(dir, '003_skipped.sql'), 'SELECT 1;');

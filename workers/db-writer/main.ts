@@ -65,7 +65,7 @@ function open(): Result<{ version: number }> {
   db.pragma('synchronous = NORMAL');
   db.pragma('foreign_keys = ON');
   db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
-  const migrated = applyMigrations(db, migrations);
+  const migrated = applyMigrations(db, migrations, init.dbPath);
   if (!migrated.ok) return migrated;
   if (!stores) {
     const audit = new AuditLog(db);

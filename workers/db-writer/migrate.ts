@@ -47,9 +47,11 @@ export function checkNotNewer(db: Database, migrations: Migration[], dbPath: str
   };
 }
 
-/** Applies every pending migration; a failing file is rolled back and named. */
-export function applyMigrations(db: Database, migrations: Migration[]): Result<{ version: number }> {
+/** Applies every pending migration; a failing file is rolled back and named, a locked database named as such. */
+export function applyMigrations(db: Database, migrations: Migration[], dbPath: string): Result<{ version: number }> {
   for (const migration of migrations) {
+    // Read first: an up-to-date database takes no write lock, so a process holding one (a sqlite3 shell) does not stop a start.
+    if (schemaVersion(db) >= migration.version) continue;
     // IMMEDIATE, and the version re-read inside, so two openers cannot apply one file twice.
     const apply = db.transaction(() => {
       if (schemaVersion(db) >= migration.version) return;
@@ -59,6 +61,16 @@ export function applyMigrations(db: Database, migrations: Migration[]): Result<{
     try {
       apply.immediate();
     } catch (error) {
+      if ((error as { code?: unknown }).code === 'SQLITE_BUSY') {
+        return {
+          ok: false,
+          error: {
+            code: 'INTERNAL',
+            message: `${dbPath} is locked by another process (another coffer on this COFFER_HOME, or a sqlite3 shell): migration ${migration.file} was not applied and the database is unchanged; stop that process and start again`,
+            details: { db_path: dbPath, file: migration.file, version: migration.version },
+          },
+        };
+      }
       return {
         ok: false,
         error: {
