@@ -1,5 +1,8 @@
 // The upstream actor when upstreams misbehave: R7 eviction and retry, timeouts,
 // hung and crashing upstreams, crash loops with backoff, and shutdown.
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import t from 'tap';
 import { callTool, isAlive, startActor, toolJson } from './fixtures/actor-harness.js';
 import { networkConfig, startNetworkFixture, stdioFixture } from './fixtures/fixture-servers.js';
@@ -170,4 +173,23 @@ t.test('shutdown stops the stdio child, even a connecting one', async (t) => {
   await hanging.handle.stop();
   t.ok(Date.now() - stoppedAt < 6_000, 'stop does not wait out connect_ms');
   t.equal(hanging.states().at(-1), 'stopped');
+});
+
+t.test('stop ends what the stdio child forked too: a grandchild that ignores SIGTERM and stdin EOF is not left running', async (t) => {
+  const pids = join(mkdtempSync(join(tmpdir(), 'coffer-grandchild-')), 'pids');
+  const actor = startActor(t, stdioFixture('forking', ['--grandchild', pids]));
+  const ready = await actor.waitForState('ready');
+  const pid = ready.type === 'state' ? ready.status.pid! : 0;
+  const grandchild = Number(readFileSync(pids, 'utf8').trim());
+  t.teardown(() => {
+    try {
+      process.kill(grandchild, 'SIGKILL');
+    } catch {
+      // gone
+    }
+  });
+  t.ok(isAlive(grandchild), 'the grandchild runs');
+  await actor.handle.stop();
+  t.notOk(isAlive(pid), 'the child is gone');
+  t.notOk(isAlive(grandchild), 'the grandchild is gone');
 });

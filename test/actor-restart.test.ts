@@ -2,7 +2,9 @@
 // schedule: the wait shows as state `backoff`, calls meanwhile answer
 // UPSTREAM_UNAVAILABLE at once, the waits double while it keeps dying and
 // start over after a long life, and stop() during a wait leaves nothing running.
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Worker, type WorkerOptions } from 'node:worker_threads';
 import t from 'tap';
 import { actorEntry } from '../src/paths.js';
@@ -14,14 +16,14 @@ import { sleep, waitFor } from './helpers/wait.js';
 const SCHEDULE = { baseMs: 200, capMs: 800, resetAfterMs: 6_000 };
 
 /** An actor on the stdio fixture whose workers the test can kill (the last one is current), each with when it was spawned. */
-function killableActor(t: Teardown, name: string) {
+function killableActor(t: Teardown, name: string, args: string[] = []) {
   const workers: { worker: Worker; spawnedAt: number }[] = [];
   const newWorker = (options: WorkerOptions): Worker => {
     const worker = new Worker(actorEntry(), options);
     workers.push({ worker, spawnedAt: Date.now() });
     return worker;
   };
-  const actor = startActor(t, stdioFixture(name), {}, { restart: SCHEDULE, newWorker });
+  const actor = startActor(t, stdioFixture(name, args), {}, { restart: SCHEDULE, newWorker });
   return { actor, workers };
 }
 
@@ -97,4 +99,23 @@ t.test('stop() during the wait: no replacement, no child left', async (t) => {
   t.equal(workers.length, 1, 'no replacement worker was started');
   t.notOk(running(child), 'no stdio child running');
   t.match(await callTool(actor, 'echo'), { ok: false, error: { data: { code: 'UPSTREAM_UNAVAILABLE' } } }, 'calls after stop() are refused');
+});
+
+t.test('a killed worker: what its stdio child forked is killed with the child, not left running', async (t) => {
+  const pids = join(mkdtempSync(join(tmpdir(), 'coffer-grandchild-')), 'pids');
+  const { actor, workers } = killableActor(t, 'forking-phoenix', ['--grandchild', pids]);
+  await actor.waitForState('ready');
+  const grandchild = Number(readFileSync(pids, 'utf8').trim().split('\n')[0]);
+  t.teardown(() => {
+    try {
+      process.kill(grandchild, 'SIGKILL');
+    } catch {
+      // gone
+    }
+  });
+  t.ok(running(grandchild), 'the grandchild runs');
+  await kill(actor, workers);
+  await actor.handle.stop();
+  await waitFor('the grandchild to be gone', () => !running(grandchild), 3_000).catch(() => undefined);
+  t.notOk(running(grandchild), 'the first child\'s grandchild is gone');
 });

@@ -2,7 +2,9 @@
 // stdin/stdout. Lines that are not JSON are reported (onerror), not fatal; the
 // child's stderr goes to the actor's log, its controls escaped (the log is
 // rotated by size, so it stays bounded however much the child prints). Closing follows the MCP spec: stdin
-// EOF, then SIGTERM after 2 s, then SIGKILL after 2 s more.
+// EOF, then SIGTERM after 2 s, then SIGKILL after 2 s more. The child leads a process group of its own, and
+// the signals go to the group: what it forked (a wrapper's server, a helper) is stopped with it, and once
+// the child is gone, whatever it left in its group gets SIGTERM, then SIGKILL 2 s later.
 import { spawn, type ChildProcess } from 'node:child_process';
 import type { Writable } from 'node:stream';
 import { escapeControls } from '../../src/protocol/untrusted-text.js';
@@ -10,6 +12,7 @@ import type { JsonRpcMessage, MessageTransport } from './jsonrpc-session.js';
 import { parseInbound, TooDeepError } from './inbound.js';
 import { MAX_MESSAGE_CHARS } from '../../src/protocol/message-limit.js';
 import { MessageTooLargeError, PartialLine } from './limits.js';
+import { signalGroup } from '../../src/supervision/kill-child.js';
 
 export interface StdioOptions {
   command: string;
@@ -97,6 +100,8 @@ export class StdioTransport implements MessageTransport {
         cwd: this.options.cwd,
         stdio: ['pipe', 'pipe', 'pipe'],
         shell: false,
+        // Its own process group, so the group can be signalled: the only handle on grandchildren.
+        detached: true,
       });
       this.child = child;
       child.on('error', (error) => {
@@ -104,9 +109,14 @@ export class StdioTransport implements MessageTransport {
         this.onerror?.(error);
       });
       child.on('spawn', () => resolve());
+      // A child that exits (crashed, or asked to) leaves nothing it forked behind; that also ends a
+      // grandchild holding the child's stdout, which would keep 'close' (and so onclose) from coming.
+      child.once('exit', () => void this.endGroup(child));
       child.on('close', () => {
         if (this.child === child) this.child = undefined;
-        this.finish();
+        // Closed once its group is ended too: whoever waits for the close (a shutdown, then the worker's
+        // termination) must not cut the SIGKILL short.
+        void this.endGroup(child).then(() => this.finish());
       });
       child.stdin!.on('error', (error) => this.onerror?.(error));
       child.stdout!.setEncoding('utf8');
@@ -183,9 +193,36 @@ export class StdioTransport implements MessageTransport {
     }
     await step();
     if (!gone()) {
-      child.kill('SIGTERM');
+      this.signal(child, 'SIGTERM');
       await step();
     }
-    if (!gone()) child.kill('SIGKILL');
+    if (!gone()) this.signal(child, 'SIGKILL');
+    await this.endGroup(child);
+  }
+
+  private signal(child: ChildProcess, signal: NodeJS.Signals): void {
+    if (child.pid === undefined || !signalGroup(child.pid, signal)) child.kill(signal);
+  }
+
+  private readonly groupsEnding = new Map<ChildProcess, Promise<void>>();
+
+  /** What is left of an exited child's process group: SIGTERM, then SIGKILL after a step. Once per child. */
+  private endGroup(child: ChildProcess): Promise<void> {
+    const pid = child.pid;
+    if (pid === undefined) return Promise.resolve();
+    let ending = this.groupsEnding.get(child);
+    if (!ending) {
+      ending = (async () => {
+        if (!signalGroup(pid, 'SIGTERM')) return;
+        const until = Date.now() + CLOSE_STEP_MS;
+        while (Date.now() < until) {
+          await new Promise<void>((resolve) => setTimeout(resolve, 50).unref());
+          if (!signalGroup(pid, 0)) return;
+        }
+        signalGroup(pid, 'SIGKILL');
+      })();
+      this.groupsEnding.set(child, ending);
+    }
+    return ending;
   }
 }
