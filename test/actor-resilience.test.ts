@@ -1,10 +1,10 @@
 // The upstream actor when upstreams misbehave: R7 eviction and retry, timeouts,
 // hung and crashing upstreams, crash loops with backoff, and shutdown.
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
-import { callTool, isAlive, startActor, toolJson } from './fixtures/actor-harness.js';
+import { callTool, grandchildOf, isAlive, startActor, toolJson } from './fixtures/actor-harness.js';
 import { networkConfig, startNetworkFixture, stdioFixture } from './fixtures/fixture-servers.js';
 
 // A wide crash window: on a loaded machine three fixture children can take seconds to start and exit.
@@ -180,16 +180,24 @@ t.test('stop ends what the stdio child forked too: a grandchild that ignores SIG
   const actor = startActor(t, stdioFixture('forking', ['--grandchild', pids]));
   const ready = await actor.waitForState('ready');
   const pid = ready.type === 'state' ? ready.status.pid! : 0;
-  const grandchild = Number(readFileSync(pids, 'utf8').trim());
-  t.teardown(() => {
-    try {
-      process.kill(grandchild, 'SIGKILL');
-    } catch {
-      // gone
-    }
-  });
+  const grandchild = grandchildOf(t, pids);
   t.ok(isAlive(grandchild), 'the grandchild runs');
   await actor.handle.stop();
   t.notOk(isAlive(pid), 'the child is gone');
   t.notOk(isAlive(grandchild), 'the grandchild is gone');
+});
+
+t.test('a stdio child that crashes while a grandchild keeps its stdout open: the call in flight fails promptly, a new child follows', async (t) => {
+  const pids = join(mkdtempSync(join(tmpdir(), 'coffer-grandchild-')), 'pids');
+  const actor = startActor(t, stdioFixture('crashy-parent', ['--grandchild', pids, '--grandchild-keeps-stdout'], { request_ms: 20_000 }), FAST_BACKOFF);
+  await actor.waitForState('ready');
+  const grandchild = grandchildOf(t, pids);
+  const pidBefore = actor.handle.lastStatus.pid!;
+  const crashStarted = Date.now();
+  const crashed = await callTool(actor, 'crash');
+  t.match(crashed, { ok: false, error: { code: -32010, data: { code: 'UPSTREAM_UNAVAILABLE', server: 'crashy-parent' } } });
+  t.ok(Date.now() - crashStarted < 5_000, `the in-flight call failed promptly (${Date.now() - crashStarted} ms)`);
+  await actor.waitForState('ready', actor.events.length);
+  t.not(toolJson(await callTool(actor, 'whoami')).pid, pidBefore, 'a new child answers');
+  t.notOk(isAlive(grandchild), 'the crashed child\'s grandchild is gone');
 });

@@ -9,7 +9,7 @@ import { Worker, type WorkerOptions } from 'node:worker_threads';
 import t from 'tap';
 import { actorEntry } from '../src/paths.js';
 import type { ActorEvent, ActorStatus } from '../src/protocol/actor.js';
-import { callTool, isAlive, startActor, toolJson, type RunningActor, type Teardown } from './fixtures/actor-harness.js';
+import { callTool, grandchildOf, isAlive, startActor, toolJson, type RunningActor, type Teardown } from './fixtures/actor-harness.js';
 import { stdioFixture } from './fixtures/fixture-servers.js';
 import { sleep, waitFor } from './helpers/wait.js';
 
@@ -105,14 +105,7 @@ t.test('a killed worker: what its stdio child forked is killed with the child, n
   const pids = join(mkdtempSync(join(tmpdir(), 'coffer-grandchild-')), 'pids');
   const { actor, workers } = killableActor(t, 'forking-phoenix', ['--grandchild', pids]);
   await actor.waitForState('ready');
-  const grandchild = Number(readFileSync(pids, 'utf8').trim().split('\n')[0]);
-  t.teardown(() => {
-    try {
-      process.kill(grandchild, 'SIGKILL');
-    } catch {
-      // gone
-    }
-  });
+  const grandchild = grandchildOf(t, pids);
   t.ok(running(grandchild), 'the grandchild runs');
   await kill(actor, workers);
   await actor.handle.stop();
