@@ -50,8 +50,7 @@ function namespaceIssue(config: ServerConfig, budget: number): NamespaceIssue | 
   return problem && { ...problem, field: own && config.namespace === '' ? 'name' : 'namespace' };
 }
 
-function namespaceRefusal(config: ServerConfig, budget: number): CofferError | null {
-  const issue = namespaceIssue(config, budget);
+function namespaceRefusal(issue: NamespaceIssue | null): CofferError | null {
   if (!issue) return null;
   return new CofferError('NAMESPACE_INVALID', `invalid server config: ${issue.message}`, { errors: [{ field: issue.field, message: issue.message }], suggestion: issue.suggestion });
 }
@@ -118,7 +117,7 @@ export class Registry {
     for (const config of this.configs.values()) if (config.enabled) this.pool.start(config);
   }
 
-  /** What add or update would refuse in `config`'s namespace (one stored before the rule stays until it changes), else null. */
+  /** What add or update would refuse in `config`'s namespace, else null. One stored before this rule stays until it is changed: refusing any other update would strand the server. */
   namespaceIssue(config: ServerConfig): NamespaceIssue | null {
     return this.configs.get(config.name)?.namespace === config.namespace ? null : namespaceIssue(config, this.budget);
   }
@@ -157,7 +156,7 @@ export class Registry {
 
   private async added(input: unknown, actor: AuditActor): Promise<ServerView> {
     const config = unwrap(parseServerConfig(input));
-    const clash = namespaceRefusal(config, this.budget) ?? prefixClash(config, this.configs.values());
+    const clash = namespaceRefusal(namespaceIssue(config, this.budget)) ?? prefixClash(config, this.configs.values());
     if (clash) throw clash;
     const record = unwrap(await this.writer.createServer(config, actor));
     this.configs.set(config.name, record.config);
@@ -169,8 +168,7 @@ export class Registry {
   private async updated(name: string, patch: unknown, actor: AuditActor): Promise<ServerView> {
     const before = (await this.record(name)).config;
     const after = unwrap(applyServerPatch(before, patch));
-    // A namespace stored before this rule stays until it is changed: refusing any other update would strand the server.
-    const clash = (after.namespace === before.namespace ? null : namespaceRefusal(after, this.budget)) ?? prefixClash(after, this.configs.values());
+    const clash = namespaceRefusal(this.namespaceIssue(after)) ?? prefixClash(after, this.configs.values());
     if (clash) throw clash;
     const record = unwrap(await this.writer.updateServer(after, actor));
     this.configs.set(name, record.config);
