@@ -5,6 +5,7 @@
 import { isAbsolute } from 'node:path';
 import { z } from 'zod';
 import { DEFAULT_TIMEOUTS, DOT_SEGMENTS, NAMESPACE_SEPARATOR, SERVER_NAME_PATTERN } from '../protocol/server-config.js';
+import { HEADER_VALUE_FORBIDDEN } from '../protocol/http-fields.js';
 import { REDACTED } from './secret-args.js';
 
 /** Upper bounds: beyond them a value is a typo (seconds taken for ms), not a choice. */
@@ -97,8 +98,8 @@ const headers = secretMap({
   // RFC 9110 token.
   key: /^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,256}$/,
   keyRule: 'an HTTP header name',
-  // RFC 9110 field-value: what an HTTP request can carry (Node and fetch refuse the rest at every connection).
-  forbidden: /[^\t\x20-\x7e\x80-\xff]/,
+  // What the actor's HTTP client can send (it refuses the rest at every connection).
+  forbidden: HEADER_VALUE_FORBIDDEN,
   forbiddenRule: 'control characters, line breaks or characters beyond U+00FF (an HTTP header cannot carry them)',
   // Two spellings of one header name would race for it.
   caseInsensitive: true,

@@ -8,6 +8,7 @@ import { createRequire } from 'node:module';
 import type { Socket } from 'node:net';
 import { StringDecoder } from 'node:string_decoder';
 import type { Http1Pool } from './http1-pool.js';
+import { HEADER_NAME, HEADER_VALUE_FORBIDDEN } from '../../src/protocol/http-fields.js';
 
 interface Parser {
   initialize(type: number, resource: object, maxHeaderSize: number, lenient: number): void;
@@ -42,9 +43,6 @@ const HOLD_BYTES = 64 * 1024;
 
 export type Http1Headers = Record<string, string | number | undefined>;
 
-/** What node:http refuses in a header name or value: anything else could split the request. */
-const TOKEN = /^[\^_`a-zA-Z\-0-9!#$%&'*+.|~]+$/;
-const BAD_VALUE = /[^\t\x20-\x7e\x80-\xff]/;
 
 /** A request's bytes, to `host`; throws on a header node:http would refuse. */
 export function requestMessage(method: string, url: URL, host: string, headers: Http1Headers, body?: string): string {
@@ -52,7 +50,7 @@ export function requestMessage(method: string, url: URL, host: string, headers: 
   for (const name in headers) {
     const value = headers[name];
     if (value === undefined) continue;
-    if (!TOKEN.test(name) || BAD_VALUE.test(String(value))) throw new TypeError(`invalid HTTP header ${JSON.stringify(name)}`);
+    if (!HEADER_NAME.test(name) || HEADER_VALUE_FORBIDDEN.test(String(value))) throw new TypeError(`invalid HTTP header ${JSON.stringify(name)}`);
     head += `${name}: ${value}\r\n`;
   }
   return body === undefined ? `${head}\r\n` : `${head}content-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
