@@ -145,16 +145,21 @@ export function thisProcess(): Pick<DaemonFile, 'pid' | 'process_start'> {
   return start === null ? { pid: process.pid } : { pid: process.pid, process_start: start };
 }
 
-/** When a process started, in clock ticks after boot (field 22 of /proc/<pid>/stat); null without procfs. */
-function processStart(pid: number): number | null {
+/** The fields of /proc/<pid>/stat from its third (the state) on; null without procfs or that process. */
+function statFields(pid: number): string[] | null {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // The fields after the command, which may hold spaces and parentheses, start with field 3.
-    const ticks = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19]);
-    return Number.isSafeInteger(ticks) ? ticks : null;
+    // The command before them may hold spaces and parentheses: they start after its last ')'.
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   } catch {
     return null;
   }
+}
+
+/** When a process started, in clock ticks after boot (field 22 of /proc/<pid>/stat); null without procfs. */
+function processStart(pid: number): number | null {
+  const ticks = Number(statFields(pid)?.[19]);
+  return Number.isSafeInteger(ticks) ? ticks : null;
 }
 
 /** Alive and not a zombie (an exited child its parent has not reaped yet counts as gone). */
@@ -164,10 +169,7 @@ export function isProcessAlive(pid: number): boolean {
   } catch (error) {
     return (error as NodeJS.ErrnoException).code === 'EPERM';
   }
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
-  } catch {
-    return true; // no procfs: trust kill(0)
-  }
+  const fields = statFields(pid);
+  // No procfs: trust kill(0).
+  return fields === null || fields[0] !== 'Z';
 }

@@ -121,6 +121,8 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
   applyEngineFlags(engineFlags);
   log.info('V8 options for the actors', { flags: engineFlags.length > 0 ? engineFlags.join(' ') : "none (V8's own)" });
   const startedAt = new Date().toISOString();
+  // This process as daemon.json names it, written at start and at every token rotation: its start never changes.
+  const self = thisProcess();
   let phase: DaemonStatus['status'] = 'starting';
   const operations = new Operations(opsSettings({ metrics: options.metrics, otlpEndpoint: options.otlpEndpoint }));
   const sessionTags = new SessionTags();
@@ -250,7 +252,7 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
         requestShutdown: () => void stop(),
         rotateToken: async (actor) => {
           token = newToken();
-          writeDaemonFile(home, { port: http!.port, ...thisProcess(), token, started_at: startedAt });
+          writeDaemonFile(home, { port: http!.port, ...self, token, started_at: startedAt });
           // Whoever held the old token keeps nothing open with it: its streams would go on hearing list changes, updates and logs.
           sessions.closeCredential(DAEMON_CREDENTIAL_ID);
           await writer.api.audit(actor, 'token_rotated', null, {});
@@ -320,7 +322,7 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
     await stop();
     throw error;
   });
-  writeDaemonFile(home, { port: http.port, ...thisProcess(), token, started_at: startedAt });
+  writeDaemonFile(home, { port: http.port, ...self, token, started_at: startedAt });
   phase = 'ready';
   log.info('ready', { port: http.port, upstreams: registry.all().length, native_http: nativeBindingLoaded() });
   return {
