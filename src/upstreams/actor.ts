@@ -13,7 +13,7 @@ import { decodeList } from '../protocol/list-decode.js';
 import type { OAuthAction, OAuthOutcome, OAuthRecord } from '../protocol/oauth.js';
 import type { ServerConfig } from '../protocol/server-config.js';
 import { actorEntry } from '../paths.js';
-import { killChild, signalGroup } from '../supervision/kill-child.js';
+import { killChild } from '../supervision/kill-child.js';
 import { Restarter, type RestartWait } from '../supervision/restarter.js';
 import type { RestartSchedule } from '../supervision/restart-schedule.js';
 import { approximateChars, busyForward, inFlight, MAX_IN_FLIGHT_PER_UPSTREAM } from './in-flight.js';
@@ -123,8 +123,6 @@ function unsentAnswer(outcome: ForwardOutcome, error: unknown): ForwardOutcome {
 
 export class UpstreamActor implements Upstream {
   lastStatus: ActorStatus;
-  /** The newest stdio child this actor reported: its process group is ended at stop whatever the worker did. */
-  private lastChildPid: number | null = null;
   private worker: Worker | null = null;
   private calls: MessageChannel['port1'] | null = null;
   /** Whether the worker was started: false once stop() came before its boot turn. */
@@ -195,10 +193,7 @@ export class UpstreamActor implements Upstream {
     this.calls = calls.port1;
     events.port1.on('message', (event: ActorEvent) => {
       release();
-      if (event.type === 'state') {
-        this.lastStatus = event.status;
-        if (event.status.pid !== null) this.lastChildPid = event.status.pid;
-      }
+      if (event.type === 'state') this.lastStatus = event.status;
       this.callbacks.onEvent(event);
     });
     events.port1.on('messageerror', (error) => this.callbacks.onLost?.('an event', messageOf(error)));
@@ -384,9 +379,6 @@ export class UpstreamActor implements Upstream {
     }
     await this.exited;
     if (!this.cleanShutdown) this.killOrphanedChild();
-    // A clean shutdown may end before the child's leftovers get their SIGKILL (the worker waits a bounded
-    // time for its child): the group goes now; nothing is left in it when the worker got that far.
-    else if (this.lastChildPid !== null) signalGroup(this.lastChildPid, 'SIGKILL');
   }
 
   /** One OAuth sign-in step (see UpstreamAuth in the actor). */

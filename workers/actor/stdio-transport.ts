@@ -192,11 +192,12 @@ export class StdioTransport implements MessageTransport {
       // already closed
     }
     await step();
-    if (!gone()) {
-      this.signal(child, 'SIGTERM');
-      await step();
-    }
-    if (!gone()) this.signal(child, 'SIGKILL');
+    if (gone()) return this.endGroup(child);
+    this.signal(child, 'SIGTERM');
+    await step();
+    // The group had its SIGTERM with the child, and a step to act on it: what is left of it goes now, so a
+    // close ends within the connection's wait for it (a worker ended later could no longer send this).
+    this.signal(child, 'SIGKILL');
     await this.endGroup(child);
   }
 
