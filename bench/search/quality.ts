@@ -71,7 +71,7 @@ const corpus = loadCorpus();
 /**
  * The query sets: the vocabulary and weights were tuned on the first three; the
  * held-out sets were never tuned against (the first two are no longer blind:
- * README, Tool search). The target is judged on the held-out ones.
+ * docs/performance.md, Tool search). The target is judged on the held-out ones.
  */
 const SETS = [
   { key: 'quality', file: 'queries.json', label: 'tuning set', heldOut: false },

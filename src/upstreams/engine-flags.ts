@@ -8,7 +8,7 @@ import { setFlagsFromString } from 'node:v8';
 
 /**
  * None: V8's own. Options that make a cold actor's code faster sooner were
- * measured and each costs more than it gives (README, Spread load): feedback
+ * measured and each costs more than it gives (docs/performance.md, Spread load): feedback
  * vectors on the first call (`--no-lazy-feedback-allocation`) made every
  * actor's start about a fifth dearer in instructions and a process's whole life
  * of calls dearer too; Sparkplug for everything and an earlier tier-up cost

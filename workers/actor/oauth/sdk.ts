@@ -2,7 +2,7 @@
 // is most of the actor's code, a large share of every worker's start-up CPU
 // and RSS, and most upstreams never answer a challenge nor hold a token to
 // refresh. The actor bundle keeps these dynamic imports as a chunk of its own
-// (scripts/build-actor.mjs; README, Performance).
+// (scripts/build-actor.mjs; docs/performance.md).
 import type { ActorLog } from '../log.js';
 
 type AuthModule = typeof import('@modelcontextprotocol/sdk/client/auth.js');
