@@ -3,10 +3,10 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { parseKeyValues, parsePort } from '../src/cli/args.js';
 import { isProcessAlive, readDaemonFile, tokenProof } from '../src/daemon/daemon-file.js';
 import { EXIT, exitCodeForApiError } from '../src/cli/exit-codes.js';
@@ -90,35 +90,57 @@ t.test('without a daemon: exit 3 and how to start one; usage errors exit 2', asy
   t.match(help.stdout, /3 +daemon unreachable/);
 });
 
-t.test('daemon status --json makes no login code (scripts poll it); the human status prints one', async (t) => {
-  // A stand-in daemon that records what the CLI asks of it.
-  const home = tempHome();
-  const requests: string[] = [];
+type Route = (request: IncomingMessage, response: ServerResponse, url: URL) => void;
+
+const notHere: Route = (_request, response) => {
+  response.statusCode = 404;
+  response.end(JSON.stringify({ error: { code: 'RESOURCE_NOT_FOUND', message: 'not here' } }));
+};
+
+/**
+ * A stand-in daemon in this process (so its pid is alive) that holds daemon.json's token and proves
+ * it as the daemon does; `route` answers the rest, `when` decides when each request is answered, and
+ * `seen` gets every request's method and path.
+ */
+async function standInDaemon(
+  t: Test,
+  home: string,
+  { route = notHere, when = (answer) => answer(), seen = [] }: { route?: Route; when?: (answer: () => void) => void; seen?: string[] },
+): Promise<{ port: number; server: Server }> {
+  const token = 'stand-in-token';
+  let port = 0;
   const server = createServer((request, response) => {
-    requests.push(`${request.method} ${new URL(request.url ?? '/', 'http://127.0.0.1').pathname}`);
-    response.setHeader('content-type', 'application/json');
     const url = new URL(request.url ?? '/', 'http://127.0.0.1');
-    if (url.pathname === '/api/v1/daemon/status') {
-      const upstreams = { registered: 0, enabled: 0, healthy: 0, degraded: 0 };
-      // It holds daemon.json's token, so it can prove it as the daemon does.
+    seen.push(`${request.method} ${url.pathname}`);
+    when(() => {
+      response.setHeader('content-type', 'application/json');
+      if (url.pathname !== '/api/v1/daemon/status') return route(request, response, url);
       const challenge = url.searchParams.get('challenge');
-      const proof = challenge === null ? {} : { proof: tokenProof('stand-in-token', challenge) };
-      return response.end(JSON.stringify({ status: 'ready', version: '0.0.0', started_at: new Date().toISOString(), port, pid: process.pid, upstreams, ...proof }));
-    }
-    if (request.method === 'POST' && request.url === '/api/v1/ui/login-codes') {
-      response.statusCode = 201;
-      return response.end(JSON.stringify({ code: 'stand-in-code', expires_at: new Date(Date.now() + 120_000).toISOString() }));
-    }
-    response.statusCode = 404;
-    response.end(JSON.stringify({ error: { code: 'RESOURCE_NOT_FOUND', message: 'not here' } }));
+      const proof = challenge === null ? {} : { proof: tokenProof(token, challenge) };
+      const upstreams = { registered: 0, enabled: 0, healthy: 0, degraded: 0 };
+      response.end(JSON.stringify({ status: 'ready', version: '0.0.0', started_at: new Date().toISOString(), port, pid: process.pid, upstreams, ...proof }));
+    });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   t.teardown(() => {
     server.closeAllConnections();
     server.close();
   });
-  const port = (server.address() as AddressInfo).port;
-  writeFileSync(join(home, 'daemon.json'), JSON.stringify({ port, pid: process.pid, token: 'stand-in-token', started_at: new Date().toISOString() }));
+  port = (server.address() as AddressInfo).port;
+  writeFileSync(join(home, 'daemon.json'), JSON.stringify({ port, pid: process.pid, token, started_at: new Date().toISOString() }), { mode: 0o600 });
+  return { port, server };
+}
+
+t.test('daemon status --json makes no login code (scripts poll it); the human status prints one', async (t) => {
+  // A stand-in daemon that records what the CLI asks of it.
+  const home = tempHome();
+  const requests: string[] = [];
+  const loginCodes: Route = (request, response, url) => {
+    if (request.method !== 'POST' || url.pathname !== '/api/v1/ui/login-codes') return notHere(request, response, url);
+    response.statusCode = 201;
+    response.end(JSON.stringify({ code: 'stand-in-code', expires_at: new Date(Date.now() + 120_000).toISOString() }));
+  };
+  const { port } = await standInDaemon(t, home, { route: loginCodes, seen: requests });
 
   const json = await runCli(home, 'daemon', 'status', '--json');
   t.equal(json.code, EXIT.OK, json.stderr);
@@ -132,6 +154,42 @@ t.test('daemon status --json makes no login code (scripts poll it); the human st
   t.equal(human.code, EXIT.OK, human.stderr);
   t.match(human.stdout, new RegExp(`^web ui: +http://127\\.0\\.0\\.1:${port}/#login=stand-in-code {2}\\(one-time login link\\)$`, 'm'));
   t.same(requests, ['GET /api/v1/daemon/status', 'GET /api/v1/daemon/readiness', 'POST /api/v1/ui/login-codes'], 'the human status makes one');
+});
+
+t.test('a daemon that is alive but slow to answer (busy, or paused a moment) is waited for, not reported gone', async (t) => {
+  const home = tempHome();
+  let paused = true;
+  const held: (() => void)[] = [];
+  const servers: Route = (request, response, url) => (url.pathname === '/api/v1/servers' ? void response.end(JSON.stringify({ servers: [] })) : notHere(request, response, url));
+  // It answers only once resumed.
+  const { port, server } = await standInDaemon(t, home, { route: servers, when: (answer) => (paused ? void held.push(answer) : answer()) });
+  const resumeAfter = (ms: number): void => {
+    paused = true;
+    setTimeout(() => {
+      paused = false;
+      for (const answer of held.splice(0)) answer();
+    }, ms);
+  };
+
+  resumeAfter(3_500);
+  const list = await runCli(home, 'mcp', 'list', '--json');
+  t.equal(list.code, EXIT.OK, list.stderr);
+  t.same(JSON.parse(list.stdout), { servers: [] }, 'the command went through once the daemon answered');
+
+  resumeAfter(3_500);
+  const status = await runCli(home, 'daemon', 'status', '--json');
+  t.equal(status.code, EXIT.OK, status.stderr);
+  t.match(JSON.parse(status.stdout), { status: 'ready', pid: process.pid }, 'daemon status reports it running');
+
+  // Alive, but nothing listens on its port any more: not "stopped", and not told to start another.
+  server.closeAllConnections();
+  await new Promise((resolve) => server.close(resolve));
+  const silent = await runCli(home, 'daemon', 'status', '--json');
+  t.equal(silent.code, EXIT.DAEMON_UNREACHABLE);
+  t.same(JSON.parse(silent.stdout), { status: 'unresponsive', pid: process.pid, port });
+  t.match(silent.stderr, `(pid ${process.pid}) runs but does not answer on port ${port}`);
+  t.match(silent.stderr, '`coffer daemon stop` ends it');
+  t.notMatch(silent.stderr, 'start one with');
 });
 
 t.test("mcp refresh (admin WebSocket) and daemon stop send the token only to a daemon that proved it holds daemon.json's token", async (t) => {

@@ -1,7 +1,7 @@
 // Thin client of the daemon's REST API (/api/v1). It finds the daemon through
 // $COFFER_HOME/daemon.json and turns every failure into a CliError with the
 // right exit code; it never starts a daemon.
-import { daemonFilePath, newChallenge, readDaemonFile, tokenProof, type DaemonFile } from '../daemon/daemon-file.js';
+import { daemonAlive, daemonFilePath, newChallenge, readDaemonFile, tokenProof, type DaemonFile } from '../daemon/daemon-file.js';
 import { tokenMatches } from '../http/bearer.js';
 import { RestClient, restBody, restInit } from '../api/rest-client.js';
 import type { DaemonStatus } from '../api/routes/daemon.js';
@@ -12,6 +12,16 @@ import { CliError } from './output.js';
 export type { DaemonStatus };
 
 const REQUEST_TIMEOUT_MS = 60_000;
+/** A probe's wait for the status answer: what answers on a port quickly is a daemon or a squatter. */
+const PROBE_MS = 2_000;
+/**
+ * The wait when daemon.json's process is alive: a daemon busy starting hundreds of actors, or paused
+ * a moment, answers late, and is not gone.
+ */
+const ALIVE_DAEMON_MS = 20_000;
+
+/** How long to wait for daemon.json's daemon to answer a command's first request. */
+export const answerWaitMs = (file: DaemonFile): number => (daemonAlive(file) ? ALIVE_DAEMON_MS : PROBE_MS);
 
 export const daemonUrl = (port: number): string => `http://127.0.0.1:${port}`;
 
@@ -37,9 +47,9 @@ function isConnectionFailure(error: unknown): boolean {
  * program, even another user's), else null; only then is the token sent there. Throws when
  * nothing answers.
  */
-async function challengeDaemon(file: DaemonFile): Promise<DaemonStatus | null> {
+async function challengeDaemon(file: DaemonFile, waitMs: number): Promise<DaemonStatus | null> {
   const challenge = newChallenge();
-  const response = await fetch(`${daemonUrl(file.port)}/api/v1/daemon/status?challenge=${challenge}`, { signal: AbortSignal.timeout(2_000) });
+  const response = await fetch(`${daemonUrl(file.port)}/api/v1/daemon/status?challenge=${challenge}`, { signal: AbortSignal.timeout(waitMs) });
   if (!response.ok) {
     await response.body?.cancel();
     return null;
@@ -48,9 +58,9 @@ async function challengeDaemon(file: DaemonFile): Promise<DaemonStatus | null> {
   return status !== null && tokenMatches(status.proof, tokenProof(file.token, challenge)) ? status : null;
 }
 
-/** The status of daemon.json's daemon once it proved itself; null when nothing, or something else, answers. */
-export async function provenStatus(file: DaemonFile): Promise<DaemonStatus | null> {
-  return challengeDaemon(file).catch((error: unknown) => {
+/** The status of daemon.json's daemon once it proved itself; null when nothing, or something else, answers within `waitMs`. */
+export async function provenStatus(file: DaemonFile, waitMs = PROBE_MS): Promise<DaemonStatus | null> {
+  return challengeDaemon(file, waitMs).catch((error: unknown) => {
     if (isConnectionFailure(error)) return null;
     throw error;
   });
@@ -116,7 +126,7 @@ export class ApiClient extends RestClient {
   }
 
   private async prove(): Promise<void> {
-    const status = await challengeDaemon(this.daemon).catch((error: unknown) => {
+    const status = await challengeDaemon(this.daemon, answerWaitMs(this.daemon)).catch((error: unknown) => {
       throw this.unanswered(error);
     });
     if (status) return;

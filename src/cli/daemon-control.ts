@@ -6,7 +6,7 @@ import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { daemonAlive, databaseOpeningPid, ensureHome, isProcessAlive, readDaemonFile, removeDaemonFile, type DaemonFile } from '../daemon/daemon-file.js';
 import { CLI_ENTRY } from '../paths.js';
-import { daemonUrl, provenStatus, type DaemonStatus } from './api-client.js';
+import { answerWaitMs, daemonUrl, provenStatus, type DaemonStatus } from './api-client.js';
 import { EXIT } from './exit-codes.js';
 import { CliError, printMessage } from './output.js';
 
@@ -23,11 +23,15 @@ const POLL_MS = 100;
 
 export const daemonLogPath = (home: string): string => join(home, 'logs', 'daemon.log');
 
-/** The daemon daemon.json points at, if it answers and proves it holds the file's token (a stale file's port may be another program's now), with the file's pid. */
-export async function probeDaemon(home: string): Promise<RunningDaemonInfo | null> {
+/**
+ * The daemon daemon.json points at, if it answers and proves it holds the file's token (a stale
+ * file's port may be another program's now), with the file's pid. `patient`: a live daemon's
+ * late answer is waited for (a command's one look), not only a probe's short while (a poll).
+ */
+export async function probeDaemon(home: string, { patient = false } = {}): Promise<RunningDaemonInfo | null> {
   const file = readDaemonFile(home);
   if (!file) return null;
-  const status = await provenStatus(file);
+  const status = await provenStatus(file, patient ? answerWaitMs(file) : undefined);
   return status?.pid === file.pid ? { file, status } : null;
 }
 

@@ -1,5 +1,5 @@
 // `coffer daemon start|stop|status|rotate-token`: the background daemon of one $COFFER_HOME.
-import { readDaemonFile, resolveHome } from '../../daemon/daemon-file.js';
+import { daemonAlive, readDaemonFile, resolveHome } from '../../daemon/daemon-file.js';
 import type { Readiness } from '../../ops/readiness.js';
 import { messageOf } from '../../protocol/errors.js';
 import { ApiClient, daemonUnreachable, daemonUrl, type DaemonStatus } from '../api-client.js';
@@ -8,7 +8,7 @@ import type { Command } from '../command.js';
 import { daemonLogPath, probeDaemon, startDaemonProcess, stopDaemonProcess } from '../daemon-control.js';
 import { EXIT, type ExitCode } from '../exit-codes.js';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { printFields, printJson, printLine, printMessage, usageError } from '../output.js';
+import { CliError, printFields, printJson, printLine, printMessage, usageError } from '../output.js';
 import { loginLink } from './ui.js';
 
 const usage = `Usage: coffer daemon <start|stop|status|rotate-token> [--home DIR] [--json]
@@ -48,8 +48,17 @@ const handlers: Record<string, Handler> = {
   },
 
   async status(home, values) {
-    const running = await probeDaemon(home);
+    const running = await probeDaemon(home, { patient: true });
     if (!running) {
+      const file = readDaemonFile(home);
+      if (file && daemonAlive(file)) {
+        if (values.json) printJson({ status: 'unresponsive', pid: file.pid, port: file.port });
+        throw new CliError(
+          EXIT.DAEMON_UNREACHABLE,
+          'DAEMON_UNREACHABLE',
+          `the coffer daemon of ${home} (pid ${file.pid}) runs but does not answer on port ${file.port}; its log is ${daemonLogPath(home)}, and \`coffer daemon stop\` ends it`,
+        );
+      }
       if (values.json) printJson({ status: 'stopped' });
       throw daemonUnreachable(home, 'no coffer daemon is running');
     }
