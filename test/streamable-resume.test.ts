@@ -159,3 +159,37 @@ t.test('a POST stream that carried its answer is not resumed when it ends', asyn
   await new Promise((resolve) => setTimeout(resolve, RETRY_MS + 300));
   t.equal(server.gets.length, 0, 'no GET');
 });
+
+/** A server whose GET stream for server messages primes with `retry` and ends at once, every time. */
+async function flappingStream(retry: string): Promise<{ url: string; gets: () => number; close: () => Promise<void> }> {
+  let gets = 0;
+  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    if (req.method === 'GET') {
+      gets += 1;
+      return void res.writeHead(200, { 'content-type': 'text/event-stream' }).end(`retry: ${retry}\ndata: \n\n`);
+    }
+    req.resume();
+    req.on('end', () => res.writeHead(202).end());
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`;
+  return { url, gets: () => gets, close: () => new Promise((resolve) => (server.closeAllConnections(), server.close(() => resolve()))) };
+}
+
+t.test("a GET stream that ends at once is reopened no faster than without retry:, whatever its retry: says (0, or past what a timer holds)", async (t) => {
+  const warnings: Error[] = [];
+  const onWarning = (warning: Error): number => warnings.push(warning);
+  process.on('warning', onWarning);
+  t.teardown(() => void process.off('warning', onWarning));
+  for (const retry of ['0', '99999999999']) {
+    const server = await flappingStream(retry);
+    const transport = await createStreamableHttp(server.url, {});
+    transport.onerror = () => {};
+    await transport.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    await transport.close();
+    await server.close();
+    t.ok(server.gets() <= 2, `retry: ${retry}: ${server.gets()} GET(s) in 1.5 s: at most the first and one a second later`);
+  }
+  t.same(warnings.map((warning) => warning.name), [], 'no TimeoutOverflowWarning (it goes to daemon.log)');
+});

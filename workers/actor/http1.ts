@@ -34,8 +34,8 @@ const { HTTPParser } = createRequire(import.meta.url)('_http_common') as { HTTPP
 const RESOURCE = {};
 /** The server's `Keep-Alive: timeout=N`: as node:http's agent does, an idle socket is let go a second before the server would close it. */
 const KEEP_ALIVE_HINT = /^timeout=(\d+)/;
-/** The longest a timer can wait: past it Node truncates and writes a warning to stderr (daemon.log), once per answer. */
-const MAX_TIMER_MS = 2 ** 31 - 1;
+/** The longest a timer can wait: past it Node waits 1 ms instead, and writes a warning to stderr (daemon.log) each time. */
+export const MAX_TIMER_MS = 2 ** 31 - 1;
 /** Returned from the headers callback: the message has no body to parse (1xx, or one nobody asked for). */
 const SKIP_BODY = 1;
 /** What a response holds while nobody reads it (its caller still deciding, e.g. OAuth on a 401): past it the socket is paused, so the upstream waits. */

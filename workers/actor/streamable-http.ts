@@ -1,7 +1,7 @@
 // Streamable HTTP: a POST per message, answered as JSON or SSE, the optional
 // GET stream for server messages (reconnected), DELETE on close, and the
 // 2026-07-28 listen stream.
-import type { Http1Headers, Http1Request, Http1Response } from './http1.js';
+import { MAX_TIMER_MS, type Http1Headers, type Http1Request, type Http1Response } from './http1.js';
 import type { JsonRpcId, JsonRpcMessage } from './jsonrpc-session.js';
 import { type SseEvent } from '../../src/protocol/sse-parser.js';
 import { addTraceHeaders } from './trace-headers.js';
@@ -22,6 +22,7 @@ export class StreamableHttpTransport extends HttpTransportBase {
   private sessionId: string | undefined;
   private reconnectTimer: NodeJS.Timeout | undefined;
   private reconnectAttempts = 0;
+  /** The server's last retry:, cut to what a timer holds (past it Node waits 1 ms instead, and warns in daemon.log). */
   private retryMs: number | undefined;
   /** Requests whose answer is still coming (or not yet begun), by JSON-RPC id. */
   private readonly answering = new Map<JsonRpcId, Http1Request>();
@@ -183,7 +184,7 @@ export class StreamableHttpTransport extends HttpTransportBase {
   }
 
   private sseEvent(event: SseEvent, related?: JsonRpcId, keep?: (message: JsonRpcMessage) => boolean): void {
-    if (event.retry !== undefined) this.retryMs = event.retry;
+    if (event.retry !== undefined) this.retryMs = Math.min(event.retry, MAX_TIMER_MS);
     // An event without data (a priming event: an id and a retry only) carries no message.
     if (event.event === 'message' && event.data !== '') this.deliverText(event.data, related, keep);
   }
@@ -287,7 +288,8 @@ export class StreamableHttpTransport extends HttpTransportBase {
 
   private scheduleReconnect(): void {
     if (this.closed || this.reconnectAttempts >= RECONNECT_MAX_RETRIES) return;
-    const delay = this.retryMs ?? Math.min(RECONNECT_INITIAL_MS * RECONNECT_GROWTH ** this.reconnectAttempts, RECONNECT_MAX_MS);
+    // The server's retry: is a floor, never a way under the backoff: retry: 0 on a stream that ends at once would reopen it in a loop.
+    const delay = Math.max(this.retryMs ?? 0, Math.min(RECONNECT_INITIAL_MS * RECONNECT_GROWTH ** this.reconnectAttempts, RECONNECT_MAX_MS));
     this.reconnectAttempts += 1;
     this.reconnectTimer = setTimeout(() => this.openStream(), delay);
     this.reconnectTimer.unref();
