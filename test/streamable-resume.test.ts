@@ -3,8 +3,10 @@
 // before its answer is resumed with a GET carrying Last-Event-ID, no sooner
 // than the server's retry delay (SEP-1699; the conformance suite's client
 // scenario sse-retry). A stream without an event id is not resumed, and its
-// request fails at once; so does one whose resumptions all fail; a request
-// cancelled while its resumption waits is not resumed.
+// request fails at once; so does one whose resumptions all fail, and one
+// answered with a JSON body that does not carry its answer; a request
+// cancelled while its resumption waits is not resumed. A GET stream's retry:
+// never reopens it faster than the backoff.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import t from 'tap';
@@ -192,4 +194,41 @@ t.test("a GET stream that ends at once is reopened no faster than without retry:
     t.ok(server.gets() <= 2, `retry: ${retry}: ${server.gets()} GET(s) in 1.5 s: at most the first and one a second later`);
   }
   t.same(warnings.map((warning) => warning.name), [], 'no TimeoutOverflowWarning (it goes to daemon.log)');
+});
+
+t.test('a JSON answer that does not carry the answer to its request (not JSON, another id, a notification, empty) fails that request at once', async (t) => {
+  const bodies: Record<string, (id: number) => string> = {
+    'not JSON': () => 'hello',
+    'another id': (id) => JSON.stringify({ jsonrpc: '2.0', id: id + 1_000, result: {} }),
+    'a notification': () => JSON.stringify({ jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info', data: 'hi' } }),
+    empty: () => '',
+  };
+  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    let body = '';
+    req.on('data', (chunk) => (body += chunk));
+    req.on('end', () => {
+      const message = JSON.parse(body) as { id: number; params: { name: string } };
+      res.writeHead(200, { 'content-type': 'application/json' }).end(bodies[message.params.name]!(message.id));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => new Promise<void>((resolve) => (server.closeAllConnections(), server.close(() => resolve()))));
+  const transport = await createStreamableHttp(`http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`, {});
+  t.teardown(() => transport.close());
+  transport.onerror = () => {};
+  let id = 20;
+  for (const name of Object.keys(bodies)) {
+    id += 1;
+    const asked = id;
+    const answer = new Promise<JsonRpcMessage | 'none'>((resolve) => {
+      const timer = setTimeout(() => resolve('none'), RETRY_MS);
+      transport.onmessage = (message) => {
+        if (message.id !== asked) return;
+        clearTimeout(timer);
+        resolve(message);
+      };
+    });
+    await transport.send({ jsonrpc: '2.0', id: asked, method: 'tools/call', params: { name, arguments: {} } });
+    t.match(await answer, { id: asked, error: { code: -32011, message: /did not carry its answer/, data: { code: 'UPSTREAM_RESPONSE_INVALID' } } }, `${name}: an error answer at once`);
+  }
 });

@@ -9,7 +9,7 @@ import type { HttpAuth } from './http-auth.js';
 import { HttpStatusError } from './http-status-error.js';
 import { AnswerBudgetError, asError, errorText, isRequest, readSse, readText, rpcErrorFor } from './http-bodies.js';
 import { HttpTransportBase, parts } from './http-base.js';
-import { answerError } from './inbound.js';
+import { answerError, invalidResponse } from './inbound.js';
 
 const RECONNECT_INITIAL_MS = 1_000;
 const RECONNECT_MAX_MS = 30_000;
@@ -112,13 +112,16 @@ export class StreamableHttpTransport extends HttpTransportBase {
       return;
     }
     if (type.includes('application/json')) {
+      const seen = { answered: false };
       try {
-        await readText(res, (text) => this.deliverText(text, id));
+        await readText(res, (text) => this.deliverText(text, id, this.noting(id, seen)));
       } catch (error) {
         // Over the answer budget: this call fails, the connection is fine.
         if (!cutOff() && !(error instanceof AnswerBudgetError)) this.report(new Error(`Streamable HTTP error: ${asError(error).message}`));
         throw error;
       }
+      // The one JSON object is the whole answer: without it in there, nothing more will come for this request.
+      if (!seen.answered) this.deliver({ jsonrpc: '2.0', id, error: invalidResponse(`the upstream's JSON body for request ${String(id)} did not carry its answer (it was not JSON, or held no response with that id)`) });
       return;
     }
     res.resume();
@@ -196,10 +199,15 @@ export class StreamableHttpTransport extends HttpTransportBase {
    */
   private resumableEvent(event: SseEvent, id: JsonRpcId, seen: { lastId: string | undefined; answered: boolean }): void {
     if (event.id !== undefined) seen.lastId = event.id;
-    this.sseEvent(event, id, (message) => {
+    this.sseEvent(event, id, this.noting(id, seen));
+  }
+
+  /** Keeps every message, noting in `seen` whether the answer to request `id` is among them. */
+  private noting(id: JsonRpcId, seen: { answered: boolean }): (message: JsonRpcMessage) => boolean {
+    return (message) => {
       if (message.id === id && ('result' in message || 'error' in message)) seen.answered = true;
       return true;
-    });
+    };
   }
 
   /**
