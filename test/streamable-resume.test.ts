@@ -6,7 +6,8 @@
 // request fails at once; so does one whose resumptions all fail, and one
 // answered with a JSON body that does not carry its answer; a request
 // cancelled while its resumption waits is not resumed. A GET stream's retry:
-// never reopens it faster than the backoff.
+// never reopens it faster than the backoff. An answer's media type is read
+// as RFC 9110 has it: whatever its case, without its parameters.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import t from 'tap';
@@ -231,4 +232,30 @@ t.test('a JSON answer that does not carry the answer to its request (not JSON, a
     await transport.send({ jsonrpc: '2.0', id: asked, method: 'tools/call', params: { name, arguments: {} } });
     t.match(await answer, { id: asked, error: { code: -32011, message: /did not carry its answer/, data: { code: 'UPSTREAM_RESPONSE_INVALID' } } }, `${name}: an error answer at once`);
   }
+});
+
+t.test("an answer's media type is read whatever its case and parameters, and only as the type it names", async (t) => {
+  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    let body = '';
+    req.on('data', (chunk) => (body += chunk));
+    req.on('end', () => {
+      const message = JSON.parse(body) as { id: number; params: { name: string } };
+      const answer = JSON.stringify({ jsonrpc: '2.0', id: message.id, result: { content: [{ type: 'text', text: message.params.name }] } });
+      const type = message.params.name;
+      res.writeHead(200, { 'content-type': type }).end(type.toLowerCase().startsWith('text/event-stream') ? `event: message\ndata: ${answer}\n\n` : answer);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => new Promise<void>((resolve) => (server.closeAllConnections(), server.close(() => resolve()))));
+  const transport = await createStreamableHttp(`http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`, {});
+  t.teardown(() => transport.close());
+  const answers: JsonRpcMessage[] = [];
+  transport.onmessage = (message) => answers.push(message);
+  let id = 40;
+  for (const type of ['Application/JSON; Charset=UTF-8', 'TEXT/EVENT-STREAM', 'text/event-stream ;charset=utf-8']) {
+    await transport.send({ jsonrpc: '2.0', id: ++id, method: 'tools/call', params: { name: type, arguments: {} } });
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    t.match(answers.at(-1), { id, result: { content: [{ text: type }] } }, `${type}: answered`);
+  }
+  await t.rejects(transport.send({ jsonrpc: '2.0', id: ++id, method: 'tools/call', params: { name: 'text/plain; note=application/json', arguments: {} } }), /Unexpected content type/, 'a type that only mentions application/json is no JSON answer');
 });

@@ -11,6 +11,11 @@ import { RpcError } from './jsonrpc-session.js';
 import { JSONRPC } from '../../src/protocol/errors.js';
 import { SseParser, type SseEvent } from '../../src/protocol/sse-parser.js';
 
+/** The media type an answer names, without its parameters and in lower case (RFC 9110: case-insensitive). */
+export function mediaType(res: Http1Response): string {
+  return String(res.headers['content-type'] ?? '').split(';', 1)[0]!.trim().toLowerCase();
+}
+
 export function isRequest(message: JsonRpcMessage): boolean {
   return typeof message.method === 'string' && 'id' in message;
 }

@@ -7,7 +7,7 @@ import { type SseEvent } from '../../src/protocol/sse-parser.js';
 import { addTraceHeaders } from './trace-headers.js';
 import type { HttpAuth } from './http-auth.js';
 import { HttpStatusError } from './http-status-error.js';
-import { AnswerBudgetError, asError, errorText, isRequest, readSse, readText, rpcErrorFor } from './http-bodies.js';
+import { AnswerBudgetError, asError, errorText, isRequest, mediaType, readSse, readText, rpcErrorFor } from './http-bodies.js';
 import { HttpTransportBase, parts } from './http-base.js';
 import { answerError, invalidResponse } from './inbound.js';
 
@@ -84,8 +84,8 @@ export class StreamableHttpTransport extends HttpTransportBase {
       if (status === 202 && message.method === 'notifications/initialized') this.openStream();
       return;
     }
-    const type = String(res.headers['content-type'] ?? '');
-    if (type.includes('text/event-stream')) {
+    const type = mediaType(res);
+    if (type === 'text/event-stream') {
       // The answer (and any notifications before it) arrives on this stream; it is read in the background.
       // A stream that ends before the answer, having given an event id, is resumed with a GET (SEP-1699).
       const seen = { lastId: undefined as string | undefined, answered: false };
@@ -111,7 +111,7 @@ export class StreamableHttpTransport extends HttpTransportBase {
       });
       return;
     }
-    if (type.includes('application/json')) {
+    if (type === 'application/json') {
       const seen = { answered: false };
       try {
         await readText(res, (text) => this.deliverText(text, id, this.noting(id, seen)));
@@ -160,7 +160,7 @@ export class StreamableHttpTransport extends HttpTransportBase {
         },
       });
       const status = res.statusCode;
-      if (status < 200 || status >= 300 || !String(res.headers['content-type'] ?? '').includes('text/event-stream')) {
+      if (status < 200 || status >= 300 || mediaType(res) !== 'text/event-stream') {
         throw new HttpStatusError(status, `subscriptions/listen was refused (HTTP ${status}): ${await errorText(res)}`);
       }
       await readSse(res, (event) => {
