@@ -2,7 +2,10 @@
 // upstreams, parsed by a strict Prometheus text parser: the values move with
 // what happened, labels stay bounded, and the endpoint wants the API token
 // unless the operator opted out.
+import { readFileSync } from 'node:fs';
 import { Session } from 'node:inspector';
+import { join } from 'node:path';
+import { Registry } from 'prom-client';
 import t, { type Test } from 'tap';
 import { opsSettings } from '../src/ops/ops-settings.js';
 import { protocolEra } from '../src/ops/metrics.js';
@@ -167,6 +170,22 @@ t.test("/metrics: each actor's own heap; a stuck actor is left out of the scrape
     const families = await scrape(gateway.url);
     return heapUsed(families, 'alpha')! > 0 && heapUsed(families, 'beta')! > 0;
   });
+});
+
+t.test('/metrics: a collection that fails answers a fixed message; the reason goes to the daemon log', async (t) => {
+  const gateway = await startGateway({ metrics: 'none' });
+  t.teardown(() => gateway.close());
+  // What a failing collector could say: anything, an upstream's words included.
+  const metrics = Registry.prototype.metrics;
+  Registry.prototype.metrics = () => Promise.reject(new Error('collector broke at /home/me/private\n{"level":"error","msg":"forged"}'));
+  t.teardown(() => void (Registry.prototype.metrics = metrics));
+  const response = await fetch(`${gateway.url}/metrics`);
+  t.equal(response.status, 500);
+  const body = await response.text();
+  t.same(JSON.parse(body), { error: { code: 'INTERNAL', message: "metrics could not be collected: the daemon log ($COFFER_HOME/logs/daemon.log) says why" } });
+  t.notMatch(body, /private|forged/, 'nothing of the error itself in the answer (anyone on 127.0.0.1 may ask when the token is off)');
+  const line = await waitFor('the failure logged', () => readFileSync(join(gateway.home, 'logs', 'daemon.log'), 'utf8').split('\n').find((text) => text.includes('metrics could not be collected')));
+  t.match(JSON.parse(line), { level: 'error', component: 'daemon', error: 'collector broke at /home/me/private\\x0a{"level":"error","msg":"forged"}' }, 'the reason, its controls escaped, in one line');
 });
 
 t.test('/metrics off: not collected, 404 with its reason', async (t) => {

@@ -296,7 +296,7 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
           return tester.test(config);
         },
       },
-      operations.endpoints(() => token),
+      operations.endpoints(() => token, log),
       toolsetParts.toolsets,
       (query) => signIns.callback(query),
     );

@@ -11,7 +11,7 @@ import type { HttpResponse, TemplatedApp } from './uws.js';
 
 export interface OpsEndpoints {
   readiness(withDetail: boolean): Readiness;
-  /** Null when metrics are not served. */
+  /** Null when metrics are not served. render() has logged why when it fails. */
   metrics: { requireToken: boolean; contentType: string; render(): Promise<string> } | null;
   token(): string;
 }
@@ -53,7 +53,8 @@ export function registerOpsRoutes(app: TemplatedApp, endpoints: OpsEndpoints, gu
     }
     metrics.render().then(
       (text) => sendBuffered(state, 200, { 'content-type': metrics.contentType }, text),
-      (error: unknown) => sendBuffered(state, 500, JSON_HEADERS, errorBody('INTERNAL', `metrics could not be collected: ${String(error)}`)),
+      // The reason stays in the daemon log: it may quote anything, and without the token anyone on 127.0.0.1 may ask.
+      () => sendBuffered(state, 500, JSON_HEADERS, errorBody('INTERNAL', 'metrics could not be collected: the daemon log ($COFFER_HOME/logs/daemon.log) says why')),
     );
   });
 }

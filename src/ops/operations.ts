@@ -5,6 +5,7 @@
 import { readFile } from 'node:fs/promises';
 import type { RestartingWriter } from '../db/restarting-writer.js';
 import type { OpsEndpoints } from '../http/ops-routes.js';
+import type { Logger } from '../log.js';
 import type { SessionRegistry } from '../mcp/sessions.js';
 import type { InvocationRecord } from '../protocol/events.js';
 import type { ServerConfig } from '../protocol/server-config.js';
@@ -116,11 +117,17 @@ export class Operations {
     );
   }
 
-  endpoints(token: () => string): OpsEndpoints {
+  /** `log`: where a failed collection's reason goes (the scraper is told only that it failed). */
+  endpoints(token: () => string, log: Logger): OpsEndpoints {
     const metrics = this.metrics;
+    const render = (): Promise<string> =>
+      metrics!.render().catch((error: unknown) => {
+        log.error('metrics could not be collected', { error: error instanceof Error ? error.message : String(error) });
+        throw error;
+      });
     return {
       readiness: (withDetail) => this.readiness(withDetail),
-      metrics: metrics && { requireToken: this.settings.metrics === 'token', contentType: metrics.registry.contentType, render: () => metrics.render() },
+      metrics: metrics && { requireToken: this.settings.metrics === 'token', contentType: metrics.registry.contentType, render },
       token,
     };
   }
