@@ -113,6 +113,36 @@ t.test('/metrics: deadline misses, degradation and reconnects of a real upstream
   t.ok(sampleValue(now, 'coffer_upstream_calls_total', { server: 'flaky', outcome: 'error' })! >= 1, 'the crashed call failed');
 });
 
+t.test('/metrics: a removed server leaves no series behind', async (t) => {
+  const gateway = await startGateway({ metrics: 'none', tuning: { backoffInitialMs: 50 } }, tempHome());
+  t.teardown(() => gateway.close());
+  const fault = faultSwitch(gateway.home);
+  await gateway.addServer(stdioFixture('gone', fault.args, { list_deadline_ms: 300, request_ms: 1_000 }));
+  await gateway.addServer(stdioFixture('kept'));
+  const client = await gateway.client();
+  await fault.set({ fault: 'hang' });
+  await client.listTools();
+  await fault.set({});
+  await client.callTool({ name: 'gone__crash', arguments: {} }).catch(() => undefined);
+  await waitFor('a reconnect counted', async () => sampleValue(await scrape(gateway.url), 'coffer_upstream_reconnects_total', { server: 'gone' }) === 1);
+  await client.callTool({ name: 'gone__echo', arguments: {} });
+  await client.callTool({ name: 'kept__echo', arguments: {} });
+  await client.listTools();
+  const servers = (families: Map<string, Family>) => new Set([...families.values()].flatMap((family) => family.samples.flatMap((sample) => sample.labels.server ?? [])));
+  t.same([...servers(await scrape(gateway.url))].sort(), ['gone', 'kept'], 'both counted while registered');
+
+  t.equal((await gateway.api('DELETE', '/servers/gone')).status, 204);
+  const after = await scrape(gateway.url);
+  t.same([...servers(after)], ['kept'], 'no series of the removed server (each would be kept for ever, one label set per server ever registered)');
+  t.equal(sampleValue(after, 'coffer_upstream_calls_total', { server: 'kept', outcome: 'ok' }), 1, "the others' go on");
+
+  await gateway.addServer(stdioFixture('gone'));
+  await client.callTool({ name: 'gone__echo', arguments: {} });
+  const again = await scrape(gateway.url);
+  t.equal(sampleValue(again, 'coffer_upstream_calls_total', { server: 'gone', outcome: 'ok' }), 1, 'a server added again under that name counts from zero');
+  t.equal(sampleValue(again, 'coffer_upstream_reconnects_total', { server: 'gone' }), undefined, 'its first ready is no reconnect');
+});
+
 /**
  * Stops one actor thread for real: the inspector pauses its JavaScript (as a
  * debugger would) the next time it runs; resume() lets it go on.

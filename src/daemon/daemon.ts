@@ -192,6 +192,7 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
       if (action === 'removed') {
         gate.forget(server);
         signIns.forget(server);
+        operations.serverRemoved(server);
       }
       announcer.serverChanged(server, action);
     },

@@ -20,6 +20,10 @@ export class DegradedReasons {
     if (entry?.kinds.delete(kind) && entry.kinds.size === 0) this.byServer.delete(server);
   }
 
+  forget(server: string): void {
+    this.byServer.delete(server);
+  }
+
   of(server: string): { kinds: ListKind[]; reason: string } | undefined {
     const entry = this.byServer.get(server);
     return entry && { kinds: [...entry.kinds], reason: entry.reason };

@@ -22,10 +22,17 @@ interface Family {
 
 type Labels = Record<string, string>;
 
+/** The series of one family, found by their label values (in labelNames' order). */
+export interface SeriesFamily<T> {
+  of(...values: string[]): T;
+  /** Drops every series whose label `name` is `value` (its subject is gone). */
+  forget(name: string, value: string): void;
+}
+
 /** One series per label set, made on first use; a single label is its own key (no join on the hot path). */
-function seriesBy<T>(labelNames: readonly string[], make: (labels: Labels) => T): { find(...values: string[]): T; all: Map<string, { labels: Labels; series: T }> } {
+function seriesBy<T>(labelNames: readonly string[], make: (labels: Labels) => T): SeriesFamily<T> & { all: Map<string, { labels: Labels; series: T }> } {
   const all = new Map<string, { labels: Labels; series: T }>();
-  const find = (...values: string[]): T => {
+  const of = (...values: string[]): T => {
     const key = values.length === 1 ? values[0]! : values.join('\u0000');
     let entry = all.get(key);
     if (entry === undefined) {
@@ -34,12 +41,15 @@ function seriesBy<T>(labelNames: readonly string[], make: (labels: Labels) => T)
     }
     return entry.series;
   };
-  return { find, all };
+  const forget = (name: string, value: string): void => {
+    for (const [key, { labels }] of all) if (labels[name] === value) all.delete(key);
+  };
+  return { of, forget, all };
 }
 
-/** A counter family; the answer finds the series of a label set (values in labelNames' order). */
-export function counterSeries({ name, help, labelNames, registry }: Family): (...values: string[]) => CounterSeries {
-  const { find, all } = seriesBy<CounterSeries>(labelNames, () => ({ value: 0 }));
+/** A counter family. */
+export function counterSeries({ name, help, labelNames, registry }: Family): SeriesFamily<CounterSeries> {
+  const { of, forget, all } = seriesBy<CounterSeries>(labelNames, () => ({ value: 0 }));
   new Counter({
     name,
     help,
@@ -50,7 +60,7 @@ export function counterSeries({ name, help, labelNames, registry }: Family): (..
       for (const { labels, series } of all.values()) this.inc(labels, series.value);
     },
   });
-  return find;
+  return { of, forget };
 }
 
 /** prom-client's own record of one histogram series, which its exposition reads. */
@@ -61,9 +71,9 @@ interface Recorded {
   count: number;
 }
 
-/** A histogram family (`buckets` ascending); the answer finds the series of a label set. */
-export function histogramSeries({ name, help, labelNames, registry }: Family, buckets: readonly number[]): (...values: string[]) => HistogramSeries {
-  const { find, all } = seriesBy(labelNames, () => {
+/** A histogram family (`buckets` ascending). */
+export function histogramSeries({ name, help, labelNames, registry }: Family, buckets: readonly number[]): SeriesFamily<HistogramSeries> {
+  const { of, forget, all } = seriesBy(labelNames, () => {
     // counts[i]: observations in (buckets[i-1], buckets[i]]; above the last bound they are in `count` only.
     const counts = new Array<number>(buckets.length).fill(0);
     const state = { counts, sum: 0, count: 0 };
@@ -94,5 +104,5 @@ export function histogramSeries({ name, help, labelNames, registry }: Family, bu
       (this as unknown as { hashMap: Record<string, Recorded> }).hashMap = recorded;
     },
   });
-  return find;
+  return { of, forget };
 }

@@ -2,7 +2,7 @@
 // counted as they happen through the hooks below, each a lookup in a small map
 // and an add (hot-series.ts); everything that is state (upstream health, sessions,
 // bytes in flight, child memory) is read only when scraped. Labels are
-// bounded: server names (registered by the operator), fixed outcome and method
+// bounded: server names (registered by the operator, forgotten when removed), fixed outcome and method
 // sets, never tool names.
 import { Counter, Gauge, Registry } from 'prom-client';
 import type { ActorHeap, ActorState, ActorStatus } from '../protocol/actor.js';
@@ -150,18 +150,18 @@ export class GatewayMetrics {
   }
 
   invocation(record: InvocationRecord): void {
-    this.calls(record.server, record.status).value++;
-    this.callSeconds(record.server).observe(record.duration_ms / 1000);
+    this.calls.of(record.server, record.status).value++;
+    this.callSeconds.of(record.server).observe(record.duration_ms / 1000);
   }
 
   request(method: string, error: unknown): void {
-    this.requests(requestMethodLabel(method), requestOutcomeLabel(error)).value++;
+    this.requests.of(requestMethodLabel(method), requestOutcomeLabel(error)).value++;
   }
 
   /** A client's list of one upstream: `seconds` null when a cached copy answered. */
   listed(server: string, seconds: number | null, cached: boolean): void {
-    this.listCache(server, cached ? 'hit' : 'miss').value++;
-    if (seconds !== null) this.listSeconds(server).observe(seconds);
+    this.listCache.of(server, cached ? 'hit' : 'miss').value++;
+    if (seconds !== null) this.listSeconds.of(server).observe(seconds);
   }
 
   listDeadlineMissed(server: string): void {
@@ -174,13 +174,21 @@ export class GatewayMetrics {
     else this.wasReady.add(server);
   }
 
+  /** A removed server: its series would otherwise be kept for ever, one label set per server ever registered. */
+  forget(server: string): void {
+    for (const family of [this.calls, this.callSeconds, this.listSeconds, this.listCache]) family.forget('server', server);
+    this.listMisses.remove({ server });
+    this.reconnects.remove({ server });
+    this.wasReady.delete(server);
+  }
+
   /** A DB writer call starts; the function answers that it ended. */
   dbCall(call: string): () => void {
     this.dbQueue++;
     const started = performance.now();
     return () => {
       this.dbQueue--;
-      this.dbSeconds(call).observe((performance.now() - started) / 1000);
+      this.dbSeconds.of(call).observe((performance.now() - started) / 1000);
     };
   }
 

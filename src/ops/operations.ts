@@ -81,6 +81,12 @@ export class Operations {
     this.metrics?.invocation(record);
   }
 
+  /** A server was removed: nothing is kept about it. */
+  serverRemoved(server: string): void {
+    this.reasons.forget(server);
+    this.metrics?.forget(server);
+  }
+
   attach(parts: OperationsParts): void {
     this.parts = parts;
     const { router, pool, sessions, writer } = parts;
