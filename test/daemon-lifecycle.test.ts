@@ -4,7 +4,7 @@
 // opening (upgrading) its database.
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { existsSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import t from 'tap';
@@ -15,6 +15,7 @@ import { freePort } from '../bench/free-port.js';
 import { DatabaseOpeningError, databaseOpeningPath, databaseOpeningPid, isProcessAlive, markDatabaseOpening, readDaemonFile } from '../src/daemon/daemon-file.js';
 import { startDaemonProcess, stopDaemonProcess } from '../src/cli/daemon-control.js';
 import { startDaemon } from '../src/daemon/daemon.js';
+import { daemonLockPath } from '../src/daemon/daemon-lock.js';
 import { PortTakenError } from '../src/http/port-taken.js';
 import { CLI_ENTRY } from '../src/paths.js';
 import { stdioFixture } from './fixtures/fixture-servers.js';
@@ -68,6 +69,46 @@ t.test('a second daemon on the same home is refused with a clear message', async
   const [code] = await once(child, 'exit');
   t.not(code, 0);
   t.match(stderr, /already/);
+});
+
+t.test('a daemon started while another is still starting on the same home is refused', async (t) => {
+  const home = tempHome();
+  const first = spawn(process.execPath, [CLI_ENTRY, 'serve', '--port', '0', '--home', home], { stdio: ['ignore', 'pipe', 'inherit'] });
+  t.teardown(() => void first.kill('SIGKILL'));
+  const listening = once(createInterface({ input: first.stdout! }), 'line');
+  // The first has opened its database (its mark came and went) and is still starting: no daemon.json yet.
+  let marked = false;
+  while (!(marked && !existsSync(databaseOpeningPath(home)))) {
+    marked ||= existsSync(databaseOpeningPath(home));
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+  t.notOk(existsSync(join(home, 'daemon.json')), 'the first has not written daemon.json yet');
+  const second = startDaemon({ home, port: 0 });
+  second.then((daemon) => t.teardown(() => daemon.stop()), () => undefined);
+  await t.rejects(second, { name: 'DaemonRunningError', pid: first.pid, message: new RegExp(`a coffer daemon \\(pid ${first.pid}\\) already runs for ${home}: stop it with 'coffer daemon stop'`) }, 'the second refused');
+  await listening;
+  t.equal(readDaemonFile(home)?.pid, first.pid, 'the first runs, and daemon.json names it');
+});
+
+t.test("a daemon's lock is private and goes at its stop; one left by a gone daemon, or naming a pid since reused, is taken over", async (t) => {
+  const home = tempHome();
+  const other = spawn('sleep', ['30'], { stdio: 'ignore' });
+  t.teardown(() => void other.kill('SIGKILL'));
+  await once(other, 'spawn');
+  const stale = [
+    { pid: 2 ** 22 + 1 }, // no such process
+    { pid: other.pid!, process_start: 1 }, // alive, but started long after the daemon that wrote it
+    'half a lock',
+  ];
+  for (const holder of stale) {
+    writeFileSync(daemonLockPath(home), typeof holder === 'string' ? holder : JSON.stringify(holder), { mode: 0o600 });
+    const daemon = await startDaemon({ home, port: 0 });
+    t.equal(JSON.parse(readFileSync(daemonLockPath(home), 'utf8')).pid, process.pid, `${JSON.stringify(holder)}: taken over`);
+    t.equal(statSync(daemonLockPath(home)).mode & 0o777, 0o600, 'the lock is private');
+    await daemon.stop();
+    t.notOk(existsSync(daemonLockPath(home)), 'and gone at the stop');
+  }
+  t.same(readdirSync(home).filter((name) => name.startsWith('daemon.lock')), [], 'nothing left beside it');
 });
 
 t.test('an explicit port that is taken is refused, not moved (the default port alone falls back: port-taken.test)', async (t) => {

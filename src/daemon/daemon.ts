@@ -53,6 +53,7 @@ import { announce } from './announce.js';
 import { EventBus } from './event-bus.js';
 import { InvocationLog } from './invocation-log.js';
 import { daemonStatus } from './status.js';
+import { acquireDaemonLock, DaemonRunningError } from './daemon-lock.js';
 import { checkNoneOpening, daemonAlive, ensureHome, markDatabaseOpening, newToken, readDaemonFile, removeDaemonFile, thisProcess, tokenProof, writeDaemonFile } from './daemon-file.js';
 
 export interface DaemonOptions {
@@ -104,12 +105,21 @@ export const DEFAULT_PORT = 7077;
 const DEFAULT_PORT_RANGE = 10;
 
 export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon> {
-  const home = options.home;
-  const tightened = ensureHome(home);
-  const existing = readDaemonFile(home);
-  if (existing && existing.pid !== process.pid && daemonAlive(existing)) {
-    throw new Error(`a coffer daemon (pid ${existing.pid}) already runs for ${home} on port ${existing.port}: stop it with 'coffer daemon stop'`);
+  const tightened = ensureHome(options.home);
+  const unlock = acquireDaemonLock(options.home);
+  try {
+    return await runDaemon(options, tightened, unlock);
+  } catch (error) {
+    unlock();
+    throw error;
   }
+}
+
+/** `unlock` releases the home's daemon lock: once stopped. */
+async function runDaemon(options: DaemonOptions, tightened: string[], unlock: () => void): Promise<RunningDaemon> {
+  const home = options.home;
+  const existing = readDaemonFile(home);
+  if (existing && existing.pid !== process.pid && daemonAlive(existing)) throw new DaemonRunningError(existing.pid, home, existing.port);
   // One still opening (upgrading) the database has no daemon.json yet.
   checkNoneOpening(home);
   // Before anything opens: an invalid file stops the start with its line and column.
@@ -238,6 +248,7 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
       await writer.close();
       await operations.close();
       removeDaemonFile(home, process.pid);
+      unlock();
       log.info('stopped');
       await log.close();
       resolveStopped();

@@ -11,7 +11,7 @@ const PRIVATE_DIR_MODE = 0o700;
 const PRIVATE_FILE_MODE = 0o600;
 
 /** The files coffer keeps directly in the home (logs/ is walked besides, with its folders). */
-const HOME_FILES = ['coffer.db', 'coffer.db-wal', 'coffer.db-shm', 'secret.key', 'daemon.json', 'database.opening'];
+const HOME_FILES = ['coffer.db', 'coffer.db-wal', 'coffer.db-shm', 'secret.key', 'daemon.json', 'daemon.lock', 'database.opening'];
 
 /** A home coffer will not use: not a directory, or another user's (its owner could read or swap everything in it). */
 export class HomeNotPrivateError extends Error {

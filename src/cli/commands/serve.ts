@@ -1,6 +1,7 @@
 // `coffer serve`: the daemon in the foreground of this process.
 import { DatabaseOpeningError, ensureHome, resolveHome } from '../../daemon/daemon-file.js';
 import { HomeNotPrivateError } from '../../daemon/private-home.js';
+import { DaemonRunningError } from '../../daemon/daemon-lock.js';
 import { ConfigFileError, describeIssue } from '../../config-file/load.js';
 import { PortTakenError } from '../../http/port-taken.js';
 import type { McpAuthMode } from '../../http/mcp-auth.js';
@@ -73,7 +74,7 @@ function homeNotes(home: string): string[] {
 function startFailure(error: unknown): unknown {
   if (error instanceof PortTakenError) return new CliError(EXIT.CONFLICT, 'PORT_IN_USE', error.message, { port: error.port });
   if (error instanceof HomeNotPrivateError) return new CliError(EXIT.INVALID_INPUT, 'HOME_NOT_PRIVATE', error.message);
-  if (error instanceof DatabaseOpeningError) return new CliError(EXIT.CONFLICT, 'DAEMON_ALREADY_RUNNING', error.message, { pid: error.pid });
+  if (error instanceof DatabaseOpeningError || error instanceof DaemonRunningError) return new CliError(EXIT.CONFLICT, 'DAEMON_ALREADY_RUNNING', error.message, { pid: error.pid });
   if (error instanceof ConfigFileError) {
     const lines = error.errors.map((issue) => `  ${describeIssue(issue)}`);
     return new CliError(EXIT.INVALID_INPUT, error.code, [`config file ${error.path} refused; the daemon did not start:`, ...lines].join('\n'), error.details);
