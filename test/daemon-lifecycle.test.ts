@@ -12,7 +12,7 @@ import { homeMcpTransport } from './helpers/mcp-post.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import Database from 'better-sqlite3';
 import { freePort } from '../bench/free-port.js';
-import { DatabaseOpeningError, databaseOpeningPath, databaseOpeningPid, isProcessAlive, markDatabaseOpening, readDaemonFile } from '../src/daemon/daemon-file.js';
+import { DatabaseOpeningError, databaseOpeningPath, databaseOpeningPid, isProcessAlive, markDatabaseOpening, readDaemonFile, thisProcess } from '../src/daemon/daemon-file.js';
 import { startDaemonProcess, stopDaemonProcess } from '../src/cli/daemon-control.js';
 import { startDaemon } from '../src/daemon/daemon.js';
 import { daemonLockPath } from '../src/daemon/daemon-lock.js';
@@ -178,10 +178,22 @@ t.test('a starter waits past its timeout while the database is being opened, and
 t.test('without a mark a starter gives up at its timeout', async (t) => {
   const home = tempHome();
   // The start lock held by a live process: this starter waits for whoever holds it instead of spawning.
-  writeFileSync(join(home, 'daemon.start.lock'), String(process.pid), { mode: 0o600 });
+  writeFileSync(join(home, 'daemon.start.lock'), JSON.stringify(thisProcess()), { mode: 0o600 });
   const started = Date.now();
   await t.rejects(startDaemonProcess(home, { timeoutMs: 500 }), { code: 'DAEMON_START_FAILED', message: /did not become ready in time/ });
   t.ok(Date.now() - started < 10_000, `gave up after ${Date.now() - started} ms`);
+});
+
+t.test("a start lock left by a starter that died mid-start, its pid now another process's, does not hold up the next start", async (t) => {
+  const home = tempHome();
+  const other = spawn('sleep', ['30'], { stdio: 'ignore' });
+  t.teardown(() => void other.kill('SIGKILL'));
+  await once(other, 'spawn');
+  writeFileSync(join(home, 'daemon.start.lock'), String(other.pid), { mode: 0o600 });
+  t.teardown(() => stopDaemonProcess(home).catch(() => undefined));
+  const running = await startDaemonProcess(home, { port: 0, timeoutMs: 10_000 });
+  t.equal(running.alreadyRunning, false, 'a daemon was started');
+  t.notOk(existsSync(join(home, 'daemon.start.lock')), 'and the lock released');
 });
 
 t.test('a daemon does not start beside one opening the database; a stale mark is ignored', async (t) => {

@@ -1,10 +1,11 @@
 // Starting and stopping a background daemon for one $COFFER_HOME; used by
 // `coffer daemon start|stop` and by `coffer shim` (which starts one if none runs).
 import { spawn } from 'node:child_process';
-import { closeSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, openSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { daemonAlive, databaseOpeningPid, ensureHome, isProcessAlive, readDaemonFile, removeDaemonFile, type DaemonFile } from '../daemon/daemon-file.js';
+import { takeLock } from '../daemon/pid-lock.js';
 import { CLI_ENTRY } from '../paths.js';
 import { answerWaitMs, daemonUrl, provenStatus, type DaemonStatus } from './api-client.js';
 import { EXIT } from './exit-codes.js';
@@ -157,29 +158,10 @@ function startFailure(home: string, why: string): CliError {
   return new CliError(EXIT.ERROR, 'DAEMON_START_FAILED', message);
 }
 
-/** An exclusive lock file holding the starter's pid; a lock whose holder died is taken over. */
+/** The starters' lock (pid-lock.ts): null while another live starter holds it, which is then waited for. */
 function acquireStartLock(home: string): (() => void) | null {
-  const path = join(home, 'daemon.start.lock');
-  for (let attempt = 0; attempt < 2; attempt++) {
-    try {
-      writeFileSync(path, String(process.pid), { flag: 'wx', mode: 0o600 });
-      return () => rmSync(path, { force: true });
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-      const holder = Number(readFileSafe(path));
-      if (holder && isProcessAlive(holder)) return null;
-      rmSync(path, { force: true });
-    }
-  }
-  return null;
-}
-
-function readFileSafe(path: string): string {
-  try {
-    return readFileSync(path, 'utf8');
-  } catch {
-    return '';
-  }
+  const taken = takeLock(join(home, 'daemon.start.lock'), false);
+  return typeof taken === 'function' ? taken : null;
 }
 
 /**
