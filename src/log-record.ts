@@ -35,3 +35,8 @@ export function formatRecord(record: LogRecord, now = new Date()): string {
   }
   return `${JSON.stringify(line)}\n`;
 }
+
+/** The record a log file writes first once it can again: how many lines the disk refused, and why (RotatingFile's lossNote). */
+export function linesLostNote(component: LogComponent, upstream?: string): (lost: number, cause: string) => string {
+  return (lost, cause) => formatRecord({ level: 'warn', component, upstream, msg: 'log lines lost: the file could not be written', fields: { lost, error: cause } });
+}

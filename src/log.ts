@@ -2,7 +2,7 @@
 // the main thread never blocks on the disk, to a file rotated by size. Callers pass
 // structured fields; no caller passes config values (env, headers), so no secret
 // reaches it.
-import { formatRecord, type LogLevel } from './log-record.js';
+import { formatRecord, linesLostNote, type LogLevel } from './log-record.js';
 import { RotatingFile, type RotationPolicy } from './rotating-file.js';
 
 export type { LogLevel };
@@ -17,7 +17,7 @@ export class Logger {
     private readonly level: LogLevel = 'info',
     rotation?: RotationPolicy,
   ) {
-    this.stream = file === null ? null : new RotatingFile(file, rotation);
+    this.stream = file === null ? null : new RotatingFile(file, rotation, linesLostNote('daemon'));
     // A log that cannot be written must not take the daemon down.
     this.stream?.on('error', () => undefined);
   }

@@ -2,7 +2,9 @@
 // writers get backpressure), and once the next write would take it past
 // maxBytes it is renamed to <file>.1 (the older ones shift up to <file>.<keep>,
 // the oldest dropped) and a new one started. Disk use per log is at most about
-// maxBytes × (keep + 1).
+// maxBytes × (keep + 1). A write the disk refuses (full, gone read-only) is
+// dropped and counted, never fatal: the file is opened anew for the next one,
+// and once one goes through, the loss is said first (`lossNote`).
 import { appendFileSync, closeSync, fstatSync, mkdirSync, openSync, renameSync, rmSync, statSync, write } from 'node:fs';
 import { dirname } from 'node:path';
 import { Writable } from 'node:stream';
@@ -45,18 +47,32 @@ export function rotateFiles(path: string, keep: number): void {
   move(path, `${path}.1`);
 }
 
+/** The line a file writes before its next one when lines were lost: how many, and the error code why. */
+export type LossNote = (lost: number, cause: string) => string;
+
+const NEWLINE = 0x0a;
+
+function lineCount(data: Buffer): number {
+  let lines = 0;
+  for (let at = data.indexOf(NEWLINE); at !== -1; at = data.indexOf(NEWLINE, at + 1)) lines++;
+  return lines;
+}
+
 export class RotatingFile extends Writable {
-  private fd: number;
-  private size: number;
+  private fd = -1;
+  private size = 0;
+  /** Lines the disk refused since the last write that went through, and why. */
+  private lost = 0;
+  private lostBecause = '';
 
   constructor(
     private readonly path: string,
     private readonly policy: RotationPolicy = rotationFromEnv(),
+    private readonly lossNote?: LossNote,
   ) {
     super();
     mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
-    this.fd = openSync(path, 'a', 0o600);
-    this.size = fstatSync(this.fd).size;
+    this.open();
   }
 
   override _write(chunk: Buffer, _encoding: BufferEncoding, callback: (error?: Error | null) => void): void {
@@ -92,23 +108,44 @@ export class RotatingFile extends Writable {
   }
 
   private append(data: Buffer): Promise<void> {
-    if (this.size > 0 && this.size + data.length > this.policy.maxBytes) this.rotate();
-    return new Promise((resolve, reject) =>
-      write(this.fd, data, (error, written) => {
-        this.size += written;
-        if (error) reject(error);
-        else resolve();
+    try {
+      if (this.fd < 0) this.open();
+      else if (this.size > 0 && this.size + data.length > this.policy.maxBytes) this.rotate();
+    } catch (error) {
+      this.refused(data, error as NodeJS.ErrnoException);
+      return Promise.resolve();
+    }
+    const note = this.lost > 0 && this.lossNote ? this.lossNote(this.lost, this.lostBecause) : '';
+    const payload = note === '' ? data : Buffer.concat([Buffer.from(note), data]);
+    return new Promise((resolve) =>
+      write(this.fd, payload, (error, written) => {
+        if (error) this.refused(data, error);
+        else {
+          this.size += written;
+          this.lost = 0;
+        }
+        resolve();
       }),
     );
   }
 
-  /** Sync, and rare (once per maxBytes): a few renames and an open, between two writes. */
-  private rotate(): void {
-    closeSync(this.fd);
-    this.fd = -1;
-    rotateFiles(this.path, this.policy.keep);
+  /** The lines of `data` are lost; the file is opened anew for the next write (the disk may have room by then). */
+  private refused(data: Buffer, error: NodeJS.ErrnoException): void {
+    this.lost += lineCount(data);
+    this.lostBecause = error.code ?? error.message;
+    this.closeFd(() => undefined);
+  }
+
+  private open(): void {
     this.fd = openSync(this.path, 'a', 0o600);
     this.size = fstatSync(this.fd).size;
+  }
+
+  /** Sync, and rare (once per maxBytes): a few renames and an open, between two writes. */
+  private rotate(): void {
+    this.closeFd(() => undefined);
+    rotateFiles(this.path, this.policy.keep);
+    this.open();
   }
 
   private closeFd(callback: () => void): void {

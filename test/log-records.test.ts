@@ -1,6 +1,6 @@
 // One log format for the daemon, the actors and the shim: JSON lines with a fixed frame,
 // text sanitised; a stdio child's stderr becomes records line by line.
-import { readFileSync } from 'node:fs';
+import { readFileSync, symlinkSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
 import { Logger } from '../src/log.js';
@@ -41,6 +41,23 @@ t.test('the daemon: its level threshold, the upstream it names as `server`', asy
     { level: 'info', component: 'daemon', msg: 'listening', port: 1 },
   ]);
   t.notOk('server' in records(path)[0]!);
+});
+
+t.test('a log the disk refuses for a while: nothing fails, the lines lost are counted, and the log goes on once it can', async (t) => {
+  const path = join(tempDir('coffer-log-'), 'daemon.log');
+  // Every write fails with ENOSPC, as on a full disk.
+  symlinkSync('/dev/full', path);
+  const log = new Logger(path, 'info');
+  const settled = () => new Promise((resolve) => setTimeout(resolve, 100));
+  log.info('first');
+  await settled();
+  log.info('second', { n: 2 });
+  await settled();
+  // Room again (here: the file is a plain one now).
+  unlinkSync(path);
+  log.info('third');
+  await log.close();
+  t.match(records(path), [{ level: 'warn', component: 'daemon', msg: 'log lines lost: the file could not be written', lost: 2, error: 'ENOSPC' }, { level: 'info', msg: 'third' }]);
 });
 
 t.test("an actor: its notes and each child's stderr lines are records of its upstream", async (t) => {

@@ -3,7 +3,7 @@
 // record naming the upstream, appended to a file rotated by size. A child's line
 // becomes the text of a record, so it can never pass for one of coffer's notes.
 import { Writable } from 'node:stream';
-import { formatRecord, type LogLevel } from '../../src/log-record.js';
+import { formatRecord, linesLostNote, type LogLevel } from '../../src/log-record.js';
 import { MAX_ERROR_TEXT_CHARS } from '../../src/protocol/untrusted-text.js';
 import { RotatingFile } from '../../src/rotating-file.js';
 
@@ -105,7 +105,7 @@ export function throttledNote(log: ActorLog, level: LogLevel, intervalMs: number
 }
 
 export function openLog(path: string, upstream: string): ActorLog {
-  const file = new RotatingFile(path);
+  const file = new RotatingFile(path, undefined, linesLostNote('actor', upstream));
   // A log that cannot be written must not take the actor down.
   file.on('error', () => {});
   return {
