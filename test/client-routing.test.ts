@@ -7,6 +7,10 @@ import { LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS } from '../src/pro
 import type { ActorEvent } from '../src/protocol/actor.js';
 import { LogLevels } from '../src/router/log-levels.js';
 import { Subscriptions } from '../src/router/subscriptions.js';
+import { SessionFeatures } from '../src/router/session-features.js';
+import type { Calls, ForwardContext } from '../src/router/calls.js';
+import type { Upstream, UpstreamDirectory } from '../src/upstreams/upstream.js';
+import { Cancel } from '../src/protocol/cancel.js';
 import { attribute, ClientRelay } from '../workers/actor/client-relay.js';
 
 const sessions: Record<string, string> = { f1: 'alice', f2: 'bob', f3: 'alice' };
@@ -66,6 +70,38 @@ t.test('subscriptions: first subscriber subscribes upstream, last one unsubscrib
   subs.add(source, { session: 'carol', uri: 'x', toolset: null });
   subs.dropServer('fs');
   t.same(subs.subscribers('fs', 'file:///a'), []);
+});
+
+t.test("shared mode: a subscriber that joins while the first one's upstream subscribe is under way is subscribed upstream, even when that one fails", async (t) => {
+  const upstream = { name: 'fs', config: { session_mode: 'shared' } } as unknown as Upstream;
+  const sent: Array<{ method: string; session: string; settle: (error?: Error) => void }> = [];
+  const calls = {
+    resolve: async (_kind: string, uri: unknown) => ({ upstream, target: { server: 'fs', original: String(uri).replace('coffer://fs/', '') } }),
+    assertEnabled: () => undefined,
+    admits: () => true,
+    send: (_upstream: Upstream, method: string, _params: Record<string, unknown>, ctx: ForwardContext) =>
+      new Promise<Record<string, unknown>>((resolve, reject) => void sent.push({ method, session: ctx.sessionId, settle: (error) => (error ? reject(error) : resolve({})) })),
+  } as unknown as Calls;
+  const features = new SessionFeatures(calls, { active: () => [upstream], get: () => upstream } as unknown as UpstreamDirectory, () => null, () => undefined);
+  const ctx = (sessionId: string): ForwardContext => ({ sessionId, requestId: 1, capabilities: {}, signal: new Cancel() });
+  const uri = 'coffer://fs/file:///a';
+  const alice = features.subscribe({ uri }, ctx('alice'));
+  await new Promise((resolve) => setImmediate(resolve));
+  let bobDone = false;
+  const bob = features.subscribe({ uri }, ctx('bob')).then(() => (bobDone = true));
+  await new Promise((resolve) => setImmediate(resolve));
+  t.equal(bobDone, false, "bob is not told he is subscribed while the upstream has not said so");
+  // Alice's client goes while her subscribe is under way: it fails, and bob is still waiting for his.
+  sent[0]!.settle(new Error('cancelled'));
+  await t.rejects(alice, /cancelled/, 'alice is told hers failed');
+  await new Promise((resolve) => setImmediate(resolve));
+  t.same(sent.map(({ method, session }) => [method, session]), [['resources/subscribe', 'alice'], ['resources/subscribe', 'bob']], 'the upstream is asked again, for bob');
+  sent[1]!.settle();
+  await bob;
+  t.same(features.subscribers('fs', 'file:///a'), [['bob', uri]], 'bob gets the updates');
+  const carol = await features.subscribe({ uri }, ctx('carol'));
+  t.same(carol, {}, 'one who joins a standing upstream subscription is answered at once');
+  t.equal(sent.length, 2, 'without asking the upstream again');
 });
 
 t.test('log levels: the most verbose wins upstream; each session filters its own', async (t) => {

@@ -29,14 +29,13 @@ export class SessionFeatures implements SessionInterest {
   async subscribe(params: Record<string, unknown>, ctx: ForwardContext): Promise<Record<string, unknown>> {
     const { upstream, target } = await this.calls.resolve('resources', params.uri, ctx.toolset);
     this.calls.assertEnabled('resources', upstream.name, target.original, ctx.toolset);
-    const first = this.subscriptions.add(target, { session: ctx.sessionId, uri: params.uri as string, toolset: ctx.toolset?.name ?? null });
-    if (first || perSession(upstream)) {
-      try {
-        await this.calls.send(upstream, 'resources/subscribe', { ...params, uri: target.original }, ctx);
-      } catch (error) {
-        this.subscriptions.remove(target, ctx.sessionId);
-        throw error;
-      }
+    this.subscriptions.add(target, { session: ctx.sessionId, uri: params.uri as string, toolset: ctx.toolset?.name ?? null });
+    const subscribe = () => this.calls.send(upstream, 'resources/subscribe', { ...params, uri: target.original }, ctx);
+    try {
+      await (perSession(upstream) ? subscribe() : this.subscriptions.upstream(target, subscribe));
+    } catch (error) {
+      this.subscriptions.remove(target, ctx.sessionId);
+      throw error;
     }
     return {};
   }
