@@ -113,6 +113,24 @@ t.test('refused: a name another tool of the server has, a name model hosts refus
   t.match(list.stdout, /tool:echo\s.*fx__say \*/, 'cap list shows the exposed own name, marked');
 });
 
+t.test('an own name moved to another tool: a call by it reaches that tool before any client lists again', async (t) => {
+  const gateway = await startGateway();
+  t.teardown(() => gateway.close());
+  await gateway.addServer(stdioFixture('fx'));
+  const client = await gateway.client();
+  t.equal((await words(gateway, 'fx', 'tool', { key: 'echo', name: 'mine' })).status, 200);
+  t.ok((await listed(client)).has('fx__mine'));
+  t.same(echoed(await client.callTool({ name: 'fx__mine', arguments: { said: 'hi' } })), { said: 'hi' }, 'mine is echo');
+
+  t.equal((await words(gateway, 'fx', 'tool', { key: 'echo', name: null })).status, 200);
+  t.equal((await words(gateway, 'fx', 'tool', { key: 'whoami', name: 'mine' })).status, 200);
+  // No list in between: the last merged list still names echo "mine".
+  const moved = await client.callTool({ name: 'fx__mine', arguments: { said: 'hi' } });
+  t.match(JSON.parse((moved.content as Array<{ text: string }>)[0]!.text), { name: 'fx', pid: Number }, `mine is whoami now: ${JSON.stringify(moved)}`);
+  const invocations = await gateway.api('GET', '/invocations?server=fx&limit=1');
+  t.equal(invocations.body.invocations[0]?.key, 'whoami', "recorded under the tool the name leads to");
+});
+
 t.test('kept across a daemon restart: a stateless call by the own name before any list reaches the upstream name', async (t) => {
   const home = tempHome();
   const first = await startGateway({}, home);

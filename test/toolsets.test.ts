@@ -348,7 +348,7 @@ t.test('unit: a session that closes while its list is being gathered is not reme
   const router = {
     // A slow upstream's list (up to its deadline) while `slow`.
     list: () => (slow ? new Promise<typeof items>((resolve) => (gathered = () => resolve(items))) : Promise.resolve(items)),
-    directory: { routes: () => routes },
+    routes: () => routes,
   } as unknown as ConstructorParameters<typeof ViewLists>[0];
   const view = new ToolsetView({ name: 'ta', description: '', servers: [{ server: 'a' }] });
   const views = new ViewLists(router, (name) => (name === null ? null : view));

@@ -15,7 +15,7 @@ import { parseNamespacedName, parseNamespacedUri, type Namespaced } from './name
 import { shortenedHeads } from './names.js';
 
 export interface ResolverDirectory {
-  /** The routes of the last merged list of this kind, if any. */
+  /** The routes of the last merged list of this kind, unless a switch or an own name changed since it was made. */
   routes(kind: ListKind): Map<string, Namespaced> | undefined;
   /** Lists this kind again (bounded by the upstreams' deadlines) and returns its routes. */
   refresh(kind: ListKind): Promise<Map<string, Namespaced> | undefined>;

@@ -58,7 +58,11 @@ export class Router extends EventEmitter<RouterEvents> {
   private announced = new Map<string, Set<string>>();
   /** What calls resolve exposed names from: the merged lists' routes and the prefix index. */
   readonly directory: ResolverDirectory = {
-    routes: (kind) => this.merged.get(kind)?.routes,
+    // A merge made before a switch or an own name changed may route a name to the tool it no longer names: not used.
+    routes: (kind) => {
+      const merged = this.merged.get(kind);
+      return merged?.gateVersion === this.gate.version ? merged.routes : undefined;
+    },
     refresh: async (kind) => (await this.list(kind), this.merged.get(kind)?.routes),
     prefixes: () => this.namespaces.prefixes(),
     original: (server, kind, name) => this.gate.keyOfOwnName(server, kind, name) ?? name,
@@ -124,6 +128,11 @@ export class Router extends EventEmitter<RouterEvents> {
     const now = new Set(items.map((item) => `${item.server}\u0000${item.original}`));
     this.announced.set(marker, now);
     return items.filter((item) => !before.has(`${item.server}\u0000${item.original}`));
+  }
+
+  /** What the items of the last merged list of this kind are exposed under: each exposed name or URI → its server and original. */
+  routes(kind: ListKind): Map<string, Namespaced> | undefined {
+    return this.merged.get(kind)?.routes;
   }
 
   /**

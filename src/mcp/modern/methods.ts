@@ -129,7 +129,7 @@ export class ModernMethods {
 
   /** Whether the exposed tool `name` is one the caller of `toolset` may call (its switch and its set). */
   private inToolset(name: string, toolset: string): boolean {
-    const route = this.parts.router.directory.routes('tools')?.get(name);
+    const route = this.parts.router.routes('tools')?.get(name);
     return route !== undefined && this.parts.calls.admits('tools', route.server, route.original, this.parts.views.viewOf(toolset));
   }
 
