@@ -6,7 +6,7 @@ import t from 'tap';
 import { LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS } from '../src/protocol/mcp-versions.js';
 import type { ActorEvent } from '../src/protocol/actor.js';
 import { LogLevels } from '../src/router/log-levels.js';
-import { Subscriptions } from '../src/router/subscriptions.js';
+import { MAX_SESSION_SUBSCRIPTIONS, Subscriptions } from '../src/router/subscriptions.js';
 import { SessionFeatures } from '../src/router/session-features.js';
 import type { Calls, ForwardContext } from '../src/router/calls.js';
 import type { Upstream, UpstreamDirectory } from '../src/upstreams/upstream.js';
@@ -102,6 +102,28 @@ t.test("shared mode: a subscriber that joins while the first one's upstream subs
   const carol = await features.subscribe({ uri }, ctx('carol'));
   t.same(carol, {}, 'one who joins a standing upstream subscription is answered at once');
   t.equal(sent.length, 2, 'without asking the upstream again');
+});
+
+t.test('a session subscribes to at most MAX_SESSION_SUBSCRIPTIONS resources: a flood of URIs is refused, not kept', async (t) => {
+  const upstream = { name: 'fs', config: { session_mode: 'shared' } } as unknown as Upstream;
+  let sent = 0;
+  const calls = {
+    resolve: async (_kind: string, uri: unknown) => ({ upstream, target: { server: 'fs', original: String(uri).replace('coffer://fs/', '') } }),
+    assertEnabled: () => undefined,
+    admits: () => true,
+    send: async () => (sent++, {}),
+  } as unknown as Calls;
+  const features = new SessionFeatures(calls, { active: () => [upstream], get: () => upstream } as unknown as UpstreamDirectory, () => null, () => undefined);
+  const ctx = (sessionId: string): ForwardContext => ({ sessionId, requestId: 1, capabilities: {}, signal: new Cancel() });
+  for (let i = 0; i < MAX_SESSION_SUBSCRIPTIONS; i++) await features.subscribe({ uri: `coffer://fs/file:///${i}` }, ctx('flood'));
+  const refused = await features.subscribe({ uri: 'coffer://fs/file:///one-more' }, ctx('flood')).catch((error: unknown) => error);
+  t.match(refused, { code: -32602, data: { code: 'BAD_REQUEST' }, message: new RegExp(`${MAX_SESSION_SUBSCRIPTIONS}.*unsubscribe`) }, 'the next one is refused, saying what to do');
+  t.equal(sent, MAX_SESSION_SUBSCRIPTIONS, 'and never reaches the upstream');
+  t.same(features.subscribers('fs', 'file:///one-more'), [], 'nor is it kept');
+  t.same(await features.subscribe({ uri: 'coffer://fs/file:///0' }, ctx('flood')), {}, 'subscribing again to one it holds is fine');
+  t.same(await features.subscribe({ uri: 'coffer://fs/file:///one-more' }, ctx('other')), {}, 'another session is not held to it');
+  await features.unsubscribe({ uri: 'coffer://fs/file:///0' }, ctx('flood'));
+  t.same(await features.subscribe({ uri: 'coffer://fs/file:///one-more' }, ctx('flood')), {}, 'one unsubscribed makes room');
 });
 
 t.test('log levels: the most verbose wins upstream; each session filters its own', async (t) => {

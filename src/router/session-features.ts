@@ -8,7 +8,7 @@ import type { Upstream, UpstreamDirectory } from '../upstreams/upstream.js';
 import type { Calls, ForwardContext, ToolsetScope } from './calls.js';
 import type { SessionInterest } from './client-messages.js';
 import { isLogLevel, LogLevels, type LogLevel } from './log-levels.js';
-import { Subscriptions } from './subscriptions.js';
+import { MAX_SESSION_SUBSCRIPTIONS, Subscriptions } from './subscriptions.js';
 import type { CancelSignal } from '../protocol/cancel.js';
 
 /** How long logging/setLevel waits for each upstream (they apply it in parallel; errors are only logged). */
@@ -29,6 +29,9 @@ export class SessionFeatures implements SessionInterest {
   async subscribe(params: Record<string, unknown>, ctx: ForwardContext): Promise<Record<string, unknown>> {
     const { upstream, target } = await this.calls.resolve('resources', params.uri, ctx.toolset);
     this.calls.assertEnabled('resources', upstream.name, target.original, ctx.toolset);
+    if (this.subscriptions.full(target, ctx.sessionId)) {
+      throw RpcError.coffer(JSONRPC.INVALID_PARAMS, 'BAD_REQUEST', `this session is subscribed to ${MAX_SESSION_SUBSCRIPTIONS} resources, as many as coffer keeps for one session: unsubscribe from one first`);
+    }
     this.subscriptions.add(target, { session: ctx.sessionId, uri: params.uri as string, toolset: ctx.toolset?.name ?? null });
     const subscribe = () => this.calls.send(upstream, 'resources/subscribe', { ...params, uri: target.original }, ctx);
     try {

@@ -8,6 +8,9 @@
 // went away) asks again rather than waiting for updates nobody subscribed to.
 import type { Namespaced } from './namespace.js';
 
+/** Resources one session may subscribe to at once. */
+export const MAX_SESSION_SUBSCRIPTIONS = 1_024;
+
 const keyOf = (server: string, original: string): string => `${server}\u0000${original}`;
 
 export interface Subscriber {
@@ -20,6 +23,14 @@ export interface Subscriber {
 
 export class Subscriptions {
   private bySource = new Map<string, { source: Namespaced; subscribers: Map<string, Subscriber>; upstream?: Promise<void> }>();
+  /** Per session, the keys of the resources it subscribes to: what it holds is bounded, and its end touches only those. */
+  private bySession = new Map<string, Set<string>>();
+
+  /** Whether the session holds as many subscriptions as it may and `source` is not one of them. */
+  full(source: Namespaced, session: string): boolean {
+    const held = this.bySession.get(session);
+    return held !== undefined && held.size >= MAX_SESSION_SUBSCRIPTIONS && !held.has(keyOf(source.server, source.original));
+  }
 
   /** True when this is the resource's first subscriber. */
   add(source: Namespaced, subscriber: Subscriber): boolean {
@@ -28,6 +39,9 @@ export class Subscriptions {
     const first = entry === undefined;
     if (!entry) this.bySource.set(key, (entry = { source, subscribers: new Map() }));
     entry.subscribers.set(subscriber.session, subscriber);
+    let held = this.bySession.get(subscriber.session);
+    if (!held) this.bySession.set(subscriber.session, (held = new Set()));
+    held.add(key);
     return first;
   }
 
@@ -54,6 +68,7 @@ export class Subscriptions {
     const key = keyOf(source.server, source.original);
     const entry = this.bySource.get(key);
     if (!entry?.subscribers.delete(session)) return false;
+    this.forgetKey(session, key);
     if (entry.subscribers.size > 0) return false;
     this.bySource.delete(key);
     return true;
@@ -62,8 +77,9 @@ export class Subscriptions {
   /** Drops a closed session; returns the resources nobody subscribes to any more. */
   dropSession(session: string): Namespaced[] {
     const orphaned: Namespaced[] = [];
-    for (const entry of [...this.bySource.values()]) {
-      if (this.remove(entry.source, session)) orphaned.push(entry.source);
+    for (const key of [...(this.bySession.get(session) ?? [])]) {
+      const source = this.bySource.get(key)!.source;
+      if (this.remove(source, session)) orphaned.push(source);
     }
     return orphaned;
   }
@@ -75,6 +91,15 @@ export class Subscriptions {
 
   /** Forgets a removed server's subscriptions. */
   dropServer(server: string): void {
-    for (const [key, entry] of this.bySource) if (entry.source.server === server) this.bySource.delete(key);
+    for (const [key, entry] of this.bySource) {
+      if (entry.source.server !== server) continue;
+      for (const session of entry.subscribers.keys()) this.forgetKey(session, key);
+      this.bySource.delete(key);
+    }
+  }
+
+  private forgetKey(session: string, key: string): void {
+    const held = this.bySession.get(session);
+    if (held?.delete(key) && held.size === 0) this.bySession.delete(session);
   }
 }
