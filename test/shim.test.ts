@@ -36,21 +36,25 @@ function runCli(...args: string[]): Promise<{ code: number; stdout: string; stde
   });
 }
 
-/** Processes of this test (procfs): upstreams carry the marker in their environment, daemons this home on their command line. */
-function ourProcesses(): number[] {
+/** Processes (procfs) whose environment or command line `matches`. */
+function processesWhere(matches: (environ: string, cmdline: string) => boolean): number[] {
   const found: number[] = [];
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
     try {
-      const environ = readFileSync(`/proc/${entry}/environ`, 'latin1');
-      const cmdline = readFileSync(`/proc/${entry}/cmdline`, 'latin1');
-      if (environ.includes(marker) || cmdline.includes(`--home\0${home}`)) found.push(Number(entry));
+      if (matches(readFileSync(`/proc/${entry}/environ`, 'latin1'), readFileSync(`/proc/${entry}/cmdline`, 'latin1'))) found.push(Number(entry));
     } catch {
       // gone, or not ours to read
     }
   }
   return found;
 }
+
+/** The daemons (and shims) of `ofHome`: it is on their command line. */
+const homeProcesses = (ofHome: string): number[] => processesWhere((_, cmdline) => cmdline.includes(`--home\0${ofHome}`));
+
+/** Processes of this test: upstreams carry the marker in their environment, daemons this home on their command line. */
+const ourProcesses = (): number[] => processesWhere((environ, cmdline) => environ.includes(marker) || cmdline.includes(`--home\0${home}`));
 
 const text = (result: CallToolResult): string => (result.content[0] as { type: 'text'; text: string }).text;
 
@@ -182,6 +186,15 @@ t.test("a stale daemon.json's port taken by another program gets neither the tok
     pid = squatPid;
     writeFileSync(join(squatted, 'daemon.json'), JSON.stringify({ port: (squatter.address() as AddressInfo).port, pid, token: 'the-token', started_at: 'then' }), { mode: 0o600 });
   };
+  /**
+   * The daemon a shim started goes on, detached, after its shim ends, maybe still starting:
+   * daemon.json does not name it yet, so `daemon stop` misses it. Each process of the home is signalled
+   * (SIGTERM stops a starting daemon too) and waited for, before the home is removed under it.
+   */
+  const stopSquattedDaemons = async (): Promise<void> => {
+    for (const daemon of homeProcesses(squatted)) process.kill(daemon, 'SIGTERM');
+    await waitFor('the squatted home\'s daemons to exit', () => homeProcesses(squatted).length === 0, 20_000).catch(() => undefined);
+  };
   /** One ping through a shim of the squatted home: its answer. */
   const ping = async (): Promise<any> => {
     const shim = spawn(process.execPath, [CLI_ENTRY, 'shim', '--home', squatted], { env: { ...env, COFFER_SHIM_RECONNECT_MS: '1000' } });
@@ -202,10 +215,12 @@ t.test("a stale daemon.json's port taken by another program gets neither the tok
     t.same(reached, [], `pid ${pid}: nothing but the status probe reached the squatter`);
   }
   // The shim, too: it may start a daemon of its own (with the dead pid), but never talks to the squatter.
-  t.teardown(() => runCli('daemon', 'stop', '--home', squatted));
+  t.teardown(stopSquattedDaemons);
   for (const squatPid of [process.pid, dead.pid!]) {
     squat(squatPid);
     t.match(await ping(), { id: 1, error: { data: { reason: 'DAEMON_UNREACHABLE' } } }, `pid ${pid}: the client is told no daemon answered in time`);
     t.same(reached, [], `pid ${pid}: the squatter got nothing from the shim`);
   }
+  await stopSquattedDaemons();
+  t.same(homeProcesses(squatted), [], 'no daemon of the squatted home outlives the test');
 });
