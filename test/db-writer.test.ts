@@ -264,6 +264,22 @@ t.test('servers: create, duplicate, get, list, update, delete', async (t) => {
   ]);
 });
 
+t.test('a stored OAuth record nested deeper than coffer reads is refused with a code, and never hangs its reader', async (t) => {
+  const { api } = await openWriter(t, tempInit(t));
+  const url = 'https://example.com/mcp';
+  t.ok((await api.createServer(config({ name: 'deep', transport: { type: 'http', url } }), 'cli')).ok);
+  // Deep enough that the opened record, passed back to the main thread, no longer deserialises there.
+  let discovery: Record<string, unknown> = {};
+  for (let level = 0; level < 2_000; level++) discovery = { next: discovery };
+  await api.saveOAuth('deep', { resource: url, tokens: { access_token: 'secret-token' }, discovery });
+  const read = await Promise.race([api.getOAuth('deep'), sleep(5_000).then(() => 'no answer in 5 s')]);
+  t.match(read, { ok: false, error: { code: 'INTERNAL', message: /nests deeper than \d+ levels.*coffer mcp auth deep/ } });
+  t.notMatch(JSON.stringify(read), 'secret-token', 'the refusal shows nothing of the record');
+
+  await api.saveOAuth('deep', { resource: url, tokens: { access_token: 'fresh' } });
+  t.same(await api.getOAuth('deep'), { ok: true, value: { resource: url, tokens: { access_token: 'fresh' } } }, 'a new sign-in replaces it');
+});
+
 t.test('reconcile (R4)', async (t) => {
   const { api } = await openWriter(t, tempInit(t));
   await api.createServer(stdio('up'), 'cli');

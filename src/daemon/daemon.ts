@@ -18,7 +18,7 @@ import { openRestartingWriter } from '../db/restarting-writer.js';
 import { DAEMON_CREDENTIAL_ID, McpAuth, type McpAuthMode } from '../http/mcp-auth.js';
 import { LOOPBACK, startHttpServer, type HttpServer } from '../http/server.js';
 import { OAUTH_CALLBACK_PATH } from '../oauth/callback-page.js';
-import { oauthRecords, signInServers } from '../oauth/records.js';
+import { oauthRecords, signInServers, storedRecord } from '../oauth/records.js';
 import { SignIns } from '../oauth/sign-ins.js';
 import { oauthRoutes } from '../api/routes/oauth.js';
 import { nativeBindingLoaded } from '../http/uws.js';
@@ -215,7 +215,7 @@ async function runDaemon(options: DaemonOptions, tightened: string[], unlock: ()
     wordsChanged: (server, row) =>
       bus.publish({ type: 'words', server, capability_type: row.capability_type, capability_key: row.capability_key, own_name: row.own_name, own_description: row.own_description, at: new Date().toISOString() }),
   });
-  const tester = new ConnectionTester(upstreamLogDir(home), (server) => writer.api.getOAuth(server));
+  const tester = new ConnectionTester(upstreamLogDir(home), (server) => storedRecord(writer.api, server));
   operations.attach({ writer, pool, router: routing.router, sessions, configs: () => registry?.all() ?? [] });
   let configSync: ConfigFileSync | null = null;
   // The routes exist before the file is applied; they ask the sync once it runs.

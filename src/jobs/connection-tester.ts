@@ -12,7 +12,7 @@ import { Piscina } from 'piscina';
 import { workerFile } from '../paths.js';
 import { killChild } from '../supervision/kill-child.js';
 import { Slots } from '../supervision/slots.js';
-import { messageOf, type ErrorBody } from '../protocol/errors.js';
+import { CofferError, messageOf, type ErrorBody } from '../protocol/errors.js';
 import type { TestConnectionReport, TestConnectionTask } from '../protocol/jobs.js';
 import { signsInWithOAuth, usableAccessToken, type OAuthRecord } from '../protocol/oauth.js';
 import type { ServerConfig } from '../protocol/server-config.js';
@@ -65,7 +65,11 @@ export class ConnectionTester {
     } catch (error) {
       return failed(
         started,
-        signal.aborted ? { code: 'UPSTREAM_TIMEOUT', message: `test connection took longer than ${connectMs} ms` } : { code: 'UPSTREAM_UNAVAILABLE', message: messageOf(error) },
+        signal.aborted
+          ? { code: 'UPSTREAM_TIMEOUT', message: `test connection took longer than ${connectMs} ms` }
+          : error instanceof CofferError
+            ? error.toBody()
+            : { code: 'UPSTREAM_UNAVAILABLE', message: messageOf(error) },
       );
     } finally {
       port1.close();

@@ -124,8 +124,8 @@ export interface DbWriterApi {
   /** RESOURCE_NOT_FOUND if missing. Audited as client_revoked. */
   revokeClient(name: string, actor: AuditActor): Promise<Result<null>>;
 
-  /** An HTTP/SSE upstream's OAuth state, opened (null: none). Never audited, never published. */
-  getOAuth(server: string): Promise<OAuthRecord | null>;
+  /** An HTTP/SSE upstream's OAuth state, opened (null: none); INTERNAL when it nests too deep to read. Never audited, never published. */
+  getOAuth(server: string): Promise<Result<OAuthRecord | null>>;
   /** Sealed at rest; null forgets it. */
   saveOAuth(server: string, record: OAuthRecord | null): Promise<void>;
 

@@ -3,7 +3,10 @@
 // a value copied to another row or URL does not open. Never audited: it is
 // nothing but secrets.
 import type { Database, Statement } from 'better-sqlite3';
-import type { OAuthRecord } from '../../src/protocol/oauth.js';
+import type { Result } from '../../src/protocol/errors.js';
+import { MAX_DEPTH } from '../../src/protocol/message-limit.js';
+import { textDepth } from '../../src/protocol/nesting.js';
+import { signInCommand, type OAuthRecord } from '../../src/protocol/oauth.js';
 import { now } from './clock.js';
 import { openValue, sealValue } from './secrets.js';
 
@@ -34,15 +37,26 @@ export class OAuthStore {
     });
   }
 
-  /** The server's record, or null (none, or one that does not open: it is then as good as none). */
-  get(server: string): OAuthRecord | null {
+  /**
+   * The server's record, or null (none, or one that does not open: it is then as good as none).
+   * One nested past MAX_DEPTH is refused: the main thread could not take it back (its
+   * deserialisation fails, and the call would never be answered).
+   */
+  get(server: string): Result<OAuthRecord | null> {
     const row = this.statements.select.get(server);
-    if (!row) return null;
+    if (!row) return { ok: true, value: null };
+    let text: string;
     try {
-      return JSON.parse(openValue(this.key, server, FIELD, row.resource, row.sealed)) as OAuthRecord;
+      text = openValue(this.key, server, FIELD, row.resource, row.sealed);
     } catch {
-      return null;
+      return { ok: true, value: null };
     }
+    if (textDepth(text, MAX_DEPTH) > MAX_DEPTH) {
+      const message = `the stored OAuth state of upstream ${server} nests deeper than ${MAX_DEPTH} levels and is not read: sign in again with '${signInCommand(server)}' to replace it`;
+      return { ok: false, error: { code: 'INTERNAL', message } };
+    }
+    // What opens is what save sealed: JSON.stringify's text.
+    return { ok: true, value: JSON.parse(text) as OAuthRecord };
   }
 
   /** null forgets it. A server that is gone stores nothing. */
