@@ -2,12 +2,14 @@
 // upstream, one killed mid-call, one that changes its tools, one that comes up
 // late; progress and cancellation across the gateway.
 import { readFileSync } from 'node:fs';
+import { createServer as createNetServer, type AddressInfo, type Socket } from 'node:net';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { freePort } from '../bench/free-port.js';
 import { upstreamLogDir } from '../src/paths.js';
 import { startGateway, waitFor, type Gateway } from './helpers/gateway.js';
+import { sleep } from './helpers/wait.js';
 import { networkConfig, startNetworkFixture, stdioFixture } from './fixtures/fixture-servers.js';
 import { mcpPost } from './helpers/mcp-post.js';
 
@@ -218,4 +220,50 @@ t.test('merged lists paginate with cursors', async (t) => {
   t.equal(new Set(names).size, names.length, 'no tool twice');
   t.ok(names.includes('one__echo') && names.includes('two__stats'));
   await t.rejects(client.listTools({ cursor: 'bogus' }), /invalid cursor/);
+});
+
+t.test('a server disabled or removed while its actor waits in backoff, or while it connects, stays stopped: no attempt after, shown disabled', async (t) => {
+  /** A TCP upstream that counts its connections: `hangUp` false holds each open and silent (a connect in progress), true hangs up at once (a failed attempt). */
+  const upstream = async (hangUp: boolean) => {
+    const sockets = new Set<Socket>();
+    let connections = 0;
+    const server = createNetServer((socket) => {
+      connections += 1;
+      if (hangUp) return void socket.destroy();
+      sockets.add(socket);
+      // Read (and drop) what comes, so the client's end is seen.
+      socket.resume();
+      socket.on('close', () => sockets.delete(socket));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    t.teardown(() => {
+      for (const socket of sockets) socket.destroy();
+      server.close();
+    });
+    return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`, connections: () => connections, open: () => sockets.size };
+  };
+  const gateway = await startGateway({ tuning: { backoffInitialMs: 200, backoffMaxMs: 400, crashLoopLimit: 100 } });
+  t.teardown(() => gateway.close());
+  const health = async (name: string) => (await gateway.api('GET', `/servers/${name}`)).body?.health;
+
+  const failing = await upstream(true);
+  const silent = await upstream(false);
+  for (const name of ['waiting', 'removed']) t.equal((await gateway.api('POST', '/servers', networkConfig(name, 'http', failing.url, { connect_ms: 2_000 }))).status, 201);
+  t.equal((await gateway.api('POST', '/servers', networkConfig('connecting', 'http', silent.url, { connect_ms: 20_000 }))).status, 201);
+  await waitFor('both in backoff', async () => (await health('waiting'))?.state === 'backoff' && (await health('removed'))?.state === 'backoff', 20_000);
+  await waitFor('a connect under way', () => silent.open() > 0, 20_000);
+
+  t.equal((await gateway.api('POST', '/servers/waiting/disable')).body?.health?.state, 'disabled', 'disabled in backoff');
+  t.equal((await gateway.api('POST', '/servers/connecting/disable')).body?.health?.state, 'disabled', 'disabled while connecting');
+  t.equal((await gateway.api('DELETE', '/servers/removed')).status, 204, 'removed in backoff');
+  const failedBefore = failing.connections();
+  const silentBefore = silent.connections();
+  // Several backoff rounds (at most 400 ms each) and a connect's worth of time.
+  await sleep(2_500);
+  t.equal(failing.connections(), failedBefore, 'no attempt after the disable or the removal');
+  t.equal(silent.connections(), silentBefore, 'no new connect after the disable');
+  t.equal(silent.open(), 0, 'the connect under way was closed');
+  t.equal((await health('waiting'))?.state, 'disabled');
+  t.equal((await health('connecting'))?.state, 'disabled');
+  t.equal((await gateway.api('GET', '/servers/removed')).status, 404);
 });
