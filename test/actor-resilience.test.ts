@@ -201,3 +201,20 @@ t.test('a stdio child that crashes while a grandchild keeps its stdout open: the
   t.not(toolJson(await callTool(actor, 'whoami')).pid, pidBefore, 'a new child answers');
   t.notOk(isAlive(grandchild), 'the crashed child\'s grandchild is gone');
 });
+
+t.test('a stdio child that closes its stdout and runs on: the call in flight fails promptly, the child is stopped, a new one follows', async (t) => {
+  const actor = startActor(t, stdioFixture('mute', [], { request_ms: 20_000 }), FAST_BACKOFF);
+  await actor.waitForState('ready');
+  const pidBefore = actor.handle.lastStatus.pid!;
+  t.teardown(() => {
+    if (isAlive(pidBefore)) process.kill(pidBefore, 'SIGKILL');
+  });
+  const started = Date.now();
+  const muted = await callTool(actor, 'crash', { closeStdout: true });
+  t.match(muted, { ok: false, error: { code: -32010, data: { code: 'UPSTREAM_UNAVAILABLE', server: 'mute' } } });
+  t.ok(Date.now() - started < 6_000, `the in-flight call failed promptly (${Date.now() - started} ms), not at its 20 s deadline`);
+  await actor.waitForState('ready', actor.events.length);
+  t.not(toolJson(await callTool(actor, 'whoami')).pid, pidBefore, 'a new child answers');
+  t.notOk(isAlive(pidBefore), 'the mute child is gone');
+  t.match(actor.log(), /stdout ended/);
+});

@@ -2,7 +2,7 @@
 // stdin/stdout. Lines that are not JSON are reported (onerror), not fatal; the
 // child's stderr goes to the actor's log, its controls escaped (the log is
 // rotated by size, so it stays bounded however much the child prints). Closing follows the MCP spec: stdin
-// EOF, then SIGTERM after 2 s, then SIGKILL after 2 s more. The child leads a process group of its own, and
+// EOF, then SIGTERM after 2 s, then SIGKILL after 2 s more; a child that ends its stdout while it runs is closed so. The child leads a process group of its own, and
 // the signals go to the group: what it forked (a wrapper's server, a helper) is stopped with it, and once
 // the child is gone, whatever it left in its group gets SIGTERM, then SIGKILL 2 s later.
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -122,6 +122,13 @@ export class StdioTransport implements MessageTransport {
       child.stdout!.setEncoding('utf8');
       child.stdout!.on('data', (chunk: string) => this.receive(chunk));
       child.stdout!.on('error', (error) => this.onerror?.(error));
+      // A child that ends its stdout can answer nothing more, even if it runs on: it is stopped now (its calls fail
+      // as the session ends), not left to fail every call at its deadline.
+      child.stdout!.on('end', () => {
+        if (this.child !== child || child.exitCode !== null || child.signalCode !== null) return;
+        this.onerror?.(new Error("the server's stdout ended while it runs: it can answer nothing more, so it is stopped"));
+        void this.close();
+      });
       // Not pipe(): every child of a per_session upstream shares this log stream, and each pipe keeps its listeners on it
       // for the child's life. Backpressure all the same: a child is paused only while the stream is full.
       const stderr = child.stderr!;
