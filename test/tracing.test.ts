@@ -11,6 +11,7 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import t, { type Test } from 'tap';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { EmptyResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { startGateway, type Gateway } from './helpers/gateway.js';
 import { mcpTransport } from './helpers/mcp-post.js';
 import { modernPost } from './helpers/modern.js';
@@ -171,6 +172,22 @@ t.test("a client's huge request id: its span keeps a clipped copy, not the id", 
   const exported = String(server?.attributes.find((attribute) => attribute.key === 'jsonrpc.request.id')?.value.stringValue);
   t.ok(exported.startsWith('big-xxx') && exported.length < 2_100, `clipped (${exported.length} chars)`);
   t.match(exported, /\[\d+ more chars\]$/, 'says how much went');
+});
+
+t.test("a client's made-up methods do not name spans: one name for them all, the method itself a clipped attribute", async (t) => {
+  const receiver = await otlpReceiver(t);
+  const gateway = await startGateway({ otlpEndpoint: receiver.url });
+  const traceId = hex(16);
+  const methods = ['made/up-1', 'made/up-2', `made/up-${'y'.repeat(10_000)}`];
+  const client = await gateway.client();
+  for (const method of methods) await client.request({ method, params: { _meta: { traceparent: `00-${traceId}-${hex(8)}-01` } } }, EmptyResultSchema).catch(() => undefined);
+  await gateway.close();
+  const servers = receiver.spans.filter((span) => span.traceId === traceId && span.kind === SERVER);
+  t.equal(servers.length, methods.length, 'each request traced');
+  t.same([...new Set(servers.map((span) => span.name))], ['other'], "one span name, as the metrics' method label (a name per method would grow a tracing backend's index without bound)");
+  const named = servers.map((span) => String(span.attributes.find((attribute) => attribute.key === 'mcp.method.name')?.value.stringValue));
+  t.same(named.slice(0, 2), methods.slice(0, 2), 'the method itself in mcp.method.name');
+  t.match(named[2], /^made\/up-y+… \[\d+ more chars\]$/, 'clipped');
 });
 
 t.test('huge request ids are not kept alive by their spans while an export waits on a silent collector', async (t) => {

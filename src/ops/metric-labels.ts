@@ -1,8 +1,10 @@
-// Bounded label values for /mcp requests: a method coffer serves names itself,
-// anything else is "other"; an outcome is "ok", coffer's own error code, or
-// the kind of JSON-RPC error (an upstream's error passes through as "upstream").
+// Bounded label values for /mcp requests (metrics, and the names of the request
+// spans): a method coffer serves names itself, anything else is "other"; an
+// outcome is "ok", coffer's own error code, or the kind of JSON-RPC error (an
+// upstream's error passes through as "upstream").
 import { RpcError } from '../mcp/rpc-error.js';
 import { ERROR_HTTP_STATUS, JSONRPC } from '../protocol/errors.js';
+import { TASK_METHODS } from '../protocol/extensions.js';
 
 const METHODS = new Set([
   'initialize',
@@ -18,6 +20,8 @@ const METHODS = new Set([
   'prompts/get',
   'completion/complete',
   'logging/setLevel',
+  'server/discover',
+  ...TASK_METHODS,
 ]);
 
 const JSONRPC_KINDS = new Map<number, string>([

@@ -9,7 +9,7 @@
 import type { Context, Span, Tracer } from '@opentelemetry/api';
 import type { SessionTags } from '../mcp/session-tag.js';
 import { clipText, MAX_ERROR_TEXT_CHARS } from '../protocol/untrusted-text.js';
-import { requestOutcomeLabel } from './metric-labels.js';
+import { requestMethodLabel, requestOutcomeLabel } from './metric-labels.js';
 import type { TraceSampling } from './ops-settings.js';
 import { formatTraceparent, incomingTrace } from './trace-context.js';
 
@@ -178,9 +178,9 @@ export async function startTracing(endpoint: string, version: string, sampling: 
             ...(incoming.tracestate ? { traceState: api.createTraceState(incoming.tracestate) } : {}),
           })
         : api.ROOT_CONTEXT;
-      const name = ownText(method);
-      const attributes = { 'mcp.method.name': name, ...(session === undefined ? {} : { 'mcp.session.id': sessionTags.tag(session) }), 'jsonrpc.request.id': ownText(String(id)) };
-      const span = tracer.startSpan(name, { kind: api.SpanKind.SERVER, attributes }, parent);
+      // A made-up method names no span (a backend indexes span names): it is kept as an attribute.
+      const attributes = { 'mcp.method.name': ownText(method), ...(session === undefined ? {} : { 'mcp.session.id': sessionTags.tag(session) }), 'jsonrpc.request.id': ownText(String(id)) };
+      const span = tracer.startSpan(requestMethodLabel(method), { kind: api.SpanKind.SERVER, attributes }, parent);
       return new SpanTree(api, tracer, ids, span, parent);
     },
     shutdown: () => provider.shutdown(),
