@@ -1,5 +1,6 @@
 import t from 'tap';
 import { mergeLists, type UpstreamList } from '../src/router/merge.js';
+import { fitName } from '../src/router/names.js';
 import { decodeCursor, encodeCursor, paginate, resumeAt } from '../src/router/pagination.js';
 import { prefixIndex, resolveExposed } from '../src/router/resolver.js';
 import type { ServerConfig } from '../src/protocol/server-config.js';
@@ -50,6 +51,20 @@ t.test('unprefixed names that collide fall back to the server prefix, and say so
   t.equal(new Set(chained).size, chained.length, `unique: ${chained.join(', ')}`);
   const routes = mergeLists('tools', [list('a', [{ name: 't' }, { name: 'a__t' }], ''), list('b', [{ name: 't' }], '')], all).routes;
   t.same([...routes.values()].map((r) => `${r.server}:${r.original}`).sort(), ['a:a__t', 'a:t', 'b:t'], 'each capability routes from exactly one name');
+});
+
+t.test("a hostile chain of names that fall back onto one another (t, a__t, a__a__t, ...) merges in one pass, not one pass per link", async (t) => {
+  // Each link's fallback takes the next link's name: a pass over every entry per link, at every merge, stalled the router's thread for seconds.
+  const chain: Array<Record<string, unknown>> = [];
+  for (let name = 't'; chain.length < 1_000; name = `a__${name}`) chain.push({ name });
+  const others = Array.from({ length: 20_000 }, (_unused, i) => ({ name: `tool_${i}` }));
+  const started = performance.now();
+  const merged = mergeLists('tools', [list('a', chain, ''), list('b', [{ name: 't' }], ''), list('c', others)], all, undefined, (name) => fitName(name, 64));
+  const ms = performance.now() - started;
+  t.equal(merged.collisions.length, 1_001, "every link falls back, and b's t");
+  t.equal(new Set(merged.items.map((item) => item.name)).size, merged.items.length, 'every exposed name is unique');
+  t.same(merged.collisions.slice(0, 2).map((c) => `${c.server}:${c.original}→${c.exposed}`), ['a:t→a__t', 'b:t→b__t'], 'in the order they fell');
+  t.ok(ms < 1_500, `merged in ${Math.round(ms)} ms`);
 });
 
 t.test('resolution: known names first, then the prefix, then the only unprefixed server; never a guess', async (t) => {

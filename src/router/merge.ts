@@ -73,29 +73,39 @@ interface Entry {
   item: Item;
 }
 
-function counts(entries: Entry[]): Map<string, number> {
-  const seen = new Map<string, number>();
-  for (const entry of entries) seen.set(entry.exposed, (seen.get(entry.exposed) ?? 0) + 1);
-  return seen;
-}
-
 /**
  * Unprefixed entries whose name is taken fall back to the server prefix; a
- * fallback may take another unprefixed name in turn, so repeat until stable
- * (each round only moves entries to the prefixed form: it ends).
+ * fallback may take another unprefixed name in turn, so each round looks at
+ * the names the last round's fallbacks took (a hostile list can chain
+ * thousands of rounds: t, a__t, a__a__t, ...). Every unprefixed holder of a
+ * shared name falls in the same round, so a name once shared holds no
+ * unprefixed entry again; each round only moves entries to the prefixed form: it ends.
  */
 function resolveCollisions(kind: ListKind, entries: Entry[], fit: FitName): Entry[] {
+  const holders = new Map<string, Entry[]>();
+  const hold = (entry: Entry): Entry[] => {
+    let held = holders.get(entry.exposed);
+    if (held) held.push(entry);
+    else holders.set(entry.exposed, (held = [entry]));
+    return held;
+  };
+  entries.forEach(hold);
+  const position = new Map(entries.map((entry, index) => [entry, index]));
   const fallen: Entry[] = [];
-  for (;;) {
-    const seen = counts(entries);
-    const taken = entries.filter((entry) => entry.unprefixed && seen.get(entry.exposed)! > 1);
-    if (taken.length === 0) return fallen;
+  let shared = new Set([...holders.values()].filter((held) => held.length > 1));
+  while (shared.size > 0) {
+    // In list order within a round, as they are announced.
+    const taken = [...shared].flatMap((held) => held.filter((entry) => entry.unprefixed)).sort((a, b) => position.get(a)! - position.get(b)!);
+    shared = new Set();
     for (const entry of taken) {
       entry.unprefixed = false;
       entry.exposed = expose(kind, entry.server, entry.named, fit);
+      const held = hold(entry);
+      if (held.length > 1) shared.add(held);
       fallen.push(entry);
     }
   }
+  return fallen;
 }
 
 /**
