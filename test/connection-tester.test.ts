@@ -69,3 +69,27 @@ t.test('the daemon stopping mid-test: the running test ends at once and its chil
   await waitFor('the child to end', () => !isProcessAlive(pid!), 2_000).catch(() => undefined);
   t.notOk(isProcessAlive(pid!), 'no child outlives the stop');
 });
+
+/** Initializes (its serverInfo name the same megabyte), then answers every other request with a megabyte of error text that starts with terminal controls. */
+const LOUD = `const out = (message) => process.stdout.write(JSON.stringify(message) + '\\n');
+const loud = '\\u001b]0;owned\\u0007\\u001b[2J' + 'x'.repeat(1_000_000);
+require('node:readline').createInterface({ input: process.stdin }).on('line', (line) => {
+  const message = JSON.parse(line);
+  if (message.id === undefined) return;
+  if (message.method !== 'initialize') return out({ jsonrpc: '2.0', id: message.id, error: { code: -32000, message: loud } });
+  out({ jsonrpc: '2.0', id: message.id, result: { protocolVersion: message.params.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: loud, version: '1' } } });
+});`;
+
+t.test("an upstream's error text reaches the report as any upstream text does: cut at 2,048 characters, its controls made visible", async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'coffer-tester-'));
+  const tester = new ConnectionTester(dir);
+  t.teardown(async () => {
+    await tester.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  const report = await tester.test(stdioServer('loud', ['-e', LOUD], 30_000));
+  t.match(report, { ok: false, error: { code: 'UPSTREAM_UNAVAILABLE' } });
+  const shown = JSON.stringify(report);
+  t.ok(shown.length < 10_000, `the report holds no megabyte of upstream text (${shown.length} characters)`);
+  t.notOk(/[\u0000-\u001f]/.test(report.error?.message ?? ''), 'no control character in the error message');
+});

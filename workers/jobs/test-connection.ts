@@ -6,6 +6,7 @@ import { openLog } from '../actor/log.js';
 import type { TestConnectionReport, TestConnectionTask } from '../../src/protocol/jobs.js';
 import { LIST_METHOD, LIST_RESULT_FIELD, PRIMARY_KINDS } from '../../src/protocol/capabilities.js';
 import { JSONRPC, messageOf } from '../../src/protocol/errors.js';
+import { sanitiseText } from '../../src/protocol/untrusted-text.js';
 import { StoredTokenAuth } from './stored-token-auth.js';
 
 export default async function testConnection(task: TestConnectionTask): Promise<TestConnectionReport> {
@@ -51,7 +52,8 @@ export default async function testConnection(task: TestConnectionTask): Promise<
       protocol_version: connection?.protocolVersion ?? null,
       server_info: connection?.serverInfo ?? null,
       capabilities: null,
-      error: signIn !== null ? { code: 'UPSTREAM_AUTH_REQUIRED', message: signIn } : { code: 'UPSTREAM_UNAVAILABLE', message: messageOf(error) },
+      // The upstream's own error text is in it: bounded and made visible, as in a status's last_error.
+      error: signIn !== null ? { code: 'UPSTREAM_AUTH_REQUIRED', message: signIn } : { code: 'UPSTREAM_UNAVAILABLE', message: sanitiseText(messageOf(error)) },
     };
   } finally {
     await connection?.close();
