@@ -2,6 +2,7 @@
 // bounded in time, and leaving nothing behind when the server it tests is
 // hostile. Ending a job's thread does not end a child process the job spawned.
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { createServer as createNetServer, type AddressInfo, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
@@ -92,4 +93,34 @@ t.test("an upstream's error text reaches the report as any upstream text does: c
   const shown = JSON.stringify(report);
   t.ok(shown.length < 10_000, `the report holds no megabyte of upstream text (${shown.length} characters)`);
   t.notOk(/[\u0000-\u001f]/.test(report.error?.message ?? ''), 'no control character in the error message');
+});
+
+t.test('an HTTP server that answers the initialize a byte at a time, forever: the test fails at its connect_ms and its socket is closed', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'coffer-tester-'));
+  const tester = new ConnectionTester(dir);
+  const sockets = new Set<Socket>();
+  const trickle = createNetServer((socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+    socket.on('error', () => undefined);
+    socket.resume();
+    socket.write('HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n\r\n');
+    const drip = setInterval(() => socket.write(': still here\n'), 50);
+    socket.on('close', () => clearInterval(drip));
+  });
+  await new Promise<void>((resolve) => trickle.listen(0, '127.0.0.1', resolve));
+  t.teardown(async () => {
+    for (const socket of sockets) socket.destroy();
+    trickle.close();
+    await tester.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  const url = `http://127.0.0.1:${(trickle.address() as AddressInfo).port}/mcp`;
+  const config = withConfigDefaults({ ...stdioServer('trickle', [], 1_000), transport: { type: 'http', url, headers: {} } });
+  const started = Date.now();
+  const report = await tester.test(config);
+  t.match(report, { ok: false, error: { code: 'UPSTREAM_UNAVAILABLE' } });
+  t.ok(Date.now() - started < 10_000, `answered in ${Date.now() - started} ms`);
+  await waitFor('the sockets to close', () => sockets.size === 0, 3_000).catch(() => undefined);
+  t.equal(sockets.size, 0, 'no socket left open to the server');
 });
