@@ -10,5 +10,5 @@ t.test('Host must be a loopback name with our port', async (t) => {
 
 t.test('Origin, when present, must be a loopback page', async (t) => {
   for (const origin of [undefined, '', 'http://localhost:7077', 'http://127.0.0.1:3000', 'https://[::1]']) t.ok(isAllowedOrigin(origin), String(origin));
-  for (const origin of ['http://evil.example', 'null', 'file://', 'http://127.0.0.1.evil.example', 'chrome-extension://abc']) t.notOk(isAllowedOrigin(origin), origin);
+  for (const origin of ['http://evil.example', 'null', 'file://', 'http://127.0.0.1.evil.example', 'chrome-extension://abc', 'ftp://localhost', 'ws://127.0.0.1:7077', 'chrome-extension://localhost']) t.notOk(isAllowedOrigin(origin), origin);
 });
