@@ -51,6 +51,7 @@ t.test('the rules, one by one', async (t) => {
     ['a modern header without an envelope', { httpMethod: 'POST', versionHeader: '2026-07-28', body: request('tools/list') }, 'reject:modern-header-without-claim:400:-32602'],
     ['initialize with a modern header', { httpMethod: 'POST', versionHeader: '2026-07-28', body: request('initialize', {}) }, 'reject:initialize-with-modern-header:400:-32020'],
     ['a batch with a modern element', { httpMethod: 'POST', body: [request('tools/list', { _meta: envelope() })] }, 'reject:batch-with-modern-element:400:-32600'],
+    ['initialize whose envelope claims a legacy revision is the legacy handshake', { httpMethod: 'POST', body: request('initialize', { _meta: envelope({ [V]: '2025-11-25' }) }) }, 'legacy:initialize'],
     ['OWS around header values is ignored', { httpMethod: 'POST', versionHeader: ' 2026-07-28\t', methodHeader: ' tools/list', body: request('tools/list', { _meta: envelope() }) }, 'modern:2026-07-28'],
   ];
   for (const [what, input, expected] of cases) {
