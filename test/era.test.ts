@@ -52,6 +52,7 @@ t.test('the rules, one by one', async (t) => {
     ['initialize with a modern header', { httpMethod: 'POST', versionHeader: '2026-07-28', body: request('initialize', {}) }, 'reject:initialize-with-modern-header:400:-32020'],
     ['a batch with a modern element', { httpMethod: 'POST', body: [request('tools/list', { _meta: envelope() })] }, 'reject:batch-with-modern-element:400:-32600'],
     ['initialize whose envelope claims a legacy revision is the legacy handshake', { httpMethod: 'POST', body: request('initialize', { _meta: envelope({ [V]: '2025-11-25' }) }) }, 'legacy:initialize'],
+    ['a related-task without a string taskId is no valid request', { httpMethod: 'POST', body: request('tools/list', { _meta: { 'io.modelcontextprotocol/related-task': { taskId: 5 } } }) }, 'reject:invalid-json-rpc-body:400:-32600'],
     ['OWS around header values is ignored', { httpMethod: 'POST', versionHeader: ' 2026-07-28\t', methodHeader: ' tools/list', body: request('tools/list', { _meta: envelope() }) }, 'modern:2026-07-28'],
   ];
   for (const [what, input, expected] of cases) {
