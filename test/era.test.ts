@@ -48,6 +48,7 @@ t.test('the rules, one by one', async (t) => {
     ['a clientInfo without version is refused', { httpMethod: 'POST', body: request('tools/list', { _meta: envelope({ [INFO]: { name: 'x' } }) }) }, 'reject:envelope-invalid:400:-32602'],
     ['a version claim that is not a string is refused', { httpMethod: 'POST', body: request('tools/list', { _meta: envelope({ [V]: 5 }) }) }, 'reject:envelope-invalid:400:-32602'],
     ['a clientInfo without name is refused', { httpMethod: 'POST', body: request('tools/list', { _meta: envelope({ [INFO]: { version: '1' } }) }) }, 'reject:envelope-invalid:400:-32602'],
+    ['a clientInfo icon without src is refused', { httpMethod: 'POST', body: request('tools/list', { _meta: envelope({ [INFO]: { name: 'x', version: '1', icons: [{}] } }) }) }, 'reject:envelope-invalid:400:-32602'],
     ['header and claim disagree', { httpMethod: 'POST', versionHeader: '2025-11-25', body: request('tools/list', { _meta: envelope() }) }, 'reject:header-body-version-mismatch:400:-32020'],
     ['Mcp-Method and method disagree', { httpMethod: 'POST', methodHeader: 'tools/call', body: request('tools/list', { _meta: envelope() }) }, 'reject:method-header-mismatch:400:-32020'],
     ['a modern header without an envelope', { httpMethod: 'POST', versionHeader: '2026-07-28', body: request('tools/list') }, 'reject:modern-header-without-claim:400:-32602'],
