@@ -64,6 +64,16 @@ t.test('the rules, one by one', async (t) => {
   }
 });
 
+t.test('a modern header without a claim is refused naming every envelope key the request lacks', async (t) => {
+  const missing = (params?: unknown) => {
+    const verdict = classifyEra({ httpMethod: 'POST', versionHeader: '2026-07-28', body: request('tools/list', params) });
+    return verdict.kind === 'reject' ? (verdict.data as { envelope: { missing: string[] } }).envelope.missing : verdict.kind;
+  };
+  t.same(missing(), ['_meta'], 'no _meta at all');
+  t.same(missing({ _meta: {} }), [V, CAPS], 'an empty _meta lacks both required keys');
+  t.same(missing({ _meta: { [CAPS]: {} } }), [V], 'capabilities without the version claim');
+});
+
 const versions = fc.constantFrom('2026-07-28', '2025-11-25', '2025-06-18', '2030-01-01', 'junk', ' 2026-07-28 ');
 const json = fc.oneof(fc.constant(null), fc.boolean(), fc.integer(), fc.double(), fc.string({ maxLength: 4 }), fc.constant([]), fc.constant({}));
 const capabilities = fc.oneof(
