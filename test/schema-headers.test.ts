@@ -46,6 +46,8 @@ t.test('unit: the declared Mcp-Param-* headers of a call are checked against its
   t.equal(cell({ region: 'eu' }, {}), 'param-header-missing');
   t.equal(cell({ region: 'eu' }, { 'mcp-param-region': 'us' }), 'param-header-mismatch');
   t.equal(cell({ n: 3 }, { 'mcp-param-n': 'three' }), 'param-header-mismatch');
+  t.equal(cell({ n: 42 }, { 'mcp-param-n': '0x2a' }), 'param-header-mismatch', 'a number is written in decimal: 0x2a is not 42');
+  t.equal(cell({ n: 0 }, { 'mcp-param-n': '' }), 'param-header-mismatch', 'an empty header is no number, not 0');
   t.equal(cell({ region: 'Hello' }, { 'mcp-param-region': '=?base64?SGVsbG8?=' }), 'param-header-invalid-encoding');
   t.match(checkParamHeaders(declared, { region: 'eu' }, {}), { status: 400, code: -32020, data: { code: 'HEADER_MISMATCH', mismatch: { header: 'Mcp-Param-Region' } } });
 });
