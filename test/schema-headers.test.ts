@@ -49,6 +49,10 @@ t.test('unit: the declared Mcp-Param-* headers of a call are checked against its
   t.equal(cell({ n: 42 }, { 'mcp-param-n': '0x2a' }), 'param-header-mismatch', 'a number is written in decimal: 0x2a is not 42');
   t.equal(cell({ n: 0 }, { 'mcp-param-n': '' }), 'param-header-mismatch', 'an empty header is no number, not 0');
   t.equal(cell({ region: 'Hello' }, { 'mcp-param-region': '=?base64?SGVsbG8?=' }), 'param-header-invalid-encoding');
+  const flags = declaredHeaders([{ name: 'f', inputSchema: { type: 'object', properties: { dry: { type: 'boolean', 'x-mcp-header': 'Dry' } } } }], 'f');
+  const flag = (args: unknown, headers: Record<string, string>) => checkParamHeaders(flags, args, headers)?.cell ?? 'ok';
+  t.equal(flag({ dry: false }, {}), 'param-header-missing', 'a boolean argument needs its header too, false included');
+  t.equal(flag({ dry: true }, { 'mcp-param-dry': 'true' }), 'ok');
   t.match(checkParamHeaders(declared, { region: 'eu' }, {}), { status: 400, code: -32020, data: { code: 'HEADER_MISMATCH', mismatch: { header: 'Mcp-Param-Region' } } });
 });
 
