@@ -53,6 +53,7 @@ t.test('unit: the declared Mcp-Param-* headers of a call are checked against its
   const flag = (args: unknown, headers: Record<string, string>) => checkParamHeaders(flags, args, headers)?.cell ?? 'ok';
   t.equal(flag({ dry: false }, {}), 'param-header-missing', 'a boolean argument needs its header too, false included');
   t.equal(flag({ dry: true }, { 'mcp-param-dry': 'true' }), 'ok');
+  t.equal(flag({ dry: true }, { 'mcp-param-dry': 'TRUE' }), 'param-header-mismatch', 'a boolean is written as JSON writes it');
   t.match(checkParamHeaders(declared, { region: 'eu' }, {}), { status: 400, code: -32020, data: { code: 'HEADER_MISMATCH', mismatch: { header: 'Mcp-Param-Region' } } });
 });
 
