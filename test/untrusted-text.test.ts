@@ -13,6 +13,7 @@ t.test('escapeControls makes C0, DEL and C1 controls visible, keeps lines unless
   t.equal(escapeControls('\x1b[2J'), '\\x1b[2J');
   t.equal(escapeControls('\x9b2J and \x9d52;c;ZXZpbA==\x9c'), '\\x9b2J and \\x9d52;c;ZXZpbA==\\x9c');
   t.equal(escapeControls('a\x00b\x7fc\rd'), 'a\\x00b\\x7fc\\x0dd');
+  t.equal(escapeControls('a\x0bb\x0cc'), 'a\\x0bb\\x0cc', 'vertical tab and form feed are no line breaks to keep');
   t.equal(escapeControls('line 1\n\tline 2'), 'line 1\n\tline 2');
   t.equal(escapeControls('line 1\n\tline 2', { lines: true }), 'line 1\\x0a\\x09line 2');
   t.equal(escapeControls('file\u202egnp.exe and \u2066x\u2069 \u200f\u061c'), 'file\\u202egnp.exe and \\u2066x\\u2069 \\u200f\\u061c', 'bidi marks too, as \\uNNNN');
