@@ -34,6 +34,7 @@ t.test('clipText bounds the length, says how much went, never splits a surrogate
 
 t.test('sanitiseText: clipped first, then one line with every control escaped', async (t) => {
   t.equal(sanitiseText('HTTP 500:\n\x1b[31mboom\x1b[0m'), 'HTTP 500:\\x0a\\x1b[31mboom\\x1b[0m');
+  t.equal(sanitiseText('a\x7fb\x9bc\u202ed'), 'a\\x7fb\\x9bc\\u202ed', 'DEL, C1 controls and bidi marks as in escapeControls');
   const body = '\x1b[2J'.repeat(1024 * 1024);
   const clean = sanitiseText(body);
   t.ok(clean.length < 5 * MAX_ERROR_TEXT_CHARS, `3 MB of escapes became ${clean.length} chars`);
