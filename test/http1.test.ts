@@ -300,6 +300,8 @@ t.test('destroying a request before its answer rejects it and closes it', async 
 t.test('a header that would split the request is refused', async (t) => {
   const [url, pool] = await serve(t, (_req, res) => res.end());
   t.throws(() => pool.request('GET', url, { 'x-a': 'b\r\nx-evil: 1' }), TypeError);
+  t.throws(() => pool.request('GET', url, { 'x-a\r\nx-evil': '1' }), TypeError, 'in the name too');
+  t.throws(() => pool.request('GET', url, { 'x a': '1' }), TypeError, 'a name is one token');
 });
 
 t.test('close() ends the idle sockets and the requests in flight', async (t) => {
