@@ -302,6 +302,7 @@ t.test('a header that would split the request is refused', async (t) => {
   t.throws(() => pool.request('GET', url, { 'x-a': 'b\r\nx-evil: 1' }), TypeError);
   t.throws(() => pool.request('GET', url, { 'x-a\r\nx-evil': '1' }), TypeError, 'in the name too');
   t.throws(() => pool.request('GET', url, { 'x a': '1' }), TypeError, 'a name is one token');
+  t.throws(() => pool.request('GET', url, { 'x-a': 'caf\u0100' }), TypeError, 'a value past Latin-1 could not be sent as it is');
 });
 
 t.test('close() ends the idle sockets and the requests in flight', async (t) => {
