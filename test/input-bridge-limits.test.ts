@@ -8,6 +8,7 @@ import t from 'tap';
 import type { ForwardOutcome } from '../src/protocol/actor.js';
 import type { CancelSignal } from '../src/protocol/cancel.js';
 import { InputBridge, PARK_TTL_MS, type BridgedRequest } from '../src/mcp/modern/input-bridge.js';
+import { RequestStateSeal } from '../src/mcp/modern/request-state.js';
 
 let next = 0;
 const hooks = { callerId: () => `modern:${++next}`, route: () => {}, ended: () => {}, stamp: (result: Record<string, unknown>) => result };
@@ -34,8 +35,8 @@ function asking(signals: CancelSignal[]): BridgedRequest['run'] {
   };
 }
 
-function serve(bridge: InputBridge, run: BridgedRequest['run'], extra: Record<string, unknown> = {}) {
-  return bridge.serve({ method: 'tools/call', params: { name: 'm__pay', ...extra }, requestId: 1, capabilities: { elicitation: {} }, caller: 'caller', credential: 'client:a', listener, life, run });
+function serve(bridge: InputBridge, run: BridgedRequest['run'], extra: Record<string, unknown> = {}, request: Partial<BridgedRequest> = {}) {
+  return bridge.serve({ method: 'tools/call', params: { name: 'm__pay', ...extra }, requestId: 1, capabilities: { elicitation: {} }, caller: 'caller', credential: 'client:a', listener, life, run, ...request });
 }
 
 const outcome = (answer: Promise<Record<string, unknown>>) => answer.then((result) => (result.resultType === 'input_required' ? 'input_required' : 'done'), (error) => error.data?.code as string);
@@ -79,6 +80,15 @@ t.test("past its bound of a modern upstream's waiting states the oldest is forgo
   t.equal(await retry(states[1]), 'done');
   t.equal(await retry(states[2]), 'done');
   t.equal(await retry(states[2]), 'REQUEST_STATE_INVALID', 'and each once');
+});
+
+t.test('a requestState opens only unchanged: a part added after the seal is refused', async (t) => {
+  let now = 1_000;
+  const bridge = new InputBridge(hooks, new RequestStateSeal(undefined, () => now), { parks: 8, wrapStates: 8 });
+  const first = (await serve(bridge, asksOnce)).requestState as string;
+  const answer = { inputResponses: { q: { action: 'accept', content: {} } } };
+  const retry = (requestState: string, request: Partial<BridgedRequest> = {}) => outcome(serve(bridge, asksOnce, { ...answer, requestState }, request));
+  t.equal(await retry(`${first}.x`), 'REQUEST_STATE_INVALID', 'a part added after the seal');
 });
 
 t.test("a modern upstream's states are forgotten once expired, whatever the bound: they hold no memory past their life", async (t) => {
