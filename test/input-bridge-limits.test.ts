@@ -82,13 +82,14 @@ t.test("past its bound of a modern upstream's waiting states the oldest is forgo
   t.equal(await retry(states[2]), 'REQUEST_STATE_INVALID', 'and each once');
 });
 
-t.test('a requestState opens only unchanged: a part added after the seal is refused', async (t) => {
+t.test('a requestState opens only unchanged and for the method it was given for', async (t) => {
   let now = 1_000;
   const bridge = new InputBridge(hooks, new RequestStateSeal(undefined, () => now), { parks: 8, wrapStates: 8 });
   const first = (await serve(bridge, asksOnce)).requestState as string;
   const answer = { inputResponses: { q: { action: 'accept', content: {} } } };
   const retry = (requestState: string, request: Partial<BridgedRequest> = {}) => outcome(serve(bridge, asksOnce, { ...answer, requestState }, request));
   t.equal(await retry(`${first}.x`), 'REQUEST_STATE_INVALID', 'a part added after the seal');
+  t.equal(await retry(first, { method: 'prompts/get' }), 'REQUEST_STATE_INVALID', 'another method, same name');
 });
 
 t.test("a modern upstream's states are forgotten once expired, whatever the bound: they hold no memory past their life", async (t) => {
