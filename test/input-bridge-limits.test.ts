@@ -82,14 +82,18 @@ t.test("past its bound of a modern upstream's waiting states the oldest is forgo
   t.equal(await retry(states[2]), 'REQUEST_STATE_INVALID', 'and each once');
 });
 
-t.test('a requestState opens only unchanged and for the method it was given for', async (t) => {
+t.test('a requestState opens only unchanged, for the method it was given for, and until its expiry: the millisecond it expires it is refused', async (t) => {
   let now = 1_000;
   const bridge = new InputBridge(hooks, new RequestStateSeal(undefined, () => now), { parks: 8, wrapStates: 8 });
-  const first = (await serve(bridge, asksOnce)).requestState as string;
+  const [first, second] = [(await serve(bridge, asksOnce)).requestState as string, (await serve(bridge, asksOnce)).requestState as string];
   const answer = { inputResponses: { q: { action: 'accept', content: {} } } };
   const retry = (requestState: string, request: Partial<BridgedRequest> = {}) => outcome(serve(bridge, asksOnce, { ...answer, requestState }, request));
   t.equal(await retry(`${first}.x`), 'REQUEST_STATE_INVALID', 'a part added after the seal');
   t.equal(await retry(first, { method: 'prompts/get' }), 'REQUEST_STATE_INVALID', 'another method, same name');
+  now = 1_000 + PARK_TTL_MS - 1;
+  t.equal(await retry(first), 'done', 'a millisecond before its expiry');
+  now = 1_000 + PARK_TTL_MS;
+  t.equal(await retry(second), 'REQUEST_STATE_EXPIRED', 'at its expiry');
 });
 
 t.test("a modern upstream's states are forgotten once expired, whatever the bound: they hold no memory past their life", async (t) => {
