@@ -73,6 +73,16 @@ t.test('a home left open by an earlier run is tightened, and the CLI says what i
   t.same(openEntries(home), [], 'every mode is private again');
 });
 
+t.test('access for the group alone is closed too', async (t) => {
+  const home = tempDir('coffer-group-home-');
+  mkdirSync(join(home, 'logs'));
+  writeFileSync(join(home, 'coffer.db'), '');
+  chmodSync(home, 0o750);
+  chmodSync(join(home, 'logs'), 0o700);
+  chmodSync(join(home, 'coffer.db'), 0o640);
+  t.same(ensureHome(home), [`${home} was 0750 (open to other users): now 0700`, `${join(home, 'coffer.db')} was 0640 (open to other users): now 0600`]);
+});
+
 t.test('a home that is not the user\'s directory is refused', async (t) => {
   const dir = tempDir('coffer-foreign-home-');
   t.throws(() => ensureHome(dir, statSync(dir).uid + 1), HomeNotPrivateError, 'another user\'s directory');
