@@ -73,14 +73,19 @@ t.test('a home left open by an earlier run is tightened, and the CLI says what i
   t.same(openEntries(home), [], 'every mode is private again');
 });
 
-t.test('access for the group alone is closed too', async (t) => {
+t.test('access for the group alone is closed too; a link in the home is not followed to tighten what it points at', async (t) => {
   const home = tempDir('coffer-group-home-');
   mkdirSync(join(home, 'logs'));
   writeFileSync(join(home, 'coffer.db'), '');
   chmodSync(home, 0o750);
   chmodSync(join(home, 'logs'), 0o700);
   chmodSync(join(home, 'coffer.db'), 0o640);
+  const outside = join(tempDir('coffer-outside-'), 'shared.txt');
+  writeFileSync(outside, '');
+  chmodSync(outside, 0o644);
+  symlinkSync(outside, join(home, 'logs', 'elsewhere.log'));
   t.same(ensureHome(home), [`${home} was 0750 (open to other users): now 0700`, `${join(home, 'coffer.db')} was 0640 (open to other users): now 0600`]);
+  t.equal(modeOf(outside), '644', "the file outside the home, behind a link in it, keeps its mode");
 });
 
 t.test('a home that is not the user\'s directory is refused', async (t) => {
