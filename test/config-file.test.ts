@@ -15,6 +15,7 @@ import { FIXTURE } from './fixtures/fixture-servers.js';
 import { startGateway, tempHome, waitFor, type Gateway } from './helpers/gateway.js';
 import { waitReady } from './helpers/rest.js';
 import { ConfigFileError, loadConfigFile, parseConfigText } from '../src/config-file/load.js';
+import { othersControl } from '../src/config-file/file-trust.js';
 import { ConfigFileSync, type ConfigFileStatus, type ConfigSyncDeps } from '../src/config-file/sync.js';
 import { Logger } from '../src/log.js';
 import type { ServerConfig } from '../src/protocol/server-config.js';
@@ -293,6 +294,8 @@ t.test('a config file another user owns or could write (or swap) is refused: cof
   chmodSync(path, 0o644);
   chownSync(path, me + 1, me + 1);
   refusedWith(/^belongs to uid \d+, not to you/, "another user's file");
+  chownSync(path, 0, 0);
+  t.equal(othersControl(path, me + 1), null, "root's file is trusted like the user's own (root could change any file of the user's anyway)");
   chownSync(path, me, me);
   chmodSync(dir, 0o777);
   refusedWith(/can be written by other users \(mode 0777, not sticky\)/, 'in a directory others may write to (they could put their own file in its place)');
