@@ -182,6 +182,7 @@ t.test('the modern wire\'s refusals', async (t) => {
   t.match(await modernPost(gateway, 'tools/call', { name: `${NS}__test_simple_text`, arguments: {} }, { 'mcp-name': '=?base64?%%%?=' }), { status: 400, messages: [{ error: { code: -32020 } }] }, 'a malformed Base64 Mcp-Name');
   t.match(await modernPost(gateway, 'tools/call', { name: `${NS}__test_simple_text`, arguments: {} }, { 'mcp-name': '=?base64?%%%?=' }), { messages: [{ error: { message: /invalid Base64/, data: { mismatch: { header: '=?base64?%%%?=' } } } }] }, 'which says the encoding is what is wrong');
   t.match(await modernPost(gateway, 'tools/call', { name: `${NS}__test_simple_text`, arguments: {} }, { 'mcp-name': null }), { status: 400, messages: [{ error: { code: -32020, data: { mismatch: { header: '(missing)' } } } }] }, 'Mcp-Name missing');
+  t.match(await modernPost(gateway, 'resources/read', { uri: `coffer://${NS}/test://static-text` }, { 'mcp-name': `coffer://${NS}/test://other` }), { status: 400, messages: [{ error: { code: -32020 } }] }, 'Mcp-Name disagrees with a resources/read URI');
   // Fetch joins a repeated header with ", "; only a raw request can send two, as a proxy might see them.
   const twice = (first: string) =>
     new Promise<string>((resolve, reject) => {
