@@ -211,6 +211,8 @@ t.test('the modern wire\'s refusals', async (t) => {
   t.match(await modernPost(gateway, 'tools/list', {}, { authorization: 'Bearer wrong' }), { status: 401 }, 'authenticated like every /mcp request');
   const notification = await mcpPost(gateway, { jsonrpc: '2.0', method: 'notifications/initialized', params: { _meta: envelope() } }, { 'mcp-protocol-version': MODERN, 'mcp-method': 'notifications/initialized' });
   t.equal(notification.status, 202, 'a modern notification: 202');
+  const bare = await mcpPost(gateway, { jsonrpc: '2.0', method: 'notifications/initialized', params: { _meta: envelope() } }, { 'mcp-protocol-version': MODERN });
+  t.equal(bare.status, 202, 'a notification is exempt from the standard headers: no Mcp-Method needed');
 });
 
 t.test("a call whose arguments nest too deep for coffer to hand to its upstream is refused as the caller's (-32602 BAD_REQUEST), not as an upstream failure with an internal error's text", async (t) => {
