@@ -232,6 +232,8 @@ t.test('a resources/read whose uri is not a string is refused as such (-32602 BA
     const answer = await mcpPost(gateway, body, { 'mcp-protocol-version': MODERN, 'mcp-method': 'resources/read' });
     const error = (answer.messages.at(-1) as { error?: { data?: Record<string, unknown> } }).error;
     t.match(error, { code: -32602, message: /params\.uri.*string/, data: { code: 'BAD_REQUEST' } }, label);
+    const named = await mcpPost(gateway, body, { 'mcp-protocol-version': MODERN, 'mcp-method': 'resources/read', 'mcp-name': '5' });
+    t.match(named.messages.at(-1), { error: { code: -32602, data: { code: 'BAD_REQUEST' } } }, `${label}, with an Mcp-Name: still the uri's refusal, as the body names nothing for the header to disagree with`);
     t.notOk(error?.data && 'uri' in error.data, `${label}: not echoed`);
   }
 });
