@@ -41,6 +41,7 @@ t.test('a message too deep to parse: a response becomes an error for its id; any
   const deep = deepText(MAX_PARSE_DEPTH + 1);
   t.same(topLevel(`{"result":${deep},"jsonrpc":"2.0","id":"a\\"b"}`), { id: 'a"b', hasMethod: false });
   t.same(topLevel(`{"jsonrpc":"2.0","id":7,"result":{"id":8,"method":"x","content":${deep}}}`), { id: 7, hasMethod: false }, "a nested object's id and method are not the message's");
+  t.same(topLevel(`{"jsonrpc":"2.0","id":7,"methods":[],"result":${deep}}`), { id: 7, hasMethod: false }, 'only a key named method is one');
   t.match(parseInbound(`{"jsonrpc":"2.0","id":7,"result":${deep}}`), { id: 7, error: { code: -32011, data: { code: 'UPSTREAM_RESPONSE_INVALID' } } });
   t.match(parseInbound(`{"jsonrpc":"2.0","id":7,"result":{"method":"x","content":${deep}}}`), { id: 7, error: { code: -32011 } }, 'a response whose result has a method key is still answered as a response');
   t.throws(() => parseInbound(`{"jsonrpc":"2.0","method":"notifications/message","params":${deep}}`), TooDeepError);
