@@ -4,7 +4,7 @@
 // opening (upgrading) its database.
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { existsSync, readdirSync, readFileSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import t from 'tap';
@@ -20,7 +20,7 @@ import { PortTakenError } from '../src/http/port-taken.js';
 import { CLI_ENTRY } from '../src/paths.js';
 import { stdioFixture } from './fixtures/fixture-servers.js';
 import { tempHome, waitFor } from './helpers/gateway.js';
-import { homeApi, waitReady } from './helpers/rest.js';
+import { homeApi, restCall, waitReady } from './helpers/rest.js';
 
 t.test('SIGTERM drains: the open call finishes, upstream children stop, daemon.json goes', async (t) => {
   const home = tempHome();
@@ -109,6 +109,22 @@ t.test("a daemon's lock is private and goes at its stop; one left by a gone daem
     t.notOk(existsSync(daemonLockPath(home)), 'and gone at the stop');
   }
   t.same(readdirSync(home).filter((name) => name.startsWith('daemon.lock')), [], 'nothing left beside it');
+});
+
+t.test('a token rotation whose daemon.json cannot be written keeps the old token working', async (t) => {
+  const home = tempHome();
+  const daemon = await startDaemon({ home, port: 0 });
+  t.teardown(() => daemon.stop());
+  const url = `http://127.0.0.1:${daemon.port}`;
+  const old = daemon.token;
+  // Where the new daemon.json is written first: a directory there makes the write fail, as a full disk would.
+  mkdirSync(join(home, `daemon.json.${process.pid}.tmp`));
+  const rotated = await restCall(url, old, 'POST', '/daemon/rotate-token');
+  t.equal(rotated.status, 500, 'the rotation failed');
+  t.match(rotated.body, { error: { code: 'INTERNAL', message: /^daemon\.json could not be written \(EISDIR\): the token was not rotated and still works/ } });
+  t.equal(daemon.token, old, 'the daemon kept its token');
+  t.equal((await restCall(url, old, 'GET', '/servers')).status, 200, 'which daemon.json still holds, so the CLI and shims still get in');
+  t.equal(readDaemonFile(home)?.token, old);
 });
 
 t.test('an explicit port that is taken is refused, not moved (the default port alone falls back: port-taken.test)', async (t) => {

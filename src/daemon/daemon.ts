@@ -263,8 +263,15 @@ async function runDaemon(options: DaemonOptions, tightened: string[], unlock: ()
         readiness: () => operations.readiness(true),
         requestShutdown: () => void stop(),
         rotateToken: async (actor) => {
-          token = newToken();
-          writeDaemonFile(home, { port: http!.port, ...self, token, started_at: startedAt });
+          // daemon.json first: a token it does not hold would lock out the CLI and every shim.
+          const next = newToken();
+          try {
+            writeDaemonFile(home, { port: http!.port, ...self, token: next, started_at: startedAt });
+          } catch (error) {
+            const cause = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
+            throw new CofferError('INTERNAL', `daemon.json could not be written (${cause}): the token was not rotated and still works; make room in ${home} and try again`);
+          }
+          token = next;
           // Whoever held the old token keeps nothing open with it: its streams would go on hearing list changes, updates and logs.
           sessions.closeCredential(DAEMON_CREDENTIAL_ID);
           await writer.api.audit(actor, 'token_rotated', null, {});
