@@ -4,8 +4,9 @@
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { createServer as createNetServer, type AddressInfo, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import t from 'tap';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import t, { type Test } from 'tap';
 import { isProcessAlive } from '../src/daemon/daemon-file.js';
 import { ConnectionTester } from '../src/jobs/connection-tester.js';
 import { withConfigDefaults, type ServerConfig } from '../src/protocol/server-config.js';
@@ -26,6 +27,17 @@ const stdioServer = (name: string, args: string[], connectMs = 500): ServerConfi
     auto_enable_new_capabilities: true,
     timeouts: { connect_ms: connectMs, request_ms: 500, list_deadline_ms: 500 },
   });
+
+/** A tester writing its logs in a temporary folder: both gone after the test. */
+function testerIn(t: Test): { dir: string; tester: ConnectionTester } {
+  const dir = mkdtempSync(join(tmpdir(), 'coffer-tester-'));
+  const tester = new ConnectionTester(dir);
+  t.teardown(async () => {
+    await tester.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  return { dir, tester };
+}
 
 const pidsIn = (dir: string): number[] => readdirSync(dir).filter((name) => /^\d+$/.test(name)).map(Number);
 
@@ -82,12 +94,7 @@ require('node:readline').createInterface({ input: process.stdin }).on('line', (l
 });`;
 
 t.test("an upstream's error text reaches the report as any upstream text does: cut at 2,048 characters, its controls made visible", async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'coffer-tester-'));
-  const tester = new ConnectionTester(dir);
-  t.teardown(async () => {
-    await tester.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  const { tester } = testerIn(t);
   const report = await tester.test(stdioServer('loud', ['-e', LOUD], 30_000));
   t.match(report, { ok: false, error: { code: 'UPSTREAM_UNAVAILABLE' } });
   const shown = JSON.stringify(report);
@@ -96,8 +103,7 @@ t.test("an upstream's error text reaches the report as any upstream text does: c
 });
 
 t.test('an HTTP server that answers the initialize a byte at a time, forever: the test fails at its connect_ms and its socket is closed', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'coffer-tester-'));
-  const tester = new ConnectionTester(dir);
+  const { tester } = testerIn(t);
   const sockets = new Set<Socket>();
   const trickle = createNetServer((socket) => {
     sockets.add(socket);
@@ -112,8 +118,6 @@ t.test('an HTTP server that answers the initialize a byte at a time, forever: th
   t.teardown(async () => {
     for (const socket of sockets) socket.destroy();
     trickle.close();
-    await tester.close();
-    rmSync(dir, { recursive: true, force: true });
   });
   const url = `http://127.0.0.1:${(trickle.address() as AddressInfo).port}/mcp`;
   const config = withConfigDefaults({ ...stdioServer('trickle', [], 1_000), transport: { type: 'http', url, headers: {} } });
@@ -123,4 +127,13 @@ t.test('an HTTP server that answers the initialize a byte at a time, forever: th
   t.ok(Date.now() - started < 10_000, `answered in ${Date.now() - started} ms`);
   await waitFor('the sockets to close', () => sockets.size === 0, 3_000).catch(() => undefined);
   t.equal(sockets.size, 0, 'no socket left open to the server');
+});
+
+t.test('a stdio 2025-era server that exits on the 2026 probe passes the test, as it connects live (started once more, for initialize)', async (t) => {
+  const { dir, tester } = testerIn(t);
+  const spawns = join(dir, 'spawns');
+  const strict = join(dirname(fileURLToPath(import.meta.url)), 'fixtures', 'strict-legacy-upstream.js');
+  const report = await tester.test(stdioServer('dies', [strict, '--before-init', 'exit', '--spawn-log', spawns], 20_000));
+  t.match(report, { ok: true, protocol_version: '2025-11-25', capabilities: { tools: 1 } });
+  t.equal(readFileSync(spawns, 'utf8').trim().split('\n').length, 2, 'started twice: the probe, then initialize');
 });

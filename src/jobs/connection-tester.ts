@@ -3,9 +3,9 @@
 // reported failed. Aborting ends the job's thread, and a stdio child it spawned
 // would outlive it: the job's own bounds come first, and its time runs from
 // its start (a test waits for a free thread here, never in piscina's queue,
-// where its time would run out before it starts). A job tells its child's pid
+// where its time would run out before it starts). A job tells each child's pid
 // as it spawns it: a job ended from outside (its abort, the daemon's stop)
-// has its child killed here.
+// has its children killed here.
 import { join } from 'node:path';
 import { MessageChannel } from 'node:worker_threads';
 import { Piscina } from 'piscina';
@@ -53,14 +53,18 @@ export class ConnectionTester {
     if (!release) return failed(started, { code: 'UPSTREAM_BUSY', message: `${THREADS} test connections were running for all of ${connectMs} ms: retry when one has finished` });
     const signal = AbortSignal.timeout(connectMs + MARGIN_MS);
     const { port1, port2 } = new MessageChannel();
-    let child: number | null = null;
-    port1.on('message', (pid: number) => this.children.add((child = pid)));
+    // Two, when a 2025-era server exits on the 2026 probe and is started again.
+    const mine = new Set<number>();
+    port1.on('message', (pid: number) => {
+      mine.add(pid);
+      this.children.add(pid);
+    });
     try {
       const task: TestConnectionTask = { config, logFile: join(this.logDir, `${config.name}.log`), pids: port2 };
       if (signsInWithOAuth(config.transport)) task.oauth = { accessToken: usableAccessToken(await this.oauthRecord(config.name), config.transport.url, Date.now()) };
       const report = await this.pool.run(task, { signal, transferList: [port2] });
-      // The job closed its connection, which ended the child.
-      if (child !== null) this.children.delete(child);
+      // The job closed its connections, which ended their children.
+      for (const pid of mine) this.children.delete(pid);
       return report;
     } catch (error) {
       return failed(
@@ -73,7 +77,7 @@ export class ConnectionTester {
       );
     } finally {
       port1.close();
-      if (child !== null && this.children.delete(child)) killChild(child);
+      for (const pid of mine) if (this.children.delete(pid)) killChild(pid);
       release();
     }
   }

@@ -2,8 +2,11 @@
 // lists the first page of each advertised kind, and closes — bounded by the
 // server's connect timeout. The live actor and its cache are never involved.
 import { Connection, RequestFailure } from '../actor/connection.js';
+import type { Era } from '../actor/era-negotiation.js';
+import { ProbeExitedError } from '../actor/modern-session.js';
 import { openLog } from '../actor/log.js';
 import type { TestConnectionReport, TestConnectionTask } from '../../src/protocol/jobs.js';
+import type { ServerConfig } from '../../src/protocol/server-config.js';
 import { LIST_METHOD, LIST_RESULT_FIELD, PRIMARY_KINDS } from '../../src/protocol/capabilities.js';
 import { JSONRPC, messageOf } from '../../src/protocol/errors.js';
 import { sanitiseText } from '../../src/protocol/untrusted-text.js';
@@ -14,21 +17,32 @@ export default async function testConnection(task: TestConnectionTask): Promise<
   const log = openLog(task.logFile, task.config.name);
   log.note('test connection: opening a temporary connection');
   const deadline = started + task.config.timeouts.connect_ms;
-  let connection: Connection | null = null;
+  // Set inside open(), so not narrowed to null here.
+  let connection = null as Connection | null;
   const auth = task.oauth ? new StoredTokenAuth(task.config.name, task.oauth.accessToken) : null;
   try {
-    // A test connection has no client to relay to: it declares nothing, and the jsonrpc session refuses server requests.
-    connection = await Connection.create(task.config, log, { onLost: () => undefined, onNotification: () => undefined }, {}, auth);
-    const connecting = connection.connect();
-    // Spawned by now (connect starts the transport before it first waits).
-    if (connection.pid !== null) task.pids?.postMessage(connection.pid);
-    await connecting;
+    const open = async (config: ServerConfig, knownEra: Era | null): Promise<Connection> => {
+      // A test connection has no client to relay to: it declares nothing, and the jsonrpc session refuses server requests.
+      const opened = (connection = await Connection.create(config, log, { onLost: () => undefined, onNotification: () => undefined }, {}, auth, knownEra));
+      const connecting = opened.connect();
+      // Spawned by now (connect starts the transport before it first waits).
+      if (opened.pid !== null) task.pids?.postMessage(opened.pid);
+      await connecting;
+      return opened;
+    };
+    const ready = await open(task.config, null).catch(async (error: unknown) => {
+      // As the live actor does: a 2025-era server that exited on the 2026 probe is started again to say initialize, in the time left.
+      if (!(error instanceof ProbeExitedError)) throw error;
+      log.note(`${error.message}: starting it again for the 2025 era`);
+      await connection?.close();
+      return open({ ...task.config, timeouts: { ...task.config.timeouts, connect_ms: Math.max(1, deadline - Date.now()) } }, 'legacy');
+    });
     const capabilities: NonNullable<TestConnectionReport['capabilities']> = { tools: null, resources: null, prompts: null };
     // Resource templates are not counted: each primary kind is also the server capability that advertises it.
     for (const kind of PRIMARY_KINDS) {
-      if (!connection.capabilities[kind]) continue;
+      if (!ready.capabilities[kind]) continue;
       try {
-        const result = await connection.request(LIST_METHOD[kind], undefined, { timeoutMs: Math.max(1, deadline - Date.now()) });
+        const result = await ready.request(LIST_METHOD[kind], undefined, { timeoutMs: Math.max(1, deadline - Date.now()) });
         const items = result[LIST_RESULT_FIELD[kind]];
         capabilities[kind] = Array.isArray(items) ? items.length : 0;
       } catch (error) {
@@ -39,8 +53,8 @@ export default async function testConnection(task: TestConnectionTask): Promise<
     return {
       ok: true,
       latency_ms: Date.now() - started,
-      protocol_version: connection.protocolVersion,
-      server_info: connection.serverInfo,
+      protocol_version: ready.protocolVersion,
+      server_info: ready.serverInfo,
       capabilities,
     };
   } catch (error) {
