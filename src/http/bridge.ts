@@ -5,6 +5,7 @@
 // handler sets onAborted, and writes after an await are corked (one cork =
 // one send(2), so a final SSE event and the stream's end leave together).
 import { STATUS_CODES } from 'node:http';
+import { mediaTypeEssence } from '@modelcontextprotocol/sdk/shared/mediaType.js';
 import type { HttpReply } from './reply.js';
 import type { HttpRequest, HttpResponse } from './uws.js';
 
@@ -153,7 +154,7 @@ export async function sendFetchResponse(state: ResponseState, response: Response
   response.headers.forEach((value, key) => {
     if (!HOP_HEADERS.has(key)) headers[key] = value;
   });
-  const streaming = response.body !== null && (response.headers.get('content-type') ?? '').startsWith('text/event-stream');
+  const streaming = response.body !== null && mediaTypeEssence(response.headers.get('content-type')) === 'text/event-stream';
   if (!streaming) {
     const body = response.body === null ? new Uint8Array() : new Uint8Array(await response.arrayBuffer());
     sendBuffered(state, response.status, headers, body);

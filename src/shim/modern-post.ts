@@ -5,6 +5,7 @@
 // subscriptions/listen stream held open) is handed on message by message.
 // Failures are thrown as the legacy transport throws them, so the relay judges
 // both eras' failed sends alike (relay-answers.ts).
+import { mediaTypeEssence } from '@modelcontextprotocol/sdk/shared/mediaType.js';
 import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { JSONRPCMessageSchema, type JSONRPCMessage, type JSONRPCRequest } from '@modelcontextprotocol/sdk/types.js';
 import type { HeaderParam } from '../protocol/mcp-param-headers.js';
@@ -85,7 +86,7 @@ export async function postModern(
       return onMessage(answer);
     }
     if (!response.body) return;
-    if (response.headers.get('content-type')?.includes('text/event-stream')) return await readEvents(response.body, onMessage);
+    if (mediaTypeEssence(response.headers.get('content-type')) === 'text/event-stream') return await readEvents(response.body, onMessage);
     onMessage(messageOf(await response.text()));
   } catch (error) {
     if (signal.aborted) return;

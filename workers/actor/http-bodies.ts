@@ -7,13 +7,15 @@ import { MAX_ERROR_TEXT_CHARS, sanitiseText } from '../../src/protocol/untrusted
 import { parseInbound } from './inbound.js';
 import { MAX_MESSAGE_CHARS } from '../../src/protocol/message-limit.js';
 import { AnswerBudget, MAX_ANSWER_CHARS_IN_FLIGHT, MessageTooLargeError } from './limits.js';
+import { mediaTypeEssence } from '@modelcontextprotocol/sdk/shared/mediaType.js';
 import { RpcError } from './jsonrpc-session.js';
 import { JSONRPC } from '../../src/protocol/errors.js';
 import { SseParser, type SseEvent } from '../../src/protocol/sse-parser.js';
 
-/** The media type an answer names, without its parameters and in lower case (RFC 9110: case-insensitive). */
+/** The media type an answer names, without its parameters and in lower case (RFC 9110: case-insensitive); '' when none. */
 export function mediaType(res: Http1Response): string {
-  return String(res.headers['content-type'] ?? '').split(';', 1)[0]!.trim().toLowerCase();
+  const header = res.headers['content-type'];
+  return mediaTypeEssence(typeof header === 'string' ? header : undefined) ?? '';
 }
 
 export function isRequest(message: JsonRpcMessage): boolean {
