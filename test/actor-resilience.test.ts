@@ -115,6 +115,8 @@ t.test('forward: timeout, cancel, upstream crash mid-call, then recovery', async
   const after = toolJson(await callTool(actor, 'whoami'));
   t.not(after.pid, pidBefore, 'the next call succeeds on a new child');
   t.notOk(isAlive(pidBefore));
+  // Its stdout ended as it exited ('end' comes before 'exit'): that is a crash, not a child gone deaf while it runs.
+  t.notMatch(actor.log(), /stdout ended while it runs/, 'the crash is not reported as a deaf child');
 });
 
 t.test('HTTP upstream dying mid-call fails the call promptly', async (t) => {

@@ -24,6 +24,8 @@ export interface StdioOptions {
 }
 
 const CLOSE_STEP_MS = 2_000;
+/** How long a child whose stdout ended has to be seen exiting before it is taken for one that runs on, deaf. */
+const STDOUT_END_GRACE_MS = 1_000;
 /** How much of a non-JSON line goes into the error. */
 const LINE_EXCERPT = 120;
 
@@ -122,12 +124,17 @@ export class StdioTransport implements MessageTransport {
       child.stdout!.setEncoding('utf8');
       child.stdout!.on('data', (chunk: string) => this.receive(chunk));
       child.stdout!.on('error', (error) => this.onerror?.(error));
-      // A child that ends its stdout can answer nothing more, even if it runs on: it is stopped now (its calls fail
-      // as the session ends), not left to fail every call at its deadline.
+      // A child that ends its stdout can answer nothing more, even if it runs on: it is stopped (its calls fail as
+      // the session ends), not left to fail every call at its deadline. A child that exits ends its stdout just
+      // before its exit is seen: the exit is given a moment to come first.
       child.stdout!.on('end', () => {
-        if (this.child !== child || child.exitCode !== null || child.signalCode !== null) return;
-        this.onerror?.(new Error("the server's stdout ended while it runs: it can answer nothing more, so it is stopped"));
-        void this.close();
+        const deaf = setTimeout(() => {
+          if (this.child !== child || child.exitCode !== null || child.signalCode !== null) return;
+          this.onerror?.(new Error("the server's stdout ended while it runs: it can answer nothing more, so it is stopped"));
+          void this.close();
+        }, STDOUT_END_GRACE_MS);
+        deaf.unref();
+        child.once('exit', () => clearTimeout(deaf));
       });
       // Not pipe(): every child of a per_session upstream shares this log stream, and each pipe keeps its listeners on it
       // for the child's life. Backpressure all the same: a child is paused only while the stream is full.
