@@ -82,6 +82,21 @@ t.test('/readyz: 503 naming a hung upstream, 200 once it answers again; daemon s
   t.match(await readyz(), { status: 200, body: { status: 'ready', not_ready: [] } });
 });
 
+t.test("/readyz: an upstream's list error reaches the detail bounded, its controls escaped", async (t) => {
+  const gateway = await startGateway({}, tempHome());
+  t.teardown(() => gateway.close());
+  const fault = faultSwitch(gateway.home);
+  await gateway.addServer(stdioFixture('loud', fault.args));
+  await fault.set({ fault: 'error-text' });
+  const client = await gateway.client();
+  await client.listTools();
+  const [entry] = (await get(`${gateway.url}/readyz`, gateway.daemon.token)).body.not_ready as { server: string; detail: string }[];
+  t.equal(entry?.server, 'loud');
+  t.ok(entry!.detail.length < 2_300, `the detail is cut (${entry!.detail.length} characters)`);
+  t.notMatch(entry!.detail, /[\u0000-\u001f\u007f]/, 'no control character in it');
+  t.match(entry!.detail, '\\x1b[31mxxx', 'the escape is shown, not obeyed');
+});
+
 t.test('/readyz while an upstream connects: not ready, with its state', async (t) => {
   const gateway = await startGateway();
   t.teardown(() => gateway.close());

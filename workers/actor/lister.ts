@@ -14,6 +14,7 @@ import { charsOf, MAX_LIST_ITEMS } from './limits.js';
 import { MAX_DEPTH, MAX_MESSAGE_CHARS } from '../../src/protocol/message-limit.js';
 import type { ActorLog } from './log.js';
 import { nestsDeeperThan } from '../../src/protocol/nesting.js';
+import { sanitiseText } from '../../src/protocol/untrusted-text.js';
 import { normaliseItems } from './normalise-schema.js';
 import { toolHeaderParams } from './tool-header-params.js';
 import type { Supervisor } from './supervisor.js';
@@ -160,8 +161,10 @@ export class Lister {
     return { ok: true, state: 'live', kind, list: { ...entry.list, bytes: entry.list.bytes.slice() }, version, fetchedAt, expiresAt, cached };
   }
 
+  /** `message` may quote the upstream: it is cut and its controls escaped, as a status's last_error is (it reaches /readyz, REST and the UI). */
   private failure(kind: ListKind, code: ErrorCode, message: string): { error: ErrorBody } {
-    this.log.note(`${kind}: ${message}`, 'warn');
-    return { error: { code, message, details: { server: this.config.name } } };
+    const said = sanitiseText(message);
+    this.log.note(`${kind}: ${said}`, 'warn');
+    return { error: { code, message: said, details: { server: this.config.name } } };
   }
 }
