@@ -12,7 +12,7 @@ import { homeMcpTransport } from './helpers/mcp-post.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import Database from 'better-sqlite3';
 import { freePort } from '../bench/free-port.js';
-import { DatabaseOpeningError, databaseOpeningPath, databaseOpeningPid, isProcessAlive, markDatabaseOpening, readDaemonFile, thisProcess } from '../src/daemon/daemon-file.js';
+import { DatabaseOpeningError, databaseOpeningPath, databaseOpeningPid, isProcessAlive, markDatabaseOpening, readDaemonFile, thisProcess, writeDaemonFile } from '../src/daemon/daemon-file.js';
 import { startDaemonProcess, stopDaemonProcess } from '../src/cli/daemon-control.js';
 import { startDaemon } from '../src/daemon/daemon.js';
 import { daemonLockPath } from '../src/daemon/daemon-lock.js';
@@ -125,6 +125,14 @@ t.test('a token rotation whose daemon.json cannot be written keeps the old token
   t.equal(daemon.token, old, 'the daemon kept its token');
   t.equal((await restCall(url, old, 'GET', '/servers')).status, 200, 'which daemon.json still holds, so the CLI and shims still get in');
   t.equal(readDaemonFile(home)?.token, old);
+});
+
+t.test('daemon.json that cannot be put in place leaves no copy of the token behind', async (t) => {
+  const home = tempHome();
+  // A directory where daemon.json goes: the temporary file is written, its rename over it fails.
+  mkdirSync(join(home, 'daemon.json', 'inside'), { recursive: true });
+  t.throws(() => writeDaemonFile(home, { port: 1, pid: process.pid, token: 'a-secret-token', started_at: new Date().toISOString() }));
+  t.same(readdirSync(home).filter((name) => name.startsWith('daemon.json.')), [], 'no temporary file holding the token is left');
 });
 
 t.test('an explicit port that is taken is refused, not moved (the default port alone falls back: port-taken.test)', async (t) => {

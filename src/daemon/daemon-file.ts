@@ -1,6 +1,6 @@
 // $COFFER_HOME and daemon.json: how the CLI and the shim find a running daemon.
 import { createHmac, randomBytes } from 'node:crypto';
-import { readFileSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { readFileSync, renameSync, rmSync, statSync, unlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 
@@ -42,11 +42,20 @@ export function tokenProof(token: string, challenge: string): string {
   return createHmac('sha256', token).update(`coffer daemon proof\u0000${challenge}`).digest('base64url');
 }
 
-/** Atomic: written to a temporary file with mode 0600, then renamed over (a reader never sees half of it). */
+/** Atomic: written to a temporary file with mode 0600, then renamed over (a reader never sees half of it); on failure none is left (it may hold the token). */
 function writePrivateFile(target: string, text: string): void {
   const temporary = `${target}.${process.pid}.tmp`;
-  writeFileSync(temporary, text, { mode: 0o600 });
-  renameSync(temporary, target);
+  try {
+    writeFileSync(temporary, text, { mode: 0o600 });
+    renameSync(temporary, target);
+  } catch (error) {
+    try {
+      unlinkSync(temporary);
+    } catch {
+      // Never written, or not ours to remove (a directory in its way).
+    }
+    throw error;
+  }
 }
 
 export function writeDaemonFile(home: string, data: DaemonFile): void {
