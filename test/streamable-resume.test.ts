@@ -7,9 +7,11 @@
 // answered with a JSON body that does not carry its answer; a request
 // cancelled while its resumption waits is not resumed. A GET stream's retry:
 // never reopens it faster than the backoff. An answer's media type is read
-// as RFC 9110 has it: whatever its case, without its parameters.
+// as RFC 9110 has it: whatever its case, without its parameters; a compressed
+// one, never asked for, fails its request at once.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { gzipSync } from 'node:zlib';
 import t from 'tap';
 import { createStreamableHttp } from '../workers/actor/streamable-http.js';
 import type { JsonRpcMessage } from '../workers/actor/jsonrpc-session.js';
@@ -232,6 +234,25 @@ t.test('a JSON answer that does not carry the answer to its request (not JSON, a
     await transport.send({ jsonrpc: '2.0', id: asked, method: 'tools/call', params: { name, arguments: {} } });
     t.match(await answer, { id: asked, error: { code: -32011, message: /did not carry its answer/, data: { code: 'UPSTREAM_RESPONSE_INVALID' } } }, `${name}: an error answer at once`);
   }
+});
+
+t.test('an answer compressed though coffer asked for none fails its request at once, naming the encoding', async (t) => {
+  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    let body = '';
+    req.on('data', (chunk) => (body += chunk));
+    req.on('end', () => {
+      const message = JSON.parse(body) as { id: number };
+      res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'gzip' }).end(gzipSync(JSON.stringify({ jsonrpc: '2.0', id: message.id, result: {} })));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => new Promise<void>((resolve) => (server.closeAllConnections(), server.close(() => resolve()))));
+  const transport = await createStreamableHttp(`http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`, {});
+  t.teardown(() => transport.close());
+  transport.onerror = () => {};
+  const answer = new Promise<JsonRpcMessage>((resolve) => (transport.onmessage = resolve));
+  await transport.send({ jsonrpc: '2.0', id: 41, method: 'tools/call', params: { name: 'echo', arguments: {} } });
+  t.match(await answer, { id: 41, error: { code: -32011, message: /Content-Encoding gzip.*turn compression off/, data: { code: 'UPSTREAM_RESPONSE_INVALID' } } });
 });
 
 t.test("an answer's media type is read whatever its case and parameters, and only as the type it names", async (t) => {

@@ -10,6 +10,7 @@ import { HttpStatusError } from './http-status-error.js';
 import { AnswerBudgetError, asError, errorText, isRequest, mediaType, readSse, readText, rpcErrorFor } from './http-bodies.js';
 import { HttpTransportBase, parts } from './http-base.js';
 import { answerError, invalidResponse } from './inbound.js';
+import { sanitiseText } from '../../src/protocol/untrusted-text.js';
 
 const RECONNECT_INITIAL_MS = 1_000;
 const RECONNECT_MAX_MS = 30_000;
@@ -82,6 +83,14 @@ export class StreamableHttpTransport extends HttpTransportBase {
     if (status === 202 || id === undefined) {
       res.resume();
       if (status === 202 && message.method === 'notifications/initialized') this.openStream();
+      return;
+    }
+    const encoding = res.headers['content-encoding'];
+    if (encoding !== undefined && String(encoding).trim().toLowerCase() !== 'identity') {
+      // coffer sends no Accept-Encoding, so it reads no compressed body: said as such, not as a body that is not JSON.
+      res.resume();
+      const named = sanitiseText(String(encoding), 64);
+      this.deliver({ jsonrpc: '2.0', id, error: invalidResponse(`the upstream answered request ${String(id)} with Content-Encoding ${named}, which coffer did not ask for and does not read: turn compression off for it (or in the proxy before it)`) });
       return;
     }
     const type = mediaType(res);
