@@ -25,6 +25,6 @@ export interface CapabilityGate {
   resourceDecision(server: string, uri: string): ResourceDecision;
   /** The same rule with `holds` in place of the switches (a toolset's patterns); null when no known key governs the URI. */
   resourceRule(server: string, uri: string, holds: (key: string) => boolean): ResourceSwitch | null;
-  /** Called with every live list before it is merged; resolves once the snapshot covers its keys. */
+  /** Called with every live list before it is merged (its resource keys govern URIs at once); resolves once the writer's rows for its keys are in the snapshot. */
   observe(upstream: Upstream, kind: ListKind, items: Record<string, unknown>[], version: number): Promise<void>;
 }

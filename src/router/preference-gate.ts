@@ -1,7 +1,10 @@
 // The in-memory preference snapshot (R10) and the reconciliation hook (R4):
-// every new live list is reconciled by the DB writer before it is merged, and
-// the writer's answer updates the snapshot, so the list that discovers a key
-// already applies the server's auto-enable policy.
+// every new live list is reconciled by the DB writer, and the writer's answer
+// updates the snapshot. Lists are merged without waiting for it: a key with no
+// row yet follows the server's auto-enable policy, as the writer will record
+// it. A resource or template key governs the URIs it names from the moment a
+// live list shows it, so a read right after the first list is decided by the
+// same key as every later one.
 import { CAPABILITY_TYPE_OF, capabilityKey, type CapabilityType, type ListKind } from '../protocol/capabilities.js';
 import type { DbWriterApi, PreferenceRow } from '../protocol/db.js';
 import type { Logger } from '../log.js';
@@ -20,8 +23,12 @@ export class PreferenceGate implements CapabilityGate {
   /** Last actor list version reconciled, per server and kind: cached lists are not reconciled again. */
   private reconciled = new Map<string, number>();
   private reconciling = new Map<string, { version: number; done: Promise<void> }>();
-  /** Per server, built on first use after a change (the version says which change it saw). */
-  private resourceKeys = new Map<string, { version: number; keys: ResourceKeys }>();
+  /** Resource and template keys a live list showed whose rows are not loaded yet. */
+  private unreconciled = new Set<string>();
+  /** Bumped when `unreconciled` gains a key: the resource keys are built again, the answers of isEnabled are unchanged. */
+  private keysSeen = 0;
+  /** Per server, built on first use after a change (the versions say which change it saw). */
+  private resourceKeys = new Map<string, { version: number; keysSeen: number; keys: ResourceKeys }>();
 
   constructor(
     private readonly writer: Pick<DbWriterApi, 'reconcile'>,
@@ -33,6 +40,7 @@ export class PreferenceGate implements CapabilityGate {
     let changed = false;
     for (const row of rows) {
       const key = keyOf(row.server, row.capability_type, row.capability_key);
+      this.unreconciled.delete(key);
       if (this.enabled.get(key) !== row.enabled) {
         this.enabled.set(key, row.enabled);
         changed = true;
@@ -59,6 +67,7 @@ export class PreferenceGate implements CapabilityGate {
   forget(server: string): void {
     const prefix = `${server}\u0000`;
     for (const map of [this.enabled, this.words, this.byOwnName, this.reconciled]) for (const key of map.keys()) if (key.startsWith(prefix)) map.delete(key);
+    for (const key of this.unreconciled) if (key.startsWith(prefix)) this.unreconciled.delete(key);
     this.resourceKeys.delete(server);
     this.version++;
   }
@@ -76,7 +85,7 @@ export class PreferenceGate implements CapabilityGate {
   }
 
   resourceDecision(server: string, uri: string): ResourceDecision {
-    return this.resourceRule(server, uri, (key) => this.enabled.get(keyOf(server, 'resource', key)) === true) ?? { by: 'policy', enabled: this.autoEnable(server) };
+    return this.resourceRule(server, uri, (key) => this.isEnabled(server, 'resources', key)) ?? { by: 'policy', enabled: this.autoEnable(server) };
   }
 
   resourceRule(server: string, uri: string, holds: (key: string) => boolean): ResourceSwitch | null {
@@ -85,10 +94,11 @@ export class PreferenceGate implements CapabilityGate {
 
   private resourceKeysOf(server: string): ResourceKeys {
     const cached = this.resourceKeys.get(server);
-    if (cached?.version === this.version) return cached.keys;
+    if (cached?.version === this.version && cached.keysSeen === this.keysSeen) return cached.keys;
     const prefix = keyOf(server, 'resource', '');
-    const keys = new ResourceKeys([...this.enabled.keys()].filter((key) => key.startsWith(prefix)).map((key) => key.slice(prefix.length)));
-    this.resourceKeys.set(server, { version: this.version, keys });
+    const known = [...this.enabled.keys(), ...this.unreconciled].filter((key) => key.startsWith(prefix));
+    const keys = new ResourceKeys(known.map((key) => key.slice(prefix.length)));
+    this.resourceKeys.set(server, { version: this.version, keysSeen: this.keysSeen, keys });
     return keys;
   }
 
@@ -98,15 +108,25 @@ export class PreferenceGate implements CapabilityGate {
     if (this.reconciled.get(marker) === version) return Promise.resolve();
     const running = this.reconciling.get(marker);
     if (running?.version === version) return running.done;
-    const done = this.reconcile(upstream, kind, items, version, marker).finally(() => {
+    const keys = items.map((item) => capabilityKey(kind, item));
+    if (CAPABILITY_TYPE_OF[kind] === 'resource') this.seeResourceKeys(upstream.name, keys);
+    const done = this.reconcile(upstream, kind, keys, version, marker).finally(() => {
       if (this.reconciling.get(marker)?.done === done) this.reconciling.delete(marker);
     });
     this.reconciling.set(marker, { version, done });
     return done;
   }
 
-  private async reconcile(upstream: Upstream, kind: ListKind, items: Record<string, unknown>[], version: number, marker: string): Promise<void> {
-    const keys = items.map((item) => capabilityKey(kind, item));
+  private seeResourceKeys(server: string, keys: string[]): void {
+    for (const key of keys) {
+      const known = keyOf(server, 'resource', key);
+      if (this.enabled.has(known) || this.unreconciled.has(known)) continue;
+      this.unreconciled.add(known);
+      this.keysSeen++;
+    }
+  }
+
+  private async reconcile(upstream: Upstream, kind: ListKind, keys: string[], version: number, marker: string): Promise<void> {
     const result = await this.writer.reconcile(upstream.name, CAPABILITY_TYPE_OF[kind], keys, upstream.config.auto_enable_new_capabilities);
     if (!result.ok) {
       // The list is still served (unknown keys follow the policy); the next new version retries.
