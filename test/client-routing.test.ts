@@ -61,8 +61,13 @@ t.test('the relay hands a request to the router and the answer back; refuses wha
 t.test('subscriptions: first subscriber subscribes upstream, last one unsubscribes; each keeps its URI', async (t) => {
   const subs = new Subscriptions();
   const source = { server: 'fs', original: 'file:///a' };
-  t.equal(subs.add(source, { session: 'alice', uri: 'coffer://fs/file:///a', toolset: null }), true);
-  t.equal(subs.add(source, { session: 'bob', uri: 'coffer://fs/file:///a', toolset: 'ro' }), false);
+  let subscribed = 0;
+  const subscribe = async () => void subscribed++;
+  subs.add(source, { session: 'alice', uri: 'coffer://fs/file:///a', toolset: null });
+  await subs.upstream(source, subscribe);
+  subs.add(source, { session: 'bob', uri: 'coffer://fs/file:///a', toolset: 'ro' });
+  await subs.upstream(source, subscribe);
+  t.equal(subscribed, 1, 'the upstream is subscribed once, for the first subscriber');
   t.same(subs.subscribers('fs', 'file:///a').map(({ session, toolset }) => [session, toolset]), [['alice', null], ['bob', 'ro']], 'each with the toolset it subscribed through');
   t.equal(subs.remove(source, 'alice'), false);
   t.equal(subs.remove(source, 'alice'), false, 'twice is harmless');

@@ -32,17 +32,14 @@ export class Subscriptions {
     return held !== undefined && held.size >= MAX_SESSION_SUBSCRIPTIONS && !held.has(keyOf(source.server, source.original));
   }
 
-  /** True when this is the resource's first subscriber. */
-  add(source: Namespaced, subscriber: Subscriber): boolean {
+  add(source: Namespaced, subscriber: Subscriber): void {
     const key = keyOf(source.server, source.original);
     let entry = this.bySource.get(key);
-    const first = entry === undefined;
     if (!entry) this.bySource.set(key, (entry = { source, subscribers: new Map() }));
     entry.subscribers.set(subscriber.session, subscriber);
     let held = this.bySession.get(subscriber.session);
     if (!held) this.bySession.set(subscriber.session, (held = new Set()));
     held.add(key);
-    return first;
   }
 
   /**
