@@ -31,6 +31,14 @@ t.test('toolset add, list, show, update, rm; client bind; shim --toolset over st
   const table = await cli('toolset', 'show', 'dev');
   t.match(table.stdout, /dev\s+\/mcp\/dev\s+echo only/);
   t.match(table.stdout, /a\s+tool:echo prompt:\*/);
+  t.notMatch(table.stdout, /HOLDS NOW/, 'what it holds only when asked (it lists every server of the set)');
+  const holding = await cli('toolset', 'show', 'dev', '--holds');
+  t.match(holding.stdout, /HOLDS NOW\s+NAME OR URI\n/);
+  t.match(holding.stdout, /\ntool\s+a__echo\n/);
+  t.notMatch(holding.stdout, /a__whoami|b__crash/, 'what the rules leave out is not held');
+  const held = (await json('toolset', 'show', 'dev', '--holds')).holds;
+  t.ok(held.tools.includes('a__echo') && held.tools.includes('b__echo') && held.prompts.includes('a__greet'), 'as JSON too');
+  t.same(held.left_out, []);
 
   const updated = await json('toolset', 'update', 'dev', '--include', 'a/tool:echo', '--include', 'a/tool:whoami');
   t.same(updated.toolset.servers, [{ server: 'a', include: ['tool:echo', 'tool:whoami'] }], 'rules given replace the old ones');

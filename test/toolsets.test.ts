@@ -369,3 +369,26 @@ t.test('unit: a session that closes while its list is being gathered is not reme
   t.ok(stale.has(open), 'an open session whose list changed is stale');
   t.notOk(stale.has(closed), 'a closed one is not held, nor told: it was forgotten');
 });
+
+t.test('what a toolset holds now: its part of the live lists after the switches, a server left out named; 404 for an unknown toolset', async (t) => {
+  const gateway = await withServers();
+  await gateway.addServer(stdioFixture('stuck', ['--hang'], { list_deadline_ms: 400 }));
+  const spec = { name: 'tc', servers: [{ server: 'a', include: ['tool:echo', 'tool:stats', 'prompt:*'] }, { server: 'stuck' }] };
+  t.equal((await gateway.api('POST', '/toolsets', spec)).status, 201);
+  const holds = async () => {
+    const answer = await gateway.api('GET', '/toolsets/tc/holds');
+    t.equal(answer.status, 200);
+    t.equal(answer.body.toolset, 'tc');
+    return answer.body.holds;
+  };
+  const before = await holds();
+  t.same(before, { tools: ['a__echo', 'a__stats'], prompts: ['a__greet'], resources: [], resource_templates: [], left_out: ['stuck'] }, "the set's tools and prompts, as its clients see them; the hung server named, not guessed");
+  const client = await gateway.client('tc', {}, undefined, '/mcp/tc');
+  t.same(await names(client), before.tools, 'what a client of the set lists');
+
+  t.equal((await gateway.api('POST', '/servers/a/capabilities/tool/disable', { key: 'stats' })).status, 200);
+  t.same((await holds()).tools, ['a__echo'], 'a tool switched off is not held');
+  const unknown = await gateway.api('GET', '/toolsets/nope/holds');
+  t.equal(unknown.status, 404);
+  t.equal(unknown.body.error.code, 'RESOURCE_NOT_FOUND');
+});

@@ -39,6 +39,7 @@ import { LoginCodes } from '../ui/login-codes.js';
 import { uiRoutes } from '../ui/routes.js';
 import { PreferenceGate } from '../router/preference-gate.js';
 import { createRouting } from '../router/routing.js';
+import { holdingsOf } from '../toolsets/holdings.js';
 import { setupToolsets } from '../toolsets/setup.js';
 import { SearchMode, type ToolsMode } from '../search/search-mode.js';
 import { applyEngineFlags, DEFAULT_ENGINE_FLAGS } from '../upstreams/engine-flags.js';
@@ -284,7 +285,7 @@ async function runDaemon(options: DaemonOptions, tightened: string[], unlock: ()
       ...auditRoutes(writer.api),
       ...invocationRoutes(writer.api, () => invocationLog.flush()),
       ...retentionRoutes(writer.api),
-      ...toolsetRoutes(startConfig ? fileGuardedToolsets(toolsetParts.toolsets, fileOwnership) : toolsetParts.toolsets, writer.api),
+      ...toolsetRoutes(startConfig ? fileGuardedToolsets(toolsetParts.toolsets, fileOwnership) : toolsetParts.toolsets, writer.api, (name) => holdingsOf(name, toolsetParts.views, () => routing.router.degradedServers())),
       ...clientRoutes(writer.api, {
         added: (client) => mcpAuth.added(client),
         revoked: (name) => {

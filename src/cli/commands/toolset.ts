@@ -7,6 +7,8 @@ import { defineAction, groupCommand, type Command } from '../command.js';
 import { EXIT } from '../exit-codes.js';
 import { printJson, printLine, printMessage, printTable, usageError } from '../output.js';
 import type { ToolsetServerRule } from '../../protocol/toolsets.js';
+import { KINDS, LIST_KINDS } from '../../protocol/capabilities.js';
+import type { Holdings } from '../../toolsets/holdings.js';
 import { rulesOf as rulesText, type RuleText } from '../../toolsets/rule-text.js';
 
 interface ToolsetInfo {
@@ -106,16 +108,31 @@ const list = defineAction(
   },
 );
 
+/** What the set holds now, one row per capability, and the servers whose part could not be listed. */
+function printHoldings(holds: Holdings): void {
+  const rows = LIST_KINDS.flatMap((kind) => holds[KINDS[kind].viewField].map((identity) => [KINDS[kind].label, identity]));
+  if (rows.length === 0) printLine('holds now: nothing');
+  else printTable([['HOLDS NOW', 'NAME OR URI'], ...rows]);
+  if (holds.left_out.length > 0) printLine(`not shown: what ${holds.left_out.join(', ')} hold${holds.left_out.length === 1 ? 's' : ''} (left out of a list just now: see 'coffer mcp show NAME')`);
+}
+
 const show = defineAction(
   'show',
-  `show NAME [--json]
-      Its rules, endpoint and bound clients. Exit 4 if unknown.`,
-  { json: { type: 'boolean' } },
+  `show NAME [--holds] [--json]
+      Its rules, endpoint and bound clients. Exit 4 if unknown.
+      --holds                also what it holds now: the tools, prompts, resources
+                             and templates its clients reach (listed live, after
+                             the switches; in search mode, what a search finds)`,
+  { holds: { type: 'boolean' }, json: { type: 'boolean' } },
   async (positionals, values, { api }) => {
     const [name] = expectPositionals(positionals, ['NAME']);
     const toolset = await api().get<ToolsetInfo>(toolsetPath(name!));
-    if (values.json) printJson({ toolset });
-    else printToolset(toolset);
+    const holds = values.holds ? (await api().get<{ holds: Holdings }>(`${toolsetPath(name!)}/holds`)).holds : undefined;
+    if (values.json) printJson(holds ? { toolset, holds } : { toolset });
+    else {
+      printToolset(toolset);
+      if (holds) printHoldings(holds);
+    }
     return EXIT.OK;
   },
 );
