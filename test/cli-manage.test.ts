@@ -284,6 +284,18 @@ t.test('without a daemon: the new commands exit 3; usage errors still exit 2 fir
     t.match(help.stdout, word, `--help names ${word}`);
   }
   for (let code = 0; code <= 7; code++) t.match(help.stdout, new RegExp(`^ {2}${code} {2}\\S`, 'm'), `--help documents exit ${code}`);
+  // The synopsis is written by hand: every action each command's own help lists must be in it.
+  const synopsis = help.stdout.split('\n').filter((line) => line.startsWith('  coffer '));
+  const inSynopsis = (command: string, words: string[]) =>
+    synopsis.some((line) => line.startsWith(`  coffer ${command} `) && words.every((word) => new RegExp(`(^|[ |])${word}([ |]|$)`).test(line)));
+  for (const command of ['mcp', 'client', 'toolset', 'daemon', 'config', 'audit', 'retention']) {
+    const actions = [...(await runCli(home, command, '--help')).stdout.matchAll(/^ {2}([a-z][a-z-]*)(?: (list|enable|disable|set)\b)?/gm)];
+    t.ok(actions.length > 0, `${command} --help lists its actions`);
+    for (const [, action, sub] of actions) {
+      const words = action === 'cap' ? ['cap', sub!] : [action!];
+      t.ok(inSynopsis(command, words), `--help's synopsis has coffer ${command} ${words.join(' ')}`);
+    }
+  }
   const actionHelp = await runCli(home, 'mcp', 'cap', 'enable', '--help');
   t.equal(actionHelp.code, EXIT.OK);
   t.match(actionHelp.stdout, /^Usage: coffer mcp cap enable NAME REF\.\.\./);

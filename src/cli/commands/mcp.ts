@@ -111,8 +111,9 @@ const update = defineAction(
       Change a registered server; what is not given stays. --env/--header set
       those keys and keep the others (--unset-env/--unset-header remove one).
       A new transport of another type replaces the old one, env or headers
-      included. Changing the transport restarts the server's connection; its
-      capability preferences stay. Exit 4 if unknown, 6 if the result is invalid.`,
+      included. Changing the transport, the session mode or the protocol
+      restarts the server's connection; its capability preferences stay.
+      Exit 4 if unknown, 6 if the result is invalid.`,
   {
     ...transportOptions,
     'unset-env': { type: 'string', multiple: true },
@@ -280,7 +281,7 @@ const group = actionGroup('coffer mcp', actions);
 
 export const mcpCommand: Command = {
   name: 'mcp',
-  summary: 'upstream MCP servers: add, list, show, update, remove, enable, disable, cap, refresh, test, invocations, import',
+  summary: `upstream MCP servers: ${[...new Set(actions.map((action) => action.name))].join(', ')}`,
   usage: [
     'Usage: coffer mcp <action> ... [--home DIR]',
     '',
