@@ -4,7 +4,7 @@
 // too, and the REST surface round-trips with audit entries and admin events.
 import { rmSync } from 'node:fs';
 import t, { type Test } from 'tap';
-import { LoggingMessageNotificationSchema, McpError, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import { LoggingMessageNotificationSchema, McpError, PromptListChangedNotificationSchema, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { connectAdmin } from '../src/admin/client.js';
 import type { CofferEvent } from '../src/protocol/events.js';
@@ -116,6 +116,22 @@ t.test('list_changed reaches only the sessions whose own view changed', async (t
   };
   await listChangedPerView(t, gateway, heard, listAll, () => clients.ta.callTool({ name: 'a__mutate', arguments: {} }));
   t.same(await names(clients.ta), ['a__getenv'], 'and list the new set');
+});
+
+t.test("an upstream's list_changed inside a set reaches its sessions: the set's list is weighed after the upstream's old copy is gone", async (t) => {
+  const gateway = await withServers();
+  const inSet = await gateway.client('ta', {}, undefined, '/mcp/ta');
+  const whole = await gateway.client('whole');
+  const heard = { ta: 0, whole: 0 };
+  for (const [key, client] of [['ta', inSet], ['whole', whole]] as const) {
+    t.same((await client.listPrompts()).prompts.map((prompt) => prompt.name), ['a__greet']);
+    client.setNotificationHandler(PromptListChangedNotificationSchema, () => void heard[key]++);
+  }
+  // The fixture adds prompt added_1 (in ta: prompt:*) and announces it.
+  await inSet.callTool({ name: 'a__mutate', arguments: { kind: 'prompts' } });
+  await waitFor('the whole surface told', () => heard.whole > 0, 10_000);
+  await waitFor('the session of ta told', () => heard.ta > 0, 5_000);
+  t.same((await inSet.listPrompts()).prompts.map((prompt) => prompt.name).sort(), ['a__added_1', 'a__greet'], 'and its list has the new prompt');
 });
 
 t.test('2026-07-28 listens hear list_changed only when their own view changed, and once', async (t) => {

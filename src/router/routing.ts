@@ -1,8 +1,9 @@
 // The routing core, assembled: merged lists, routed calls, session features
 // and the upstreams' messages for clients, subscribed to the actor pool here
 // so that no caller can forget a path. In particular the pool's list_changed
-// drops the router's copy (R3) in the same turn the sessions are told, so no
-// session can list again before it is gone.
+// drops the router's copy (R3) before anyone else hears it: the sessions are
+// told in the same turn, and a toolset's list is weighed then, so neither may
+// see the old copy.
 import type { InvocationRecord } from '../protocol/events.js';
 import type { UpstreamPool } from '../upstreams/pool.js';
 import { Calls, type ToolsetScope } from './calls.js';
@@ -39,7 +40,8 @@ export function createRouting(pool: UpstreamPool, gate: CapabilityGate, servers:
   const features = new SessionFeatures(calls, pool, options.toolsetOf, options.onError);
   const clientMessages = new ClientMessages(pool, (id) => calls.routeOf(id), features);
 
-  pool.on('list_changed', (server, kind) => router.changed(server, kind));
+  // First, whoever subscribed before: the announcer weighs toolset sessions' lists as it tells them.
+  pool.prependListener('list_changed', (server, kind) => router.changed(server, kind));
   pool.on('state', (server, status) => {
     if (status.state === 'ready') router.upstreamReady(server);
   });
