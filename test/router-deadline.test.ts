@@ -1,10 +1,12 @@
 // The router's list deadline counts from the client's list, not from when each
 // upstream's request went out: posting to many actors (or a GC pause while
-// doing so) must not push the last upstreams' deadlines later. Fakes for the
-// actors, no threads.
+// doing so) must not push the last upstreams' deadlines later; a call that
+// waits for a list is weighed after it. Fakes for the actors, no threads.
 import t from 'tap';
 import type { CapabilityGate } from '../src/router/gate.js';
 import { Router, type ServerDirectory } from '../src/router/router.js';
+import { Calls } from '../src/router/calls.js';
+import { Cancel } from '../src/protocol/cancel.js';
 import type { ListAnswer, Upstream, UpstreamDirectory } from '../src/upstreams/upstream.js';
 import { serverConfig } from './fixtures/fixture-servers.js';
 
@@ -45,4 +47,30 @@ t.test('a list answers at the deadline counted from its start, even when posting
   // the bound sits well between that and the right answer, as timers fire late on a loaded machine.
   t.ok(elapsed < POSTING_MS + DEADLINE_MS - 150, `answered after ${Math.round(elapsed)} ms (deadline ${DEADLINE_MS} ms from the start)`);
   t.same(router.degradedServers(), ['hung']);
+});
+
+t.test("a call whose name no merged list routes is weighed against its switch once its upstream's list has answered, not before", async (t) => {
+  let answerList: (answer: ListAnswer) => void = () => undefined;
+  const forwarded: string[] = [];
+  const upstream: Upstream = {
+    ...fakeUpstream('a', () => new Promise<ListAnswer>((resolve) => (answerList = resolve))),
+    forward: async (request) => (forwarded.push(String(request.params.name)), { ok: true, result: { content: [] } }),
+  };
+  const upstreams: UpstreamDirectory = { active: () => [upstream], get: (name) => (name === 'a' ? upstream : undefined) };
+  const servers: ServerDirectory = { config: (name) => upstreams.get(name)?.config, all: () => [upstream.config] };
+  let echoOn = true;
+  const gate = { version: 0, isEnabled: () => echoOn, ownWords: () => undefined, keyOfOwnName: () => undefined, observe: async () => undefined } as unknown as CapabilityGate;
+  const router = new Router(upstreams, gate, servers, 60_000);
+  const calls = new Calls(upstreams, gate, servers, router.namespaces, router.directory, () => undefined, () => {
+    throw new Error('not used');
+  });
+
+  // No list was merged yet: the call asks a's own list whether it names echo, and waits for it.
+  const call = calls.forward('tools', 'tools/call', { name: 'a__echo', arguments: {} }, { sessionId: 's', requestId: 1, capabilities: {}, signal: new Cancel() });
+  await new Promise((resolve) => setImmediate(resolve));
+  // The user switches echo off meanwhile.
+  echoOn = false;
+  answerList({ ok: true, state: 'live', items: [{ name: 'echo', inputSchema: { type: 'object' } }], version: 1, fetchedAt: Date.now() });
+  await t.rejects(call, { code: -32000, data: { code: 'TOOL_DISABLED' } }, 'the call is refused as the switch now says');
+  t.same(forwarded, [], 'and never reaches the upstream');
 });

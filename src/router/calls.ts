@@ -119,7 +119,11 @@ export class Calls {
       // The route step is name resolution and the switch: it ends before the upstream is asked.
       try {
         this.assertEnabled(kind, upstream.name, target.original, ctx.toolset);
-        if (target.unlisted) await this.assertListed(kind, upstream, target.original);
+        if (target.unlisted) {
+          await this.assertListed(kind, upstream, target.original);
+          // Its list may take up to the deadline: a switch turned off meanwhile must still stop the call.
+          this.assertEnabled(kind, upstream.name, target.original, ctx.toolset);
+        }
       } catch (error) {
         route?.end(error);
         throw error;
