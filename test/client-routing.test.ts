@@ -109,6 +109,38 @@ t.test("shared mode: a subscriber that joins while the first one's upstream subs
   t.equal(sent.length, 2, 'without asking the upstream again');
 });
 
+t.test('a session that closes while its subscribe is being resolved is not subscribed: the last one left unsubscribes upstream', async (t) => {
+  const upstream = { name: 'fs', config: { session_mode: 'shared' }, closeSession: () => undefined } as unknown as Upstream;
+  const sent: string[] = [];
+  let resolving: (() => void) | null = null;
+  const calls = {
+    // The ghost's URI is resolved slowly (an unprefixed server's list is asked first).
+    resolve: async (_kind: string, uri: unknown, _toolset: unknown) => {
+      if (resolving === null && sent.length > 0) await new Promise<void>((resolve) => (resolving = resolve));
+      return { upstream, target: { server: 'fs', original: String(uri).replace('coffer://fs/', '') } };
+    },
+    assertEnabled: () => undefined,
+    admits: () => true,
+    send: async (_upstream: Upstream, method: string, _params: Record<string, unknown>, ctx: ForwardContext) => (sent.push(`${method} ${ctx.sessionId}`), {}),
+  } as unknown as Calls;
+  const features = new SessionFeatures(calls, { active: () => [upstream], get: () => upstream } as unknown as UpstreamDirectory, () => null, () => undefined);
+  const ctx = (sessionId: string, signal = new Cancel()): ForwardContext => ({ sessionId, requestId: 1, capabilities: {}, signal });
+  const uri = 'coffer://fs/file:///a';
+  await features.subscribe({ uri }, ctx('alice'));
+
+  const ghostSignal = new Cancel();
+  const ghost = features.subscribe({ uri }, ctx('ghost', ghostSignal));
+  await new Promise((resolve) => setImmediate(resolve));
+  // Its session closes (as SessionRegistry.close does: its requests are cancelled, then the session is dropped) before the URI is resolved.
+  ghostSignal.abort('session closed');
+  features.sessionClosed('ghost', new Cancel());
+  resolving!();
+  await t.rejects(ghost, { code: -32800 }, 'the subscribe is answered cancelled');
+  t.same(features.subscribers('fs', 'file:///a'), [['alice', uri]], 'the closed session is no subscriber');
+  await features.unsubscribe({ uri }, ctx('alice'));
+  t.same(sent, ['resources/subscribe alice', 'resources/unsubscribe alice'], 'the last subscriber left: the upstream subscription ends');
+});
+
 t.test('a session subscribes to at most MAX_SESSION_SUBSCRIPTIONS resources: a flood of URIs is refused, not kept', async (t) => {
   const upstream = { name: 'fs', config: { session_mode: 'shared' } } as unknown as Upstream;
   let sent = 0;

@@ -191,7 +191,7 @@ export class Calls {
   /** Forwards one request to one upstream as it is; the upstream's error becomes an RpcError. */
   async send(upstream: Upstream, method: string, params: Record<string, unknown>, ctx: ForwardContext): Promise<Record<string, unknown>> {
     // Cancelled while coffer resolved it (a cancel right behind its request): an abort listener added now would never run.
-    if (ctx.signal.aborted) throw new RpcError(JSONRPC.REQUEST_CANCELLED, `${method} was cancelled`);
+    assertNotCancelled(method, ctx.signal);
     const id = `f${++this.nextForwardId}`;
     const onAbort = () => upstream.cancel(id, String(ctx.signal.reason ?? 'cancelled by client'));
     ctx.signal.addEventListener('abort', onAbort, { once: true });
@@ -293,6 +293,11 @@ export class Calls {
     const inSet = (uri: string) => toolset.includes(server, 'resource', uri);
     return this.gate.resourceRule(server, key, inSet)?.enabled ?? inSet(key);
   }
+}
+
+/** A request cancelled (by its client, or its session's end) is answered so, whatever was done for it so far. */
+export function assertNotCancelled(method: string, signal: CancelSignal): void {
+  if (signal.aborted) throw new RpcError(JSONRPC.REQUEST_CANCELLED, `${method} was cancelled`);
 }
 
 /** The caller's capabilities as an upstream may see them: the tasks extension only where coffer can make the upstream's tasks the caller's. */

@@ -5,7 +5,7 @@
 import { JSONRPC } from '../protocol/errors.js';
 import { RpcError } from '../mcp/rpc-error.js';
 import type { Upstream, UpstreamDirectory } from '../upstreams/upstream.js';
-import type { Calls, ForwardContext, ToolsetScope } from './calls.js';
+import { assertNotCancelled, type Calls, type ForwardContext, type ToolsetScope } from './calls.js';
 import type { SessionInterest } from './client-messages.js';
 import { isLogLevel, LogLevels, type LogLevel } from './log-levels.js';
 import { MAX_SESSION_SUBSCRIPTIONS, Subscriptions } from './subscriptions.js';
@@ -28,6 +28,8 @@ export class SessionFeatures implements SessionInterest {
 
   async subscribe(params: Record<string, unknown>, ctx: ForwardContext): Promise<Record<string, unknown>> {
     const { upstream, target } = await this.calls.resolve('resources', params.uri, ctx.toolset);
+    // Its session may have ended while the URI was resolved, its subscriptions already dropped: one added now would stay for good.
+    assertNotCancelled('resources/subscribe', ctx.signal);
     this.calls.assertEnabled('resources', upstream.name, target.original, ctx.toolset);
     if (this.subscriptions.full(target, ctx.sessionId)) {
       throw RpcError.coffer(JSONRPC.INVALID_PARAMS, 'BAD_REQUEST', `this session is subscribed to ${MAX_SESSION_SUBSCRIPTIONS} resources, as many as coffer keeps for one session: unsubscribe from one first`);
