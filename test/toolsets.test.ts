@@ -15,6 +15,10 @@ import { modernClient } from './helpers/modern.js';
 import { ToolsetView } from '../src/toolsets/view.js';
 import { ViewLists, type ViewSession } from '../src/toolsets/view-lists.js';
 import type { Namespaced } from '../src/router/namespace.js';
+import type { CapabilityGate } from '../src/router/gate.js';
+import { Router, type ServerDirectory } from '../src/router/router.js';
+import type { ListAnswer, Upstream, UpstreamDirectory } from '../src/upstreams/upstream.js';
+import { serverConfig } from './fixtures/fixture-servers.js';
 
 type ModernClient = Awaited<ReturnType<typeof modernClient>>;
 
@@ -364,7 +368,7 @@ t.test('unit: a session that closes while its list is being gathered is not reme
   const router = {
     // A slow upstream's list (up to its deadline) while `slow`.
     list: () => (slow ? new Promise<typeof items>((resolve) => (gathered = () => resolve(items))) : Promise.resolve(items)),
-    routes: () => routes,
+    routesOf: () => routes,
   } as unknown as ConstructorParameters<typeof ViewLists>[0];
   const view = new ToolsetView({ name: 'ta', description: '', servers: [{ server: 'a' }] });
   const views = new ViewLists(router, (name) => (name === null ? null : view));
@@ -407,4 +411,39 @@ t.test('what a toolset holds now: its part of the live lists after the switches,
   const unknown = await gateway.api('GET', '/toolsets/nope/holds');
   t.equal(unknown.status, 404);
   t.equal(unknown.body.error.code, 'RESOURCE_NOT_FOUND');
+});
+
+t.test('unit: a list narrowed to a set is weighed by the routes it was merged with, though another merge came in the same turn', async (t) => {
+  // Two unprefixed servers: `x` passes from u1 (outside the set) to u2 (in it) between two lists of them.
+  const held: Array<{ server: string; answer: (answer: ListAnswer) => void }> = [];
+  const upstream = (name: string): Upstream => ({
+    name,
+    config: { ...serverConfig(name, { type: 'stdio', command: 'none', args: [], env: {}, cwd: null }), namespace: '' },
+    list: () => new Promise<ListAnswer>((resolve) => void held.push({ server: name, answer: resolve })),
+    forward: () => Promise.reject(new Error('not used')),
+    cancel: () => undefined,
+    command: () => undefined,
+    closeSession: () => undefined,
+    lastStatus: { server: name, state: 'ready', since: Date.now(), attempts: 0, lastError: null, serverInfo: null, protocolVersion: null, era: null, pid: null },
+  });
+  const both = [upstream('u1'), upstream('u2')];
+  const upstreams: UpstreamDirectory = { active: () => both, get: (name) => both.find((one) => one.name === name) };
+  const servers: ServerDirectory = { config: (name) => upstreams.get(name)?.config, all: () => both.map((one) => one.config) };
+  const gate = { version: 0, isEnabled: () => true, ownWords: () => undefined, observe: async () => undefined } as unknown as CapabilityGate;
+  const router = new Router(upstreams, gate, servers, 60_000);
+  const view = new ToolsetView({ name: 'only-u2', description: '', servers: [{ server: 'u2' }] });
+  const views = new ViewLists(router, (name) => (name === null ? null : view));
+  const x = (server: string) => ({ name: 'x', description: `${server}'s x`, inputSchema: { type: 'object' } });
+  const answers: Record<string, ListAnswer[]> = {
+    u1: [{ ok: true, state: 'live', items: [x('u1')], version: 1, fetchedAt: Date.now() }, { ok: true, state: 'live', items: [], version: 2, fetchedAt: Date.now() }],
+    u2: [{ ok: true, state: 'live', items: [], version: 1, fetchedAt: Date.now() }, { ok: true, state: 'live', items: [x('u2')], version: 2, fetchedAt: Date.now() }],
+  };
+
+  const listed = views.list('tools', { toolset: 'only-u2' });
+  // Another session lists after both servers changed; both lists are answered in one turn.
+  const whole = router.list('tools');
+  t.equal(held.length, 4, 'each list asked both servers');
+  for (const { server, answer } of held) answer(answers[server]!.shift()!);
+  t.same((await whole).map((item) => item.description), ["u2's x"], 'the later list has u2\'s x');
+  t.same(await listed, [], "the set's list, merged when x was u1's, does not show u1's x as u2's");
 });

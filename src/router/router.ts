@@ -54,6 +54,8 @@ export class Router extends EventEmitter<RouterEvents> {
   readonly upstreamLists: UpstreamLists;
   private readonly fanOut: FanOut;
   private merged = new Map<ListKind, MergedEntry>();
+  /** Per merged list, the routes made with it: another merge may replace the last one before its caller reads them. */
+  private routesByList = new WeakMap<readonly Item[], Map<string, Namespaced>>();
   /** Collisions and hidden items of the last merge, by event and kind, to announce only new ones. */
   private announced = new Map<string, Set<string>>();
   /** What calls resolve exposed names from: the merged lists' routes and the prefix index. */
@@ -116,6 +118,7 @@ export class Router extends EventEmitter<RouterEvents> {
       (server, itemKind, key) => this.gate.ownWords(server, itemKind, key),
     );
     this.merged.set(kind, { versions, gateVersion: this.gate.version, items: merged.items, routes: merged.routes });
+    this.routesByList.set(merged.items, merged.routes);
     for (const collision of this.unannounced('collision', kind, merged.collisions)) this.emit('collision', collision);
     for (const hidden of this.unannounced('hidden', kind, merged.hidden)) this.emit('hidden', hidden);
     return merged.items;
@@ -133,6 +136,11 @@ export class Router extends EventEmitter<RouterEvents> {
   /** What the items of the last merged list of this kind are exposed under: each exposed name or URI → its server and original. */
   routes(kind: ListKind): Map<string, Namespaced> | undefined {
     return this.merged.get(kind)?.routes;
+  }
+
+  /** What the items of a list this router merged are exposed under, whatever was merged since. */
+  routesOf(items: readonly Item[]): Map<string, Namespaced> | undefined {
+    return this.routesByList.get(items);
   }
 
   /**

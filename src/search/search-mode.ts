@@ -64,7 +64,7 @@ export class SearchMode {
 
   /** `defaultPins`: what /mcp in search mode lists beside the meta-tools (`SERVER/tool:<glob>`). */
   constructor(
-    private readonly router: Pick<Router, 'list' | 'routes'>,
+    private readonly router: Pick<Router, 'list' | 'routes' | 'routesOf'>,
     private readonly defaultMode: ToolsMode,
     defaultPins: readonly string[],
     private readonly log: Pick<Logger, 'warn'>,
@@ -184,7 +184,7 @@ export class SearchMode {
     const items = await this.router.list('tools');
     if (items === this.indexed) return;
     const slices = new Slices();
-    const routes = this.router.routes('tools');
+    const routes = this.router.routesOf(items);
     const byServer = new Map<string, SearchableTool[]>();
     for (const item of items) {
       const server = routes?.get(capabilityKey('tools', item))?.server;

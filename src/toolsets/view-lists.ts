@@ -34,7 +34,7 @@ export class ViewLists {
   private readonly ended = new WeakSet<ViewSession>();
 
   constructor(
-    private readonly router: Pick<Router, 'list' | 'routes'>,
+    private readonly router: Pick<Router, 'list' | 'routesOf'>,
     private readonly views: (toolset: string | null) => ToolsetView | null,
   ) {}
 
@@ -91,7 +91,7 @@ export class ViewLists {
     if (!byView) this.narrowed.set(items, (byView = new Map()));
     let narrowed = byView.get(view);
     if (!narrowed) {
-      const kept = view.narrow(kind, items, this.router.routes(kind));
+      const kept = view.narrow(kind, items, this.router.routesOf(items));
       narrowed = { items: kept, fingerprint: createHash('sha256').update(shapeOf(kind, view)).update(JSON.stringify(kept)).digest('base64url') };
       byView.set(view, narrowed);
     }
