@@ -74,3 +74,41 @@ t.test("a call whose name no merged list routes is weighed against its switch on
   await t.rejects(call, { code: -32000, data: { code: 'TOOL_DISABLED' } }, 'the call is refused as the switch now says');
   t.same(forwarded, [], 'and never reaches the upstream');
 });
+
+t.test('a list gathered before an upstream changed, answered after a later one, does not put its older routes back for calls', async (t) => {
+  // Two unprefixed servers: `x` passes from u1 to u2 while the first list is still gathering.
+  const held: Array<(answer: ListAnswer) => void> = [];
+  const forwardedTo: string[] = [];
+  const upstream = (name: string): Upstream => ({
+    ...fakeUpstream(name, () => new Promise<ListAnswer>((resolve) => void held.push(resolve))),
+    config: { ...fakeUpstream(name, () => Promise.reject(new Error('not used'))).config, namespace: '' },
+    forward: async () => (forwardedTo.push(name), { ok: true, result: { content: [] } }),
+  });
+  const both = [upstream('u1'), upstream('u2')];
+  const upstreams: UpstreamDirectory = { active: () => both, get: (name) => both.find((one) => one.name === name) };
+  const servers: ServerDirectory = { config: (name) => upstreams.get(name)?.config, all: () => both.map((one) => one.config) };
+  const gate = { version: 0, isEnabled: () => true, ownWords: () => undefined, keyOfOwnName: () => undefined, observe: async () => undefined } as unknown as CapabilityGate;
+  const router = new Router(upstreams, gate, servers, 60_000);
+  const calls = new Calls(upstreams, gate, servers, router.namespaces, router.directory, () => undefined, () => {
+    throw new Error('not used');
+  });
+  const live = (items: Record<string, unknown>[], version: number): ListAnswer => ({ ok: true, state: 'live', items, version, fetchedAt: Date.now() });
+  const x = { name: 'x', inputSchema: { type: 'object' } };
+
+  const before = router.list('tools');
+  const [u1Before, u2Before] = held.splice(0);
+  router.changed('u1', 'tools');
+  router.changed('u2', 'tools');
+  const after = router.list('tools');
+  const [u1After, u2After] = held.splice(0);
+  u1After!(live([], 2));
+  u2After!(live([x], 2));
+  t.same((await after).map((item) => item.name), ['x'], 'the later list has x, which is u2\'s now');
+  u1Before!(live([x], 1));
+  u2Before!(live([], 1));
+  await before;
+
+  await calls.forward('tools', 'tools/call', { name: 'x', arguments: {} }, { sessionId: 's', requestId: 1, capabilities: {}, signal: new Cancel() });
+  t.same(forwardedTo, ['u2'], 'a call of x goes where the latest list said');
+  t.same(router.routes('tools')?.get('x'), { server: 'u2', original: 'x' });
+});

@@ -44,6 +44,8 @@ export interface RouterEvents {
 interface MergedEntry {
   versions: string;
   gateVersion: number;
+  /** Which list gathered it (counted in the order lists start). */
+  gathered: number;
   items: Item[];
   routes: Map<string, Namespaced>;
 }
@@ -54,6 +56,7 @@ export class Router extends EventEmitter<RouterEvents> {
   readonly upstreamLists: UpstreamLists;
   private readonly fanOut: FanOut;
   private merged = new Map<ListKind, MergedEntry>();
+  private listsStarted = 0;
   /** Per merged list, the routes made with it: another merge may replace the last one before its caller reads them. */
   private routesByList = new WeakMap<readonly Item[], Map<string, Namespaced>>();
   /** Collisions and hidden items of the last merge, by event and kind, to announce only new ones. */
@@ -102,6 +105,7 @@ export class Router extends EventEmitter<RouterEvents> {
 
   /** The merged, namespaced, gated list of one kind. */
   async list(kind: ListKind): Promise<Item[]> {
+    const gathered = ++this.listsStarted;
     const answers = await this.fanOut.gather(this.upstreams.active(), kind);
     const lists = answers.map((answer) => ({ ...answer, namespace: this.namespaces.of(answer.server) }));
     // The namespace is part of the key: a renamed prefix must re-merge even when the new actor counts versions from the same number.
@@ -117,8 +121,10 @@ export class Router extends EventEmitter<RouterEvents> {
       this.namespaces.fit,
       (server, itemKind, key) => this.gate.ownWords(server, itemKind, key),
     );
-    this.merged.set(kind, { versions, gateVersion: this.gate.version, items: merged.items, routes: merged.routes });
     this.routesByList.set(merged.items, merged.routes);
+    // A list gathered before an upstream changed may be answered after one gathered since: its merge is not the last one.
+    if (cached && cached.gathered > gathered) return merged.items;
+    this.merged.set(kind, { versions, gateVersion: this.gate.version, gathered, items: merged.items, routes: merged.routes });
     for (const collision of this.unannounced('collision', kind, merged.collisions)) this.emit('collision', collision);
     for (const hidden of this.unannounced('hidden', kind, merged.hidden)) this.emit('hidden', hidden);
     return merged.items;
