@@ -14,6 +14,8 @@ import { faultSwitch, stdioFixture } from './fixtures/fixture-servers.js';
 import { modernClient } from './helpers/modern.js';
 import { ToolsetView } from '../src/toolsets/view.js';
 import { ViewLists, type ViewSession } from '../src/toolsets/view-lists.js';
+import { ViewNotifier } from '../src/toolsets/notifier.js';
+import { Logger } from '../src/log.js';
 import type { Namespaced } from '../src/router/namespace.js';
 import type { CapabilityGate } from '../src/router/gate.js';
 import { Router, type ServerDirectory } from '../src/router/router.js';
@@ -446,4 +448,36 @@ t.test('unit: a list narrowed to a set is weighed by the routes it was merged wi
   for (const { server, answer } of held) answer(answers[server]!.shift()!);
   t.same((await whole).map((item) => item.description), ["u2's x"], 'the later list has u2\'s x');
   t.same(await listed, [], "the set's list, merged when x was u1's, does not show u1's x as u2's");
+});
+
+t.test('unit: a session of a set whose first list is gathered across a change is told once that list is in, if it is not what is there now', async (t) => {
+  const routes = new Map<string, Namespaced>([['a__echo', { server: 'a', original: 'echo' }], ['a__getenv', { server: 'a', original: 'getenv' }]]);
+  const before = [{ name: 'a__echo' }];
+  const now = [{ name: 'a__echo' }, { name: 'a__getenv' }];
+  let gathered: () => void = () => undefined;
+  let lists = 0;
+  const router = {
+    // The session's own list waits for a slow upstream, which answers what it had before it changed; later lists have the change.
+    list: () => (++lists === 1 ? new Promise<typeof before>((resolve) => (gathered = () => resolve(before))) : Promise.resolve(now)),
+    routesOf: () => routes,
+  } as unknown as ConstructorParameters<typeof ViewLists>[0];
+  const view = new ToolsetView({ name: 'ta', description: '', servers: [{ server: 'a' }] });
+  const told: ViewSession[][] = [];
+  const candidates: ViewSession[] = [];
+  const views: ViewLists = new ViewLists(router, (name) => (name === null ? null : view), (kind) => notifier.listedAcrossChange(kind));
+  const notifier = new ViewNotifier(views, (_notification, to) => void told.push(candidates.filter((session) => to?.(session) ?? true)), new Logger(null, 'error'));
+  const session: ViewSession = { toolset: 'ta' };
+  candidates.push(session);
+
+  const listing = views.list('tools', session);
+  notifier.broadcast({ jsonrpc: '2.0', method: 'notifications/tools/list_changed' });
+  await new Promise((resolve) => setImmediate(resolve));
+  t.same(told, [[]], 'while its first list is out, the session has nothing to be measured by');
+  gathered();
+  t.same(await listing, before, 'its list is what the upstream answered');
+  await new Promise((resolve) => setImmediate(resolve));
+  t.same(told, [[], [session]], 'it is told that list is no longer what is there');
+  t.same(await views.list('tools', session), now);
+  await new Promise((resolve) => setImmediate(resolve));
+  t.equal(told.length, 2, 'a list gathered after the change tells nothing more');
 });

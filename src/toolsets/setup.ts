@@ -41,7 +41,7 @@ export function setupToolsets({ writer, servers, router, bus, log, sessions, aut
       bus.publish({ type: 'client_bound', client: client.name, toolset: client.toolset, at: at() });
     },
   });
-  const views = new ViewLists(router, (name) => toolsets.viewOf(name));
+  const views = new ViewLists(router, (name) => toolsets.viewOf(name), (kind) => notifier.listedAcrossChange(kind));
   const notifier = new ViewNotifier(views, (notification, to) => sessions().broadcast(notification, to), log);
   return { toolsets, views, notifier };
 }

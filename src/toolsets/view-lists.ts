@@ -32,10 +32,14 @@ export class ViewLists {
   private listed = new Map<ViewSession, Map<ListKind, string>>();
   /** Sessions and listens that ended: a list of theirs still being gathered then must not bring them back into `listed` for good. */
   private readonly ended = new WeakSet<ViewSession>();
+  /** Per kind, how many changes were announced: a list gathered across one may hold what was there before it. */
+  private readonly changes = new Map<ListKind, number>();
 
   constructor(
     private readonly router: Pick<Router, 'list' | 'routesOf'>,
     private readonly views: (toolset: string | null) => ToolsetView | null,
+    /** A toolset session's list of `kind` was gathered across a change: it is weighed again (stale) now that it is remembered. */
+    private readonly listedAcrossChange: (kind: ListKind) => void = () => undefined,
   ) {}
 
   /** The toolset a session sees; null: the whole surface. */
@@ -51,6 +55,7 @@ export class ViewLists {
   }
 
   async list(kind: ListKind, session: ViewSession): Promise<Item[]> {
+    const changes = this.changes.get(kind);
     const items = await this.router.list(kind);
     const view = this.viewOf(session.toolset);
     if (!view) return items;
@@ -59,7 +64,15 @@ export class ViewLists {
     let kinds = this.listed.get(session);
     if (!kinds) this.listed.set(session, (kinds = new Map()));
     kinds.set(kind, narrowed.fingerprint);
+    // A change announced meanwhile passed over this session (it had not listed yet, or was measured before this list).
+    if (this.changes.get(kind) !== changes) this.listedAcrossChange(kind);
     return narrowed.items;
+  }
+
+  /** A change of `kinds` is announced: the toolset sessions it made stale (see stale). */
+  changed(kinds: readonly ListKind[]): Promise<Set<ViewSession>> {
+    for (const kind of kinds) this.changes.set(kind, (this.changes.get(kind) ?? 0) + 1);
+    return this.stale(kinds);
   }
 
   /** The toolset sessions whose list of one of `kinds` is no longer what they last got; each is then taken as told. */
