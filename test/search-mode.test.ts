@@ -9,6 +9,7 @@ import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { faultSwitch, stdioFixture } from './fixtures/fixture-servers.js';
 import { gatewayWith, startGateway, tempHome, waitFor, type Gateway } from './helpers/gateway.js';
 import { modernClient } from './helpers/modern.js';
+import { SearchMode } from '../src/search/search-mode.js';
 
 const SEARCH = 'coffer__search_tools';
 const CALL = 'coffer__call_tool';
@@ -208,4 +209,27 @@ t.test('a search answer holds at most 8,192 characters of each description, howe
   const tools = (JSON.parse(text) as { tools: Array<{ name: string; description: string }> }).tools;
   t.equal(tools.filter((tool) => tool.name.startsWith('long__big')).length, 4, 'the four 2 MB tools are found');
   t.match(tools.find((tool) => tool.name === 'long__big')!.description, /^x{8191,8192}… \[\d+ more chars\]$/, 'each description is cut, saying how much was left out');
+});
+
+t.test('unit: a search racing a rename answers what the names lead to now, not what they led to when it came', async (t) => {
+  const echo = (description: string, name: string) => ({ name, description, inputSchema: { type: 'object' } });
+  // b gives up its prefix to a (as in the test above) while the search is under way.
+  const before = { items: [echo("b's echo", 'b__echo')], routes: new Map([['b__echo', { server: 'b', original: 'echo' }]]) };
+  const after = {
+    items: [echo("a's echo", 'b__echo'), echo("b's echo", 'z__echo')],
+    routes: new Map([['b__echo', { server: 'a', original: 'echo' }], ['z__echo', { server: 'b', original: 'echo' }]]),
+  };
+  let current = before;
+  const router = {
+    list: async () => current.items,
+    routes: () => current.routes,
+    routesOf: (items: unknown) => (items === before.items ? before.routes : after.routes),
+  } as unknown as ConstructorParameters<typeof SearchMode>[0];
+  const search = new SearchMode(router, 'search', [], { warn: () => undefined });
+  const visible = () => router.list('tools');
+  const answer = search.call({ name: SEARCH, arguments: { query: 'echo', limit: 5 } }, visible, () => Promise.reject(new Error('not used')));
+  current = after;
+  const text = ((await answer).content as Array<{ text: string }>)[0]!.text;
+  const tools = (JSON.parse(text) as { tools: Array<{ name: string; description: string }> }).tools.map(({ name, description }) => `${name}: ${description}`).sort();
+  t.same(tools, ["b__echo: a's echo", "z__echo: b's echo"], 'each name with the tool it leads to now');
 });

@@ -171,9 +171,9 @@ export class Dispatcher {
     if (list) return this.firstPages.page(list, await this.views.list(list, session), params);
     const call = KIND_BY_CALL_METHOD.get(request.method);
     if (call === 'tools' && searching && this.search.isMetaTool(params.name, true)) {
-      return this.withContext(session, request, params, trace, async (ctx) =>
+      return this.withContext(session, request, params, trace, (ctx) =>
         // What the caller may find, not a list it is given: what it last listed stays what list_changed is measured from.
-        this.search.call(params, await this.views.listFor('tools', session.toolset), (forwarded) => this.calls.forward('tools', request.method, forwarded, ctx), searcher),
+        this.search.call(params, () => this.views.listFor('tools', session.toolset), (forwarded) => this.calls.forward('tools', request.method, forwarded, ctx), searcher),
       );
     }
     if (call) return this.withContext(session, request, params, trace, (ctx) => this.calls.forward(call, request.method, params, ctx));

@@ -101,17 +101,19 @@ export class SearchMode {
   }
 
   /**
-   * Answers a meta-tool call. `visible`: the tools this caller may see (after
-   * the switches and its toolset); `forward`: a direct tools/call of a real tool.
+   * Answers a meta-tool call. `visible`: the tools this caller may see now
+   * (after the switches and its toolset), asked once the index is up to date,
+   * so a name found is answered with what it leads to then (a server renamed
+   * meanwhile gives its names to another); `forward`: a direct tools/call of a real tool.
    */
   async call(
     params: Record<string, unknown>,
-    visible: readonly Item[],
+    visible: () => Promise<readonly Item[]>,
     forward: (params: Record<string, unknown>) => Promise<Record<string, unknown>>,
     session?: SearchSession,
   ): Promise<Record<string, unknown>> {
     const args = (params.arguments ?? {}) as Record<string, unknown>;
-    if (params.name === ADD_TOOLS && session) return this.add(args.names, visible, session);
+    if (params.name === ADD_TOOLS && session) return this.add(args.names, await visible(), session);
     if (params.name === CALL_TOOL) {
       if (typeof args.name !== 'string' || args.name === '') throw RpcError.invalidParams(`${CALL_TOOL} needs "name": a tool name as ${SEARCH_TOOL} returned it`);
       checkLength('params.arguments.name', args.name, MAX_NAME_CHARS);
@@ -125,7 +127,7 @@ export class SearchMode {
     const limit = args.limit ?? DEFAULT_SEARCH_LIMIT;
     if (typeof limit !== 'number' || !Number.isInteger(limit) || limit < 1 || limit > MAX_SEARCH_LIMIT) throw RpcError.invalidParams(`${SEARCH_TOOL}: "limit" must be an integer from 1 to ${MAX_SEARCH_LIMIT}`);
     await this.refresh();
-    const byName = new Map(visible.map((tool) => [tool.name as string, tool]));
+    const byName = new Map((await visible()).map((tool) => [tool.name as string, tool]));
     const found = this.index.find(args.query, limit, (name) => byName.has(name)).map((hit) => {
       const { name, title, description, inputSchema } = byName.get(hit.name)!;
       return { name, ...(title === undefined ? {} : { title: clipped(title) }), ...(description === undefined ? {} : { description: clipped(description) }), inputSchema };

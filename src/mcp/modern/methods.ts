@@ -100,7 +100,7 @@ export class ModernMethods {
     const forwarded = forwardable(params, !TASK_METHODS.has(method));
     const call = KIND_BY_CALL_METHOD.get(method);
     if (call === 'tools' && searching && this.parts.search.isMetaTool(forwarded.name, false)) {
-      return this.stamp(await this.parts.search.call(forwarded, await this.parts.views.listFor('tools', toolset), (inner) => this.parts.calls.forward('tools', method, inner, ctx)));
+      return this.stamp(await this.parts.search.call(forwarded, () => this.parts.views.listFor('tools', toolset), (inner) => this.parts.calls.forward('tools', method, inner, ctx)));
     }
     if (call === 'resources') {
       const read = await this.read(method, forwarded, ctx);
