@@ -112,3 +112,23 @@ t.test('a list gathered before an upstream changed, answered after a later one, 
   t.same(forwardedTo, ['u2'], 'a call of x goes where the latest list said');
   t.same(router.routes('tools')?.get('x'), { server: 'u2', original: 'x' });
 });
+
+t.test('a server removed or disabled while its list is out is not left degraded by that list failing as its actor stops', async (t) => {
+  let answerList: (answer: ListAnswer) => void = () => undefined;
+  const gone = fakeUpstream('gone', () => new Promise<ListAnswer>((resolve) => (answerList = resolve)));
+  let active = [gone];
+  const upstreams: UpstreamDirectory = { active: () => active, get: (name) => active.find((one) => one.name === name) };
+  const servers: ServerDirectory = { config: (name) => upstreams.get(name)?.config, all: () => active.map((one) => one.config) };
+  const gate = { version: 0, isEnabled: () => true, ownWords: () => undefined, observe: async () => undefined } as unknown as CapabilityGate;
+  const router = new Router(upstreams, gate, servers, 60_000);
+  const degraded: string[] = [];
+  router.on('degraded', (server) => void degraded.push(server));
+
+  const listing = router.list('tools');
+  active = [];
+  router.forgetServer('gone');
+  answerList({ ok: false, error: { code: 'UPSTREAM_UNAVAILABLE', message: 'actor stopped' } });
+  t.same(await listing, [], 'the list answers without it');
+  t.same(router.degradedServers(), [], 'it is not counted degraded');
+  t.same(degraded, [], 'nor announced so');
+});

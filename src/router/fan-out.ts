@@ -33,6 +33,8 @@ export class FanOut {
   private missed = new Map<string, Set<ListKind>>();
   /** Lists (server, kind) that missed their deadline and have not answered yet. */
   private late = new Set<string>();
+  /** Per server, how often it was forgotten: a list out across that says nothing of the server as it is now. */
+  private forgotten = new Map<string, number>();
 
   constructor(
     private readonly lists: UpstreamLists,
@@ -67,9 +69,12 @@ export class FanOut {
       timer = setTimeout(() => resolve(MISSED), Math.max(0, started + deadlineMs - performance.now()));
     });
     const asked = performance.now();
+    const forgotten = this.forgotten.get(upstream.name);
     const pending = this.lists.fetch(upstream, kind, false);
     const fetched = await Promise.race([pending, deadline]);
     clearTimeout(timer);
+    // Removed or disabled meanwhile (its actor stopping fails the list): not left out of anything, nor in the answer.
+    if (this.forgotten.get(upstream.name) !== forgotten) return null;
     if (fetched === MISSED) {
       this.events.deadlineMissed?.(upstream.name, kind);
       this.markMissed(upstream.name, kind, `no answer within ${deadlineMs} ms`);
@@ -118,5 +123,6 @@ export class FanOut {
   /** A server was removed or disabled: it is no longer left out of anything. */
   forget(server: string): void {
     this.missed.delete(server);
+    this.forgotten.set(server, (this.forgotten.get(server) ?? 0) + 1);
   }
 }
