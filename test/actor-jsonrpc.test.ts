@@ -35,9 +35,20 @@ t.test('SSE: events, multi-line data, comments, ids, CRLF and split chunks', asy
   t.same(parser.push('\n'), [{ event: 'message', data: 'split', id: '7' }]);
   t.same(parser.push('data: a\r'), [], 'a CR at the end of a chunk');
   t.same(parser.push('\n\r\n'), [{ event: 'message', data: 'a', id: '7' }], 'a CRLF split across chunks is one line end');
-  t.same(parser.push('event: ping\n\nretry: 500\ndata: r\n\n'), [{ event: 'message', data: 'r', id: '7', retry: 500 }], 'an event without data is not dispatched');
+  t.same(parser.push('event: ping\n\nretry: 500\ndata: r\n\n'), [{ event: 'message', data: 'r', id: '7' }], 'an event without data is not dispatched');
   t.same(parser.push('data\n\n'), [{ event: 'message', data: '', id: '7' }], 'a field with no colon has an empty value');
   t.same(parser.push('unknown: field\ndata:  two spaces\n\n'), [{ event: 'message', data: ' two spaces', id: '7' }], 'only one leading space is removed');
+});
+
+t.test('SSE: a retry: field is handed on as soon as its line is read, whether or not its event dispatches', async (t) => {
+  const retries: number[] = [];
+  const parser = new SseParser(undefined, (ms) => retries.push(ms));
+  t.same(parser.push('retry: 500\n'), [], 'no event yet');
+  t.same(retries, [500], 'the delay, before the event ends');
+  t.same(parser.push('\nretry: 70\n\nretry: soon\nretry: -1\n\n'), [], 'events without data are not dispatched');
+  t.same(retries, [500, 70], 'each valid retry:, in its own event; values that are not digits are ignored');
+  t.same(parser.push('retry: 9\ndata: x\n\n'), [{ event: 'message', data: 'x', id: undefined }], 'an event carries no retry: of its own');
+  t.same(retries, [500, 70, 9]);
 });
 
 t.test('SSE: a BOM at the start is skipped; two events in one chunk', async (t) => {

@@ -30,9 +30,10 @@ type OnGet = 'answer' | 'end' | 'fail';
 
 /**
  * A server whose tools/call stream primes (with an id unless `withId` is false) and closes; the answer waits for a
- * GET, unless `answerOnPost`: then the POST stream carries it (with an event id) before it closes.
+ * GET, unless `answerOnPost`: then the POST stream carries it (with an event id) before it closes. `priming`
+ * replaces the stream's first events.
  */
-async function upstream(withId: boolean, answerOnPost = false, onGet: OnGet = 'answer'): Promise<Upstream> {
+async function upstream(withId: boolean, answerOnPost = false, onGet: OnGet = 'answer', priming = `${withId ? 'id: p-1\n' : ''}retry: ${RETRY_MS}\ndata: \n\n`): Promise<Upstream> {
   let pending: unknown;
   const state: Upstream = { url: '', gets: [], closedAt: 0, close: async () => {} };
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
@@ -54,7 +55,7 @@ async function upstream(withId: boolean, answerOnPost = false, onGet: OnGet = 'a
       const message = JSON.parse(body) as { id?: unknown };
       pending = message.id;
       res.writeHead(200, { 'content-type': 'text/event-stream' });
-      res.write(`${withId ? 'id: p-1\n' : ''}retry: ${RETRY_MS}\ndata: \n\n`);
+      res.write(priming);
       if (answerOnPost) {
         res.write(`event: message\nid: p-2\ndata: ${JSON.stringify({ jsonrpc: '2.0', id: pending, result: { content: [{ type: 'text', text: 'direct' }] } })}\n\n`);
         pending = undefined;
@@ -87,6 +88,20 @@ t.test('a POST stream that ends before its answer is resumed with GET + Last-Eve
   t.equal(server.gets[0]!.lastEventId, 'p-1', 'with the last event id of the POST stream');
   t.ok(server.gets[0]!.at - server.closedAt >= RETRY_MS - 20, `no sooner than retry: (${Math.round(server.gets[0]!.at - server.closedAt)} ms)`);
   t.same(errors, [], 'the priming event (no data) is no error');
+});
+
+t.test('a retry: in an event of its own (no data) sets the delay at once: the resuming GET waits for it', async (t) => {
+  // Longer than the delay without retry:, so a retry: held back until a next event (which never comes) shows.
+  const retryMs = 1_600;
+  const server = await upstream(true, false, 'answer', `id: p-1\ndata: \n\nretry: ${retryMs}\n\n`);
+  t.teardown(server.close);
+  const transport = await createStreamableHttp(server.url, {});
+  t.teardown(() => transport.close());
+  const answer = answerOf(transport, retryMs + 5_000);
+  await transport.send({ jsonrpc: '2.0', id: 11, method: 'tools/call', params: { name: 'x', arguments: {} } });
+  t.match(await answer, { id: 11, result: { content: [{ text: 'resumed' }] } }, 'the answer came on the resumed stream');
+  t.equal(server.gets[0]?.lastEventId, 'p-1', 'the GET resumed from the priming event');
+  t.ok(server.gets[0]!.at - server.closedAt >= retryMs - 20, `no sooner than retry: (${Math.round(server.gets[0]!.at - server.closedAt)} ms)`);
 });
 
 /** The request's answer as delivered; `within` bounds how long the test waits for it. */

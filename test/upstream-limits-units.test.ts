@@ -91,8 +91,8 @@ t.test("SSE answers: a stream cut off at the budget gives its share back at once
   const stream = (): PassThrough & { complete: boolean } => Object.assign(new PassThrough(), { complete: false });
   const a = stream();
   const b = stream();
-  const readA = readSse(a as never, () => {}, () => {}, budget);
-  const readB = readSse(b as never, () => {}, () => {}, budget);
+  const readA = readSse(a as never, () => {}, () => {}, { budget });
+  const readB = readSse(b as never, () => {}, () => {}, { budget });
   // Both are in the middle of an event: A holds 60, B 30; B's next 20 would pass 100, so B is cut off.
   a.emit('data', `data: ${'a'.repeat(54)}`);
   b.emit('data', `data: ${'b'.repeat(24)}`);
@@ -110,7 +110,7 @@ t.test('SSE keep-alive comments hold nothing, so they take nothing from the answ
   const budget = new AnswerBudget(100);
   const stream = Object.assign(new PassThrough(), { complete: false });
   const events: string[] = [];
-  const read = readSse(stream as never, (event) => events.push(event.data), () => {}, budget);
+  const read = readSse(stream as never, (event) => events.push(event.data), () => {}, { budget });
   // Far more comment text than the budget, in chunks of one keep-alive each, CRLF and split line ends among them.
   for (let i = 0; i < 1_000; i++) stream.emit('data', [': ping\n\n', ':\r\n\r\n', ': ping\n', '\n'][i % 4]);
   stream.emit('data', 'data: {"answer":1}\n\n');

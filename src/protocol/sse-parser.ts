@@ -1,8 +1,10 @@
 // text/event-stream (the WHATWG "server-sent events" format) through eventsource-parser,
 // with what coffer adds around it: an event over the size cap is dropped and counted
 // and the stream goes on with the next event; a CR ending a chunk ends its line at
-// once; the last id carries over events; events come back per chunk; it says when
-// it holds nothing (between events), for the answer budget. Pure: no I/O.
+// once; the last id carries over events; a retry: is handed on as soon as it is
+// read (the spec sets the reconnection time then, whether or not its event
+// dispatches); events come back per chunk; it says when it holds nothing
+// (between events), for the answer budget. Pure: no I/O.
 import { createParser, type EventSourceParser } from 'eventsource-parser';
 import { MAX_MESSAGE_CHARS } from './message-limit.js';
 
@@ -13,8 +15,6 @@ export interface SseEvent {
   data: string;
   /** The last `id:` seen on the stream (it carries over events), or undefined. */
   id: string | undefined;
-  /** A `retry:` field with a valid integer, when one came since the previous event. */
-  retry?: number;
 }
 
 const CR = 13;
@@ -77,7 +77,6 @@ export class SseParser {
   /** A "\r" ended the previous chunk (fed as CRLF): a "\n" starting the next one belongs to it. */
   private pendingCr = false;
   private lastId: string | undefined;
-  private retry: number | undefined;
   /** The event being read grew past maxChars: its rest is skipped up to its blank line. */
   private skipper: BlankLineFinder | null = null;
   /** Events dropped for their size, so the transport can report them. */
@@ -90,7 +89,11 @@ export class SseParser {
    */
   betweenEvents = true;
 
-  constructor(private readonly maxChars = MAX_MESSAGE_CHARS) {
+  /** `onRetry`: each valid `retry:` value (milliseconds), when its line is read. */
+  constructor(
+    private readonly maxChars = MAX_MESSAGE_CHARS,
+    onRetry: (ms: number) => void = () => {},
+  ) {
     this.parser = createParser({
       // Counts the unfinished line and the event's data so far (joined, line feeds included): the library stops there and needs a reset.
       maxBufferSize: maxChars,
@@ -101,12 +104,9 @@ export class SseParser {
           this.dropped += 1;
           return;
         }
-        const event: SseEvent = { event: message.event ?? 'message', data: message.data, id: this.lastId };
-        if (this.retry !== undefined) event.retry = this.retry;
-        this.retry = undefined;
-        this.events.push(event);
+        this.events.push({ event: message.event ?? 'message', data: message.data, id: this.lastId });
       },
-      onRetry: (retry) => (this.retry = retry),
+      onRetry,
       onError: (error) => {
         if (error.type !== 'max-buffer-size-exceeded') return; // unknown fields and bad retry values are ignored
         this.dropped += 1;

@@ -91,15 +91,22 @@ export function errorText(res: Http1Response): Promise<string> {
   });
 }
 
+/** What else an SSE stream may say besides its events; `budget` is the actor's unless a test gives its own. */
+export interface SseOptions {
+  /** Each valid `retry:` (milliseconds), as soon as it is read. */
+  onRetry?: (ms: number) => void;
+  budget?: AnswerBudget;
+}
+
 /**
  * Reads an SSE body to its end: resolves when it ends cleanly, rejects when it
  * breaks off or when the event being read would take the actor's answers past
  * their budget (AnswerBudgetError; the response is destroyed). An event's
  * share is held until it has been delivered.
  */
-export function readSse(res: Http1Response, onEvent: (event: SseEvent) => void, onDropped: (error: Error) => void, budget = answers): Promise<void> {
+export function readSse(res: Http1Response, onEvent: (event: SseEvent) => void, onDropped: (error: Error) => void, { onRetry, budget = answers }: SseOptions = {}): Promise<void> {
   return new Promise((resolve, reject) => {
-    const parser = new SseParser();
+    const parser = new SseParser(MAX_MESSAGE_CHARS, onRetry);
     // Taken from the budget since the last event ended: the parser never holds more.
     let held = 0;
     /** `delivered`: events went out from these chars, alive until the next turn; otherwise they go back now. */

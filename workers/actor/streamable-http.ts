@@ -25,6 +25,8 @@ export class StreamableHttpTransport extends HttpTransportBase {
   private reconnectAttempts = 0;
   /** The server's last retry:, cut to what a timer holds (past it Node waits 1 ms instead, and warns in daemon.log). */
   private retryMs: number | undefined;
+  /** Takes the server's retry: on the streams it may ask coffer to reopen (a POST's, the GET stream) as soon as it is read. */
+  private readonly retryOption = { onRetry: (ms: number): void => void (this.retryMs = Math.min(ms, MAX_TIMER_MS)) };
   /** Requests whose answer is still coming (or not yet begun), by JSON-RPC id. */
   private readonly answering = new Map<JsonRpcId, Http1Request>();
   /** Requests whose answer a GET is to resume: abandon() takes one out, and its resumption stops. */
@@ -103,7 +105,7 @@ export class StreamableHttpTransport extends HttpTransportBase {
         this.resumableEvent(event, id, seen);
         // The upstream should end the stream now; one that keeps it open would hold a socket per call.
         if (!answered && seen.answered) this.letGo(request!);
-      }, (error) => this.report(error)).then(() => {
+      }, (error) => this.report(error), this.retryOption).then(() => {
         if (seen.answered || cutOff()) return;
         if (seen.lastId === undefined) return this.lost(id, 'it gave no event id to resume the stream from');
         this.resuming.add(id);
@@ -196,7 +198,6 @@ export class StreamableHttpTransport extends HttpTransportBase {
   }
 
   private sseEvent(event: SseEvent, related?: JsonRpcId, keep?: (message: JsonRpcMessage) => boolean): void {
-    if (event.retry !== undefined) this.retryMs = Math.min(event.retry, MAX_TIMER_MS);
     // An event without data (a priming event: an id and a retry only) carries no message.
     if (event.event === 'message' && event.data !== '') this.deliverText(event.data, related, keep);
   }
@@ -255,7 +256,7 @@ export class StreamableHttpTransport extends HttpTransportBase {
             if (!seen.answered) return;
             this.resuming.delete(id);
             res.destroy();
-          }, (error) => this.report(error));
+          }, (error) => this.report(error), this.retryOption);
         })
         .then(
           () => !seen.answered && this.resume(id, seen.lastId ?? lastEventId, attempt + 1),
@@ -293,7 +294,7 @@ export class StreamableHttpTransport extends HttpTransportBase {
           throw new Error(`Failed to open SSE stream: HTTP ${status}`);
         }
         this.reconnectAttempts = 0;
-        await readSse(res, (event) => this.sseEvent(event), (error) => this.report(error));
+        await readSse(res, (event) => this.sseEvent(event), (error) => this.report(error), this.retryOption);
         throw new Error('SSE stream disconnected');
       })
       .catch((error: unknown) => {
