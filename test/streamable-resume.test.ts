@@ -2,10 +2,11 @@
 // stream that ends after a priming event (an id and a retry, no data) and
 // before its answer is resumed with a GET carrying Last-Event-ID, no sooner
 // than the server's retry delay (SEP-1699; the conformance suite's client
-// scenario sse-retry). A stream without an event id is not resumed, and its
-// request fails at once; so does one whose resumptions all fail, and one
-// answered with a JSON body that does not carry its answer; a request
-// cancelled while its resumption waits is not resumed. A GET stream's retry:
+// scenario sse-retry). A stream without an event id, or with one that cannot
+// go back unchanged as a header, is not resumed, and its request fails at
+// once; so does one whose resumptions all fail, and one answered with a JSON
+// body that does not carry its answer; a request cancelled while its
+// resumption waits is not resumed. A GET stream's retry:
 // never reopens it faster than the backoff. An answer's media type is read
 // as RFC 9110 has it: whatever its case, without its parameters; a compressed
 // one, never asked for, fails its request at once.
@@ -127,6 +128,30 @@ t.test('a POST stream without an event id is not resumed: its request fails at o
   t.match(await answer, { id: 6, error: { ...LOST, message: /before answering, and it gave no event id/ } }, 'an error answer, before the retry delay has passed');
   await new Promise((resolve) => setTimeout(resolve, RETRY_MS + 300));
   t.equal(server.gets.length, 0, 'no GET');
+});
+
+t.test('a POST stream whose last event id cannot be sent back unchanged as Last-Event-ID is not resumed: its request fails at once, saying why', async (t) => {
+  const ids: Record<string, [string, RegExp]> = {
+    'a control character': ['p\u0001-1', /cannot be sent back as Last-Event-ID: it holds characters/],
+    'a character past Latin-1': ['p-\u20ac', /cannot be sent back as Last-Event-ID: it holds characters/],
+    'a Latin-1 letter (a header carries its UTF-8 bytes, which a server reads as two Latin-1 ones)': ['p-\u00e9', /cannot be sent back as Last-Event-ID: it holds characters/],
+    'a space at its end (a server trims it)': ['p-1 ', /cannot be sent back as Last-Event-ID: it holds characters/],
+    '20,000 characters': ['p'.repeat(20_000), /cannot be sent back as Last-Event-ID: it is 20000 characters long, past the 1024/],
+    'an empty id after a good one (the spec: it clears the last event id)': ['', /before answering, and it gave no event id/],
+  };
+  let id = 30;
+  for (const [name, [eventId, message]] of Object.entries(ids)) {
+    const server = await upstream(true, false, 'answer', `id: p-0\ndata: \n\nid: ${eventId}\nretry: ${RETRY_MS}\ndata: \n\n`);
+    const transport = await createStreamableHttp(server.url, {});
+    transport.onerror = () => {};
+    const answer = answerOf(transport, RETRY_MS);
+    await transport.send({ jsonrpc: '2.0', id: ++id, method: 'tools/call', params: { name: 'x', arguments: {} } });
+    t.match(await answer, { id, error: { ...LOST, message } }, `${name}: an error answer, before the retry delay has passed`);
+    await new Promise((resolve) => setTimeout(resolve, RETRY_MS + 300));
+    t.equal(server.gets.length, 0, `${name}: no GET`);
+    await transport.close();
+    await server.close();
+  }
 });
 
 t.test('resumed streams that all end without the answer: three GETs, then the request fails', async (t) => {

@@ -11,6 +11,7 @@ import { AnswerBudgetError, asError, errorText, isRequest, mediaType, readSse, r
 import { HttpTransportBase, parts } from './http-base.js';
 import { answerError, invalidResponse } from './inbound.js';
 import { sanitiseText } from '../../src/protocol/untrusted-text.js';
+import { resumePoint } from './last-event-id.js';
 
 const RECONNECT_INITIAL_MS = 1_000;
 const RECONNECT_MAX_MS = 30_000;
@@ -98,7 +99,7 @@ export class StreamableHttpTransport extends HttpTransportBase {
     const type = mediaType(res);
     if (type === 'text/event-stream') {
       // The answer (and any notifications before it) arrives on this stream; it is read in the background.
-      // A stream that ends before the answer, having given an event id, is resumed with a GET (SEP-1699).
+      // A stream that ends before the answer, having given an event id that can be sent back, is resumed with a GET (SEP-1699).
       const seen = { lastId: undefined as string | undefined, answered: false };
       readSse(res, (event) => {
         const answered = seen.answered;
@@ -107,7 +108,6 @@ export class StreamableHttpTransport extends HttpTransportBase {
         if (!answered && seen.answered) this.letGo(request!);
       }, (error) => this.report(error), this.retryOption).then(() => {
         if (seen.answered || cutOff()) return;
-        if (seen.lastId === undefined) return this.lost(id, 'it gave no event id to resume the stream from');
         this.resuming.add(id);
         this.resume(id, seen.lastId, 0);
       }).catch((error: unknown) => {
@@ -225,18 +225,21 @@ export class StreamableHttpTransport extends HttpTransportBase {
    * `retry:` delay, a GET with Last-Event-ID resumes it (the answer may come on
    * that stream); a resumed stream that ends unanswered is resumed again, at most
    * RESUME_MAX_ATTEMPTS times, and then the request fails. A cancel (abandon)
-   * cuts the resumed stream too, or stops the resumption before its GET.
+   * cuts the resumed stream too, or stops the resumption before its GET. A
+   * stream without an id that can be sent back fails the request at once.
    */
-  private resume(id: JsonRpcId, lastEventId: string, attempt: number): void {
+  private resume(id: JsonRpcId, lastEventId: string | undefined, attempt: number): void {
     if (this.closed || !this.resuming.has(id)) return;
+    const point = resumePoint(lastEventId);
+    if ('why' in point) return this.lost(id, point.why);
     if (attempt >= RESUME_MAX_ATTEMPTS) return this.lost(id, `${RESUME_MAX_ATTEMPTS} GETs with Last-Event-ID did not bring the answer`);
     const timer = setTimeout(() => {
       if (this.closed || !this.resuming.has(id)) return;
       const headers = this.commonHeaders();
       headers.accept = 'text/event-stream';
-      headers['last-event-id'] = lastEventId;
+      headers['last-event-id'] = point.id;
       let request: Http1Request | undefined;
-      const seen = { lastId: lastEventId as string | undefined, answered: false };
+      const seen = { lastId: lastEventId, answered: false };
       this.exchange('GET', this.url, headers, {
         onRequest: (req) => {
           request = req;
@@ -259,11 +262,11 @@ export class StreamableHttpTransport extends HttpTransportBase {
           }, (error) => this.report(error), this.retryOption);
         })
         .then(
-          () => !seen.answered && this.resume(id, seen.lastId ?? lastEventId, attempt + 1),
+          () => !seen.answered && this.resume(id, seen.lastId, attempt + 1),
           (error: unknown) => {
             if (seen.answered || this.closed || (request !== undefined && this.cutOff.has(request))) return;
             this.report(asError(error));
-            this.resume(id, seen.lastId ?? lastEventId, attempt + 1);
+            this.resume(id, seen.lastId, attempt + 1);
           },
         );
     }, this.retryMs ?? RECONNECT_INITIAL_MS);
