@@ -72,10 +72,11 @@ t.test('SSE: two CRs ending a chunk are a line end and a blank line at once', as
   t.same(parser.push('\ndata: b\n\n').map((event) => event.data), ['b'], 'the LF after the last CR belongs to it');
 });
 
-t.test('SSE: between events only once a blank line ends the text, split line ends and a skipped event included', async (t) => {
+t.test('SSE: between events only once a blank line ends the text (comment lines after it aside), split line ends and a skipped event included', async (t) => {
   const parser = new SseParser(16);
   const between = (chunk: string): boolean => (parser.push(chunk), parser.betweenEvents);
-  t.same(['data: a', '\n', '\n', ': ping\r', '\n\r', '\n', ':\n\n', 'data: b\r\n\r\n'].map(between), [false, false, true, false, true, true, true, true]);
+  t.same(['data: a', '\n', '\n', ': ping\r', '\n\r', '\n', ':\n\n', 'data: b\r\n\r\n'].map(between), [false, false, true, true, true, true, true, true]);
+  t.same([': pi', 'ng\n', 'data: c\n', ': ping\n', '\n'].map(between), [false, true, false, false, true], 'a comment line holds nothing, but does not end an event');
   t.same(['data: 0123456789abcdefghij', '\n', 'x\n\n'].map(between), [false, false, true], 'an event dropped for its size: between events once its blank line came');
   t.same(['id: 1\nretry: 5', '\n\n'].map(between), [false, true]);
 });

@@ -121,3 +121,20 @@ t.test('SSE keep-alive comments hold nothing, so they take nothing from the answ
   await new Promise((resolve) => setImmediate(resolve));
   t.ok(budget.take(100), 'the whole budget is free again');
 });
+
+t.test('SSE keep-alives that are one comment line each (no blank line after them) hold nothing either, on a stream that is between events', async (t) => {
+  const budget = new AnswerBudget(100);
+  const stream = Object.assign(new PassThrough(), { complete: false });
+  const events: string[] = [];
+  const read = readSse(stream as never, (event) => events.push(event.data), () => {}, { budget });
+  stream.emit('data', 'data: {"first":1}\n\n');
+  // Far more comment text than the budget; CR, CRLF split across chunks, and a comment line itself split among them.
+  for (let i = 0; i < 1_000; i++) stream.emit('data', [': ping\n', ':\r', '\n', ': pi', 'ng\r\n'][i % 5]);
+  stream.emit('data', 'data: {"answer":1}\n\n');
+  stream.complete = true;
+  stream.end();
+  await t.resolves(read, 'not cut off for its keep-alives');
+  t.same(events, ['{"first":1}', '{"answer":1}'], 'both events delivered');
+  await new Promise((resolve) => setImmediate(resolve));
+  t.ok(budget.take(100), 'the whole budget is free again');
+});

@@ -4,7 +4,7 @@
 // once; the last id carries over events; a retry: is handed on as soon as it is
 // read (the spec sets the reconnection time then, whether or not its event
 // dispatches); events come back per chunk; it says when it holds nothing
-// (between events), for the answer budget. Pure: no I/O.
+// (between events, keep-alive comments aside), for the answer budget. Pure: no I/O.
 import { createParser, type EventSourceParser } from 'eventsource-parser';
 import { MAX_MESSAGE_CHARS } from './message-limit.js';
 
@@ -56,18 +56,49 @@ class BlankLineFinder {
   }
 }
 
+const COLON = 58;
+const LINE_END = /[\r\n]/g;
+
 /**
- * Whether `text` ends with a blank line (its last line end follows another, or
- * the start of `text` when `afterLineEnd`): the parser is then between events.
+ * Follows the lines of the text fed to the parser (CRLF whole) to tell when it
+ * holds nothing: no unfinished line, and no field read since the last blank
+ * line. A comment line (a keep-alive) holds nothing, with or without a blank
+ * line after it.
  */
-function endsWithBlankLine(text: string, afterLineEnd: boolean): boolean {
-  let end = text.length;
-  const last = text.charCodeAt(end - 1);
-  if (last !== CR && last !== LF) return false;
-  end -= last === LF && text.charCodeAt(end - 2) === CR ? 2 : 1;
-  if (end === 0) return afterLineEnd;
-  const before = text.charCodeAt(end - 1);
-  return before === CR || before === LF;
+class HoldTracker {
+  private atLineStart = true;
+  /** A field line came since the last blank line: the parser holds (or may hold) an event. */
+  private inEvent = false;
+
+  get holdsNothing(): boolean {
+    return this.atLineStart && !this.inEvent;
+  }
+
+  reset(): void {
+    this.atLineStart = true;
+    this.inEvent = false;
+  }
+
+  feed(text: string): void {
+    let i = 0;
+    while (i < text.length) {
+      if (this.atLineStart) {
+        const code = text.charCodeAt(i);
+        if (code === CR || code === LF) {
+          this.inEvent = false;
+          i += code === CR && text.charCodeAt(i + 1) === LF ? 2 : 1;
+          continue;
+        }
+        this.atLineStart = false;
+        if (code !== COLON) this.inEvent = true;
+      }
+      LINE_END.lastIndex = i;
+      if (!LINE_END.exec(text)) return;
+      const end = LINE_END.lastIndex - 1;
+      i = end + (text.charCodeAt(end) === CR && text.charCodeAt(end + 1) === LF ? 2 : 1);
+      this.atLineStart = true;
+    }
+  }
 }
 
 export class SseParser {
@@ -81,13 +112,7 @@ export class SseParser {
   private skipper: BlankLineFinder | null = null;
   /** Events dropped for their size, so the transport can report them. */
   dropped = 0;
-  /** The text so far ended with a line end. */
-  private afterLineEnd = true;
-  /**
-   * The text so far ended with a blank line: the parser holds no partial line and
-   * no event (comments, such as keep-alives, are dropped as they are read).
-   */
-  betweenEvents = true;
+  private readonly lines = new HoldTracker();
 
   /** `onRetry`: each valid `retry:` value (milliseconds), when its line is read. */
   constructor(
@@ -115,6 +140,14 @@ export class SseParser {
     });
   }
 
+  /**
+   * The parser holds no partial line and no event: the text so far ended with a
+   * blank line, or with comment lines (keep-alives) after one.
+   */
+  get betweenEvents(): boolean {
+    return this.lines.holdsNothing;
+  }
+
   /** The rest of a dropped event is being skipped: nothing is buffered. */
   get skipping(): boolean {
     return this.skipper !== null;
@@ -137,14 +170,9 @@ export class SseParser {
       this.skipper = null;
       this.parser.reset();
       text = text.slice(end);
-      this.afterLineEnd = true;
-      this.betweenEvents = true;
+      this.lines.reset();
     }
-    if (text.length > 0) {
-      this.betweenEvents = endsWithBlankLine(text, this.afterLineEnd);
-      const last = text.charCodeAt(text.length - 1);
-      this.afterLineEnd = last === CR || last === LF;
-    }
+    this.lines.feed(text);
     this.parser.feed(text);
     this.skipFrom(text);
     const events = this.events;
