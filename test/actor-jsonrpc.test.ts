@@ -26,29 +26,45 @@ class FakeTransport implements MessageTransport {
 }
 
 t.test('SSE: events, multi-line data, comments, ids, CRLF and split chunks', async (t) => {
-  const parser = new SseParser();
-  t.same(parser.push(': comment\n\nevent: endpoint\ndata: /messages?s=1\n\n'), [{ event: 'endpoint', data: '/messages?s=1', id: undefined }]);
-  t.same(parser.push('id: 7\ndata: {"a":\ndata:1}\n\n'), [{ event: 'message', data: '{"a":\n1}', id: '7' }], 'data lines join with \\n; no space after the colon is fine');
-  t.same(parser.push('data: x\r\n\r\n'), [{ event: 'message', data: 'x', id: '7' }], 'CRLF; the last id carries over');
+  const ids: (string | undefined)[] = [];
+  const parser = new SseParser(undefined, { onLastEventId: (id) => ids.push(id) });
+  t.same(parser.push(': comment\n\nevent: endpoint\ndata: /messages?s=1\n\n'), [{ event: 'endpoint', data: '/messages?s=1' }]);
+  t.same(parser.push('id: 7\ndata: {"a":\ndata:1}\n\n'), [{ event: 'message', data: '{"a":\n1}' }], 'data lines join with \\n; no space after the colon is fine');
+  t.same(ids, ['7'], 'the id is the last event id');
+  t.same(parser.push('data: x\r\n\r\n'), [{ event: 'message', data: 'x' }], 'CRLF');
   t.same(parser.push('data: sp'), [], 'an incomplete line waits');
   t.same(parser.push('lit\n'), [], 'a line waits for its blank line');
-  t.same(parser.push('\n'), [{ event: 'message', data: 'split', id: '7' }]);
+  t.same(parser.push('\n'), [{ event: 'message', data: 'split' }]);
   t.same(parser.push('data: a\r'), [], 'a CR at the end of a chunk');
-  t.same(parser.push('\n\r\n'), [{ event: 'message', data: 'a', id: '7' }], 'a CRLF split across chunks is one line end');
-  t.same(parser.push('event: ping\n\nretry: 500\ndata: r\n\n'), [{ event: 'message', data: 'r', id: '7' }], 'an event without data is not dispatched');
-  t.same(parser.push('data\n\n'), [{ event: 'message', data: '', id: '7' }], 'a field with no colon has an empty value');
-  t.same(parser.push('unknown: field\ndata:  two spaces\n\n'), [{ event: 'message', data: ' two spaces', id: '7' }], 'only one leading space is removed');
+  t.same(parser.push('\n\r\n'), [{ event: 'message', data: 'a' }], 'a CRLF split across chunks is one line end');
+  t.same(parser.push('event: ping\n\nretry: 500\ndata: r\n\n'), [{ event: 'message', data: 'r' }], 'an event without data is not dispatched');
+  t.same(parser.push('data\n\n'), [{ event: 'message', data: '' }], 'a field with no colon has an empty value');
+  t.same(parser.push('unknown: field\ndata:  two spaces\n\n'), [{ event: 'message', data: ' two spaces' }], 'only one leading space is removed');
+  t.same(ids, ['7'], 'the last id carries over events without one');
 });
 
 t.test('SSE: a retry: field is handed on as soon as its line is read, whether or not its event dispatches', async (t) => {
   const retries: number[] = [];
-  const parser = new SseParser(undefined, (ms) => retries.push(ms));
+  const parser = new SseParser(undefined, { onRetry: (ms) => retries.push(ms) });
   t.same(parser.push('retry: 500\n'), [], 'no event yet');
   t.same(retries, [500], 'the delay, before the event ends');
   t.same(parser.push('\nretry: 70\n\nretry: soon\nretry: -1\n\n'), [], 'events without data are not dispatched');
   t.same(retries, [500, 70], 'each valid retry:, in its own event; values that are not digits are ignored');
-  t.same(parser.push('retry: 9\ndata: x\n\n'), [{ event: 'message', data: 'x', id: undefined }], 'an event carries no retry: of its own');
+  t.same(parser.push('retry: 9\ndata: x\n\n'), [{ event: 'message', data: 'x' }], 'an event carries no retry: of its own');
   t.same(retries, [500, 70, 9]);
+});
+
+t.test('SSE: an id in an event without data still becomes the last event id, as the WHATWG parser has it', async (t) => {
+  const ids: (string | undefined)[] = [];
+  const parser = new SseParser(undefined, { onLastEventId: (id) => ids.push(id) });
+  t.same(parser.push('id: 1\n'), [], 'not before its blank line');
+  t.same(ids, []);
+  t.same(parser.push('\n'), [], 'not dispatched');
+  t.same(ids, ['1'], 'but its id is the last event id');
+  t.same(parser.push('data: a\n\nid: 2\nevent: x\n\nid\n\ndata: b\n\n').map((event) => event.data), ['a', 'b']);
+  t.same(ids, ['1', '2', ''], 'an id field without a value clears it');
+  t.same(parser.push('id: 3\u0000\n\ndata: c\n\nid: 4\ndata: d'), [{ event: 'message', data: 'c' }]);
+  t.same(ids, ['1', '2', ''], 'an id with NUL is ignored; one in an event the stream has not ended is not taken');
 });
 
 t.test('SSE: a BOM at the start is skipped; two events in one chunk', async (t) => {

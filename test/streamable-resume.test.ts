@@ -13,7 +13,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { gzipSync } from 'node:zlib';
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { createStreamableHttp } from '../workers/actor/streamable-http.js';
 import type { JsonRpcMessage } from '../workers/actor/jsonrpc-session.js';
 
@@ -91,18 +91,29 @@ t.test('a POST stream that ends before its answer is resumed with GET + Last-Eve
   t.same(errors, [], 'the priming event (no data) is no error');
 });
 
-t.test('a retry: in an event of its own (no data) sets the delay at once: the resuming GET waits for it', async (t) => {
-  // Longer than the delay without retry:, so a retry: held back until a next event (which never comes) shows.
-  const retryMs = 1_600;
-  const server = await upstream(true, false, 'answer', `id: p-1\ndata: \n\nretry: ${retryMs}\n\n`);
+/** Calls through a server whose POST stream opens with `priming` and ends; checks the answer came on the resumed stream. */
+async function resumedAfter(t: Test, priming: string, id: number, within: number): Promise<Upstream> {
+  const server = await upstream(true, false, 'answer', priming);
   t.teardown(server.close);
   const transport = await createStreamableHttp(server.url, {});
   t.teardown(() => transport.close());
-  const answer = answerOf(transport, retryMs + 5_000);
-  await transport.send({ jsonrpc: '2.0', id: 11, method: 'tools/call', params: { name: 'x', arguments: {} } });
-  t.match(await answer, { id: 11, result: { content: [{ text: 'resumed' }] } }, 'the answer came on the resumed stream');
+  const answer = answerOf(transport, within);
+  await transport.send({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'x', arguments: {} } });
+  t.match(await answer, { id, result: { content: [{ text: 'resumed' }] } }, 'the answer came on the resumed stream');
+  return server;
+}
+
+t.test('a retry: in an event of its own (no data) sets the delay at once: the resuming GET waits for it', async (t) => {
+  // Longer than the delay without retry:, so a retry: held back until a next event (which never comes) shows.
+  const retryMs = 1_600;
+  const server = await resumedAfter(t, `id: p-1\ndata: \n\nretry: ${retryMs}\n\n`, 11, retryMs + 5_000);
   t.equal(server.gets[0]?.lastEventId, 'p-1', 'the GET resumed from the priming event');
   t.ok(server.gets[0]!.at - server.closedAt >= retryMs - 20, `no sooner than retry: (${Math.round(server.gets[0]!.at - server.closedAt)} ms)`);
+});
+
+t.test('an event id in an event without data (an id-only priming event) is the last event id all the same: the stream is resumed from it', async (t) => {
+  const server = await resumedAfter(t, `id: p-1\nretry: ${RETRY_MS}\n\n`, 12, RETRY_MS + 5_000);
+  t.equal(server.gets[0]?.lastEventId, 'p-1', 'the GET carried the id of the event without data');
 });
 
 /** The request's answer as delivered; `within` bounds how long the test waits for it. */

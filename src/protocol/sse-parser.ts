@@ -1,11 +1,13 @@
-// text/event-stream (the WHATWG "server-sent events" format) through eventsource-parser,
-// with what coffer adds around it: an event over the size cap is dropped and counted
-// and the stream goes on with the next event; a CR ending a chunk ends its line at
-// once; the last id carries over events; a retry: is handed on as soon as it is
-// read (the spec sets the reconnection time then, whether or not its event
-// dispatches); events come back per chunk; it says when it holds nothing
-// (between events, keep-alive comments aside), for the answer budget. Pure: no I/O.
-import { createParser, type EventSourceParser } from 'eventsource-parser';
+// text/event-stream, as the WHATWG "server-sent events" parser reads it: lines
+// end with CRLF, LF or CR (a CR ending a chunk ends its line at once), a
+// leading BOM is skipped, a line without a colon is a field with an empty
+// value, comments are dropped as they are read. The last event id is taken at
+// each blank line, whether or not its event has data, and a retry: as soon as
+// it is read: both are handed on as they change, for the stream's reconnection. Around that, coffer's cap: an
+// event whose unfinished line and data pass it is dropped and counted, and the
+// stream goes on with the next event. Events come back per chunk; it says when
+// it holds nothing (between events, keep-alive comments aside), for the answer
+// budget. Pure: no I/O.
 import { MAX_MESSAGE_CHARS } from './message-limit.js';
 
 export interface SseEvent {
@@ -13,131 +15,55 @@ export interface SseEvent {
   event: string;
   /** The `data:` lines joined with "\n". */
   data: string;
-  /** The last `id:` seen on the stream (it carries over events), or undefined. */
-  id: string | undefined;
+}
+
+/** What the stream says about reconnecting to it. */
+export interface SseHooks {
+  /** Each valid `retry:` value (milliseconds), when its line is read. */
+  onRetry?: (ms: number) => void;
+  /** The stream's last event id, each time a blank line changes it (empty: an `id:` without a value cleared it). */
+  onLastEventId?: (id: string) => void;
 }
 
 const CR = 13;
 const LF = 10;
-
-/**
- * Where the skipped rest of an oversized event ends: after its blank line (two line
- * ends in a row, CRLF counting as one), which may be split across chunks.
- */
-class BlankLineFinder {
-  private atLineStart = false;
-  private afterCr = false;
-
-  /** Starts where a chunk stopped: its last character may have ended a line. */
-  restart(previousChunk: string): void {
-    const last = previousChunk.charCodeAt(previousChunk.length - 1);
-    this.atLineStart = last === CR || last === LF;
-    this.afterCr = last === CR;
-  }
-
-  /** The index just past the blank line in `chunk`, or -1 when it is not there yet. */
-  find(chunk: string): number {
-    for (let i = 0; i < chunk.length; i++) {
-      const code = chunk.charCodeAt(i);
-      if (code === LF && this.afterCr) {
-        this.afterCr = false;
-        continue;
-      }
-      if (code === CR || code === LF) {
-        if (this.atLineStart) return i + 1;
-        this.atLineStart = true;
-        this.afterCr = code === CR;
-      } else {
-        this.atLineStart = false;
-        this.afterCr = false;
-      }
-    }
-    return -1;
-  }
-}
-
 const COLON = 58;
+const SPACE = 32;
 const LINE_END = /[\r\n]/g;
-
-/**
- * Follows the lines of the text fed to the parser (CRLF whole) to tell when it
- * holds nothing: no unfinished line, and no field read since the last blank
- * line. A comment line (a keep-alive) holds nothing, with or without a blank
- * line after it.
- */
-class HoldTracker {
-  private atLineStart = true;
-  /** A field line came since the last blank line: the parser holds (or may hold) an event. */
-  private inEvent = false;
-
-  get holdsNothing(): boolean {
-    return this.atLineStart && !this.inEvent;
-  }
-
-  reset(): void {
-    this.atLineStart = true;
-    this.inEvent = false;
-  }
-
-  feed(text: string): void {
-    let i = 0;
-    while (i < text.length) {
-      if (this.atLineStart) {
-        const code = text.charCodeAt(i);
-        if (code === CR || code === LF) {
-          this.inEvent = false;
-          i += code === CR && text.charCodeAt(i + 1) === LF ? 2 : 1;
-          continue;
-        }
-        this.atLineStart = false;
-        if (code !== COLON) this.inEvent = true;
-      }
-      LINE_END.lastIndex = i;
-      if (!LINE_END.exec(text)) return;
-      const end = LINE_END.lastIndex - 1;
-      i = end + (text.charCodeAt(end) === CR && text.charCodeAt(end + 1) === LF ? 2 : 1);
-      this.atLineStart = true;
-    }
-  }
-}
+const DIGITS = /^\d+$/;
 
 export class SseParser {
-  private readonly parser: EventSourceParser;
   private events: SseEvent[] = [];
   private started = false;
   /** A "\r" ended the previous chunk (fed as CRLF): a "\n" starting the next one belongs to it. */
   private pendingCr = false;
+  /** The unfinished line's pieces, and their length. */
+  private partial: string[] = [];
+  private partialChars = 0;
+  /** The next character starts a line. */
+  private atLineStart = true;
+  /** A field came since the last blank line: the parser holds (or may hold) an event. */
+  private inEvent = false;
+  private data: string[] = [];
+  /** The data lines' length joined, line feeds included. */
+  private dataChars = 0;
+  private eventType = '';
+  /** The last `id:` field read; it becomes the last event id at the next blank line. */
+  private idBuffer: string | undefined;
   private lastId: string | undefined;
   /** The event being read grew past maxChars: its rest is skipped up to its blank line. */
-  private skipper: BlankLineFinder | null = null;
+  private skip = false;
   /** Events dropped for their size, so the transport can report them. */
   dropped = 0;
-  private readonly lines = new HoldTracker();
 
-  /** `onRetry`: each valid `retry:` value (milliseconds), when its line is read. */
   constructor(
     private readonly maxChars = MAX_MESSAGE_CHARS,
-    onRetry: (ms: number) => void = () => {},
-  ) {
-    this.parser = createParser({
-      // Counts the unfinished line and the event's data so far (joined, line feeds included): the library stops there and needs a reset.
-      maxBufferSize: maxChars,
-      onEvent: (message) => {
-        if (message.id !== undefined) this.lastId = message.id;
-        // A whole event inside one chunk is never buffered, so the cap is checked here too.
-        if (message.data.length > this.maxChars) {
-          this.dropped += 1;
-          return;
-        }
-        this.events.push({ event: message.event ?? 'message', data: message.data, id: this.lastId });
-      },
-      onRetry,
-      onError: (error) => {
-        if (error.type !== 'max-buffer-size-exceeded') return; // unknown fields and bad retry values are ignored
-        this.dropped += 1;
-        this.skipper = new BlankLineFinder();
-      },
-    });
+    private readonly hooks: SseHooks = {},
+  ) {}
+
+  /** The rest of a dropped event is being skipped: nothing is buffered. */
+  get skipping(): boolean {
+    return this.skip;
   }
 
   /**
@@ -145,12 +71,7 @@ export class SseParser {
    * blank line, or with comment lines (keep-alives) after one.
    */
   get betweenEvents(): boolean {
-    return this.lines.holdsNothing;
-  }
-
-  /** The rest of a dropped event is being skipped: nothing is buffered. */
-  get skipping(): boolean {
-    return this.skipper !== null;
+    return !this.skip && this.atLineStart && !this.inEvent;
   }
 
   /** Parses one chunk of text; returns the events it completed (possibly none). */
@@ -162,26 +83,97 @@ export class SseParser {
     }
     if (this.pendingCr && chunk.charCodeAt(0) === LF) chunk = chunk.slice(1);
     this.pendingCr = chunk.charCodeAt(chunk.length - 1) === CR;
-    // The library would wait for the next chunk to tell CR from CRLF: given as CRLF, the line ends now.
-    let text = this.pendingCr ? `${chunk}\n` : chunk;
-    if (this.skipper) {
-      const end = this.skipper.find(text);
-      if (end === -1) return [];
-      this.skipper = null;
-      this.parser.reset();
-      text = text.slice(end);
-      this.lines.reset();
+    let i = 0;
+    while (i < chunk.length) {
+      LINE_END.lastIndex = i;
+      const found = LINE_END.exec(chunk);
+      if (!found) {
+        this.keepPartial(chunk.slice(i));
+        break;
+      }
+      const end = found.index;
+      if (this.skip) this.skipLine(end === i);
+      else this.line(this.partial.length === 0 ? chunk.slice(i, end) : this.takePartial(chunk.slice(i, end)));
+      i = end + (chunk.charCodeAt(end) === CR && chunk.charCodeAt(end + 1) === LF ? 2 : 1);
+      this.atLineStart = true;
     }
-    this.lines.feed(text);
-    this.parser.feed(text);
-    this.skipFrom(text);
     const events = this.events;
     this.events = [];
     return events;
   }
 
-  /** An overflow stops the library mid-event: skipping starts where the chunk it came in stopped. */
-  private skipFrom(chunk: string): void {
-    this.skipper?.restart(chunk);
+  /** A line of a dropped event: its blank line ends the skip. */
+  private skipLine(empty: boolean): void {
+    if (!(empty && this.atLineStart)) return;
+    this.skip = false;
+    this.inEvent = false;
+  }
+
+  private keepPartial(piece: string): void {
+    this.atLineStart = false;
+    if (this.skip) return;
+    if (this.partial.length === 0 && piece.charCodeAt(0) !== COLON) this.inEvent = true;
+    this.partial.push(piece);
+    this.partialChars += piece.length;
+    if (this.partialChars + this.dataChars > this.maxChars) this.drop();
+  }
+
+  private takePartial(rest: string): string {
+    this.partial.push(rest);
+    const line = this.partial.join('');
+    this.partial = [];
+    this.partialChars = 0;
+    return line;
+  }
+
+  private line(line: string): void {
+    if (line.length === 0) return this.dispatch();
+    if (line.charCodeAt(0) === COLON) return;
+    this.inEvent = true;
+    const colon = line.indexOf(':');
+    const field = colon === -1 ? line : line.slice(0, colon);
+    const value = colon === -1 ? '' : line.slice(line.charCodeAt(colon + 1) === SPACE ? colon + 2 : colon + 1);
+    switch (field) {
+      case 'data':
+        this.dataChars += (this.data.length > 0 ? 1 : 0) + value.length;
+        this.data.push(value);
+        if (this.dataChars > this.maxChars) this.drop();
+        break;
+      case 'event':
+        this.eventType = value;
+        break;
+      case 'id':
+        if (!value.includes('\0')) this.idBuffer = value;
+        break;
+      case 'retry':
+        if (DIGITS.test(value)) this.hooks.onRetry?.(Number(value));
+        break;
+      default: // unknown fields are ignored
+    }
+  }
+
+  private dispatch(): void {
+    if (this.idBuffer !== undefined && this.idBuffer !== this.lastId) {
+      this.lastId = this.idBuffer;
+      this.hooks.onLastEventId?.(this.lastId);
+    }
+    if (this.data.length > 0) this.events.push({ event: this.eventType || 'message', data: this.data.join('\n') });
+    this.resetEvent();
+  }
+
+  /** The event passed the cap: what it holds goes, and its rest is skipped. */
+  private drop(): void {
+    this.dropped += 1;
+    this.skip = true;
+    this.partial = [];
+    this.partialChars = 0;
+    this.resetEvent();
+  }
+
+  private resetEvent(): void {
+    this.data = [];
+    this.dataChars = 0;
+    this.eventType = '';
+    this.inEvent = false;
   }
 }

@@ -10,7 +10,7 @@ import { AnswerBudget, MAX_ANSWER_CHARS_IN_FLIGHT, MessageTooLargeError } from '
 import { mediaTypeEssence } from '@modelcontextprotocol/sdk/shared/mediaType.js';
 import { RpcError } from './jsonrpc-session.js';
 import { JSONRPC } from '../../src/protocol/errors.js';
-import { SseParser, type SseEvent } from '../../src/protocol/sse-parser.js';
+import { SseParser, type SseEvent, type SseHooks } from '../../src/protocol/sse-parser.js';
 
 /** The media type an answer names, without its parameters and in lower case (RFC 9110: case-insensitive); '' when none. */
 export function mediaType(res: Http1Response): string {
@@ -92,9 +92,7 @@ export function errorText(res: Http1Response): Promise<string> {
 }
 
 /** What else an SSE stream may say besides its events; `budget` is the actor's unless a test gives its own. */
-export interface SseOptions {
-  /** Each valid `retry:` (milliseconds), as soon as it is read. */
-  onRetry?: (ms: number) => void;
+export interface SseOptions extends SseHooks {
   budget?: AnswerBudget;
 }
 
@@ -104,9 +102,9 @@ export interface SseOptions {
  * their budget (AnswerBudgetError; the response is destroyed). An event's
  * share is held until it has been delivered.
  */
-export function readSse(res: Http1Response, onEvent: (event: SseEvent) => void, onDropped: (error: Error) => void, { onRetry, budget = answers }: SseOptions = {}): Promise<void> {
+export function readSse(res: Http1Response, onEvent: (event: SseEvent) => void, onDropped: (error: Error) => void, { budget = answers, ...hooks }: SseOptions = {}): Promise<void> {
   return new Promise((resolve, reject) => {
-    const parser = new SseParser(MAX_MESSAGE_CHARS, onRetry);
+    const parser = new SseParser(MAX_MESSAGE_CHARS, hooks);
     // Taken from the budget since the last event ended: the parser never holds more.
     let held = 0;
     /** `delivered`: events went out from these chars, alive until the next turn; otherwise they go back now. */

@@ -7,7 +7,7 @@ import { type SseEvent } from '../../src/protocol/sse-parser.js';
 import { addTraceHeaders } from './trace-headers.js';
 import type { HttpAuth } from './http-auth.js';
 import { HttpStatusError } from './http-status-error.js';
-import { AnswerBudgetError, asError, errorText, isRequest, mediaType, readSse, readText, rpcErrorFor } from './http-bodies.js';
+import { AnswerBudgetError, asError, errorText, isRequest, mediaType, readSse, readText, rpcErrorFor, type SseOptions } from './http-bodies.js';
 import { HttpTransportBase, parts } from './http-base.js';
 import { answerError, invalidResponse } from './inbound.js';
 import { sanitiseText } from '../../src/protocol/untrusted-text.js';
@@ -27,7 +27,7 @@ export class StreamableHttpTransport extends HttpTransportBase {
   /** The server's last retry:, cut to what a timer holds (past it Node waits 1 ms instead, and warns in daemon.log). */
   private retryMs: number | undefined;
   /** Takes the server's retry: on the streams it may ask coffer to reopen (a POST's, the GET stream) as soon as it is read. */
-  private readonly retryOption = { onRetry: (ms: number): void => void (this.retryMs = Math.min(ms, MAX_TIMER_MS)) };
+  private readonly takeRetry = (ms: number): void => void (this.retryMs = Math.min(ms, MAX_TIMER_MS));
   /** Requests whose answer is still coming (or not yet begun), by JSON-RPC id. */
   private readonly answering = new Map<JsonRpcId, Http1Request>();
   /** Requests whose answer a GET is to resume: abandon() takes one out, and its resumption stops. */
@@ -103,10 +103,10 @@ export class StreamableHttpTransport extends HttpTransportBase {
       const seen = { lastId: undefined as string | undefined, answered: false };
       readSse(res, (event) => {
         const answered = seen.answered;
-        this.resumableEvent(event, id, seen);
+        this.sseEvent(event, id, this.noting(id, seen));
         // The upstream should end the stream now; one that keeps it open would hold a socket per call.
         if (!answered && seen.answered) this.letGo(request!);
-      }, (error) => this.report(error), this.retryOption).then(() => {
+      }, (error) => this.report(error), this.resumable(seen)).then(() => {
         if (seen.answered || cutOff()) return;
         this.resuming.add(id);
         this.resume(id, seen.lastId, 0);
@@ -202,17 +202,15 @@ export class StreamableHttpTransport extends HttpTransportBase {
     if (event.event === 'message' && event.data !== '') this.deliverText(event.data, related, keep);
   }
 
-  /**
-   * An event on a stream that answers request `id`: notes the last event id and
-   * whether the answer came, from the messages as delivered (parsed once, under
-   * the nesting policy).
-   */
-  private resumableEvent(event: SseEvent, id: JsonRpcId, seen: { lastId: string | undefined; answered: boolean }): void {
-    if (event.id !== undefined) seen.lastId = event.id;
-    this.sseEvent(event, id, this.noting(id, seen));
+  /** A stream that answers a request: its retry: is taken, its last event id noted in `seen`, to resume it from. */
+  private resumable(seen: { lastId: string | undefined }): SseOptions {
+    return { onRetry: this.takeRetry, onLastEventId: (lastId) => void (seen.lastId = lastId) };
   }
 
-  /** Keeps every message, noting in `seen` whether the answer to request `id` is among them. */
+  /**
+   * Keeps every message, noting in `seen` whether the answer to request `id` is
+   * among them (from the messages as delivered: parsed once, under the nesting policy).
+   */
   private noting(id: JsonRpcId, seen: { answered: boolean }): (message: JsonRpcMessage) => boolean {
     return (message) => {
       if (message.id === id && ('result' in message || 'error' in message)) seen.answered = true;
@@ -254,12 +252,12 @@ export class StreamableHttpTransport extends HttpTransportBase {
             throw new Error(`resuming the answer to request ${String(id)} failed: HTTP ${status}`);
           }
           await readSse(res, (event) => {
-            this.resumableEvent(event, id, seen);
+            this.sseEvent(event, id, this.noting(id, seen));
             // The answer came: this stream has nothing more for the request.
             if (!seen.answered) return;
             this.resuming.delete(id);
             res.destroy();
-          }, (error) => this.report(error), this.retryOption);
+          }, (error) => this.report(error), this.resumable(seen));
         })
         .then(
           () => !seen.answered && this.resume(id, seen.lastId, attempt + 1),
@@ -297,7 +295,7 @@ export class StreamableHttpTransport extends HttpTransportBase {
           throw new Error(`Failed to open SSE stream: HTTP ${status}`);
         }
         this.reconnectAttempts = 0;
-        await readSse(res, (event) => this.sseEvent(event), (error) => this.report(error), this.retryOption);
+        await readSse(res, (event) => this.sseEvent(event), (error) => this.report(error), { onRetry: this.takeRetry });
         throw new Error('SSE stream disconnected');
       })
       .catch((error: unknown) => {
