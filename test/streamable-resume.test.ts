@@ -1,6 +1,6 @@
 // coffer as a Streamable HTTP client (the actor's upstream transport): a POST
-// stream that ends after a priming event (an id and a retry, no data) and
-// before its answer is resumed with a GET carrying Last-Event-ID, no sooner
+// stream that ends (or breaks off) after a priming event (an id and a retry,
+// no data) and before its answer is resumed with a GET carrying Last-Event-ID, no sooner
 // than the server's retry delay (SEP-1699; the conformance suite's client
 // scenario sse-retry). A stream without an event id, or with one that cannot
 // go back unchanged as a header, is not resumed, and its request fails at
@@ -32,9 +32,9 @@ type OnGet = 'answer' | 'end' | 'fail';
 /**
  * A server whose tools/call stream primes (with an id unless `withId` is false) and closes; the answer waits for a
  * GET, unless `answerOnPost`: then the POST stream carries it (with an event id) before it closes. `priming`
- * replaces the stream's first events.
+ * replaces the stream's first events; `broken`: the stream breaks off (its socket destroyed) instead of ending.
  */
-async function upstream(withId: boolean, answerOnPost = false, onGet: OnGet = 'answer', priming = `${withId ? 'id: p-1\n' : ''}retry: ${RETRY_MS}\ndata: \n\n`): Promise<Upstream> {
+async function upstream(withId: boolean, answerOnPost = false, onGet: OnGet = 'answer', priming = `${withId ? 'id: p-1\n' : ''}retry: ${RETRY_MS}\ndata: \n\n`, broken = false): Promise<Upstream> {
   let pending: unknown;
   const state: Upstream = { url: '', gets: [], closedAt: 0, close: async () => {} };
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
@@ -63,7 +63,8 @@ async function upstream(withId: boolean, answerOnPost = false, onGet: OnGet = 'a
       }
       setTimeout(() => {
         state.closedAt = performance.now();
-        res.end();
+        if (broken) res.socket?.destroy();
+        else res.end();
       }, 30);
     });
   });
@@ -114,6 +115,24 @@ t.test('a retry: in an event of its own (no data) sets the delay at once: the re
 t.test('an event id in an event without data (an id-only priming event) is the last event id all the same: the stream is resumed from it', async (t) => {
   const server = await resumedAfter(t, `id: p-1\nretry: ${RETRY_MS}\n\n`, 12, RETRY_MS + 5_000);
   t.equal(server.gets[0]?.lastEventId, 'p-1', 'the GET carried the id of the event without data');
+});
+
+t.test('a POST stream that breaks off before its answer is resumed as one that ended; without an event id its request fails at once', async (t) => {
+  const errors: Error[] = [];
+  for (const withId of [true, false]) {
+    const server = await upstream(withId, false, 'answer', undefined, true);
+    const transport = await createStreamableHttp(server.url, {});
+    transport.onerror = (error) => errors.push(error);
+    const answer = answerOf(transport, RETRY_MS + 5_000);
+    await transport.send({ jsonrpc: '2.0', id: 13, method: 'tools/call', params: { name: 'x', arguments: {} } });
+    if (withId) {
+      t.match(await answer, { id: 13, result: { content: [{ text: 'resumed' }] } }, 'with an id: the answer came on the resumed stream');
+      t.equal(server.gets[0]?.lastEventId, 'p-1', 'resumed from the last event id');
+    } else t.match(await answer, { id: 13, error: { ...LOST, message: /before answering, and it gave no event id/ } }, 'without one: an error answer at once');
+    await transport.close();
+    await server.close();
+  }
+  t.match(errors.map((error) => error.message), [/SSE stream disconnected/, /SSE stream disconnected/], 'each break reported');
 });
 
 /** The request's answer as delivered; `within` bounds how long the test waits for it. */

@@ -99,18 +99,19 @@ export class StreamableHttpTransport extends HttpTransportBase {
     const type = mediaType(res);
     if (type === 'text/event-stream') {
       // The answer (and any notifications before it) arrives on this stream; it is read in the background.
-      // A stream that ends before the answer, having given an event id that can be sent back, is resumed with a GET (SEP-1699).
+      // A stream that ends or breaks off before the answer, having given an event id that can be sent back, is resumed with a GET (SEP-1699).
       const seen = { lastId: undefined as string | undefined, answered: false };
+      const ended = (): void => {
+        if (seen.answered || cutOff()) return;
+        this.resuming.add(id);
+        this.resume(id, seen.lastId, 0);
+      };
       readSse(res, (event) => {
         const answered = seen.answered;
         this.sseEvent(event, id, this.noting(id, seen));
         // The upstream should end the stream now; one that keeps it open would hold a socket per call.
         if (!answered && seen.answered) this.letGo(request!);
-      }, (error) => this.report(error), this.resumable(seen)).then(() => {
-        if (seen.answered || cutOff()) return;
-        this.resuming.add(id);
-        this.resume(id, seen.lastId, 0);
-      }).catch((error: unknown) => {
+      }, (error) => this.report(error), this.resumable(seen)).then(ended, (error: unknown) => {
         // An answer we gave up on (cancelled, timed out) was cut off on purpose.
         if (cutOff()) return;
         // Over the answer budget: this call fails, the connection is fine.
@@ -119,6 +120,7 @@ export class StreamableHttpTransport extends HttpTransportBase {
           return;
         }
         this.report(new Error(`SSE stream disconnected: ${asError(error).message}`));
+        ended();
       });
       return;
     }
