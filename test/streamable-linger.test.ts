@@ -5,7 +5,8 @@
 // period instead of being held for as long as the upstream likes (one more
 // socket per call, per cancel). And a listen stream closed before its POST
 // went out is not left open, nor a 401's endless body read while OAuth decides;
-// and a flood of server requests gets a bounded number of reply sockets.
+// and a flood of server requests gets a bounded number of reply sockets. An
+// event without data (a keep-alive) carries no message on any SSE stream.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import t, { type Test } from 'tap';
@@ -112,6 +113,43 @@ t.test('legacy SSE: a POST the upstream never acknowledges is let go after a gra
   t.equal(sockets.size, 1, "the POST's socket is closed, the stream's is not");
   t.match(await answer, { id: 4, result: {} }, 'the answer came on the stream');
   t.same(errors, [], 'no error');
+});
+
+t.test('events without data (keep-alives such as `data:`) are no message and no error, on the legacy stream and on a listen stream alike', async (t) => {
+  const KEEP_ALIVES = 'data:\n\ndata: \n\nevent: message\ndata:\n\n';
+  const notification = `event: message\ndata: ${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/tools/list_changed' })}\n\n`;
+  let stream: ServerResponse | undefined;
+  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    if (req.method === 'GET') {
+      stream = res;
+      return void res.writeHead(200, { 'content-type': 'text/event-stream' }).write(`event: endpoint\ndata: /messages\n\n${KEEP_ALIVES}`);
+    }
+    req.resume();
+    req.on('end', () => {
+      // The legacy POST is acknowledged and its keep-alives and notification go on the stream; the listen POST gets its own.
+      if (req.url === '/messages') return void (res.writeHead(202).end(), stream!.write(`${KEEP_ALIVES}${notification}`));
+      res.writeHead(200, { 'content-type': 'text/event-stream' }).end(`${KEEP_ALIVES}${notification}`);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => new Promise<void>((resolve) => (server.closeAllConnections(), server.close(() => resolve()))));
+  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const legacy = await createLegacySse(`${base}/sse`, {});
+  const modern = await createStreamableHttp(`${base}/mcp`, {});
+  t.teardown(() => Promise.all([legacy.close(), modern.close()]));
+  const errors: Error[] = [];
+  const messages: JsonRpcMessage[] = [];
+  for (const transport of [legacy, modern]) {
+    transport.onerror = (error) => errors.push(error);
+    transport.onmessage = (message) => messages.push(message);
+  }
+  await legacy.start();
+  await legacy.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+  await modern.listen({ jsonrpc: '2.0', id: 1, method: 'subscriptions/listen', params: {} }, new AbortController().signal);
+  await waitFor('both notifications', () => messages.length >= 2, 5_000);
+  await pause(50);
+  t.same(messages.map((message) => message.method), ['notifications/tools/list_changed', 'notifications/tools/list_changed'], 'only the notifications');
+  t.same(errors.map((error) => error.message), [], 'no error');
 });
 
 t.test('a listen stream closed while its request waits for the auth headers is never opened', async (t) => {

@@ -7,6 +7,7 @@ import type { JsonRpcId, JsonRpcMessage, MessageTransport } from './jsonrpc-sess
 import { UpstreamAuthError, type HttpAuth } from './http-auth.js';
 import { asError, parseMessages } from './http-bodies.js';
 import { TooDeepError } from './inbound.js';
+import type { SseEvent } from '../../src/protocol/sse-parser.js';
 
 export interface ExchangeOptions {
   /** Made per attempt, never kept for a retry. */
@@ -97,6 +98,11 @@ export abstract class HttpTransportBase implements MessageTransport {
 
   protected deliver(message: JsonRpcMessage, related?: JsonRpcId): void {
     if (!this.closed) this.onmessage?.(message, related);
+  }
+
+  /** An SSE `message` event's messages; one without data (a priming event, a keep-alive) carries none. */
+  protected sseMessage(event: SseEvent, related?: JsonRpcId, keep?: (message: JsonRpcMessage) => boolean): void {
+    if (event.event === 'message' && event.data !== '') this.deliverText(event.data, related, keep);
   }
 
   /** `related`: the request whose POST stream carried the text; `keep`: which of its messages go on. */

@@ -50,7 +50,7 @@ export class LegacySseTransport extends HttpTransportBase {
               this.endpoint = endpoint;
               started = true;
               resolve();
-            } else if (event.event === 'message') this.deliverText(event.data);
+            } else this.sseMessage(event);
           }, (error) => this.report(error));
           throw new Error('SSE stream disconnected');
         })

@@ -3,7 +3,6 @@
 // 2026-07-28 listen stream.
 import { MAX_TIMER_MS, type Http1Headers, type Http1Request, type Http1Response } from './http1.js';
 import type { JsonRpcId, JsonRpcMessage } from './jsonrpc-session.js';
-import { type SseEvent } from '../../src/protocol/sse-parser.js';
 import { addTraceHeaders } from './trace-headers.js';
 import type { HttpAuth } from './http-auth.js';
 import { HttpStatusError } from './http-status-error.js';
@@ -108,7 +107,7 @@ export class StreamableHttpTransport extends HttpTransportBase {
       };
       readSse(res, (event) => {
         const answered = seen.answered;
-        this.sseEvent(event, id, this.noting(id, seen));
+        this.sseMessage(event, id, this.noting(id, seen));
         // The upstream should end the stream now; one that keeps it open would hold a socket per call.
         if (!answered && seen.answered) this.letGo(request!);
       }, (error) => this.report(error), this.resumable(seen)).then(ended, (error: unknown) => {
@@ -178,7 +177,7 @@ export class StreamableHttpTransport extends HttpTransportBase {
       }
       await readSse(res, (event) => {
         // The graceful end's result answers a request the session never sent: only notifications go on.
-        if (event.event === 'message') this.deliverText(event.data, undefined, (item) => typeof item.method === 'string');
+        this.sseMessage(event, undefined, (item) => typeof item.method === 'string');
       }, (error) => this.report(error));
     } finally {
       signal.removeEventListener('abort', close);
@@ -197,11 +196,6 @@ export class StreamableHttpTransport extends HttpTransportBase {
     this.answering.delete(id!);
     this.cutOff.add(req);
     req.destroy();
-  }
-
-  private sseEvent(event: SseEvent, related?: JsonRpcId, keep?: (message: JsonRpcMessage) => boolean): void {
-    // An event without data (a priming event: an id and a retry only) carries no message.
-    if (event.event === 'message' && event.data !== '') this.deliverText(event.data, related, keep);
   }
 
   /** A stream that answers a request: its retry: is taken, its last event id noted in `seen`, to resume it from. */
@@ -254,7 +248,7 @@ export class StreamableHttpTransport extends HttpTransportBase {
             throw new Error(`resuming the answer to request ${String(id)} failed: HTTP ${status}`);
           }
           await readSse(res, (event) => {
-            this.sseEvent(event, id, this.noting(id, seen));
+            this.sseMessage(event, id, this.noting(id, seen));
             // The answer came: this stream has nothing more for the request.
             if (!seen.answered) return;
             this.resuming.delete(id);
@@ -297,7 +291,7 @@ export class StreamableHttpTransport extends HttpTransportBase {
           throw new Error(`Failed to open SSE stream: HTTP ${status}`);
         }
         this.reconnectAttempts = 0;
-        await readSse(res, (event) => this.sseEvent(event), (error) => this.report(error), { onRetry: this.takeRetry });
+        await readSse(res, (event) => this.sseMessage(event), (error) => this.report(error), { onRetry: this.takeRetry });
         throw new Error('SSE stream disconnected');
       })
       .catch((error: unknown) => {
