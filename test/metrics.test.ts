@@ -4,14 +4,16 @@
 // unless the operator opted out.
 import { readFileSync } from 'node:fs';
 import { Session } from 'node:inspector';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { Registry } from 'prom-client';
 import t, { type Test } from 'tap';
 import { opsSettings } from '../src/ops/ops-settings.js';
 import { protocolEra } from '../src/ops/metrics.js';
 import { startGateway, tempHome, waitFor } from './helpers/gateway.js';
 import { parsePrometheusText, sampleValue, type Family } from './helpers/prom-text.js';
-import { faultSwitch, stdioFixture } from './fixtures/fixture-servers.js';
+import { CreateMessageRequestSchema, ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { faultSwitch, spawnHello, stdioFixture } from './fixtures/fixture-servers.js';
 import { modernClient } from './helpers/modern.js';
 
 async function scrape(url: string, token?: string): Promise<Map<string, Family>> {
@@ -20,6 +22,8 @@ async function scrape(url: string, token?: string): Promise<Map<string, Family>>
   if (!response.headers.get('content-type')?.startsWith('text/plain; version=0.0.4')) throw new Error(`content-type ${response.headers.get('content-type')}`);
   return parsePrometheusText(await response.text());
 }
+
+const MODERN_FIXTURE = join(dirname(fileURLToPath(import.meta.url)), 'fixtures', 'modern-upstream.js');
 
 /** Every label the metrics may carry. */
 const ALLOWED_LABELS = new Set(['server', 'outcome', 'state', 'result', 'method', 'era', 'call', 'le']);
@@ -141,6 +145,36 @@ t.test('/metrics: a removed server leaves no series behind', async (t) => {
   const again = await scrape(gateway.url);
   t.equal(sampleValue(again, 'coffer_upstream_calls_total', { server: 'gone', outcome: 'ok' }), 1, 'a server added again under that name counts from zero');
   t.equal(sampleValue(again, 'coffer_upstream_reconnects_total', { server: 'gone' }), undefined, 'its first ready is no reconnect');
+});
+
+t.test('/metrics: a call still going on with a removed server does not bring its series back', async (t) => {
+  const upstream = await spawnHello<{ url: string }>(MODERN_FIXTURE, ['--legacy', 'reject']);
+  t.teardown(() => upstream.kill());
+  const gateway = await startGateway({ metrics: 'none' }, tempHome());
+  t.teardown(() => gateway.close());
+  await gateway.addServer({ name: 'gone', transport: { type: 'http', url: upstream.hello.url } });
+  await gateway.addServer(stdioFixture('kept'));
+  const client = await gateway.client('asker', { elicitation: {}, sampling: {} });
+  await client.callTool({ name: 'kept__echo', arguments: {} });
+  // The upstream's input_required is asked of this (2025) client between two requests to the upstream: the call goes
+  // on with nothing in flight there while the client answers.
+  let answer!: () => void;
+  const answered = new Promise<void>((resolve) => (answer = resolve));
+  let asked!: () => void;
+  const questioned = new Promise<void>((resolve) => (asked = resolve));
+  client.setRequestHandler(ElicitRequestSchema, async () => (asked(), await answered, { action: 'accept', content: { name: 'Bo' } }));
+  client.setRequestHandler(CreateMessageRequestSchema, async () => ({ role: 'assistant', content: { type: 'text', text: 'fine' }, model: 'm' }));
+  const call = client.callTool({ name: 'gone__ask', arguments: {} }).then(
+    () => 'answered',
+    () => 'failed',
+  );
+  await questioned;
+
+  t.equal((await gateway.api('DELETE', '/servers/gone')).status, 204);
+  answer();
+  t.equal(await call, 'failed', 'the call ends with its server');
+  const servers = new Set([...(await scrape(gateway.url)).values()].flatMap((family) => family.samples.flatMap((sample) => sample.labels.server ?? [])));
+  t.same([...servers], ['kept'], 'the removed server has no series, not even from the call that ended after its removal');
 });
 
 /**

@@ -217,7 +217,7 @@ async function runDaemon(options: DaemonOptions, tightened: string[], unlock: ()
       bus.publish({ type: 'words', server, capability_type: row.capability_type, capability_key: row.capability_key, own_name: row.own_name, own_description: row.own_description, at: new Date().toISOString() }),
   });
   const tester = new ConnectionTester(upstreamLogDir(home), (server) => storedRecord(writer.api, server));
-  operations.attach({ writer, pool, router: routing.router, sessions, configs: () => registry?.all() ?? [] });
+  operations.attach({ writer, pool, router: routing.router, sessions, configs: () => registry?.all() ?? [], registered: (server) => registry?.config(server) !== undefined });
   let configSync: ConfigFileSync | null = null;
   // The routes exist before the file is applied; they ask the sync once it runs.
   const fileOwnership = {

@@ -26,6 +26,7 @@ export interface OperationsParts {
   sessions: SessionRegistry;
   /** Every registered server. */
   configs(): readonly ServerConfig[];
+  registered(server: string): boolean;
 }
 
 /** How long a scrape waits for an actor's heap report; an actor slower than that is left out of it. */
@@ -78,7 +79,15 @@ export class Operations {
   }
 
   invocation(record: InvocationRecord): void {
-    this.metrics?.invocation(record);
+    if (this.registered(record.server)) this.metrics?.invocation(record);
+  }
+
+  /**
+   * A call or list can end after its server was removed: what it reports then is dropped, or it would bring back
+   * the series and reasons the removal dropped (kept for ever, as nothing removes that server again).
+   */
+  private registered(server: string): boolean {
+    return this.parts?.registered(server) ?? true;
   }
 
   /** A server was removed: nothing is kept about it. */
@@ -90,16 +99,17 @@ export class Operations {
   attach(parts: OperationsParts): void {
     this.parts = parts;
     const { router, pool, sessions, writer } = parts;
-    router.on('degraded', (server, kind, reason) => this.reasons.degraded(server, kind, reason));
+    const registered = (server: string): boolean => this.registered(server);
+    router.on('degraded', (server, kind, reason) => registered(server) && this.reasons.degraded(server, kind, reason));
     router.on('recovered', (server, kind) => this.reasons.recovered(server, kind));
     const metrics = this.metrics;
     if (!metrics) return;
-    router.on('listed', (server, _kind, seconds, cached) => metrics.listed(server, seconds, cached));
-    router.on('deadline_missed', (server) => metrics.listDeadlineMissed(server));
-    pool.on('state', (server, status) => metrics.upstreamState(server, status.state));
+    router.on('listed', (server, _kind, seconds, cached) => registered(server) && metrics.listed(server, seconds, cached));
+    router.on('deadline_missed', (server) => registered(server) && metrics.listDeadlineMissed(server));
+    pool.on('state', (server, status) => registered(server) && metrics.upstreamState(server, status.state));
     metrics.observe({
       statuses: () => pool.statuses(),
-      degraded: () => router.degradedServers(),
+      degraded: () => router.degradedServers().filter(registered),
       inFlight: (server) => ({ calls: inFlight.calls(server), bytes: inFlight.inFlight(server) }),
       sessionVersions: () => sessions.protocolVersions(),
       childRss: processRss,
