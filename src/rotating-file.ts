@@ -4,8 +4,10 @@
 // the oldest dropped) and a new one started. Disk use per log is at most about
 // maxBytes × (keep + 1). A write the disk refuses (full, gone read-only) is
 // dropped and counted, never fatal: the file is opened anew for the next one,
-// and once one goes through, the loss is said first (`lossNote`).
-import { appendFileSync, closeSync, fstatSync, mkdirSync, openSync, renameSync, rmSync, statSync, write } from 'node:fs';
+// and once one goes through, the loss is said first (`lossNote`). A write the
+// file takes only in part is carried on with the rest; refused midway, the part
+// is cut off again, so no half line is left.
+import { appendFileSync, closeSync, fstatSync, ftruncateSync, mkdirSync, openSync, renameSync, rmSync, statSync, write } from 'node:fs';
 import { dirname } from 'node:path';
 import { Writable } from 'node:stream';
 
@@ -64,6 +66,8 @@ export class RotatingFile extends Writable {
   /** Lines the disk refused since the last write that went through, and why. */
   private lost = 0;
   private lostBecause = '';
+  /** The file ends in part of a line (a write cut short that could not be undone). */
+  private torn = false;
 
   constructor(
     private readonly path: string,
@@ -116,17 +120,44 @@ export class RotatingFile extends Writable {
       return Promise.resolve();
     }
     const note = this.lost > 0 && this.lossNote ? this.lossNote(this.lost, this.lostBecause) : '';
-    const payload = note === '' ? data : Buffer.concat([Buffer.from(note), data]);
-    return new Promise((resolve) =>
-      write(this.fd, payload, (error, written) => {
-        if (error) this.refused(data, error);
-        else {
-          this.size += written;
-          this.lost = 0;
-        }
-        resolve();
-      }),
-    );
+    const head = `${this.torn ? '\n' : ''}${note}`;
+    const payload = head === '' ? data : Buffer.concat([Buffer.from(head), data]);
+    const before = this.size;
+    return this.writeAll(payload).then(({ written, error }) => {
+      if (error === undefined) {
+        this.size += written;
+        this.lost = 0;
+        this.torn = false;
+      } else {
+        // What the file took of it would be a half line: it is cut off again, or else the next write starts a new line.
+        if (written > 0 && !this.cutBack(before)) this.torn = true;
+        this.refused(data, error);
+      }
+    });
+  }
+
+  /** A write the file takes only in part (its size limit, a disk filling up) goes on with the rest until done or refused. */
+  private writeAll(payload: Buffer): Promise<{ written: number; error?: NodeJS.ErrnoException }> {
+    return new Promise((resolve) => {
+      const from = (done: number): void => {
+        if (done === payload.length) return resolve({ written: done });
+        write(this.fd, payload, done, payload.length - done, null, (error, written) => {
+          if (error) resolve({ written: done, error });
+          else if (written === 0) resolve({ written: done, error: Object.assign(new Error('the file took nothing'), { code: 'EIO' }) });
+          else from(done + written);
+        });
+      };
+      from(0);
+    });
+  }
+
+  private cutBack(size: number): boolean {
+    try {
+      ftruncateSync(this.fd, size);
+      return true;
+    } catch {
+      return false;
+    }
   }
 
   /** The lines of `data` are lost; the file is opened anew for the next write (the disk may have room by then). */

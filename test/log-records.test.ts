@@ -1,7 +1,9 @@
 // One log format for the daemon, the actors and the shim: JSON lines with a fixed frame,
 // text sanitised; a stdio child's stderr becomes records line by line.
+import { spawnSync } from 'node:child_process';
 import { readFileSync, symlinkSync, unlinkSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import t from 'tap';
 import { Logger } from '../src/log.js';
 import { formatRecord } from '../src/log-record.js';
@@ -58,6 +60,37 @@ t.test('a log the disk refuses for a while: nothing fails, the lines lost are co
   log.info('third');
   await log.close();
   t.match(records(path), [{ level: 'warn', component: 'daemon', msg: 'log lines lost: the file could not be written', lost: 2, error: 'ENOSPC' }, { level: 'info', msg: 'third' }]);
+});
+
+t.test('a line the file takes only in part (its size limit reached): no half line is left, the loss is noted, the log goes on', async (t) => {
+  const path = join(tempDir('coffer-log-'), 'daemon.log');
+  const log = pathToFileURL(join(dirname(fileURLToPath(import.meta.url)), '..', 'src', 'log.js')).href;
+  // A real process whose files may not grow past 4 KiB (RLIMIT_FSIZE): the second line crosses it, so the kernel takes
+  // only its first part, then refuses the rest (EFBIG); the third is small enough to fit below the limit again.
+  const script = `
+    const { Logger } = await import(${JSON.stringify(log)});
+    const log = new Logger(${JSON.stringify(path)}, 'info');
+    const settled = () => new Promise((resolve) => setTimeout(resolve, 100));
+    const half = 'x'.repeat(1_400);
+    log.info('first', { a: half, b: half });
+    await settled();
+    log.info('second', { a: half, b: half });
+    await settled();
+    log.info('third');
+    await log.close();`;
+  // Without the test runner's preload (spawn puts it back in NODE_OPTIONS): its exit hook turns SIGXFSZ, which node ignores, into death.
+  const child = spawnSync('bash', ['-c', 'ulimit -f 4 && exec env -u NODE_OPTIONS "$0" --input-type=module -e "$1"', process.execPath, script], { encoding: 'utf8' });
+  t.equal(child.status, 0, `the writer ran to its end ${child.signal ?? ''}${child.stderr}`);
+  const lines = readFileSync(path, 'utf8').split('\n').filter((line) => line !== '');
+  const parses = (line: string): boolean => {
+    try {
+      return typeof JSON.parse(line) === 'object';
+    } catch {
+      return false;
+    }
+  };
+  t.same(lines.filter((line) => !parses(line)).map((line) => `${line.slice(0, 40)}… (${line.length} chars)`), [], 'no half line');
+  t.match(lines.filter(parses).map((line) => JSON.parse(line)), [{ msg: 'first' }, { level: 'warn', msg: 'log lines lost: the file could not be written', lost: 1, error: 'EFBIG' }, { msg: 'third' }], 'the line cut short is counted as lost, before the next');
 });
 
 t.test("an actor: its notes and each child's stderr lines are records of its upstream", async (t) => {
