@@ -3,9 +3,11 @@
 // leaves nothing behind; a detached start waits for a daemon that is still
 // opening (upgrading) its database.
 import { spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { once } from 'node:events';
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, utimesSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { createInterface } from 'node:readline';
 import t from 'tap';
 import { homeMcpTransport } from './helpers/mcp-post.js';
@@ -19,8 +21,11 @@ import { daemonLockPath } from '../src/daemon/daemon-lock.js';
 import { PortTakenError } from '../src/http/port-taken.js';
 import { CLI_ENTRY } from '../src/paths.js';
 import { stdioFixture } from './fixtures/fixture-servers.js';
+import { tempDir } from './helpers/cli.js';
 import { tempHome, waitFor } from './helpers/gateway.js';
 import { homeApi, restCall, waitReady } from './helpers/rest.js';
+
+const LOCK_TAKER = join(dirname(fileURLToPath(import.meta.url)), 'fixtures', 'lock-taker.js');
 
 t.test('SIGTERM drains: the open call finishes, upstream children stop, daemon.json goes', async (t) => {
   const home = tempHome();
@@ -109,6 +114,55 @@ t.test("a daemon's lock is private and goes at its stop; one left by a gone daem
     t.notOk(existsSync(daemonLockPath(home)), 'and gone at the stop');
   }
   t.same(readdirSync(home).filter((name) => name.startsWith('daemon.lock')), [], 'nothing left beside it');
+
+  // A starter that died while removing a stale lock: its own lock for that removal is stale too, and taken over in turn.
+  const gone = JSON.stringify({ pid: 2 ** 22 + 1 });
+  writeFileSync(daemonLockPath(home), gone, { mode: 0o600 });
+  writeFileSync(`${daemonLockPath(home)}.${createHash('sha256').update(gone).digest('hex').slice(0, 16)}.removing`, JSON.stringify({ pid: 2 ** 22 + 2 }), { mode: 0o600 });
+  const daemon = await startDaemon({ home, port: 0 });
+  t.equal(JSON.parse(readFileSync(daemonLockPath(home), 'utf8')).pid, process.pid, 'a stale lock whose remover died: taken over');
+  await daemon.stop();
+  t.same(readdirSync(home).filter((name) => name.startsWith('daemon.lock')), [], 'nothing left beside it either');
+});
+
+t.test('three starters meeting one stale lock at once: exactly one holds it, in an interleaving that once let two', async (t) => {
+  const home = tempHome();
+  const control = tempDir('coffer-lock-control-');
+  writeFileSync(daemonLockPath(home), JSON.stringify({ pid: 2 ** 22 + 1 }), { mode: 0o600 });
+  const names = ['a', 'b', 'c'];
+  const takers = new Map(names.map((name) => [name, spawn(process.execPath, [LOCK_TAKER, home, control, name], { stdio: ['ignore', 'ignore', 'inherit'] })]));
+  t.teardown(() => {
+    for (const [name, taker] of takers) {
+      writeFileSync(join(control, `${name}.exit`), '');
+      taker.kill('SIGKILL');
+    }
+  });
+  const read = (name: string, suffix: string): string | null => (existsSync(join(control, `${name}.${suffix}`)) ? readFileSync(join(control, `${name}.${suffix}`), 'utf8') : null);
+  const at = (name: string): number => Number(read(name, 'at') ?? 0);
+  /** Lets `name` make its next change to the home, and waits until it is before the one after (or has answered). */
+  const step = async (name: string): Promise<void> => {
+    const now = at(name);
+    writeFileSync(join(control, `${name}.go`), String(now));
+    await waitFor(`${name} past step ${now}`, () => at(name) > now || read(name, 'result') !== null);
+  };
+  /** Steps `name` until it answers, or for at most `steps` (it may wait on another). */
+  const run = async (name: string, steps = 50): Promise<void> => {
+    for (let i = 0; i < steps && read(name, 'result') === null; i++) await step(name);
+  };
+  for (const name of names) await waitFor(`${name} before its first change`, () => at(name) === 1);
+
+  for (const name of names) await step(name); // each found the lock there, and judged it stale
+  await run('a'); // a replaces it
+  await step('b'); // b acts on the stale lock it saw, though a's is there now
+  await run('c'); // c meanwhile
+  for (const name of ['b', 'c', 'a']) await run(name, 1_000);
+
+  const results = names.map((name) => read(name, 'result'));
+  const holders = names.filter((_, i) => results[i] === 'held');
+  t.equal(holders.length, 1, `exactly one holds the lock: ${results.join(', ')}`);
+  const holder = takers.get(holders[0] ?? '')?.pid;
+  t.equal(JSON.parse(readFileSync(daemonLockPath(home), 'utf8')).pid, holder, 'the lock names it');
+  t.same(results.filter((result) => result !== 'held'), [`refused ${holder}`, `refused ${holder}`], 'the others are refused, naming it');
 });
 
 t.test('a token rotation whose daemon.json cannot be written keeps the old token working', async (t) => {

@@ -1,9 +1,10 @@
 // A lock file naming the process that holds it (pid and process start), for a
 // process's own lifetime or part of it. It is made whole and then linked into
 // place, so no one ever reads it half-written; one whose holder is gone (a
-// crash, a reboot, its pid since another process's) is moved aside by exactly
-// one taker before that one takes its place.
-import { linkSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+// crash, a reboot, its pid since another process's) is removed by one taker at
+// a time, and only while it is still there, before the takers race again.
+import { createHash } from 'node:crypto';
+import { linkSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { daemonAlive, thisProcess, type DaemonFile } from './daemon-file.js';
 
 export type LockHolder = Pick<DaemonFile, 'pid' | 'process_start'>;
@@ -48,8 +49,7 @@ export function takeLock(path: string, reentrant: boolean): (() => void) | LockH
       if (seen === null) continue; // released meanwhile
       const holder = holderOf(seen);
       if (holder && !(reentrant && holder.pid === process.pid) && daemonAlive(holder)) return holder;
-      const taker = setAside(path, seen);
-      if (taker) return taker;
+      removeStale(path, seen);
     }
   } finally {
     rmSync(draft, { force: true });
@@ -57,25 +57,17 @@ export function takeLock(path: string, reentrant: boolean): (() => void) | LockH
 }
 
 /**
- * Moves away the lock judged stale (`seen`). A rename succeeds for one taker only; if what it
- * moved is no longer `seen`, another took the lock meanwhile: it goes back, and that one is answered.
+ * Removes the lock judged stale (`seen`), unless another has taken its place meanwhile. Those who judged it stale
+ * remove it one at a time, each under a lock for that stale one (a remover that dies there leaves that lock stale in
+ * turn): a lock can be linked in only where none is, so while one remover finds `seen` there, none other can be.
  */
-function setAside(path: string, seen: string): LockHolder | null {
-  const aside = `${path}.${process.pid}.stale`;
+function removeStale(path: string, seen: string): void {
+  const release = takeLock(`${path}.${createHash('sha256').update(seen).digest('hex').slice(0, 16)}.removing`, false);
+  // Another remover is at it, for a moment: look again after one.
+  if (typeof release !== 'function') return void Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 1);
   try {
-    renameSync(path, aside);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
-    throw error;
-  }
-  const moved = readText(aside);
-  try {
-    if (moved === seen) return null;
-    linkSync(aside, path);
-  } catch {
-    // A third taker has it by now: it runs.
+    if (readText(path) === seen) rmSync(path, { force: true });
   } finally {
-    rmSync(aside, { force: true });
+    release();
   }
-  return holderOf(moved) ?? { pid: 0 };
 }
