@@ -120,6 +120,16 @@ t.test("an actor: its notes and each child's stderr lines are records of its ups
   t.equal(all.length, 7, 'a blank line is no record; two children never share a line');
 });
 
+t.test("a child's last words without a line end are written when its actor's log closes at once", async (t) => {
+  const path = join(tempDir('coffer-log-'), 'last.log');
+  const log = openLog(path, 'last');
+  const stderr = log.childStderr();
+  await new Promise<void>((resolve) => stderr.write('first\nlast words', () => resolve()));
+  // As the actor's shutdown does: the child is stopped, then the log closed, before the child's line could wait for the rest.
+  await log.close();
+  t.match(records(path), [{ msg: 'first' }, { msg: 'last words', stream: 'stderr' }]);
+});
+
 t.test('a chunk of many stderr lines: every record written, no listener piles up on the file', async (t) => {
   const warnings: string[] = [];
   const onWarning = (warning: Error) => warnings.push(warning.name);

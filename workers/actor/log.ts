@@ -23,7 +23,7 @@ export interface ActorLog {
  * text may have; the rest of it is counted (`more_chars`), not held, however long it runs.
  * Backpressure passes through: a write completes once the file has taken its records.
  * The child never ends this stream, so a line left without its line end (a child's last
- * words) is written once the child has been quiet for a moment.
+ * words) is written once the child has been quiet for a moment, or at once when the log closes.
  */
 class StderrLines extends Writable {
   private head = '';
@@ -33,12 +33,15 @@ class StderrLines extends Writable {
   constructor(
     private readonly file: RotatingFile,
     private readonly upstream: string,
+    /** The sinks holding an unended line: the log writes them before it closes. */
+    private readonly unended: Set<StderrLines>,
   ) {
     super({ decodeStrings: false });
   }
 
   override _write(chunk: string, _encoding: BufferEncoding, callback: () => void): void {
     clearTimeout(this.quiet);
+    this.unended.delete(this);
     // One write per record: the file rotates between writes, so a generation stays within its size.
     let last = '';
     let start = 0;
@@ -49,8 +52,18 @@ class StderrLines extends Writable {
       start = end + 1;
     }
     this.take(chunk.slice(start));
-    if (this.head !== '' || this.more > 0) this.quiet = setTimeout(() => this.put(this.record()), UNENDED_LINE_MS).unref();
+    if (this.head !== '' || this.more > 0) {
+      this.quiet = setTimeout(() => this.endLine(), UNENDED_LINE_MS).unref();
+      this.unended.add(this);
+    }
     this.append(last, callback);
+  }
+
+  /** The unended line as it is: the child went quiet, or the log closes. */
+  endLine(): void {
+    clearTimeout(this.quiet);
+    this.unended.delete(this);
+    this.put(this.record());
   }
 
   private take(piece: string): void {
@@ -108,11 +121,16 @@ export function openLog(path: string, upstream: string): ActorLog {
   const file = new RotatingFile(path, undefined, linesLostNote('actor', upstream));
   // A log that cannot be written must not take the actor down.
   file.on('error', () => {});
+  const unended = new Set<StderrLines>();
   return {
-    childStderr: () => new StderrLines(file, upstream),
+    childStderr: () => new StderrLines(file, upstream, unended),
     note(message, level = 'info') {
       if (!file.writableEnded) file.write(formatRecord({ level, component: 'actor', upstream, msg: message }));
     },
-    close: () => new Promise((resolve) => file.end(resolve)),
+    close: () => {
+      // A stopped child's last words, written before they could wait for the rest of their line.
+      for (const lines of unended) lines.endLine();
+      return new Promise((resolve) => file.end(resolve));
+    },
   };
 }
