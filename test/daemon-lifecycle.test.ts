@@ -17,7 +17,7 @@ import { freePort } from '../bench/free-port.js';
 import { DatabaseOpeningError, databaseOpeningPath, databaseOpeningPid, isProcessAlive, markDatabaseOpening, readDaemonFile, thisProcess, writeDaemonFile } from '../src/daemon/daemon-file.js';
 import { startDaemonProcess, stopDaemonProcess } from '../src/cli/daemon-control.js';
 import { startDaemon } from '../src/daemon/daemon.js';
-import { daemonLockPath } from '../src/daemon/daemon-lock.js';
+import { acquireDaemonLock, daemonLockPath } from '../src/daemon/daemon-lock.js';
 import { PortTakenError } from '../src/http/port-taken.js';
 import { CLI_ENTRY } from '../src/paths.js';
 import { stdioFixture } from './fixtures/fixture-servers.js';
@@ -125,18 +125,8 @@ t.test("a daemon's lock is private and goes at its stop; one left by a gone daem
   t.same(readdirSync(home).filter((name) => name.startsWith('daemon.lock')), [], 'nothing left beside it either');
 });
 
-t.test('three starters meeting one stale lock at once: exactly one holds it, in an interleaving that once let two', async (t) => {
-  const home = tempHome();
-  const control = tempDir('coffer-lock-control-');
-  writeFileSync(daemonLockPath(home), JSON.stringify({ pid: 2 ** 22 + 1 }), { mode: 0o600 });
-  const names = ['a', 'b', 'c'];
-  const takers = new Map(names.map((name) => [name, spawn(process.execPath, [LOCK_TAKER, home, control, name], { stdio: ['ignore', 'ignore', 'inherit'] })]));
-  t.teardown(() => {
-    for (const [name, taker] of takers) {
-      writeFileSync(join(control, `${name}.exit`), '');
-      taker.kill('SIGKILL');
-    }
-  });
+/** The test's side of test/fixtures/lock-taker.ts: what each taker answered, its step, and its next ones. */
+function stepper(control: string) {
   const read = (name: string, suffix: string): string | null => (existsSync(join(control, `${name}.${suffix}`)) ? readFileSync(join(control, `${name}.${suffix}`), 'utf8') : null);
   const at = (name: string): number => Number(read(name, 'at') ?? 0);
   /** Lets `name` make its next change to the home, and waits until it is before the one after (or has answered). */
@@ -149,6 +139,22 @@ t.test('three starters meeting one stale lock at once: exactly one holds it, in 
   const run = async (name: string, steps = 50): Promise<void> => {
     for (let i = 0; i < steps && read(name, 'result') === null; i++) await step(name);
   };
+  return { read, at, step, run };
+}
+
+t.test('three starters meeting one stale lock at once: exactly one holds it, in an interleaving that once let two', async (t) => {
+  const home = tempHome();
+  const control = tempDir('coffer-lock-control-');
+  writeFileSync(daemonLockPath(home), JSON.stringify({ pid: 2 ** 22 + 1 }), { mode: 0o600 });
+  const names = ['a', 'b', 'c'];
+  const takers = new Map(names.map((name) => [name, spawn(process.execPath, [LOCK_TAKER, home, control, name], { stdio: ['ignore', 'ignore', 'inherit'] })]));
+  t.teardown(() => {
+    for (const [name, taker] of takers) {
+      writeFileSync(join(control, `${name}.exit`), '');
+      taker.kill('SIGKILL');
+    }
+  });
+  const { read, at, step, run } = stepper(control);
   for (const name of names) await waitFor(`${name} before its first change`, () => at(name) === 1);
 
   for (const name of names) await step(name); // each found the lock there, and judged it stale
@@ -163,6 +169,26 @@ t.test('three starters meeting one stale lock at once: exactly one holds it, in 
   const holder = takers.get(holders[0] ?? '')?.pid;
   t.equal(JSON.parse(readFileSync(daemonLockPath(home), 'utf8')).pid, holder, 'the lock names it');
   t.same(results.filter((result) => result !== 'held'), [`refused ${holder}`, `refused ${holder}`], 'the others are refused, naming it');
+});
+
+t.test("a stop that finds a gone daemon's daemon.json leaves alone the one of a daemon starting meanwhile", async (t) => {
+  const home = tempHome();
+  const control = tempDir('coffer-lock-control-');
+  writeDaemonFile(home, { port: 1, pid: 2 ** 22 + 1, token: 'gone', started_at: new Date().toISOString() });
+  const stopper = spawn(process.execPath, [LOCK_TAKER, home, control, 'stop', 'stop'], { stdio: ['ignore', 'ignore', 'inherit'] });
+  t.teardown(() => {
+    writeFileSync(join(control, 'stop.exit'), '');
+    stopper.kill('SIGKILL');
+  });
+  const { read, at, run } = stepper(control);
+  await waitFor('the stop before its first change to the home', () => at('stop') === 1);
+  // A daemon starts meanwhile (this process stands for it): it holds the lock and writes its own daemon.json.
+  const unlock = acquireDaemonLock(home);
+  t.teardown(unlock);
+  writeDaemonFile(home, { port: 2, ...thisProcess(), token: 'new', started_at: new Date().toISOString() });
+  await run('stop');
+  t.equal(read('stop', 'result'), 'null', 'nothing was running when it looked');
+  t.equal(readDaemonFile(home)?.token, 'new', "the starting daemon's daemon.json is still there (the CLI and shims find it by it)");
 });
 
 t.test('a token rotation whose daemon.json cannot be written keeps the old token working', async (t) => {

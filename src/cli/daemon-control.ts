@@ -5,6 +5,7 @@ import { closeSync, openSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { daemonAlive, databaseOpeningPid, ensureHome, isProcessAlive, readDaemonFile, removeDaemonFile, type DaemonFile } from '../daemon/daemon-file.js';
+import { daemonLockPath } from '../daemon/daemon-lock.js';
 import { takeLock } from '../daemon/pid-lock.js';
 import { CLI_ENTRY } from '../paths.js';
 import { answerWaitMs, daemonUrl, provenStatus, type DaemonStatus } from './api-client.js';
@@ -172,7 +173,7 @@ export async function stopDaemonProcess(home: string): Promise<{ pid: number } |
   const file = readDaemonFile(home);
   if (!file) return null;
   if (!daemonAlive(file)) {
-    removeDaemonFile(home, file.pid); // left behind by a daemon that crashed (its pid maybe another process's now)
+    removeGoneDaemonFile(home, file.pid); // left behind by a daemon that crashed (its pid maybe another process's now)
     return null;
   }
   let signalled = false;
@@ -194,8 +195,22 @@ export async function stopDaemonProcess(home: string): Promise<{ pid: number } |
     }
     await sleep(POLL_MS);
   }
-  removeDaemonFile(home, file.pid);
+  removeGoneDaemonFile(home, file.pid);
   return { pid: file.pid };
+}
+
+/**
+ * Removes the daemon.json of a daemon that is gone, under the daemon lock: a daemon starting meanwhile holds that
+ * lock and writes its own daemon.json, which must stay (the CLI and the shims find it by it).
+ */
+function removeGoneDaemonFile(home: string, pid: number): void {
+  const release = takeLock(daemonLockPath(home), false);
+  if (typeof release !== 'function') return;
+  try {
+    removeDaemonFile(home, pid);
+  } finally {
+    release();
+  }
 }
 
 /** False, without sending the token, when what answers on the file's port does not prove it holds it. */
