@@ -1,13 +1,14 @@
 // One log format for the daemon, the actors and the shim: JSON lines with a fixed frame,
 // text sanitised; a stdio child's stderr becomes records line by line.
 import { spawnSync } from 'node:child_process';
-import { readFileSync, symlinkSync, unlinkSync } from 'node:fs';
+import { mkdirSync, readFileSync, symlinkSync, unlinkSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import t from 'tap';
 import { Logger } from '../src/log.js';
 import { formatRecord } from '../src/log-record.js';
 import { MAX_ERROR_TEXT_CHARS } from '../src/protocol/untrusted-text.js';
+import { shimLogger } from '../src/shim/shim.js';
 import { openLog } from '../workers/actor/log.js';
 import { tempDir } from './helpers/cli.js';
 import { waitFor } from './helpers/wait.js';
@@ -91,6 +92,20 @@ t.test('a line the file takes only in part (its size limit reached): no half lin
   };
   t.same(lines.filter((line) => !parses(line)).map((line) => `${line.slice(0, 40)}… (${line.length} chars)`), [], 'no half line');
   t.match(lines.filter(parses).map((line) => JSON.parse(line)), [{ msg: 'first' }, { level: 'warn', msg: 'log lines lost: the file could not be written', lost: 1, error: 'EFBIG' }, { msg: 'third' }], 'the line cut short is counted as lost, before the next');
+});
+
+t.test("the shim's log: lines the disk refuses are counted, and said lost by the first it takes again", async (t) => {
+  const home = tempDir('coffer-shim-log-');
+  mkdirSync(join(home, 'logs'));
+  const path = join(home, 'logs', 'shim.log');
+  // Every write fails with ENOSPC, as on a full disk.
+  symlinkSync('/dev/full', path);
+  const log = shimLogger(home);
+  log('first');
+  log('second');
+  unlinkSync(path);
+  log('third');
+  t.match(records(path), [{ level: 'warn', component: 'shim', msg: 'log lines lost: the file could not be written', lost: 2, error: 'ENOSPC' }, { component: 'shim', msg: 'third' }]);
 });
 
 t.test("an actor: its notes and each child's stderr lines are records of its upstream", async (t) => {

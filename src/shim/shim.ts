@@ -3,7 +3,7 @@ import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
 import { join } from 'node:path';
 import { pipeline, type Readable, type Writable } from 'node:stream';
 import { ensureHome } from '../daemon/daemon-file.js';
-import { formatRecord } from '../log-record.js';
+import { formatRecord, linesLostNote } from '../log-record.js';
 import { appendRotating } from '../rotating-file.js';
 import { daemonUrl } from '../cli/api-client.js';
 import { probeDaemon, startDaemonProcess } from '../cli/daemon-control.js';
@@ -18,14 +18,20 @@ const MAX_MESSAGE_BYTES = 64 * 1024 * 1024;
 const DEFAULT_RECONNECT_BOUND_MS = 30_000;
 
 /** stdout carries JSON-RPC only: diagnostics go to logs/shim.log (rotated by size), and to stderr with COFFER_DEBUG. */
-function createLogger(home: string): (line: string) => void {
+export function shimLogger(home: string): (line: string) => void {
   const path = join(home, 'logs', 'shim.log');
+  const lossNote = linesLostNote('shim');
+  let lost = 0;
+  let lostBecause = '';
   return (line) => {
     const text = formatRecord({ level: 'info', component: 'shim', msg: line, fields: { pid: process.pid } });
     try {
-      appendRotating(path, text);
-    } catch {
-      // logging must never break the relay
+      appendRotating(path, lost > 0 ? lossNote(lost, lostBecause) + text : text);
+      lost = 0;
+    } catch (error) {
+      // Logging must never break the relay: the line is counted, and the next that goes through says so.
+      lost++;
+      lostBecause = (error as NodeJS.ErrnoException).code ?? String(error);
     }
     if (process.env.COFFER_DEBUG) process.stderr.write(text);
   };
@@ -54,7 +60,7 @@ function reconnectBoundMs(): number {
 
 export async function runShim({ home, toolset }: { home: string; toolset?: string }): Promise<ExitCode> {
   const tightened = ensureHome(home);
-  const log = createLogger(home);
+  const log = shimLogger(home);
   for (const note of tightened) log(note);
   const client = stdioTransport(process.stdin, process.stdout);
   const relay = new Relay({
