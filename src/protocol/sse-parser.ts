@@ -3,11 +3,11 @@
 // leading BOM is skipped, a line without a colon is a field with an empty
 // value, comments are dropped as they are read. The last event id is taken at
 // each blank line, whether or not its event has data, and a retry: as soon as
-// it is read: both are handed on as they change, for the stream's reconnection. Around that, coffer's cap: an
-// event whose unfinished line and data pass it is dropped and counted, and the
-// stream goes on with the next event. Events come back per chunk; it says when
-// it holds nothing (between events, keep-alive comments aside), for the answer
-// budget. Pure: no I/O.
+// it is read: both are handed on as they change, for the stream's
+// reconnection. Around that, coffer's cap: an event whose unfinished line and
+// data pass it is dropped and counted, and the stream goes on with the next
+// event. Events come back per chunk; it says when it holds nothing (between
+// events, keep-alive comments aside), for the answer budget. Pure: no I/O.
 import { MAX_MESSAGE_CHARS } from './message-limit.js';
 
 export interface SseEvent {
