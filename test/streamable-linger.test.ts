@@ -256,3 +256,19 @@ t.test('an upstream that floods pings and never acknowledges the replies gets a 
   await pause(REPLY_LINGER_MS + 300);
   t.same(await session.request('tools/call', { name: 'echo', arguments: {} }), { content: [] }, 'once the replies are let go, calls are sent again');
 });
+
+t.test('legacy SSE: an endpoint event without a URL fails the connection naming it; nothing is POSTed to the stream itself', async (t) => {
+  let posts = 0;
+  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    if (req.method === 'GET') return void res.writeHead(200, { 'content-type': 'text/event-stream' }).write('event: endpoint\ndata: \n\n');
+    posts += 1;
+    res.writeHead(202).end();
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => new Promise<void>((resolve) => (server.closeAllConnections(), server.close(() => resolve()))));
+  const transport = await createLegacySse(`http://127.0.0.1:${(server.address() as AddressInfo).port}/sse`, {});
+  t.teardown(() => transport.close());
+  await t.rejects(transport.start(), /invalid endpoint ""/, 'the connection fails, saying why');
+  await transport.send({ jsonrpc: '2.0', method: 'notifications/initialized' }).catch(() => undefined);
+  t.equal(posts, 0, 'no POST reached the stream URL');
+});

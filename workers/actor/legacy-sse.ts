@@ -38,6 +38,8 @@ export class LegacySseTransport extends HttpTransportBase {
               if (started) return;
               let endpoint: URL;
               try {
+                // An empty reference would resolve to the stream's own URL: a server that names no endpoint has none.
+                if (event.data.trim() === '') throw new Error('empty');
                 endpoint = new URL(event.data, this.url);
               } catch {
                 fail(new Error(`SSE error: invalid endpoint ${JSON.stringify(event.data)}`));
