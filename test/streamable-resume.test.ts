@@ -7,7 +7,8 @@
 // once; so does one whose resumptions all fail, and one answered with a JSON
 // body that does not carry its answer; a request cancelled while its
 // resumption waits is not resumed. A GET stream's retry:
-// never reopens it faster than the backoff. An answer's media type is read
+// never reopens it faster than the backoff, and a reopened one resumes from
+// its last event id. An answer's media type is read
 // as RFC 9110 has it: whatever its case, without its parameters; a compressed
 // one, never asked for, fails its request at once.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
@@ -267,6 +268,35 @@ t.test("a GET stream that ends at once is reopened no faster than without retry:
     t.ok(server.gets() <= 2, `retry: ${retry}: ${server.gets()} GET(s) in 1.5 s: at most the first and one a second later`);
   }
   t.same(warnings.map((warning) => warning.name), [], 'no TimeoutOverflowWarning (it goes to daemon.log)');
+});
+
+t.test('a GET stream that breaks is reopened with Last-Event-ID: a server that keeps its place sends what was missed; an id that cannot go back is not sent', async (t) => {
+  const changed = (n: number) => `id: s-${n}\nevent: message\ndata: ${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/tools/list_changed', params: { n } })}\n\n`;
+  for (const [firstId, expected] of [['s-1', 's-1'], ['bad\u00e9', undefined]] as const) {
+    const gets: Array<string | undefined> = [];
+    const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+      if (req.method !== 'GET') return void (req.resume(), req.on('end', () => res.writeHead(202).end()));
+      const from = req.headers['last-event-id'] as string | undefined;
+      gets.push(from);
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      // The first stream gives one event and breaks; the server then announces n: 2, which only a resumption from s-1 brings.
+      if (gets.length === 1) return void res.end(changed(1).replace('s-1', firstId));
+      if (from === 's-1') res.write(changed(2));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const transport = await createStreamableHttp(`http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`, {});
+    transport.onerror = () => {};
+    const heard: unknown[] = [];
+    transport.onmessage = (message) => void heard.push((message as { params?: { n?: number } }).params?.n);
+    await transport.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+    const until = Date.now() + 3_000;
+    while (gets.length < 2 && Date.now() < until) await new Promise((resolve) => setTimeout(resolve, 50));
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    await transport.close();
+    await new Promise<void>((resolve) => (server.closeAllConnections(), server.close(() => resolve())));
+    t.same(gets, [undefined, expected], `id ${JSON.stringify(firstId)}: the first GET has no Last-Event-ID, the reopening one ${expected === undefined ? 'none either' : 'the last id'}`);
+    t.same(heard, expected === undefined ? [1] : [1, 2], expected === undefined ? 'only what came on the first stream' : 'what the server sent while it was down comes on the reopened stream');
+  }
 });
 
 t.test('a JSON answer that does not carry the answer to its request (not JSON, another id, a notification, empty) fails that request at once', async (t) => {

@@ -32,6 +32,8 @@ export class StreamableHttpTransport extends HttpTransportBase {
   /** Requests whose answer a GET is to resume: abandon() takes one out, and its resumption stops. */
   private readonly resuming = new Set<JsonRpcId>();
   private headersOf: ((message: JsonRpcMessage) => Record<string, string | number>) | undefined;
+  /** The GET stream's last event id: a reopened stream resumes from it where the server keeps its place (else a change it announced meanwhile waits for the lists' TTL). */
+  private streamLastId: string | undefined;
 
   async start(): Promise<void> {}
 
@@ -279,6 +281,8 @@ export class StreamableHttpTransport extends HttpTransportBase {
     if (this.closed) return;
     const headers = this.commonHeaders();
     headers.accept = 'text/event-stream';
+    const point = resumePoint(this.streamLastId);
+    if ('id' in point) headers['last-event-id'] = point.id;
     this.exchange('GET', this.url, headers)
       .then(async (res) => {
         const status = res.statusCode;
@@ -291,7 +295,7 @@ export class StreamableHttpTransport extends HttpTransportBase {
           throw new Error(`Failed to open SSE stream: HTTP ${status}`);
         }
         this.reconnectAttempts = 0;
-        await readSse(res, (event) => this.sseMessage(event), (error) => this.report(error), { onRetry: this.takeRetry });
+        await readSse(res, (event) => this.sseMessage(event), (error) => this.report(error), { onRetry: this.takeRetry, onLastEventId: (id) => void (this.streamLastId = id) });
         throw new Error('SSE stream disconnected');
       })
       .catch((error: unknown) => {
