@@ -83,8 +83,9 @@ export class Operations {
   }
 
   /**
-   * A call or list can end after its server was removed: what it reports then is dropped, or it would bring back
-   * the series and reasons the removal dropped (kept for ever, as nothing removes that server again).
+   * A call can end, and an actor report its state, after its server was removed: what they report then is dropped,
+   * or it would bring back the series the removal dropped (kept for ever, as nothing removes that server again).
+   * The router's list events need no check: a list out across a removal reports nothing (FanOut.forget).
    */
   private registered(server: string): boolean {
     return this.parts?.registered(server) ?? true;
@@ -99,17 +100,16 @@ export class Operations {
   attach(parts: OperationsParts): void {
     this.parts = parts;
     const { router, pool, sessions, writer } = parts;
-    const registered = (server: string): boolean => this.registered(server);
-    router.on('degraded', (server, kind, reason) => registered(server) && this.reasons.degraded(server, kind, reason));
+    router.on('degraded', (server, kind, reason) => this.reasons.degraded(server, kind, reason));
     router.on('recovered', (server, kind) => this.reasons.recovered(server, kind));
     const metrics = this.metrics;
     if (!metrics) return;
-    router.on('listed', (server, _kind, seconds, cached) => registered(server) && metrics.listed(server, seconds, cached));
-    router.on('deadline_missed', (server) => registered(server) && metrics.listDeadlineMissed(server));
-    pool.on('state', (server, status) => registered(server) && metrics.upstreamState(server, status.state));
+    router.on('listed', (server, _kind, seconds, cached) => metrics.listed(server, seconds, cached));
+    router.on('deadline_missed', (server) => metrics.listDeadlineMissed(server));
+    pool.on('state', (server, status) => this.registered(server) && metrics.upstreamState(server, status.state));
     metrics.observe({
       statuses: () => pool.statuses(),
-      degraded: () => router.degradedServers().filter(registered),
+      degraded: () => router.degradedServers(),
       inFlight: (server) => ({ calls: inFlight.calls(server), bytes: inFlight.inFlight(server) }),
       sessionVersions: () => sessions.protocolVersions(),
       childRss: processRss,
