@@ -60,21 +60,43 @@ function lineCount(data: Buffer): number {
   return lines;
 }
 
+/** Lines the disk refused since the last write that went through, and why: the next write that goes through says so first. */
+export class LossTally {
+  private lost = 0;
+  private because = '';
+
+  constructor(private readonly lossNote?: LossNote) {}
+
+  /** What goes before the next write: the note of the lines lost, if any were. */
+  note(): string {
+    return this.lost > 0 && this.lossNote ? this.lossNote(this.lost, this.because) : '';
+  }
+
+  /** A write (and its note) went through. */
+  said(): void {
+    this.lost = 0;
+  }
+
+  refused(lines: number, error: unknown): void {
+    this.lost += lines;
+    this.because = (error as NodeJS.ErrnoException).code ?? (error instanceof Error ? error.message : String(error));
+  }
+}
+
 export class RotatingFile extends Writable {
   private fd = -1;
   private size = 0;
-  /** Lines the disk refused since the last write that went through, and why. */
-  private lost = 0;
-  private lostBecause = '';
+  private readonly losses: LossTally;
   /** The file ends in part of a line (a write cut short that could not be undone). */
   private torn = false;
 
   constructor(
     private readonly path: string,
     private readonly policy: RotationPolicy = rotationFromEnv(),
-    private readonly lossNote?: LossNote,
+    lossNote?: LossNote,
   ) {
     super();
+    this.losses = new LossTally(lossNote);
     mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
     this.open();
   }
@@ -119,14 +141,13 @@ export class RotatingFile extends Writable {
       this.refused(data, error as NodeJS.ErrnoException);
       return Promise.resolve();
     }
-    const note = this.lost > 0 && this.lossNote ? this.lossNote(this.lost, this.lostBecause) : '';
-    const head = `${this.torn ? '\n' : ''}${note}`;
+    const head = `${this.torn ? '\n' : ''}${this.losses.note()}`;
     const payload = head === '' ? data : Buffer.concat([Buffer.from(head), data]);
     const before = this.size;
     return this.writeAll(payload).then(({ written, error }) => {
       if (error === undefined) {
         this.size += written;
-        this.lost = 0;
+        this.losses.said();
         this.torn = false;
       } else {
         // What the file took of it would be a half line: it is cut off again, or else the next write starts a new line.
@@ -162,8 +183,7 @@ export class RotatingFile extends Writable {
 
   /** The lines of `data` are lost; the file is opened anew for the next write (the disk may have room by then). */
   private refused(data: Buffer, error: NodeJS.ErrnoException): void {
-    this.lost += lineCount(data);
-    this.lostBecause = error.code ?? error.message;
+    this.losses.refused(lineCount(data), error);
     this.closeFd(() => undefined);
   }
 

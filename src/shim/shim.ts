@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { pipeline, type Readable, type Writable } from 'node:stream';
 import { ensureHome } from '../daemon/daemon-file.js';
 import { formatRecord, linesLostNote } from '../log-record.js';
-import { appendRotating } from '../rotating-file.js';
+import { appendRotating, LossTally } from '../rotating-file.js';
 import { daemonUrl } from '../cli/api-client.js';
 import { probeDaemon, startDaemonProcess } from '../cli/daemon-control.js';
 import { EXIT, type ExitCode } from '../cli/exit-codes.js';
@@ -20,18 +20,15 @@ const DEFAULT_RECONNECT_BOUND_MS = 30_000;
 /** stdout carries JSON-RPC only: diagnostics go to logs/shim.log (rotated by size), and to stderr with COFFER_DEBUG. */
 export function shimLogger(home: string): (line: string) => void {
   const path = join(home, 'logs', 'shim.log');
-  const lossNote = linesLostNote('shim');
-  let lost = 0;
-  let lostBecause = '';
+  const losses = new LossTally(linesLostNote('shim'));
   return (line) => {
     const text = formatRecord({ level: 'info', component: 'shim', msg: line, fields: { pid: process.pid } });
     try {
-      appendRotating(path, lost > 0 ? lossNote(lost, lostBecause) + text : text);
-      lost = 0;
+      appendRotating(path, losses.note() + text);
+      losses.said();
     } catch (error) {
       // Logging must never break the relay: the line is counted, and the next that goes through says so.
-      lost++;
-      lostBecause = (error as NodeJS.ErrnoException).code ?? String(error);
+      losses.refused(1, error);
     }
     if (process.env.COFFER_DEBUG) process.stderr.write(text);
   };
