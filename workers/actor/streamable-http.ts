@@ -25,15 +25,13 @@ export class StreamableHttpTransport extends HttpTransportBase {
   private reconnectAttempts = 0;
   /** The server's last retry:, cut to what a timer holds (past it Node waits 1 ms instead, and warns in daemon.log). */
   private retryMs: number | undefined;
-  /** Takes the server's retry: on the streams it may ask coffer to reopen (a POST's, the GET stream) as soon as it is read. */
-  private readonly takeRetry = (ms: number): void => void (this.retryMs = Math.min(ms, MAX_TIMER_MS));
   /** Requests whose answer is still coming (or not yet begun), by JSON-RPC id. */
   private readonly answering = new Map<JsonRpcId, Http1Request>();
   /** Requests whose answer a GET is to resume: abandon() takes one out, and its resumption stops. */
   private readonly resuming = new Set<JsonRpcId>();
   private headersOf: ((message: JsonRpcMessage) => Record<string, string | number>) | undefined;
   /** The GET stream's last event id: a reopened stream resumes from it where the server keeps its place (else a change it announced meanwhile waits for the lists' TTL). */
-  private streamLastId: string | undefined;
+  private readonly stream: { lastId: string | undefined } = { lastId: undefined };
 
   async start(): Promise<void> {}
 
@@ -200,9 +198,9 @@ export class StreamableHttpTransport extends HttpTransportBase {
     req.destroy();
   }
 
-  /** A stream that answers a request: its retry: is taken, its last event id noted in `seen`, to resume it from. */
+  /** A stream coffer may resume (one answering a request, the GET stream): its retry: is taken as soon as it is read, its last event id noted in `seen`. */
   private resumable(seen: { lastId: string | undefined }): SseOptions {
-    return { onRetry: this.takeRetry, onLastEventId: (lastId) => void (seen.lastId = lastId) };
+    return { onRetry: (ms) => void (this.retryMs = Math.min(ms, MAX_TIMER_MS)), onLastEventId: (lastId) => void (seen.lastId = lastId) };
   }
 
   /**
@@ -281,7 +279,7 @@ export class StreamableHttpTransport extends HttpTransportBase {
     if (this.closed) return;
     const headers = this.commonHeaders();
     headers.accept = 'text/event-stream';
-    const point = resumePoint(this.streamLastId);
+    const point = resumePoint(this.stream.lastId);
     if ('id' in point) headers['last-event-id'] = point.id;
     this.exchange('GET', this.url, headers)
       .then(async (res) => {
@@ -295,7 +293,7 @@ export class StreamableHttpTransport extends HttpTransportBase {
           throw new Error(`Failed to open SSE stream: HTTP ${status}`);
         }
         this.reconnectAttempts = 0;
-        await readSse(res, (event) => this.sseMessage(event), (error) => this.report(error), { onRetry: this.takeRetry, onLastEventId: (id) => void (this.streamLastId = id) });
+        await readSse(res, (event) => this.sseMessage(event), (error) => this.report(error), this.resumable(this.stream));
         throw new Error('SSE stream disconnected');
       })
       .catch((error: unknown) => {
