@@ -169,3 +169,20 @@ t.test('links never followed do not pile up in the actor: a sign-in begun forget
   t.equal(held(), 1, 'only the new link is held');
   t.same(await complete(auth, state, 'code-1'), { ok: true, authorized: true });
 });
+
+t.test('a token lifetime out of bounds (past a timer, negative, zero, null) never starts a refresh loop', async (t) => {
+  for (const expiresIn of [30 * 24 * 3600, 1e300, -5, 0, null]) {
+    await t.test(`expires_in ${expiresIn}`, async (t) => {
+      const { as1, auth, log } = await setup(t, {});
+      let issued = 0;
+      as1.token = () => ({ status: 200, body: { access_token: `at-${++issued}`, token_type: 'Bearer', expires_in: expiresIn, refresh_token: `rt-${issued}` } });
+      const { state } = await begin(t, auth);
+      t.same(await complete(auth, state, 'code-1'), { ok: true, authorized: true });
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      t.same(await auth.headers(), { authorization: 'Bearer at-1' }, 'the token is used');
+      t.equal(issued, 1, 'no refresh followed the sign-in');
+      // The SDK reads a null lifetime as 0.
+      if (expiresIn === null || expiresIn <= 0) t.match(log.notes.join('\n'), `expires_in ${Number(expiresIn)}, not a lifetime`, 'the log says the lifetime was disregarded');
+    });
+  }
+});

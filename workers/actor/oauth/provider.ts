@@ -72,6 +72,8 @@ export class RecordProvider implements OAuthClientProvider {
     public record: OAuthRecord,
     private readonly persist: () => void,
     private readonly configured: OAuthClientConfig,
+    /** A line for the upstream's log (nothing secret). */
+    private readonly note: (message: string) => void,
   ) {
     const { client_id, private_key, private_key_alg } = configured;
     if (client_id && private_key) {
@@ -183,7 +185,11 @@ export class RecordProvider implements OAuthClientProvider {
     const refresh = tokens.refresh_token ?? this.record.tokens?.refresh_token;
     this.record.tokens = { ...tokens, ...(refresh ? { refresh_token: refresh } : {}) };
     this.record.obtainedAt = now;
-    this.record.expiresAt = typeof tokens.expires_in === 'number' ? now + tokens.expires_in * 1000 : undefined;
+    // A lifetime under a second (zero, negative: the SDK reads a null as 0) says nothing to schedule a refresh by.
+    const lifetime = tokens.expires_in;
+    const stated = typeof lifetime === 'number' && lifetime >= 1;
+    if (lifetime !== undefined && !stated) this.note(`the token endpoint gave expires_in ${lifetime}, not a lifetime: the token is used until the upstream refuses it`);
+    this.record.expiresAt = stated ? now + lifetime * 1000 : undefined;
     this.persist();
   }
 

@@ -21,6 +21,8 @@ export const SIGN_IN_TTL_MS = 10 * 60_000;
 /** A token is refreshed when this share of its lifetime is left (at most REFRESH_EARLY_MAX_MS before it expires). */
 const REFRESH_AT_LIFETIME_LEFT = 1 / 3;
 const REFRESH_EARLY_MAX_MS = 60_000;
+/** setTimeout's longest delay: Node fires a longer one at once, so a far refresh is waited for in steps. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /** Scopes asked for so far, and the ones just challenged: a sign-in again never loses what a step-up added. */
 function unionScope(held: string | undefined, asked: string | undefined): string | undefined {
@@ -74,7 +76,7 @@ export class UpstreamAuth implements HttpAuth {
     // A record for another URL is dropped: a token is never sent to a host it was not issued for.
     const kept = stored?.resource === url ? stored : null;
     if (stored && !kept) hooks.save(null);
-    this.provider = new RecordProvider(kept ?? { resource: url }, () => this.hooks.save(this.provider.record), configured);
+    this.provider = new RecordProvider(kept ?? { resource: url }, () => this.hooks.save(this.provider.record), configured, (message) => log.note(message));
     this.scope = kept?.scope;
     this.scheduleRefresh();
   }
@@ -266,7 +268,8 @@ export class UpstreamAuth implements HttpAuth {
     clearTimeout(this.refreshTimer);
     const record = this.provider.record;
     if (!this.renewable() || record.expiresAt === undefined) return;
-    this.refreshTimer = setTimeout(() => void this.refresh(), Math.max(0, this.refreshAt(record) - Date.now()));
+    const wait = this.refreshAt(record) - Date.now();
+    this.refreshTimer = setTimeout(() => void (wait > MAX_TIMER_MS ? this.scheduleRefresh() : this.refresh()), Math.min(MAX_TIMER_MS, Math.max(0, wait)));
     this.refreshTimer.unref();
   }
 
