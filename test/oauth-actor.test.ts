@@ -5,18 +5,19 @@ import t, { type Test } from 'tap';
 import type { OAuthOutcome } from '../src/protocol/oauth.js';
 import { SIGN_IN_TTL_MS, UpstreamAuth } from '../workers/actor/oauth/upstream-auth.js';
 import { insecureEndpoints, secureEndpoint, type OAuthClientConfig } from '../workers/actor/oauth/provider.js';
+import type { AuthFetchLimits } from '../workers/actor/oauth/bounded-fetch.js';
 import { actorSide, carries, miniAuthServer, miniResource, type MiniAuthServer } from './fixtures/oauth-mini.js';
 
 const REDIRECT = 'http://127.0.0.1:7999/oauth/callback';
 const SECRET = 'configured-secret-issued-by-as1';
 
-async function setup(t: Test, configured: OAuthClientConfig) {
+async function setup(t: Test, configured: OAuthClientConfig, limits?: AuthFetchLimits) {
   const as1 = await miniAuthServer('as1');
   const as2 = await miniAuthServer('as2');
   const rs = await miniResource();
   rs.authorizationServer = as1.base;
   const side = actorSide();
-  const auth = new UpstreamAuth('remote', rs.url, configured, null, side.log, side.hooks);
+  const auth = new UpstreamAuth('remote', rs.url, configured, null, side.log, side.hooks, limits);
   t.teardown(async () => {
     auth.close();
     await Promise.all([as1.close(), as2.close(), rs.close()]);
@@ -185,4 +186,29 @@ t.test('a token lifetime out of bounds (past a timer, negative, zero, null) neve
       if (expiresIn === null || expiresIn <= 0) t.match(log.notes.join('\n'), `expires_in ${Number(expiresIn)}, not a lifetime`, 'the log says the lifetime was disregarded');
     });
   }
+});
+
+/** What `pending` settled to within `ms`, or 'still waiting'. */
+async function within<T>(ms: number, pending: Promise<T>): Promise<T | 'still waiting'> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<'still waiting'>((resolve) => (timer = setTimeout(() => resolve('still waiting'), ms)));
+  try {
+    return await Promise.race([pending, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+t.test('an authorization server that never answers: the refresh and the sign-in end by their deadline, and a later sign-in is not held up', async (t) => {
+  const { as1, auth, log, challenge } = await setup(t, {}, { deadlineMs: 500 });
+  const first = await begin(t, auth);
+  t.same(await complete(auth, first.state, 'code-1'), { ok: true, authorized: true });
+
+  as1.stall = true;
+  t.match(await within(5_000, auth.refused(401, challenge, 'Bearer as1-at-1', false)), { signIn: /needs a sign-in/ }, 'the refused request fails, asking for a sign-in');
+  t.match(log.notes.join('\n'), /token refresh failed: http:\/\/127\.0\.0\.1:\d+\/\.well-known\/\S+ did not answer within 0\.5 s/, 'the log names what did not answer');
+  t.match(await within(5_000, auth.act({ type: 'begin', redirectUrl: REDIRECT })), { ok: false, error: { code: 'UPSTREAM_AUTH_REQUIRED', message: /did not answer within 0\.5 s/ } });
+
+  as1.stall = false;
+  t.match(await within(5_000, auth.act({ type: 'begin', redirectUrl: REDIRECT })), { ok: true, authorized: false }, 'once it answers, a sign-in begins');
 });

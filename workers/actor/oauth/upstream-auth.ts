@@ -13,6 +13,7 @@ import { sanitiseText } from '../../../src/protocol/untrusted-text.js';
 import { REDACTED } from '../../../src/registry/secret-args.js';
 import { isBearerChallenge, type HttpAuth, type Refusal } from '../http-auth.js';
 import type { ActorLog } from '../log.js';
+import { AUTH_FETCH_LIMITS, boundedFetch, type AuthFetchLimits } from './bounded-fetch.js';
 import { RecordProvider, type OAuthClientConfig } from './provider.js';
 import { authSdk } from './sdk.js';
 
@@ -72,6 +73,7 @@ export class UpstreamAuth implements HttpAuth {
     stored: OAuthRecord | null,
     private readonly log: ActorLog,
     private readonly hooks: UpstreamAuthHooks,
+    private readonly limits: AuthFetchLimits = AUTH_FETCH_LIMITS,
   ) {
     // A record for another URL is dropped: a token is never sent to a host it was not issued for.
     const kept = stored?.resource === url ? stored : null;
@@ -181,8 +183,7 @@ export class UpstreamAuth implements HttpAuth {
     const result = await this.withProvider(async () => {
       Object.assign(provider, { redirect, nextState: state, hideTokens: true, authorizationUrl: undefined, verifier: undefined });
       try {
-        const { auth } = await authSdk(this.log);
-        return await auth(provider, { serverUrl: this.url, scope: this.scope, resourceMetadataUrl: this.resourceMetadataUrl });
+        return await this.runAuth();
       } finally {
         provider.hideTokens = false;
       }
@@ -212,13 +213,18 @@ export class UpstreamAuth implements HttpAuth {
     await this.withProvider(async () => {
       Object.assign(this.provider, { redirect: attempt.redirect, verifier: attempt.verifier });
       try {
-        const { auth } = await authSdk(this.log);
-        await auth(this.provider, { serverUrl: this.url, authorizationCode: code, scope: this.scope, resourceMetadataUrl: this.resourceMetadataUrl });
+        await this.runAuth(code);
       } finally {
         this.provider.verifier = undefined;
       }
     });
     return this.authorized();
+  }
+
+  /** One run of the SDK's auth() for this upstream (with the code a person brought back, if any), bounded by the limits. */
+  private async runAuth(authorizationCode?: string): Promise<'AUTHORIZED' | 'REDIRECT'> {
+    const { auth } = await authSdk(this.log);
+    return auth(this.provider, { serverUrl: this.url, authorizationCode, scope: this.scope, resourceMetadataUrl: this.resourceMetadataUrl, fetchFn: boundedFetch(this.limits) });
   }
 
   /** Runs a sign-in step's use of the provider once no refresh is using it; refreshes begun meanwhile wait for it. */
@@ -293,8 +299,7 @@ export class UpstreamAuth implements HttpAuth {
     const registered = this.provider.record.client?.redirect_uris;
     this.provider.redirect ??= Array.isArray(registered) && typeof registered[0] === 'string' ? registered[0] : 'http://127.0.0.1/oauth/callback';
     try {
-      const { auth } = await authSdk(this.log);
-      const result = await auth(this.provider, { serverUrl: this.url, scope: this.scope, resourceMetadataUrl: this.resourceMetadataUrl });
+      const result = await this.runAuth();
       const renewed = result === 'AUTHORIZED' && this.provider.record.tokens?.access_token !== undefined && this.provider.record.tokens.access_token !== before;
       if (renewed) this.log.note('access token refreshed');
       return renewed;
