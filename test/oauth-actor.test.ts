@@ -2,6 +2,8 @@
 // authorization servers: what each server is shown, and when.
 import { createHash } from 'node:crypto';
 import t, { type Test } from 'tap';
+import { MAX_DEPTH } from '../src/protocol/message-limit.js';
+import { textDepth } from '../src/protocol/nesting.js';
 import type { OAuthOutcome } from '../src/protocol/oauth.js';
 import { SIGN_IN_TTL_MS, UpstreamAuth } from '../workers/actor/oauth/upstream-auth.js';
 import { insecureEndpoints, secureEndpoint, type OAuthClientConfig } from '../workers/actor/oauth/provider.js';
@@ -145,7 +147,8 @@ t.test('an endpoint is secure when it is https, or plain http to this machine on
 
 t.test("an authorization server's error text reaches the answer bounded, its controls made visible, without the client secret", async (t) => {
   const { as1, auth } = await setup(t, { client_id: 'pre', client_secret: SECRET });
-  const huge = `${'\x1b[2J'.repeat(10)}${'x'.repeat(1_000_000)}`;
+  // Under the bound on an answer's size (bounded-fetch.ts), far over the bound on a message.
+  const huge = `${'\x1b[2J'.repeat(10)}${'x'.repeat(200_000)}`;
   // A server that quotes the secret it was sent (or a hostile one that knows it) in its error.
   as1.token = () => ({ status: 400, body: { error: 'invalid_grant', error_description: `client_secret ${SECRET} refused ${huge}` } });
   const { state } = await begin(t, auth);
@@ -211,4 +214,23 @@ t.test('an authorization server that never answers: the refresh and the sign-in 
 
   as1.stall = false;
   t.match(await within(5_000, auth.act({ type: 'begin', redirectUrl: REDIRECT })), { ok: true, authorized: false }, 'once it answers, a sign-in begins');
+});
+
+t.test("an answer past the size or nesting bound is refused before it is parsed or kept", async (t) => {
+  let deep: unknown = 'bottom';
+  for (let level = 0; level < 200; level++) deep = [deep];
+  const cases = [
+    { what: 'huge', extra: { padding: 'x'.repeat(2_000_000) }, refused: /\/\.well-known\/\S+ answered more than 256 KiB: refused/ },
+    { what: 'deeply nested', extra: { nested: deep }, refused: /\/\.well-known\/\S+ answered JSON nested deeper than 32 levels: refused/ },
+  ];
+  for (const { what, extra, refused } of cases) {
+    await t.test(what, async (t) => {
+      const { as1, auth, hooks } = await setup(t, {});
+      as1.metadataExtra = extra;
+      t.match(await auth.act({ type: 'begin', redirectUrl: REDIRECT }), { ok: false, error: { code: 'UPSTREAM_AUTH_REQUIRED', message: refused } });
+      const kept = JSON.stringify(hooks.saved);
+      t.ok(kept.length < 100_000, `what was kept is small (${kept.length} chars)`);
+      t.ok(textDepth(kept, MAX_DEPTH) <= MAX_DEPTH, 'and nests no deeper than a stored record may be read back');
+    });
+  }
 });

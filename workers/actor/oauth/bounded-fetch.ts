@@ -1,8 +1,12 @@
 // The fetch behind one run of the SDK's auth() (a sign-in step or a refresh).
 // The resource and its authorization server are hostile ground: the run ends
-// by a deadline however slowly they answer. Without one, a server that never
-// answers would hold the sign-in, the refresh, and every request waiting for
-// that refresh, forever.
+// by a deadline however slowly they answer, and each answer is read only up to
+// a size and a nesting bound before the SDK parses it. Without them, a server
+// that never answers would hold the sign-in, the refresh, and every request
+// waiting for that refresh, forever; and a huge or deeply nested metadata
+// document would be kept in the sealed record, which is then too big to carry
+// or too deep to read back.
+import { textDepth } from '../../../src/protocol/nesting.js';
 
 export interface AuthFetchLimits {
   /** For the whole run: discovery, registration and the token request together. */
@@ -10,6 +14,11 @@ export interface AuthFetchLimits {
 }
 
 export const AUTH_FETCH_LIMITS: AuthFetchLimits = { deadlineMs: 30_000 };
+
+/** An OAuth answer (metadata, registration, tokens) is a few KiB. */
+const MAX_ANSWER_BYTES = 256 * 1024;
+/** An OAuth answer nests a few levels; the record keeping it adds two, and is read back only under MAX_DEPTH. */
+const MAX_ANSWER_DEPTH = 32;
 
 /** Statuses whose Response may not carry a body. */
 const NULL_BODY = new Set([101, 204, 205, 304]);
@@ -20,13 +29,33 @@ function named(input: string | URL | Request): string {
   return `${url.origin}${url.pathname}`;
 }
 
+/** The answer's text, refused past the size bound (before reading it, when it says its length) or the nesting bound. */
+async function boundedText(response: Response, name: string): Promise<string> {
+  const tooBig = new Error(`${name} answered more than ${MAX_ANSWER_BYTES / 1024} KiB: refused (an OAuth answer is a few KiB)`);
+  if (Number(response.headers.get('content-length')) > MAX_ANSWER_BYTES) {
+    await response.body?.cancel();
+    throw tooBig;
+  }
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  // Leaving the loop by a throw cancels the rest of the body.
+  for await (const chunk of response.body ?? []) {
+    size += chunk.byteLength;
+    if (size > MAX_ANSWER_BYTES) throw tooBig;
+    chunks.push(chunk);
+  }
+  const text = Buffer.concat(chunks).toString('utf8');
+  if (textDepth(text, MAX_ANSWER_DEPTH) > MAX_ANSWER_DEPTH) throw new Error(`${name} answered JSON nested deeper than ${MAX_ANSWER_DEPTH} levels: refused`);
+  return text;
+}
+
 /** A fetch whose requests, answers read whole, all end by one deadline from now. */
 export function boundedFetch(limits: AuthFetchLimits): typeof fetch {
   const signal = AbortSignal.timeout(limits.deadlineMs);
   return async (input, init) => {
     try {
       const response = await fetch(input, { ...init, signal });
-      const body = NULL_BODY.has(response.status) ? null : await response.arrayBuffer();
+      const body = NULL_BODY.has(response.status) ? null : await boundedText(response, named(input));
       const read = new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers });
       // The SDK names a redirect it did not follow relative to the answer's URL.
       return Object.defineProperty(read, 'url', { value: response.url });
