@@ -234,3 +234,19 @@ t.test("an answer past the size or nesting bound is refused before it is parsed 
     });
   }
 });
+
+t.test('an authorization server that quotes back the code and the PKCE verifier it was sent: neither reaches the answer', async (t) => {
+  const { as1, auth } = await setup(t, {});
+  let verifier = '';
+  as1.token = (body) => {
+    verifier = body.get('code_verifier') ?? '';
+    return { status: 400, body: { error: 'invalid_grant', error_description: `code ${body.get('code')} with code_verifier ${verifier} refused` } };
+  };
+  const code = 'code-quoted-back-0123456789';
+  const { state } = await begin(t, auth);
+  const outcome = await complete(auth, state, code);
+  if (outcome.ok) return void t.fail('the sign-in succeeded');
+  t.ok(verifier.length >= 43, 'the token endpoint was sent the verifier');
+  t.match(outcome.error, { code: 'UPSTREAM_AUTH_REQUIRED', message: /sign-in to remote failed: code \[redacted\] with code_verifier \[redacted\] refused/ });
+  t.notOk(outcome.error.message.includes(verifier) || outcome.error.message.includes(code), 'neither the code nor the verifier is in the answer');
+});

@@ -31,6 +31,11 @@ function unionScope(held: string | undefined, asked: string | undefined): string
   return scopes.size > 0 ? [...scopes].join(' ') : undefined;
 }
 
+/** `text` with each of `secrets` in it replaced. */
+function redacted(text: string, secrets: string[]): string {
+  return secrets.reduce((message, secret) => (secret === '' ? message : message.replaceAll(secret, REDACTED)), text);
+}
+
 interface Attempt {
   verifier: string;
   redirect: string;
@@ -158,8 +163,7 @@ export class UpstreamAuth implements HttpAuth {
    * and without a secret of this upstream's that the server may have quoted back.
    */
   private described(error: unknown): string {
-    const text = this.provider.secrets().reduce((message, secret) => message.replaceAll(secret, REDACTED), messageOf(error));
-    return sanitiseText(text);
+    return sanitiseText(redacted(messageOf(error), this.provider.secrets()));
   }
 
   private bearer(): string | null {
@@ -214,6 +218,9 @@ export class UpstreamAuth implements HttpAuth {
       Object.assign(this.provider, { redirect: attempt.redirect, verifier: attempt.verifier });
       try {
         await this.runAuth(code);
+      } catch (error) {
+        // The token endpoint may quote back the code and the verifier it was sent; they are this link's alone.
+        throw new Error(redacted(messageOf(error), [code, attempt.verifier]));
       } finally {
         this.provider.verifier = undefined;
       }
