@@ -250,3 +250,22 @@ t.test('an authorization server that quotes back the code and the PKCE verifier 
   t.match(outcome.error, { code: 'UPSTREAM_AUTH_REQUIRED', message: /sign-in to remote failed: code \[redacted\] with code_verifier \[redacted\] refused/ });
   t.notOk(outcome.error.message.includes(verifier) || outcome.error.message.includes(code), 'neither the code nor the verifier is in the answer');
 });
+
+t.test('a token of another type than Bearer is refused, at a sign-in and at a refresh, and never sent', async (t) => {
+  const { as1, auth, log, challenge } = await setup(t, {});
+  let type = 'DPoP';
+  as1.token = (body) => ({ status: 200, body: { access_token: `at-${body.get('grant_type')}`, token_type: type, expires_in: 3600, refresh_token: 'rt-1' } });
+  const first = await begin(t, auth);
+  t.match(await complete(auth, first.state, 'code-1'), { ok: false, error: { code: 'UPSTREAM_AUTH_REQUIRED', message: /sign-in to remote failed: the token endpoint issued a token of type "DPoP": coffer sends Bearer tokens only/ } });
+  t.same(await auth.headers(), {}, 'the token is not sent');
+
+  type = 'bearer';
+  const again = await begin(t, auth);
+  t.same(await complete(auth, again.state, 'code-2'), { ok: true, authorized: true }, 'bearer in any case is Bearer (RFC 6749 §5.1)');
+  t.same(await auth.headers(), { authorization: 'Bearer at-authorization_code' });
+
+  type = 'mac';
+  t.match(await auth.refused(401, challenge, 'Bearer at-authorization_code', false), { signIn: /needs a sign-in/ }, 'a refresh that brings one fails: a person signs in');
+  t.match(log.notes.join('\n'), 'the token endpoint issued a token of type "mac"', 'the log says why');
+  t.notSame(await auth.headers(), { authorization: 'Bearer at-refresh_token' }, 'the refreshed token is not sent');
+});

@@ -4,6 +4,7 @@
 import type { AddClientAuthentication, OAuthClientProvider, OAuthDiscoveryState } from '@modelcontextprotocol/sdk/client/auth.js';
 import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
 import type { OAuthRecord } from '../../../src/protocol/oauth.js';
+import { sanitiseText } from '../../../src/protocol/untrusted-text.js';
 import { VERSION } from '../../../src/version.js';
 import { authExtensions } from './sdk.js';
 
@@ -50,6 +51,9 @@ export interface OAuthClientConfig {
   scope?: string;
   grant_type?: string;
 }
+
+/** A token type is a short word: more of what the server sent is not shown. */
+const MAX_TOKEN_TYPE_CHARS = 64;
 
 /** The private_key_jwt default when no algorithm is configured (RFC 7518's mandatory one). */
 const DEFAULT_JWT_ALG = 'RS256';
@@ -180,6 +184,13 @@ export class RecordProvider implements OAuthClientProvider {
   }
 
   saveTokens(tokens: OAuthTokens): void {
+    // Another type (DPoP, mac) is bound to a proof coffer does not make: sent as a bearer token it would be refused, or leak.
+    if (tokens.token_type.toLowerCase() !== 'bearer') {
+      const refusal = `the token endpoint issued a token of type "${sanitiseText(tokens.token_type, MAX_TOKEN_TYPE_CHARS)}": coffer sends Bearer tokens only (RFC 6750); ask the server's operator for a client that gets them`;
+      // A refresh's failure here is swallowed by the SDK, which then asks for a sign-in: the log says why.
+      this.note(refusal);
+      throw new Error(refusal);
+    }
     const now = Date.now();
     // A refresh answer may leave out the refresh token: the old one stays valid then (RFC 6749 §6).
     const refresh = tokens.refresh_token ?? this.record.tokens?.refresh_token;
