@@ -269,3 +269,20 @@ t.test('a token of another type than Bearer is refused, at a sign-in and at a re
   t.match(log.notes.join('\n'), 'the token endpoint issued a token of type "mac"', 'the log says why');
   t.notSame(await auth.headers(), { authorization: 'Bearer at-refresh_token' }, 'the refreshed token is not sent');
 });
+
+t.test('an answer of the wrong shape fails naming the URL that gave it and what is wrong, on one line', async (t) => {
+  const cases = [
+    { what: 'metadata with a number for issuer', prep: (as: MiniAuthServer) => (as.metadataExtra = { issuer: 5 }), says: /the answer of http:\/\/127\.0\.0\.1:\d+\/\.well-known\/oauth-authorization-server is not what OAuth allows: issuer: Invalid input: expected string, received number/ },
+    { what: 'a token answer that is an array', prep: (as: MiniAuthServer) => (as.token = () => ({ status: 200, body: [1, 2] as unknown as Record<string, unknown> })), says: /the answer of http:\/\/127\.0\.0\.1:\d+\/token is not what OAuth allows: \(the answer\): Invalid input: expected object, received array/ },
+  ];
+  for (const { what, prep, says } of cases) {
+    await t.test(what, async (t) => {
+      const { as1, auth } = await setup(t, {});
+      prep(as1);
+      let outcome = await auth.act({ type: 'begin', redirectUrl: REDIRECT });
+      if (outcome.ok && !outcome.authorized) outcome = await complete(auth, outcome.state, 'code-0123456789');
+      t.match(outcome, { ok: false, error: { code: 'UPSTREAM_AUTH_REQUIRED', message: says } });
+      if (!outcome.ok) t.notMatch(outcome.error.message, '\\x0a', 'one line, not a dump of the validator');
+    });
+  }
+});

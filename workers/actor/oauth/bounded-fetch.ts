@@ -5,7 +5,8 @@
 // that never answers would hold the sign-in, the refresh, and every request
 // waiting for that refresh, forever; and a huge or deeply nested metadata
 // document would be kept in the sealed record, which is then too big to carry
-// or too deep to read back.
+// or too deep to read back. An answer the SDK then finds malformed is named by
+// the URL that gave it.
 import { textDepth } from '../../../src/protocol/nesting.js';
 
 export interface AuthFetchLimits {
@@ -49,13 +50,17 @@ async function boundedText(response: Response, name: string): Promise<string> {
   return text;
 }
 
+/** A bounded fetch, which knows the URL it asked last: the SDK parses that one's answer next. */
+export type BoundedFetch = typeof fetch & { lastUrl?: string };
+
 /** A fetch whose requests, answers read whole, all end by one deadline from now. */
-export function boundedFetch(limits: AuthFetchLimits): typeof fetch {
+export function boundedFetch(limits: AuthFetchLimits): BoundedFetch {
   const signal = AbortSignal.timeout(limits.deadlineMs);
-  return async (input, init) => {
+  const bounded: BoundedFetch = async (input, init) => {
+    bounded.lastUrl = named(input);
     try {
       const response = await fetch(input, { ...init, signal });
-      const body = NULL_BODY.has(response.status) ? null : await boundedText(response, named(input));
+      const body = NULL_BODY.has(response.status) ? null : await boundedText(response, bounded.lastUrl);
       const read = new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers });
       // The SDK names a redirect it did not follow relative to the answer's URL.
       return Object.defineProperty(read, 'url', { value: response.url });
@@ -64,4 +69,21 @@ export function boundedFetch(limits: AuthFetchLimits): typeof fetch {
       throw error;
     }
   };
+  return bounded;
+}
+
+/** The most of a schema's complaints one message lists. */
+const MAX_ISSUES = 3;
+
+/**
+ * The SDK's schema failure on an answer (a zod error: a multi-line dump naming no server) as one
+ * line naming the URL that gave the answer; any other error as it is.
+ */
+export function answerError(error: unknown, url: string | undefined): unknown {
+  const issues = (error as { issues?: unknown }).issues;
+  if (!(error instanceof Error) || error.name !== 'ZodError' || !Array.isArray(issues) || url === undefined) return error;
+  const said = (issues as Array<{ path: PropertyKey[]; message: string }>)
+    .slice(0, MAX_ISSUES)
+    .map(({ path, message }) => `${path.length > 0 ? path.map(String).join('.') : '(the answer)'}: ${message}`);
+  return new Error(`the answer of ${url} is not what OAuth allows: ${said.join('; ')}`);
 }

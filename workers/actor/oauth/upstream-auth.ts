@@ -13,7 +13,7 @@ import { sanitiseText } from '../../../src/protocol/untrusted-text.js';
 import { REDACTED } from '../../../src/registry/secret-args.js';
 import { isBearerChallenge, type HttpAuth, type Refusal } from '../http-auth.js';
 import type { ActorLog } from '../log.js';
-import { AUTH_FETCH_LIMITS, boundedFetch, type AuthFetchLimits } from './bounded-fetch.js';
+import { answerError, AUTH_FETCH_LIMITS, boundedFetch, type AuthFetchLimits } from './bounded-fetch.js';
 import { RecordProvider, type OAuthClientConfig } from './provider.js';
 import { authSdk } from './sdk.js';
 
@@ -231,7 +231,12 @@ export class UpstreamAuth implements HttpAuth {
   /** One run of the SDK's auth() for this upstream (with the code a person brought back, if any), bounded by the limits. */
   private async runAuth(authorizationCode?: string): Promise<'AUTHORIZED' | 'REDIRECT'> {
     const { auth } = await authSdk(this.log);
-    return auth(this.provider, { serverUrl: this.url, authorizationCode, scope: this.scope, resourceMetadataUrl: this.resourceMetadataUrl, fetchFn: boundedFetch(this.limits) });
+    const fetchFn = boundedFetch(this.limits);
+    try {
+      return await auth(this.provider, { serverUrl: this.url, authorizationCode, scope: this.scope, resourceMetadataUrl: this.resourceMetadataUrl, fetchFn });
+    } catch (error) {
+      throw answerError(error, fetchFn.lastUrl);
+    }
   }
 
   /** Runs a sign-in step's use of the provider once no refresh is using it; refreshes begun meanwhile wait for it. */
