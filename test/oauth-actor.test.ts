@@ -286,3 +286,38 @@ t.test('an answer of the wrong shape fails naming the URL that gave it and what 
     });
   }
 });
+
+t.test('two requests refused at once refresh once; a resource that refuses every token gets one refresh per request, then a sign-in is asked', async (t) => {
+  const { as1, auth, challenge } = await setup(t, {});
+  const first = await begin(t, auth);
+  t.same(await complete(auth, first.state, 'code-1'), { ok: true, authorized: true });
+  const refreshes = (): number => as1.seen.filter((request) => request.path === '/token' && request.body.includes('grant_type=refresh_token')).length;
+
+  const both = await Promise.all([auth.refused(401, challenge, 'Bearer as1-at-1', false), auth.refused(401, challenge, 'Bearer as1-at-1', false)]);
+  t.same(both, ['retry', 'retry'], 'both are retried');
+  t.equal(refreshes(), 1, 'with one new token');
+  t.equal(await auth.refused(401, challenge, 'Bearer as1-at-1', false), 'retry', 'a third refused with the old token is retried');
+  t.equal(refreshes(), 1, 'with the token already renewed');
+
+  // The retries are refused too: each request ends asking for a sign-in, and nothing loops.
+  t.match(await auth.refused(401, challenge, 'Bearer as1-at-2', true), { signIn: /needs a sign-in/ });
+  t.equal(refreshes(), 1, 'a refused retry does not refresh');
+  t.match(auth.signInNeeded(), /needs a sign-in/);
+});
+
+t.test('a refresh that fails is tried again after a pause, not at once in a loop', async (t) => {
+  const { as1, auth, log } = await setup(t, {});
+  let refreshes = 0;
+  as1.token = (body) => {
+    if (body.get('grant_type') !== 'refresh_token') return { status: 200, body: { access_token: 'at-1', token_type: 'Bearer', expires_in: 1, refresh_token: 'rt-1' } };
+    refreshes += 1;
+    return { status: 500, body: { error: 'server_error', error_description: 'try later' } };
+  };
+  const { state } = await begin(t, auth);
+  t.same(await complete(auth, state, 'code-1'), { ok: true, authorized: true });
+  // The token's refresh is due after two thirds of its second; it fails, and the token expires.
+  await new Promise((resolve) => setTimeout(resolve, 2_000));
+  for (let n = 0; n < 5; n++) await auth.headers();
+  t.equal(refreshes, 1, 'one refresh was tried, neither the timer nor each request tried again at once');
+  t.match(log.notes.join('\n'), /token refresh failed: .*tried again in 30 s or when the upstream refuses the token/, 'the log says so');
+});

@@ -22,6 +22,8 @@ export const SIGN_IN_TTL_MS = 10 * 60_000;
 /** A token is refreshed when this share of its lifetime is left (at most REFRESH_EARLY_MAX_MS before it expires). */
 const REFRESH_AT_LIFETIME_LEFT = 1 / 3;
 const REFRESH_EARLY_MAX_MS = 60_000;
+/** After a refresh that failed, a refresh the timer or a request (not a refusal) would start waits this long. */
+const REFRESH_RETRY_MS = 30_000;
 /** setTimeout's longest delay: Node fires a longer one at once, so a far refresh is waited for in steps. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
@@ -67,6 +69,8 @@ export class UpstreamAuth implements HttpAuth {
    */
   private signingIn: Promise<unknown> | null = null;
   private refreshTimer: NodeJS.Timeout | undefined;
+  /** Before this (epoch ms), after a failed refresh, only a refusal starts another: a failing server is not asked in a loop. */
+  private retryAt = 0;
   private readonly attempts = new Map<string, Attempt>();
   /** The last sign-in step asked for: the next one starts after it (see act). */
   private steps: Promise<unknown> = Promise.resolve();
@@ -94,7 +98,7 @@ export class UpstreamAuth implements HttpAuth {
 
   async headers(): Promise<Record<string, string>> {
     const record = this.provider.record;
-    const due = record.tokens ? record.expiresAt !== undefined && Date.now() >= this.refreshAt(record) : this.provider.machine && this.need === null;
+    const due = Date.now() >= this.retryAt && (record.tokens ? record.expiresAt !== undefined && Date.now() >= this.refreshAt(record) : this.provider.machine && this.need === null);
     if (due) await this.refresh();
     const token = this.provider.record.tokens?.access_token;
     return token ? { authorization: `Bearer ${token}` } : {};
@@ -286,7 +290,7 @@ export class UpstreamAuth implements HttpAuth {
     clearTimeout(this.refreshTimer);
     const record = this.provider.record;
     if (!this.renewable() || record.expiresAt === undefined) return;
-    const wait = this.refreshAt(record) - Date.now();
+    const wait = Math.max(this.refreshAt(record), this.retryAt) - Date.now();
     this.refreshTimer = setTimeout(() => void (wait > MAX_TIMER_MS ? this.scheduleRefresh() : this.refresh()), Math.min(MAX_TIMER_MS, Math.max(0, wait)));
     this.refreshTimer.unref();
   }
@@ -310,15 +314,20 @@ export class UpstreamAuth implements HttpAuth {
     // start when the refresh token is refused goes nowhere; the next 401 asks a person).
     const registered = this.provider.record.client?.redirect_uris;
     this.provider.redirect ??= Array.isArray(registered) && typeof registered[0] === 'string' ? registered[0] : 'http://127.0.0.1/oauth/callback';
+    let failure: string | null = null;
     try {
       const result = await this.runAuth();
       const renewed = result === 'AUTHORIZED' && this.provider.record.tokens?.access_token !== undefined && this.provider.record.tokens.access_token !== before;
       if (renewed) this.log.note('access token refreshed');
+      // The SDK keeps to itself why (a server error, an answer it could not use) and would begin a sign-in.
+      else failure = 'the authorization server did not renew it';
       return renewed;
     } catch (error) {
-      this.log.note(`token refresh failed: ${this.described(error)}`);
+      failure = this.described(error);
       return false;
     } finally {
+      this.retryAt = failure === null ? 0 : Date.now() + REFRESH_RETRY_MS;
+      if (failure !== null) this.log.note(`token refresh failed: ${failure}; tried again in ${REFRESH_RETRY_MS / 1000} s or when the upstream refuses the token`);
       this.scheduleRefresh();
     }
   }
