@@ -321,3 +321,12 @@ t.test('a refresh that fails is tried again after a pause, not at once in a loop
   t.equal(refreshes, 1, 'one refresh was tried, neither the timer nor each request tried again at once');
   t.match(log.notes.join('\n'), /token refresh failed: .*tried again in 30 s or when the upstream refuses the token/, 'the log says so');
 });
+
+t.test("a step-up challenge's scope reaches the call's error bounded, its controls made visible", async (t) => {
+  const { auth } = await setup(t, {});
+  const scope = `\x1b]8;;https://evil.example\x07mcp:write ${'x'.repeat(100_000)}`;
+  const refusal = await auth.refused(403, `Bearer error="insufficient_scope", scope="${scope}"`, undefined, false);
+  if (refusal === null || refusal === 'retry') return void t.fail(`not a sign-in: ${refusal}`);
+  t.match(refusal.signIn, /needs a wider permission \(scope "\\x1b\]8;;https:\/\/evil\.example\\x07mcp:write x+… \[\d+ more chars\]"\)/, 'what the upstream asked for, controls visible');
+  t.ok(refusal.signIn.length < 1_024, `the message is bounded (${refusal.signIn.length} chars)`);
+});

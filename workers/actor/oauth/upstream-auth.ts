@@ -22,6 +22,8 @@ export const SIGN_IN_TTL_MS = 10 * 60_000;
 /** A token is refreshed when this share of its lifetime is left (at most REFRESH_EARLY_MAX_MS before it expires). */
 const REFRESH_AT_LIFETIME_LEFT = 1 / 3;
 const REFRESH_EARLY_MAX_MS = 60_000;
+/** How much of a challenge's scope a call's error shows. */
+const MAX_SCOPE_SHOWN = 256;
 /** After a refresh that failed, a refresh the timer or a request (not a refusal) would start waits this long. */
 const REFRESH_RETRY_MS = 30_000;
 /** setTimeout's longest delay: Node fires a longer one at once, so a far refresh is waited for in steps. */
@@ -113,7 +115,9 @@ export class UpstreamAuth implements HttpAuth {
       if (params.error !== 'insufficient_scope') return null;
       this.scope = unionScope(this.scope, params.scope);
       // This call fails; the connection, and the calls the token allows, go on.
-      return { signIn: `upstream ${this.server} needs a wider permission${params.scope ? ` (scope "${params.scope}")` : ''}: sign in again with '${signInCommand(this.server)}'` };
+      // The upstream's words in a call's error: bounded, controls visible.
+      const asked = params.scope ? ` (scope "${sanitiseText(params.scope, MAX_SCOPE_SHOWN)}")` : '';
+      return { signIn: `upstream ${this.server} needs a wider permission${asked}: sign in again with '${signInCommand(this.server)}'` };
     }
     this.scope = unionScope(this.scope, params.scope);
     // A request is retried once: refused again, a person must sign in.
