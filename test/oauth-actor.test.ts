@@ -324,9 +324,23 @@ t.test('a refresh that fails is tried again after a pause, not at once in a loop
 
 t.test("a step-up challenge's scope reaches the call's error bounded, its controls made visible", async (t) => {
   const { auth } = await setup(t, {});
-  const scope = `\x1b]8;;https://evil.example\x07mcp:write ${'x'.repeat(100_000)}`;
+  // Within the bound on scopes held, past the bound on what a message shows.
+  const scope = `\x1b]8;;https://evil.example\x07mcp:write ${'x'.repeat(3_000)}`;
   const refusal = await auth.refused(403, `Bearer error="insufficient_scope", scope="${scope}"`, undefined, false);
   if (refusal === null || refusal === 'retry') return void t.fail(`not a sign-in: ${refusal}`);
   t.match(refusal.signIn, /needs a wider permission \(scope "\\x1b\]8;;https:\/\/evil\.example\\x07mcp:write x+… \[\d+ more chars\]"\)/, 'what the upstream asked for, controls visible');
   t.ok(refusal.signIn.length < 1_024, `the message is bounded (${refusal.signIn.length} chars)`);
+});
+
+t.test('the scopes challenges ask for are held up to a bound: a challenge that would grow them past it is not taken', async (t) => {
+  const { auth } = await setup(t, {});
+  let refusal: Awaited<ReturnType<UpstreamAuth['refused']>> = null;
+  for (let n = 0; n < 50; n++) {
+    const scope = Array.from({ length: 20 }, (_, i) => `scope-${n}-${i}-${'x'.repeat(80)}`).join(' ');
+    refusal = await auth.refused(403, `Bearer error="insufficient_scope", scope="${scope}"`, undefined, false);
+  }
+  t.match(refusal, { signIn: /upstream remote asks for scopes past 4096 characters in all: they are not asked for; ask the server's operator/ }, 'the call that would pass it says so');
+  const { link } = await begin(t, auth);
+  const asked = link.searchParams.get('scope') ?? '';
+  t.ok(asked.length > 0 && asked.length <= 4_096, `the sign-in asks for the scopes held (${asked.length} chars)`);
 });

@@ -22,6 +22,8 @@ export const SIGN_IN_TTL_MS = 10 * 60_000;
 /** A token is refreshed when this share of its lifetime is left (at most REFRESH_EARLY_MAX_MS before it expires). */
 const REFRESH_AT_LIFETIME_LEFT = 1 / 3;
 const REFRESH_EARLY_MAX_MS = 60_000;
+/** The most scope, in characters, the challenges of one upstream may ask for in all. */
+const MAX_SCOPE_CHARS = 4_096;
 /** How much of a challenge's scope a call's error shows. */
 const MAX_SCOPE_SHOWN = 256;
 /** After a refresh that failed, a refresh the timer or a request (not a refusal) would start waits this long. */
@@ -111,15 +113,18 @@ export class UpstreamAuth implements HttpAuth {
     const { extractWWWAuthenticateParams } = await authSdk(this.log);
     const params = extractWWWAuthenticateParams(new Response(null, { headers: { 'www-authenticate': challenge } }));
     if (params.resourceMetadataUrl) this.resourceMetadataUrl = params.resourceMetadataUrl;
+    if (status === 403 && params.error !== 'insufficient_scope') return null;
+    // Held for the actor's life, kept in the record and put in every link: challenges do not grow it without end.
+    const widened = unionScope(this.scope, params.scope);
+    const fits = (widened?.length ?? 0) <= MAX_SCOPE_CHARS;
+    if (fits) this.scope = widened;
     if (status === 403) {
-      if (params.error !== 'insufficient_scope') return null;
-      this.scope = unionScope(this.scope, params.scope);
       // This call fails; the connection, and the calls the token allows, go on.
+      if (!fits) return { signIn: `upstream ${this.server} asks for scopes past ${MAX_SCOPE_CHARS} characters in all: they are not asked for; ask the server's operator` };
       // The upstream's words in a call's error: bounded, controls visible.
       const asked = params.scope ? ` (scope "${sanitiseText(params.scope, MAX_SCOPE_SHOWN)}")` : '';
       return { signIn: `upstream ${this.server} needs a wider permission${asked}: sign in again with '${signInCommand(this.server)}'` };
     }
-    this.scope = unionScope(this.scope, params.scope);
     // A request is retried once: refused again, a person must sign in.
     if (!retried) {
       const current = this.bearer();
