@@ -10,12 +10,16 @@
 // never reopens it faster than the backoff, and a reopened one resumes from
 // its last event id. An answer's media type is read
 // as RFC 9110 has it: whatever its case, without its parameters; a compressed
-// one, never asked for, fails its request at once.
+// one, never asked for, fails its request at once, and a compressed stream of
+// any other kind (GET, resumed, listen, legacy) is refused and reported, naming
+// the encoding.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { gzipSync } from 'node:zlib';
 import t, { type Test } from 'tap';
 import { createStreamableHttp } from '../workers/actor/streamable-http.js';
+import { createLegacySse } from '../workers/actor/legacy-sse.js';
+import { waitFor } from './helpers/wait.js';
 import type { JsonRpcMessage } from '../workers/actor/jsonrpc-session.js';
 
 const RETRY_MS = 300;
@@ -341,8 +345,11 @@ t.test('an answer compressed though coffer asked for none fails its request at o
     let body = '';
     req.on('data', (chunk) => (body += chunk));
     req.on('end', () => {
-      const message = JSON.parse(body) as { id: number };
-      res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'gzip' }).end(gzipSync(JSON.stringify({ jsonrpc: '2.0', id: message.id, result: {} })));
+      const message = JSON.parse(body) as { id: number; params: { name: string } };
+      const answer = JSON.stringify({ jsonrpc: '2.0', id: message.id, result: {} });
+      const type = message.params.name;
+      if (type === 'an error page') return void res.writeHead(500, { 'content-type': 'text/plain', 'content-encoding': 'gzip' }).end(gzipSync('the tool is down'));
+      res.writeHead(200, { 'content-type': type, 'content-encoding': 'gzip' }).end(gzipSync(type === 'text/event-stream' ? `event: message\ndata: ${answer}\n\n` : answer));
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -350,9 +357,95 @@ t.test('an answer compressed though coffer asked for none fails its request at o
   const transport = await createStreamableHttp(`http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`, {});
   t.teardown(() => transport.close());
   transport.onerror = () => {};
-  const answer = new Promise<JsonRpcMessage>((resolve) => (transport.onmessage = resolve));
-  await transport.send({ jsonrpc: '2.0', id: 41, method: 'tools/call', params: { name: 'echo', arguments: {} } });
-  t.match(await answer, { id: 41, error: { code: -32011, message: /Content-Encoding gzip.*turn compression off/, data: { code: 'UPSTREAM_RESPONSE_INVALID' } } });
+  let id = 40;
+  for (const type of ['application/json', 'text/event-stream']) {
+    const answer = new Promise<JsonRpcMessage>((resolve) => (transport.onmessage = resolve));
+    await transport.send({ jsonrpc: '2.0', id: ++id, method: 'tools/call', params: { name: type, arguments: {} } });
+    t.match(await answer, { id, error: { code: -32011, message: /Content-Encoding gzip.*turn compression off/, data: { code: 'UPSTREAM_RESPONSE_INVALID' } } }, type);
+  }
+  const page = { jsonrpc: '2.0' as const, id: ++id, method: 'tools/call', params: { name: 'an error page', arguments: {} } };
+  await t.rejects(transport.send(page), /HTTP 500\): the upstream answered with Content-Encoding gzip.*turn compression off/, 'an error body: its message says so instead of quoting compressed bytes');
+});
+
+/**
+ * A server that compresses every SSE stream it opens (the GET stream, a resuming GET, a listen answer, the legacy
+ * stream at /sse) and keeps it open; a tools/call POST stream primes with an event id, uncompressed, and ends.
+ */
+async function compressing(t: Test): Promise<{ url: string; gets: Array<string | undefined> }> {
+  const gets: Array<string | undefined> = [];
+  const compressed = (res: ServerResponse, text: string): void => void res.writeHead(200, { 'content-type': 'text/event-stream', 'content-encoding': 'gzip' }).write(gzipSync(text));
+  const notification = `event: message\ndata: ${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/tools/list_changed' })}\n\n`;
+  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    if (req.method === 'GET') {
+      if (req.url === '/sse') return compressed(res, 'event: endpoint\ndata: /messages\n\n');
+      gets.push(req.headers['last-event-id'] as string | undefined);
+      return compressed(res, `id: g-${gets.length}\n${notification}`);
+    }
+    let body = '';
+    req.on('data', (chunk) => (body += chunk));
+    req.on('end', () => {
+      const message = JSON.parse(body) as { id?: unknown; method: string };
+      if (message.id === undefined) return void res.writeHead(202).end();
+      if (message.method === 'subscriptions/listen') return compressed(res, notification);
+      res.writeHead(200, { 'content-type': 'text/event-stream' }).end(`id: p-1\nretry: ${RETRY_MS}\ndata: \n\n`);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => new Promise<void>((resolve) => (server.closeAllConnections(), server.close(() => resolve()))));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, gets };
+}
+
+const COMPRESSED = /Content-Encoding gzip, which coffer did not ask for and does not read: turn compression off/;
+
+/** What `settling` came to within a second (its value, or its error's message), or `still`. */
+function within1s(settling: Promise<unknown>, still: string): Promise<unknown> {
+  const outcome = settling.then((value) => value, (error: Error) => error.message);
+  return Promise.race([outcome, new Promise((resolve) => setTimeout(() => resolve(still), 1_000))]);
+}
+
+t.test('a compressed stream of any kind is refused naming the encoding, and handled as any stream that cannot be used', async (t) => {
+  t.test('the GET stream: reported, and reopened after the backoff', async (t) => {
+    const server = await compressing(t);
+    const transport = await createStreamableHttp(`${server.url}/mcp`, {});
+    t.teardown(() => transport.close());
+    const errors: Error[] = [];
+    const messages: JsonRpcMessage[] = [];
+    transport.onerror = (error) => errors.push(error);
+    transport.onmessage = (message) => messages.push(message);
+    await transport.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+    await waitFor('a second GET', () => server.gets.length >= 2, 3_000).catch(() => undefined);
+    t.equal(server.gets.length, 2, 'the stream was opened again');
+    t.match(errors.map((error) => error.message), [COMPRESSED], 'the first stream was reported, naming the encoding');
+    t.same(messages, [], 'nothing was read from it');
+  });
+  t.test('a resumed answer: each GET reported, then the request fails', async (t) => {
+    const server = await compressing(t);
+    const transport = await createStreamableHttp(`${server.url}/mcp`, {});
+    t.teardown(() => transport.close());
+    const errors: Error[] = [];
+    transport.onerror = (error) => errors.push(error);
+    const answer = answerOf(transport, 3 * RETRY_MS + 3_000);
+    await transport.send({ jsonrpc: '2.0', id: 51, method: 'tools/call', params: { name: 'x', arguments: {} } });
+    t.match(await answer, { id: 51, error: { ...LOST, message: /3 GETs with Last-Event-ID did not bring the answer/ } }, 'the request fails once its resumptions have');
+    t.same(server.gets, ['p-1', 'p-1', 'p-1'], "three GETs, each from the POST stream's id (nothing was read from them)");
+    t.match(errors.map((error) => error.message), [COMPRESSED, COMPRESSED, COMPRESSED], 'each reported, naming the encoding');
+  });
+  t.test('a listen stream: it fails, naming the encoding (the listener then reopens it with backoff)', async (t) => {
+    const server = await compressing(t);
+    const transport = await createStreamableHttp(`${server.url}/mcp`, {});
+    t.teardown(() => transport.close());
+    transport.onerror = () => {};
+    const abort = new AbortController();
+    t.teardown(() => abort.abort());
+    t.match(await within1s(transport.listen({ jsonrpc: '2.0', id: 'l-1', method: 'subscriptions/listen', params: {} }, abort.signal), 'still open'), COMPRESSED);
+  });
+  t.test('the legacy SSE stream: the connection fails, naming the encoding', async (t) => {
+    const server = await compressing(t);
+    const transport = await createLegacySse(`${server.url}/sse`, {});
+    t.teardown(() => transport.close());
+    t.match(await within1s(transport.start(), 'still starting'), COMPRESSED);
+  });
+  t.end();
 });
 
 t.test("an answer's media type is read whatever its case and parameters, and only as the type it names", async (t) => {

@@ -86,11 +86,15 @@ t.test('a POST answer too deep to serialise is an error with its id; the keep-al
   t.ok(finished);
 });
 
+/** An SSE body as readSse sees a response: no Content-Encoding, `complete` once it has ended whole. */
+function sseBody(): PassThrough & { complete: boolean; headers: Record<string, string> } {
+  return Object.assign(new PassThrough(), { complete: false, headers: {} });
+}
+
 t.test("SSE answers: a stream cut off at the budget gives its share back at once, so a stream refused in the same turn doesn't starve the rest", async (t) => {
   const budget = new AnswerBudget(100);
-  const stream = (): PassThrough & { complete: boolean } => Object.assign(new PassThrough(), { complete: false });
-  const a = stream();
-  const b = stream();
+  const a = sseBody();
+  const b = sseBody();
   const readA = readSse(a as never, () => {}, () => {}, { budget });
   const readB = readSse(b as never, () => {}, () => {}, { budget });
   // Both are in the middle of an event: A holds 60, B 30; B's next 20 would pass 100, so B is cut off.
@@ -108,7 +112,7 @@ t.test("SSE answers: a stream cut off at the budget gives its share back at once
 
 t.test('SSE keep-alive comments hold nothing, so they take nothing from the answer budget: a long stream of them, then its answer, is read whole', async (t) => {
   const budget = new AnswerBudget(100);
-  const stream = Object.assign(new PassThrough(), { complete: false });
+  const stream = sseBody();
   const events: string[] = [];
   const read = readSse(stream as never, (event) => events.push(event.data), () => {}, { budget });
   // Far more comment text than the budget, in chunks of one keep-alive each, CRLF and split line ends among them.
@@ -124,7 +128,7 @@ t.test('SSE keep-alive comments hold nothing, so they take nothing from the answ
 
 t.test('SSE keep-alives that are one comment line each (no blank line after them) hold nothing either, on a stream that is between events', async (t) => {
   const budget = new AnswerBudget(100);
-  const stream = Object.assign(new PassThrough(), { complete: false });
+  const stream = sseBody();
   const events: string[] = [];
   const read = readSse(stream as never, (event) => events.push(event.data), () => {}, { budget });
   stream.emit('data', 'data: {"first":1}\n\n');

@@ -33,12 +33,35 @@ export class AnswerBudgetError extends RpcError {
   }
 }
 
+/** A body coffer cannot read: compressed, though coffer sends no Accept-Encoding (so it asks for none). */
+export class UnreadEncodingError extends Error {
+  constructor(encoding: string) {
+    super(`the upstream answered with Content-Encoding ${sanitiseText(encoding, 64)}, which coffer did not ask for and does not read: turn compression off for it (or in the proxy before it)`);
+    this.name = 'UnreadEncodingError';
+  }
+}
+
 /**
- * Reads a whole body; rejects when it breaks off, grows past MAX_MESSAGE_CHARS
- * or would take the actor's answers past their budget (the response is then
- * destroyed). The body's share of the budget is held until its answer has left.
+ * Why a body cannot be read, if it is compressed: read as text it would be no
+ * JSON and no event, and a stream would stay open saying nothing. Such a
+ * response is destroyed before a byte of it is read.
+ */
+function unreadable(res: Http1Response): UnreadEncodingError | undefined {
+  const encoding = res.headers['content-encoding'];
+  if (encoding === undefined || encoding.split(',').every((coding) => ['', 'identity'].includes(coding.trim().toLowerCase()))) return undefined;
+  res.destroy();
+  return new UnreadEncodingError(encoding);
+}
+
+/**
+ * Reads a whole body; rejects when it is compressed (UnreadEncodingError),
+ * breaks off, grows past MAX_MESSAGE_CHARS or would take the actor's answers
+ * past their budget (the response is then destroyed). The body's share of the
+ * budget is held until its answer has left.
  */
 export async function readText<T>(res: Http1Response, use: (text: string) => T): Promise<T> {
+  const refused = unreadable(res);
+  if (refused) throw refused;
   let chars = 0;
   try {
     const text = await new Promise<string>((resolve, reject) => {
@@ -72,9 +95,12 @@ export async function readText<T>(res: Http1Response, use: (text: string) => T):
 /**
  * The start of an error answer's body, for its message, made safe to log: the
  * rest is not read (an upstream's 3 MB error page would otherwise be carried
- * into every error, log line and event). Never fails.
+ * into every error, log line and event); a compressed one is not read at all,
+ * and says so. Never fails.
  */
 export function errorText(res: Http1Response): Promise<string> {
+  const refused = unreadable(res);
+  if (refused) return Promise.resolve(refused.message);
   return new Promise((resolve) => {
     let text = '';
     const done = (): void => resolve(sanitiseText(text));
@@ -98,11 +124,13 @@ export interface SseOptions extends SseHooks {
 
 /**
  * Reads an SSE body to its end: resolves when it ends cleanly, rejects when it
- * breaks off or when the event being read would take the actor's answers past
- * their budget (AnswerBudgetError; the response is destroyed). An event's
- * share is held until it has been delivered.
+ * is compressed (UnreadEncodingError), breaks off or when the event being read
+ * would take the actor's answers past their budget (AnswerBudgetError; the
+ * response is destroyed). An event's share is held until it has been delivered.
  */
 export function readSse(res: Http1Response, onEvent: (event: SseEvent) => void, onDropped: (error: Error) => void, { budget = answers, ...hooks }: SseOptions = {}): Promise<void> {
+  const refused = unreadable(res);
+  if (refused) return Promise.reject(refused);
   return new Promise((resolve, reject) => {
     const parser = new SseParser(MAX_MESSAGE_CHARS, hooks);
     // Taken from the budget since the last event ended: the parser never holds more.

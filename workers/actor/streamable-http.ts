@@ -6,10 +6,9 @@ import type { JsonRpcId, JsonRpcMessage } from './jsonrpc-session.js';
 import { addTraceHeaders } from './trace-headers.js';
 import type { HttpAuth } from './http-auth.js';
 import { HttpStatusError } from './http-status-error.js';
-import { AnswerBudgetError, asError, errorText, isRequest, mediaType, readSse, readText, rpcErrorFor, type SseOptions } from './http-bodies.js';
+import { AnswerBudgetError, asError, errorText, isRequest, mediaType, readSse, readText, rpcErrorFor, UnreadEncodingError, type SseOptions } from './http-bodies.js';
 import { HttpTransportBase, parts } from './http-base.js';
 import { answerError, invalidResponse } from './inbound.js';
-import { sanitiseText } from '../../src/protocol/untrusted-text.js';
 import { resumePoint } from './last-event-id.js';
 
 const RECONNECT_INITIAL_MS = 1_000;
@@ -87,14 +86,6 @@ export class StreamableHttpTransport extends HttpTransportBase {
       if (status === 202 && message.method === 'notifications/initialized') this.openStream();
       return;
     }
-    const encoding = res.headers['content-encoding'];
-    if (encoding !== undefined && String(encoding).trim().toLowerCase() !== 'identity') {
-      // coffer sends no Accept-Encoding, so it reads no compressed body: said as such, not as a body that is not JSON.
-      res.resume();
-      const named = sanitiseText(String(encoding), 64);
-      this.deliver({ jsonrpc: '2.0', id, error: invalidResponse(`the upstream answered request ${String(id)} with Content-Encoding ${named}, which coffer did not ask for and does not read: turn compression off for it (or in the proxy before it)`) });
-      return;
-    }
     const type = mediaType(res);
     if (type === 'text/event-stream') {
       // The answer (and any notifications before it) arrives on this stream; it is read in the background.
@@ -118,6 +109,7 @@ export class StreamableHttpTransport extends HttpTransportBase {
           this.deliver({ jsonrpc: '2.0', id, error: { code: error.code, message: error.rpcMessage, data: error.data } });
           return;
         }
+        if (error instanceof UnreadEncodingError) return this.unread(id, error);
         this.report(new Error(`SSE stream disconnected: ${asError(error).message}`));
         ended();
       });
@@ -128,6 +120,7 @@ export class StreamableHttpTransport extends HttpTransportBase {
       try {
         await readText(res, (text) => this.deliverText(text, id, this.noting(id, seen)));
       } catch (error) {
+        if (error instanceof UnreadEncodingError) return this.unread(id, error);
         // Over the answer budget: this call fails, the connection is fine.
         if (!cutOff() && !(error instanceof AnswerBudgetError)) this.report(new Error(`Streamable HTTP error: ${asError(error).message}`));
         throw error;
@@ -265,6 +258,11 @@ export class StreamableHttpTransport extends HttpTransportBase {
         );
     }, this.retryMs ?? RECONNECT_INITIAL_MS);
     timer.unref();
+  }
+
+  /** The answer to request `id` came compressed: it fails now, as an answer coffer refused (the stream kinds without a request report it). */
+  private unread(id: JsonRpcId, error: UnreadEncodingError): void {
+    this.deliver({ jsonrpc: '2.0', id, error: invalidResponse(error.message) });
   }
 
   /** The answer to request `id` cannot come any more: the request fails now, not at its timeout. */
