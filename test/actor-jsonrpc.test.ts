@@ -2,7 +2,7 @@
 // splitting, and JSON-RPC correlation, progress, cancellation and server requests.
 import t from 'tap';
 import { JsonRpcSession, RpcError, SessionClosedError, type JsonRpcMessage, type MessageTransport } from '../workers/actor/jsonrpc-session.js';
-import { SseParser } from '../src/protocol/sse-parser.js';
+import { SseParser, type EventId } from '../src/protocol/sse-parser.js';
 import { LineSplitter, parseLine } from '../workers/actor/stdio-transport.js';
 import { Cancel } from '../src/protocol/cancel.js';
 
@@ -26,7 +26,7 @@ class FakeTransport implements MessageTransport {
 }
 
 t.test('SSE: events, multi-line data, comments, ids, CRLF and split chunks', async (t) => {
-  const ids: (string | undefined)[] = [];
+  const ids: EventId[] = [];
   const parser = new SseParser(undefined, { onLastEventId: (id) => ids.push(id) });
   t.same(parser.push(': comment\n\nevent: endpoint\ndata: /messages?s=1\n\n'), [{ event: 'endpoint', data: '/messages?s=1' }]);
   t.same(parser.push('id: 7\ndata: {"a":\ndata:1}\n\n'), [{ event: 'message', data: '{"a":\n1}' }], 'data lines join with \\n; no space after the colon is fine');
@@ -55,7 +55,7 @@ t.test('SSE: a retry: field is handed on as soon as its line is read, whether or
 });
 
 t.test('SSE: an id in an event without data still becomes the last event id, as the WHATWG parser has it', async (t) => {
-  const ids: (string | undefined)[] = [];
+  const ids: EventId[] = [];
   const parser = new SseParser(undefined, { onLastEventId: (id) => ids.push(id) });
   t.same(parser.push('id: 1\n'), [], 'not before its blank line');
   t.same(ids, []);
@@ -65,6 +65,13 @@ t.test('SSE: an id in an event without data still becomes the last event id, as 
   t.same(ids, ['1', '2', ''], 'an id field without a value clears it');
   t.same(parser.push('id: 3\u0000\n\ndata: c\n\nid: 4\ndata: d'), [{ event: 'message', data: 'c' }]);
   t.same(ids, ['1', '2', ''], 'an id with NUL is ignored; one in an event the stream has not ended is not taken');
+});
+
+t.test('SSE: an id longer than the parser keeps is kept as its length only; a shorter one after it is kept whole', async (t) => {
+  const ids: EventId[] = [];
+  const parser = new SseParser(undefined, { onLastEventId: (id) => ids.push(id) }, 4);
+  t.same(parser.push('id: 12345\ndata: a\n\ndata: b\n\nid: 1234\n\n').map((event) => event.data), ['a', 'b']);
+  t.same(ids, [{ chars: 5 }, '1234'], 'handed on once each, as it changed');
 });
 
 t.test('SSE: a BOM at the start is skipped; two events in one chunk', async (t) => {

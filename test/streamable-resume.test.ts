@@ -4,8 +4,9 @@
 // than the server's retry delay (SEP-1699; the conformance suite's client
 // scenario sse-retry). A stream without an event id, or with one that cannot
 // go back unchanged as a header, is not resumed, and its request fails at
-// once; so does one whose resumptions all fail, and one answered with a JSON
-// body that does not carry its answer; a request cancelled while its
+// once (one too long to go back is not kept, only its length); so does one
+// whose resumptions all fail, and one answered with a JSON body that does not
+// carry its answer; a request cancelled while its
 // resumption waits is not resumed. A GET stream's retry:
 // never reopens it faster than the backoff, and a reopened one resumes from
 // its last event id. An answer's media type is read
@@ -15,6 +16,8 @@
 // the encoding.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { gzipSync } from 'node:zlib';
 import t, { type Test } from 'tap';
 import { createStreamableHttp } from '../workers/actor/streamable-http.js';
@@ -187,6 +190,43 @@ t.test('a POST stream whose last event id cannot be sent back unchanged as Last-
     await transport.close();
     await server.close();
   }
+});
+
+t.test('an event id too long to be sent back is not kept, only its length: streams that gave one hold no more for it, and still fail at once when they end', async (t) => {
+  setFlagsFromString('--expose-gc');
+  const gc = runInNewContext('gc') as () => void;
+  const STREAMS = 6;
+  const ID_CHARS = 6_000_000;
+  const longId = 'i'.repeat(ID_CHARS);
+  const open: ServerResponse[] = [];
+  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    req.resume();
+    req.on('end', () => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      // The priming event's id, then a notification to say the id has been read.
+      res.write(`id: ${longId}\nretry: ${RETRY_MS}\ndata: \n\nevent: message\ndata: {"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"primed"}}\n\n`);
+      open.push(res);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => new Promise<void>((resolve) => (server.closeAllConnections(), server.close(() => resolve()))));
+  const transport = await createStreamableHttp(`http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`, {});
+  t.teardown(() => transport.close());
+  transport.onerror = () => {};
+  const answers: JsonRpcMessage[] = [];
+  let primed = 0;
+  transport.onmessage = (message) => (message.method === undefined ? answers.push(message) : (primed += 1));
+  gc();
+  const before = process.memoryUsage().heapUsed;
+  for (let id = 1; id <= STREAMS; id++) await transport.send({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'x', arguments: {} } });
+  await waitFor('every stream primed', () => primed === STREAMS, 10_000);
+  await new Promise((resolve) => setImmediate(resolve));
+  gc();
+  const grown = process.memoryUsage().heapUsed - before;
+  t.ok(grown < (STREAMS * ID_CHARS) / 4, `${STREAMS} streams with a ${ID_CHARS}-character id each hold ${Math.round(grown / 1e6)} MB more, not their ids`);
+  for (const res of open) res.end();
+  await waitFor('every request answered', () => answers.length === STREAMS, 5_000);
+  t.match(answers, Array(STREAMS).fill({ error: { ...LOST, message: new RegExp(`cannot be sent back as Last-Event-ID: it is ${ID_CHARS} characters long, past the 1024`) } }), 'each request fails at once, saying why it cannot be resumed');
 });
 
 t.test('resumed streams that all end without the answer: three GETs, then the request fails', async (t) => {

@@ -4,10 +4,12 @@
 // value, comments are dropped as they are read. The last event id is taken at
 // each blank line, whether or not its event has data, and a retry: as soon as
 // it is read: both are handed on as they change, for the stream's
-// reconnection. Around that, coffer's cap: an event whose unfinished line and
-// data pass it is dropped and counted, and the stream goes on with the next
-// event. Events come back per chunk; it says when it holds nothing (between
-// events, keep-alive comments aside), for the answer budget. Pure: no I/O.
+// reconnection. Around that, coffer's caps: an event whose unfinished line and
+// data pass the first is dropped and counted, and the stream goes on with the
+// next event; an id longer than the second is kept as its length only, as
+// one that long is of no use to reconnect with. Events come back per chunk; it
+// says when it holds nothing (between events, keep-alive comments aside), for
+// the answer budget. Pure: no I/O.
 import { MAX_MESSAGE_CHARS } from './message-limit.js';
 
 export interface SseEvent {
@@ -17,12 +19,15 @@ export interface SseEvent {
   data: string;
 }
 
+/** An event id as the parser keeps it: the id, or only the length of one longer than it keeps. */
+export type EventId = string | { readonly chars: number };
+
 /** What the stream says about reconnecting to it. */
 export interface SseHooks {
   /** Each valid `retry:` value (milliseconds), when its line is read. */
   onRetry?: (ms: number) => void;
   /** The stream's last event id, each time a blank line changes it (empty: an `id:` without a value cleared it). */
-  onLastEventId?: (id: string) => void;
+  onLastEventId?: (id: EventId) => void;
 }
 
 const CR = 13;
@@ -49,8 +54,8 @@ export class SseParser {
   private dataChars = 0;
   private eventType = '';
   /** The last `id:` field read; it becomes the last event id at the next blank line. */
-  private idBuffer: string | undefined;
-  private lastId: string | undefined;
+  private idBuffer: EventId | undefined;
+  private lastId: EventId | undefined;
   /** The event being read grew past maxChars: its rest is skipped up to its blank line. */
   private skip = false;
   /** Events dropped for their size, so the transport can report them. */
@@ -59,6 +64,8 @@ export class SseParser {
   constructor(
     private readonly maxChars = MAX_MESSAGE_CHARS,
     private readonly hooks: SseHooks = {},
+    /** The longest id kept as it is; the buffer lives as long as the stream. */
+    private readonly maxIdChars = maxChars,
   ) {}
 
   /** The rest of a dropped event is being skipped: nothing is buffered. */
@@ -143,7 +150,7 @@ export class SseParser {
         this.eventType = value;
         break;
       case 'id':
-        if (!value.includes('\0')) this.idBuffer = value;
+        if (!value.includes('\0')) this.idBuffer = value.length > this.maxIdChars ? { chars: value.length } : value;
         break;
       case 'retry':
         if (DIGITS.test(value)) this.hooks.onRetry?.(Number(value));

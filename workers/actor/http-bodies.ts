@@ -11,6 +11,7 @@ import { mediaTypeEssence } from '@modelcontextprotocol/sdk/shared/mediaType.js'
 import { RpcError } from './jsonrpc-session.js';
 import { JSONRPC } from '../../src/protocol/errors.js';
 import { SseParser, type SseEvent, type SseHooks } from '../../src/protocol/sse-parser.js';
+import { MAX_EVENT_ID_CHARS } from './last-event-id.js';
 
 /** The media type an answer names, without its parameters and in lower case (RFC 9110: case-insensitive); '' when none. */
 export function mediaType(res: Http1Response): string {
@@ -132,7 +133,8 @@ export function readSse(res: Http1Response, onEvent: (event: SseEvent) => void, 
   const refused = unreadable(res);
   if (refused) return Promise.reject(refused);
   return new Promise((resolve, reject) => {
-    const parser = new SseParser(MAX_MESSAGE_CHARS, hooks);
+    // An id longer than can be sent back is of no use: only its length is kept, to say why a resumption cannot be.
+    const parser = new SseParser(MAX_MESSAGE_CHARS, hooks, MAX_EVENT_ID_CHARS);
     // Taken from the budget since the last event ended: the parser never holds more.
     let held = 0;
     /** `delivered`: events went out from these chars, alive until the next turn; otherwise they go back now. */

@@ -10,6 +10,7 @@ import { AnswerBudgetError, asError, errorText, isRequest, mediaType, readSse, r
 import { HttpTransportBase, parts } from './http-base.js';
 import { answerError, invalidResponse } from './inbound.js';
 import { resumePoint } from './last-event-id.js';
+import type { EventId } from '../../src/protocol/sse-parser.js';
 
 const RECONNECT_INITIAL_MS = 1_000;
 const RECONNECT_MAX_MS = 30_000;
@@ -30,7 +31,7 @@ export class StreamableHttpTransport extends HttpTransportBase {
   private readonly resuming = new Set<JsonRpcId>();
   private headersOf: ((message: JsonRpcMessage) => Record<string, string | number>) | undefined;
   /** The GET stream's last event id: a reopened stream resumes from it where the server keeps its place (else a change it announced meanwhile waits for the lists' TTL). */
-  private readonly stream: { lastId: string | undefined } = { lastId: undefined };
+  private readonly stream: { lastId: EventId | undefined } = { lastId: undefined };
 
   async start(): Promise<void> {}
 
@@ -90,7 +91,7 @@ export class StreamableHttpTransport extends HttpTransportBase {
     if (type === 'text/event-stream') {
       // The answer (and any notifications before it) arrives on this stream; it is read in the background.
       // A stream that ends or breaks off before the answer, having given an event id that can be sent back, is resumed with a GET (SEP-1699).
-      const seen = { lastId: undefined as string | undefined, answered: false };
+      const seen = { lastId: undefined as EventId | undefined, answered: false };
       const ended = (): void => {
         if (seen.answered || cutOff()) return;
         this.resuming.add(id);
@@ -192,7 +193,7 @@ export class StreamableHttpTransport extends HttpTransportBase {
   }
 
   /** A stream coffer may resume (one answering a request, the GET stream): its retry: is taken as soon as it is read, its last event id noted in `seen`. */
-  private resumable(seen: { lastId: string | undefined }): SseOptions {
+  private resumable(seen: { lastId: EventId | undefined }): SseOptions {
     return { onRetry: (ms) => void (this.retryMs = Math.min(ms, MAX_TIMER_MS)), onLastEventId: (lastId) => void (seen.lastId = lastId) };
   }
 
@@ -215,7 +216,7 @@ export class StreamableHttpTransport extends HttpTransportBase {
    * cuts the resumed stream too, or stops the resumption before its GET. A
    * stream without an id that can be sent back fails the request at once.
    */
-  private resume(id: JsonRpcId, lastEventId: string | undefined, attempt: number): void {
+  private resume(id: JsonRpcId, lastEventId: EventId | undefined, attempt: number): void {
     if (this.closed || !this.resuming.has(id)) return;
     const point = resumePoint(lastEventId);
     if ('why' in point) return this.lost(id, point.why);
