@@ -444,7 +444,7 @@ function within1s(settling: Promise<unknown>, still: string): Promise<unknown> {
 }
 
 t.test('a compressed stream of any kind is refused naming the encoding, and handled as any stream that cannot be used', async (t) => {
-  t.test('the GET stream: reported, and reopened after the backoff', async (t) => {
+  t.test('the GET stream: reported, and retried as one refused with an HTTP error: twice, after a growing delay, then given up', async (t) => {
     const server = await compressing(t);
     const transport = await createStreamableHttp(`${server.url}/mcp`, {});
     t.teardown(() => transport.close());
@@ -456,7 +456,12 @@ t.test('a compressed stream of any kind is refused naming the encoding, and hand
     await waitFor('a second GET', () => server.gets.length >= 2, 3_000).catch(() => undefined);
     t.equal(server.gets.length, 2, 'the stream was opened again');
     t.match(errors.map((error) => error.message), [COMPRESSED], 'the first stream was reported, naming the encoding');
-    t.same(messages, [], 'nothing was read from it');
+    await waitFor('a third GET', () => server.gets.length >= 3, 3_000).catch(() => undefined);
+    await new Promise((resolve) => setTimeout(resolve, 2_500));
+    t.equal(server.gets.length, 3, `then once more, and no more (${server.gets.length} GETs in all)`);
+    t.equal(errors.length, server.gets.length, 'each reported');
+    t.ok(errors.every((error) => COMPRESSED.test(error.message)), 'naming the encoding');
+    t.same(messages, [], 'nothing was read from them');
   });
   t.test('a resumed answer: each GET reported, then the request fails', async (t) => {
     const server = await compressing(t);

@@ -121,6 +121,8 @@ export function errorText(res: Http1Response): Promise<string> {
 /** What else an SSE stream may say besides its events; `budget` is the actor's unless a test gives its own. */
 export interface SseOptions extends SseHooks {
   budget?: AnswerBudget;
+  /** The body can be read (it is not compressed): called before its first byte is. */
+  onReadable?: () => void;
 }
 
 /**
@@ -129,9 +131,10 @@ export interface SseOptions extends SseHooks {
  * would take the actor's answers past their budget (AnswerBudgetError; the
  * response is destroyed). An event's share is held until it has been delivered.
  */
-export function readSse(res: Http1Response, onEvent: (event: SseEvent) => void, onDropped: (error: Error) => void, { budget = answers, ...hooks }: SseOptions = {}): Promise<void> {
+export function readSse(res: Http1Response, onEvent: (event: SseEvent) => void, onDropped: (error: Error) => void, { budget = answers, onReadable, ...hooks }: SseOptions = {}): Promise<void> {
   const refused = unreadable(res);
   if (refused) return Promise.reject(refused);
+  onReadable?.();
   return new Promise((resolve, reject) => {
     // An id longer than can be sent back is of no use: only its length is kept, to say why a resumption cannot be.
     const parser = new SseParser(MAX_MESSAGE_CHARS, hooks, MAX_EVENT_ID_CHARS);

@@ -291,8 +291,9 @@ export class StreamableHttpTransport extends HttpTransportBase {
           res.resume();
           throw new Error(`Failed to open SSE stream: HTTP ${status}`);
         }
-        this.reconnectAttempts = 0;
-        await readSse(res, (event) => this.sseMessage(event), (error) => this.report(error), this.resumable(this.stream));
+        // A stream that opens and can be read starts the backoff afresh; one that cannot is retried as an HTTP error is.
+        const readable = { ...this.resumable(this.stream), onReadable: () => void (this.reconnectAttempts = 0) };
+        await readSse(res, (event) => this.sseMessage(event), (error) => this.report(error), readable);
         throw new Error('SSE stream disconnected');
       })
       .catch((error: unknown) => {
