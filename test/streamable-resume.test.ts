@@ -5,9 +5,9 @@
 // scenario sse-retry). A stream without an event id, or with one that cannot
 // go back unchanged as a header, is not resumed, and its request fails at
 // once (one too long to go back is not kept, only its length); so does one
-// whose resumptions all fail, and one answered with a JSON body that does not
-// carry its answer; a request cancelled while its
-// resumption waits is not resumed. A GET stream's retry:
+// that dropped an event over the size cap, one whose resumptions all fail,
+// and one answered with a JSON body that does not carry its answer; a request
+// cancelled while its resumption waits is not resumed. A GET stream's retry:
 // never reopens it faster than the backoff, and a reopened one resumes from
 // its last event id. An answer's media type is read
 // as RFC 9110 has it: whatever its case, without its parameters; a compressed
@@ -24,6 +24,7 @@ import { createStreamableHttp } from '../workers/actor/streamable-http.js';
 import { createLegacySse } from '../workers/actor/legacy-sse.js';
 import { waitFor } from './helpers/wait.js';
 import type { JsonRpcMessage } from '../workers/actor/jsonrpc-session.js';
+import { MAX_MESSAGE_CHARS } from '../src/protocol/message-limit.js';
 
 const RETRY_MS = 300;
 
@@ -227,6 +228,36 @@ t.test('an event id too long to be sent back is not kept, only its length: strea
   for (const res of open) res.end();
   await waitFor('every request answered', () => answers.length === STREAMS, 5_000);
   t.match(answers, Array(STREAMS).fill({ error: { ...LOST, message: new RegExp(`cannot be sent back as Last-Event-ID: it is ${ID_CHARS} characters long, past the 1024`) } }), 'each request fails at once, saying why it cannot be resumed');
+});
+
+/** A transport to a server that answers with `handler`; both closed when `t` ends. */
+async function transportTo(t: Test, handler: (req: IncomingMessage, res: ServerResponse) => void): Promise<Awaited<ReturnType<typeof createStreamableHttp>>> {
+  const server = createServer(handler);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => new Promise<void>((resolve) => (server.closeAllConnections(), server.close(() => resolve()))));
+  const transport = await createStreamableHttp(`http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`, {});
+  t.teardown(() => transport.close());
+  return transport;
+}
+
+t.test('a POST stream whose event over the size cap was dropped and that ends unanswered is not resumed: its request fails at once, saying so', async (t) => {
+  let gets = 0;
+  const big = 'x'.repeat(MAX_MESSAGE_CHARS);
+  const transport = await transportTo(t, (req, res) => {
+    if (req.method === 'GET') return void (gets++, res.writeHead(200, { 'content-type': 'text/event-stream' }).end('id: g\ndata: \n\n'));
+    req.resume();
+    req.on('end', () => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.end(`id: p-1\nretry: ${RETRY_MS}\ndata: \n\nid: p-2\nevent: message\ndata: {"jsonrpc":"2.0","id":61,"result":{"text":"${big}"}}\n\n`);
+    });
+  });
+  const errors: Error[] = [];
+  transport.onerror = (error) => errors.push(error);
+  const answer = answerOf(transport, 3 * RETRY_MS + 5_000);
+  await transport.send({ jsonrpc: '2.0', id: 61, method: 'tools/call', params: { name: 'x', arguments: {} } });
+  t.match(await answer, { id: 61, error: { ...LOST, message: /an upstream message over 64 MB \(SSE event\) was dropped from it/ } }, 'an error answer naming the size');
+  t.equal(gets, 0, 'no GET: a resumption would bring the same event again');
+  t.match(errors.map((error) => error.message), [/over 64 MB \(SSE event\) was dropped/], 'the drop reported');
 });
 
 t.test('resumed streams that all end without the answer: three GETs, then the request fails', async (t) => {

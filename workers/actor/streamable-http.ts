@@ -19,6 +19,14 @@ const RECONNECT_MAX_RETRIES = 2;
 /** GETs with Last-Event-ID for one request whose POST stream ended before its answer (SEP-1699). */
 const RESUME_MAX_ATTEMPTS = 3;
 
+/** What a stream that carries a request's answer has shown so far. */
+interface Seen {
+  lastId: EventId | undefined;
+  answered: boolean;
+  /** An event it dropped for its size. */
+  dropped?: Error;
+}
+
 export class StreamableHttpTransport extends HttpTransportBase {
   private sessionId: string | undefined;
   private reconnectTimer: NodeJS.Timeout | undefined;
@@ -91,18 +99,18 @@ export class StreamableHttpTransport extends HttpTransportBase {
     if (type === 'text/event-stream') {
       // The answer (and any notifications before it) arrives on this stream; it is read in the background.
       // A stream that ends or breaks off before the answer, having given an event id that can be sent back, is resumed with a GET (SEP-1699).
-      const seen = { lastId: undefined as EventId | undefined, answered: false };
+      const seen: Seen = { lastId: undefined, answered: false };
       const ended = (): void => {
         if (seen.answered || cutOff()) return;
         this.resuming.add(id);
-        this.resume(id, seen.lastId, 0);
+        this.resume(id, seen, 0);
       };
       readSse(res, (event) => {
         const answered = seen.answered;
         this.sseMessage(event, id, this.noting(id, seen));
         // The upstream should end the stream now; one that keeps it open would hold a socket per call.
         if (!answered && seen.answered) this.letGo(request!);
-      }, (error) => this.report(error), this.resumable(seen)).then(ended, (error: unknown) => {
+      }, this.dropping(seen), this.resumable(seen)).then(ended, (error: unknown) => {
         // An answer we gave up on (cancelled, timed out) was cut off on purpose.
         if (cutOff()) return;
         // Over the answer budget: this call fails, the connection is fine.
@@ -197,6 +205,14 @@ export class StreamableHttpTransport extends HttpTransportBase {
     return { onRetry: (ms) => void (this.retryMs = Math.min(ms, MAX_TIMER_MS)), onLastEventId: (lastId) => void (seen.lastId = lastId) };
   }
 
+  /** An event dropped for its size is reported, and noted in `seen`: on a request's stream it was most likely the answer. */
+  private dropping(seen: Seen): (error: Error) => void {
+    return (error) => {
+      seen.dropped = error;
+      this.report(error);
+    };
+  }
+
   /**
    * Keeps every message, noting in `seen` whether the answer to request `id` is
    * among them (from the messages as delivered: parsed once, under the nesting policy).
@@ -214,11 +230,13 @@ export class StreamableHttpTransport extends HttpTransportBase {
    * that stream); a resumed stream that ends unanswered is resumed again, at most
    * RESUME_MAX_ATTEMPTS times, and then the request fails. A cancel (abandon)
    * cuts the resumed stream too, or stops the resumption before its GET. A
-   * stream without an id that can be sent back fails the request at once.
+   * stream without an id that can be sent back, or that dropped an event for
+   * its size (resuming would bring it again, as large), fails the request at once.
    */
-  private resume(id: JsonRpcId, lastEventId: EventId | undefined, attempt: number): void {
+  private resume(id: JsonRpcId, ended: Seen, attempt: number): void {
     if (this.closed || !this.resuming.has(id)) return;
-    const point = resumePoint(lastEventId);
+    if (ended.dropped) return this.lost(id, `${ended.dropped.message} from it: most likely the answer, too large for coffer (resuming would bring it again); ask the tool for less`);
+    const point = resumePoint(ended.lastId);
     if ('why' in point) return this.lost(id, point.why);
     if (attempt >= RESUME_MAX_ATTEMPTS) return this.lost(id, `${RESUME_MAX_ATTEMPTS} GETs with Last-Event-ID did not bring the answer`);
     const timer = setTimeout(() => {
@@ -227,7 +245,7 @@ export class StreamableHttpTransport extends HttpTransportBase {
       headers.accept = 'text/event-stream';
       headers['last-event-id'] = point.id;
       let request: Http1Request | undefined;
-      const seen = { lastId: lastEventId, answered: false };
+      const seen: Seen = { lastId: ended.lastId, answered: false };
       this.exchange('GET', this.url, headers, {
         onRequest: (req) => {
           request = req;
@@ -247,14 +265,14 @@ export class StreamableHttpTransport extends HttpTransportBase {
             if (!seen.answered) return;
             this.resuming.delete(id);
             res.destroy();
-          }, (error) => this.report(error), this.resumable(seen));
+          }, this.dropping(seen), this.resumable(seen));
         })
         .then(
-          () => !seen.answered && this.resume(id, seen.lastId, attempt + 1),
+          () => !seen.answered && this.resume(id, seen, attempt + 1),
           (error: unknown) => {
             if (seen.answered || this.closed || (request !== undefined && this.cutOff.has(request))) return;
             this.report(asError(error));
-            this.resume(id, seen.lastId, attempt + 1);
+            this.resume(id, seen, attempt + 1);
           },
         );
     }, this.retryMs ?? RECONNECT_INITIAL_MS);
