@@ -3,12 +3,18 @@
 // user pinned (per toolset, and for /mcp) — never one the switches or the set
 // hide — and, for a 2025-era session only, the tools it added itself with
 // coffer__add_tools, announced by list_changed to that session alone, at most 200 in all.
+// The races between a request's list and a newer merge, with the router's real merges and fake upstreams.
 import t from 'tap';
 import { McpError, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { faultSwitch, stdioFixture } from './fixtures/fixture-servers.js';
 import { gatewayWith, startGateway, tempHome, type Gateway } from './helpers/gateway.js';
 import { modernClient } from './helpers/modern.js';
 import { waitFor } from './helpers/wait.js';
+import type { ListAnswer } from '../src/upstreams/upstream.js';
+import { heldLists } from './helpers/held-lists.js';
+import { SearchMode } from '../src/search/search-mode.js';
+import { ToolsetView } from '../src/toolsets/view.js';
+import { ViewLists } from '../src/toolsets/view-lists.js';
 
 const META = ['coffer__call_tool', 'coffer__search_tools'];
 const SESSION_META = ['coffer__add_tools', ...META];
@@ -191,4 +197,46 @@ t.test("a search is not a tools/list: a toolset session whose list changed unann
   await toggle(gateway, 'b', 'echo', false);
   await waitFor('list_changed on the session whose pinned tool went', () => heard >= 1, 10_000);
   t.same(await names(client), SESSION_META, 'its list lost the pinned tool');
+});
+
+t.test("unit: a tools/list and coffer__add_tools read pins and added tools by the routes of the list they were given, though another merge came since", async (t) => {
+  // `x` passes from u1 to u2 (two unprefixed servers) between two lists of them; the request's list is the older one.
+  const servers = ['u1', 'u2'];
+  const { router, held } = heldLists(servers);
+  const view = new ToolsetView({ name: 'pins-u1', description: '', mode: 'search', servers: [{ server: 'u1' }, { server: 'u2' }], pinned: ['u1/tool:x'] });
+  const views = new ViewLists(router, (name) => (name === null ? null : view));
+  const search = new SearchMode(router, 'search', ['u1/tool:x'], { warn: () => undefined });
+  const x = (server: string) => ({ name: 'x', description: `${server}'s x`, inputSchema: { type: 'object' } });
+  const was: Record<string, ListAnswer> = {
+    u1: { ok: true, state: 'live', items: [x('u1')], version: 1, fetchedAt: Date.now() },
+    u2: { ok: true, state: 'live', items: [], version: 1, fetchedAt: Date.now() },
+  };
+  const is: Record<string, ListAnswer> = {
+    u1: { ok: true, state: 'live', items: [], version: 2, fetchedAt: Date.now() },
+    u2: { ok: true, state: 'live', items: [x('u2')], version: 2, fetchedAt: Date.now() },
+  };
+  /** Answers the lists asked so far, all in one turn: the last one after x passed to u2, the others before. */
+  const answerAll = (): void => {
+    const asked = held.splice(0);
+    asked.forEach(({ server, answer }, at) => answer((at < asked.length - servers.length ? was : is)[server]!));
+  };
+  /** What a tools/list shows beside the meta-tools, with whose tool each is. */
+  const shown = (items: Array<Record<string, unknown>>) => items.filter((item) => !SESSION_META.includes(item.name as string)).map((item) => `${item.name}: ${item.description}`);
+
+  // Requests whose lists were gathered before x passed to u2; a merge made since is the router's latest.
+  const whole = views.listFor('tools', null);
+  const narrowed = views.list('tools', { toolset: 'pins-u1' });
+  const later = router.list('tools');
+  answerAll();
+  t.same((await later).map((item) => item.description), ["u2's x"], "the latest list has u2's x");
+  const before = await whole;
+  t.same(shown(search.list(null, before)), ["x: u1's x"], "/mcp: u1's x, pinned, is listed beside the meta-tools");
+  t.same(shown(search.list(view, await narrowed)), ["x: u1's x"], 'a toolset: the same');
+
+  // A session adds x from the list it was given, where x is u1's: u1's x is added, not u2's.
+  const session = { key: {}, listChanged: () => undefined };
+  const unpinned = new SearchMode(router, 'search', [], { warn: () => undefined });
+  await unpinned.call({ name: 'coffer__add_tools', arguments: { names: ['x'] } }, async () => before, () => Promise.reject(new Error('not used')), session);
+  t.same(shown(unpinned.list(null, await later, session)), [], "u2's x, now named x, was never added");
+  t.same(shown(unpinned.list(null, before, session)), ["x: u1's x"], "u1's x was");
 });

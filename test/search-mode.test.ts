@@ -222,7 +222,6 @@ t.test('unit: a search racing a rename answers what the names lead to now, not w
   let current = before;
   const router = {
     list: async () => current.items,
-    routes: () => current.routes,
     routesOf: (items: unknown) => (items === before.items ? before.routes : after.routes),
   } as unknown as ConstructorParameters<typeof SearchMode>[0];
   const search = new SearchMode(router, 'search', [], { warn: () => undefined });

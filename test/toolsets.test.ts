@@ -17,10 +17,8 @@ import { ViewLists, type ViewSession } from '../src/toolsets/view-lists.js';
 import { ViewNotifier } from '../src/toolsets/notifier.js';
 import { Logger } from '../src/log.js';
 import type { Namespaced } from '../src/router/namespace.js';
-import type { CapabilityGate } from '../src/router/gate.js';
-import { Router, type ServerDirectory } from '../src/router/router.js';
-import type { ListAnswer, Upstream, UpstreamDirectory } from '../src/upstreams/upstream.js';
-import { serverConfig } from './fixtures/fixture-servers.js';
+import type { ListAnswer } from '../src/upstreams/upstream.js';
+import { heldLists } from './helpers/held-lists.js';
 
 type ModernClient = Awaited<ReturnType<typeof modernClient>>;
 
@@ -371,6 +369,7 @@ t.test('unit: a session that closes while its list is being gathered is not reme
     // A slow upstream's list (up to its deadline) while `slow`.
     list: () => (slow ? new Promise<typeof items>((resolve) => (gathered = () => resolve(items))) : Promise.resolve(items)),
     routesOf: () => routes,
+    partOf: () => undefined,
   } as unknown as ConstructorParameters<typeof ViewLists>[0];
   const view = new ToolsetView({ name: 'ta', description: '', servers: [{ server: 'a' }] });
   const views = new ViewLists(router, (name) => (name === null ? null : view));
@@ -417,22 +416,7 @@ t.test('what a toolset holds now: its part of the live lists after the switches,
 
 t.test('unit: a list narrowed to a set is weighed by the routes it was merged with, though another merge came in the same turn', async (t) => {
   // Two unprefixed servers: `x` passes from u1 (outside the set) to u2 (in it) between two lists of them.
-  const held: Array<{ server: string; answer: (answer: ListAnswer) => void }> = [];
-  const upstream = (name: string): Upstream => ({
-    name,
-    config: { ...serverConfig(name, { type: 'stdio', command: 'none', args: [], env: {}, cwd: null }), namespace: '' },
-    list: () => new Promise<ListAnswer>((resolve) => void held.push({ server: name, answer: resolve })),
-    forward: () => Promise.reject(new Error('not used')),
-    cancel: () => undefined,
-    command: () => undefined,
-    closeSession: () => undefined,
-    lastStatus: { server: name, state: 'ready', since: Date.now(), attempts: 0, lastError: null, serverInfo: null, protocolVersion: null, era: null, pid: null },
-  });
-  const both = [upstream('u1'), upstream('u2')];
-  const upstreams: UpstreamDirectory = { active: () => both, get: (name) => both.find((one) => one.name === name) };
-  const servers: ServerDirectory = { config: (name) => upstreams.get(name)?.config, all: () => both.map((one) => one.config) };
-  const gate = { version: 0, isEnabled: () => true, ownWords: () => undefined, observe: async () => undefined } as unknown as CapabilityGate;
-  const router = new Router(upstreams, gate, servers, 60_000);
+  const { router, held } = heldLists(['u1', 'u2']);
   const view = new ToolsetView({ name: 'only-u2', description: '', servers: [{ server: 'u2' }] });
   const views = new ViewLists(router, (name) => (name === null ? null : view));
   const x = (server: string) => ({ name: 'x', description: `${server}'s x`, inputSchema: { type: 'object' } });
@@ -460,6 +444,7 @@ t.test('unit: a session of a set whose first list is gathered across a change is
     // The session's own list waits for a slow upstream, which answers what it had before it changed; later lists have the change.
     list: () => (++lists === 1 ? new Promise<typeof before>((resolve) => (gathered = () => resolve(before))) : Promise.resolve(now)),
     routesOf: () => routes,
+    partOf: () => undefined,
   } as unknown as ConstructorParameters<typeof ViewLists>[0];
   const view = new ToolsetView({ name: 'ta', description: '', servers: [{ server: 'a' }] });
   const told: ViewSession[][] = [];

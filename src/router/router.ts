@@ -144,9 +144,15 @@ export class Router extends EventEmitter<RouterEvents> {
     return this.merged.get(kind)?.routes;
   }
 
-  /** What the items of a list this router merged are exposed under, whatever was merged since. */
+  /** What the items of a list this router merged, or of a part of one (partOf), are exposed under, whatever was merged since. */
   routesOf(items: readonly Item[]): Map<string, Namespaced> | undefined {
     return this.routesByList.get(items);
+  }
+
+  /** `part` holds some of the items of `items`, a list this router merged (a toolset's share of it): its routes are that list's. */
+  partOf(items: readonly Item[], part: readonly Item[]): void {
+    const routes = this.routesByList.get(items);
+    if (routes) this.routesByList.set(part, routes);
   }
 
   /**

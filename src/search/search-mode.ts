@@ -64,7 +64,7 @@ export class SearchMode {
 
   /** `defaultPins`: what /mcp in search mode lists beside the meta-tools (`SERVER/tool:<glob>`). */
   constructor(
-    private readonly router: Pick<Router, 'list' | 'routes' | 'routesOf'>,
+    private readonly router: Pick<Router, 'list' | 'routesOf'>,
     private readonly defaultMode: ToolsMode,
     defaultPins: readonly string[],
     private readonly log: Pick<Logger, 'warn'>,
@@ -92,7 +92,8 @@ export class SearchMode {
     const pins = view ? this.pinsOf(view) : this.defaultPins;
     const added = session ? this.added.get(session.key) : undefined;
     if (pins.empty && !added) return meta;
-    const routes = this.router.routes('tools');
+    // The routes `visible` was made with: a merge since may give its names to other tools.
+    const routes = this.router.routesOf(visible);
     const shown = visible.filter((tool) => {
       const route = routes?.get(capabilityKey('tools', tool));
       return route !== undefined && (added?.has(routeKey(route)) || pins.has(route.server, route.original));
@@ -145,7 +146,7 @@ export class SearchMode {
     const seen = new Set(visible.map((tool) => tool.name as string));
     const unknown = names.filter((name) => !seen.has(name));
     if (unknown.length > 0) throw RpcError.invalidParams(`${ADD_TOOLS}: no tool you can use is named ${unknown.map((name) => `"${name}"`).join(', ')}; find names with ${SEARCH_TOOL}`);
-    const routes = this.router.routes('tools');
+    const routes = this.router.routesOf(visible);
     const added = this.added.get(session.key) ?? new Set<string>();
     // By routeKey, the name of each tool this call adds: all of them, or none when they would pass the cap.
     const fresh = new Map<string, string>();

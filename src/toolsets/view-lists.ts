@@ -36,7 +36,7 @@ export class ViewLists {
   private readonly changes = new Map<ListKind, number>();
 
   constructor(
-    private readonly router: Pick<Router, 'list' | 'routesOf'>,
+    private readonly router: Pick<Router, 'list' | 'routesOf' | 'partOf'>,
     private readonly views: (toolset: string | null) => ToolsetView | null,
     /** A toolset session's list of `kind` was gathered across a change: it is weighed again (stale) now that it is remembered. */
     private readonly listedAcrossChange: (kind: ListKind) => void = () => undefined,
@@ -105,6 +105,8 @@ export class ViewLists {
     let narrowed = byView.get(view);
     if (!narrowed) {
       const kept = view.narrow(kind, items, this.router.routesOf(items));
+      // Whoever is given the narrowed list (search mode's pins) reads it by the routes it was narrowed with.
+      this.router.partOf(items, kept);
       narrowed = { items: kept, fingerprint: createHash('sha256').update(shapeOf(kind, view)).update(JSON.stringify(kept)).digest('base64url') };
       byView.set(view, narrowed);
     }
