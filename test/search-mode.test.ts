@@ -232,3 +232,32 @@ t.test('unit: a search racing a rename answers what the names lead to now, not w
   const tools = (JSON.parse(text) as { tools: Array<{ name: string; description: string }> }).tools.map(({ name, description }) => `${name}: ${description}`).sort();
   t.same(tools, ["b__echo: a's echo", "z__echo: b's echo"], 'each name with the tool it leads to now');
 });
+
+t.test("unit: a search never reads the index while another search re-indexes a server: the tools of the caller's list are all found", async (t) => {
+  // Enough tools that re-indexing their server takes several slices of the thread.
+  const tool = (at: number, words: string) => ({ name: `a__tool${at}`, description: `${words} number ${at}`, inputSchema: { type: 'object' } });
+  const many = (words: string) => [...Array.from({ length: 3_000 }, (_unused, at) => tool(at, words)), { name: 'a__target', description: 'finds the needle', inputSchema: { type: 'object' } }];
+  let items = many('some prose');
+  const routes = () => new Map(items.map((item) => [item.name, { server: 'a', original: item.name.slice('a__'.length) }]));
+  const router = { list: async () => items, routesOf: routes } as unknown as ConstructorParameters<typeof SearchMode>[0];
+  const search = new SearchMode(router, 'search', [], { warn: () => undefined });
+  const notUsed = () => Promise.reject(new Error('not used'));
+  const needle = async (visible: () => Promise<readonly Record<string, unknown>[]>) => {
+    const answer = await search.call({ name: SEARCH, arguments: { query: 'needle', limit: 1 } }, visible, notUsed);
+    return (answer.content as Array<{ text: string }>)[0]!.text;
+  };
+  t.match(await needle(router.list.bind(router, 'tools')), /a__target/, 'found once indexed');
+
+  // This search's index is up to date; its caller's list comes late.
+  let give: (list: readonly Record<string, unknown>[]) => void = () => undefined;
+  const late = needle(() => new Promise((resolve) => (give = resolve)));
+  await new Promise((resolve) => setImmediate(resolve));
+  // Server a's list changes (its tools are re-indexed, a__target last); another search brings the index up to it.
+  items = many('other prose');
+  const other = needle(router.list.bind(router, 'tools'));
+  const index = (search as unknown as { index: { size: number } }).index;
+  await waitFor('the re-indexing under way', () => index.size < items.length, 10_000, 0);
+  give(items);
+  t.match(await late, /a__target/, 'the late search finds the tool its list holds');
+  t.match(await other, /a__target/, 'so does the other');
+});

@@ -50,7 +50,7 @@ export class SearchMode {
   private indexed: readonly Item[] | null = null;
   /** Per server, the tools indexed, so only changed servers are re-indexed. */
   private readonly indexedTools = new Map<string, readonly SearchableTool[]>();
-  /** The index update running (or the last one, settled): the next waits for it. */
+  /** The index update running (or the last one, settled), or a search reading the index: the next waits for it. */
   private updating: Promise<void> = Promise.resolve();
   /**
    * Per session, the tools it added with coffer__add_tools, by server and
@@ -129,7 +129,10 @@ export class SearchMode {
     if (typeof limit !== 'number' || !Number.isInteger(limit) || limit < 1 || limit > MAX_SEARCH_LIMIT) throw RpcError.invalidParams(`${SEARCH_TOOL}: "limit" must be an integer from 1 to ${MAX_SEARCH_LIMIT}`);
     await this.refresh();
     const byName = new Map((await visible()).map((tool) => [tool.name as string, tool]));
-    const found = this.index.find(args.query, limit, (name) => byName.has(name)).map((hit) => {
+    const query = args.query;
+    // Meanwhile another search may have started re-indexing a server: read the index once it is whole.
+    const hits = await this.whenIndexed(() => this.index.find(query, limit, (name) => byName.has(name)));
+    const found = hits.map((hit) => {
       const { name, title, description, inputSchema } = byName.get(hit.name)!;
       return { name, ...(title === undefined ? {} : { title: clipped(title) }), ...(description === undefined ? {} : { description: clipped(description) }), inputSchema };
     });
@@ -178,9 +181,17 @@ export class SearchMode {
    * search that comes meanwhile waits for it, then for its own.
    */
   private refresh(): Promise<void> {
-    const update = this.updating.then(() => this.update());
-    this.updating = update.catch(() => undefined);
-    return update;
+    return this.whenIndexed(() => this.update());
+  }
+
+  /** Runs `step` once no update of the index is under way, and before any that comes after it: the index is whole while it runs. */
+  private whenIndexed<T>(step: () => T | Promise<T>): Promise<T> {
+    const run = this.updating.then(step);
+    this.updating = run.then(
+      () => undefined,
+      () => undefined,
+    );
+    return run;
   }
 
   private async update(): Promise<void> {
