@@ -261,3 +261,45 @@ t.test("unit: a search never reads the index while another search re-indexes a s
   t.match(await late, /a__target/, 'the late search finds the tool its list holds');
   t.match(await other, /a__target/, 'so does the other');
 });
+
+t.test('unit: every refusal of a meta-tool, however malformed or hostile its arguments, carries a stable code in data.code', async (t) => {
+  const items = [{ name: 'a__echo', description: 'echoes', inputSchema: { type: 'object' } }];
+  const router = { list: async () => items, routesOf: () => new Map([['a__echo', { server: 'a', original: 'echo' }]]) } as unknown as ConstructorParameters<typeof SearchMode>[0];
+  const search = new SearchMode(router, 'search', [], { warn: () => undefined });
+  const session = { key: {}, listChanged: () => undefined };
+  const forward = async (params: Record<string, unknown>) => ({ content: [{ type: 'text', text: `called ${String(params.name)}` }] });
+  const refused = (name: string, args: unknown) =>
+    search.call({ name, arguments: args }, async () => items, forward, session).then(
+      () => null,
+      (error: { code: number; data?: { code?: string } }) => ({ code: error.code, data: error.data?.code }),
+    );
+  const cases: Array<[string, string, unknown, string]> = [
+    ['a search without a query', SEARCH, {}, 'BAD_REQUEST'],
+    ['a query of white space', SEARCH, { query: ' \n\t ' }, 'BAD_REQUEST'],
+    ['a query that is not text', SEARCH, { query: { $ne: 1 } }, 'BAD_REQUEST'],
+    ['a limit past the most', SEARCH, { query: 'echo', limit: 51 }, 'BAD_REQUEST'],
+    ['a limit that is not a number', SEARCH, { query: 'echo', limit: '5' }, 'BAD_REQUEST'],
+    ['a query past 1,024 characters', SEARCH, { query: 'x'.repeat(1_025) }, 'NAME_TOO_LONG'],
+    ['a call without a name', CALL, {}, 'BAD_REQUEST'],
+    ["a call of coffer's own search", CALL, { name: SEARCH, arguments: { query: 'echo' } }, 'BAD_REQUEST'],
+    ["a call of coffer's own add, as if a tool", CALL, { name: ADD, arguments: { names: ['a__echo'] } }, 'BAD_REQUEST'],
+    ['a call whose arguments are a list', CALL, { name: 'a__echo', arguments: [1] }, 'BAD_REQUEST'],
+    ['a call of a name past 1,024 characters', CALL, { name: `a__${'x'.repeat(1_024)}` }, 'NAME_TOO_LONG'],
+    ['an add without names', ADD, {}, 'BAD_REQUEST'],
+    ['an add of 51 names', ADD, { names: Array.from({ length: 51 }, () => 'a__echo') }, 'BAD_REQUEST'],
+    ['an add of a name that is not text', ADD, { names: [7] }, 'BAD_REQUEST'],
+    ["an add of coffer's own tool", ADD, { names: [ADD] }, 'BAD_REQUEST'],
+    ['an add of a name with control characters', ADD, { names: ['a__echo\u0000\u001b[2J'] }, 'BAD_REQUEST'],
+  ];
+  for (const [label, name, args, code] of cases) t.same(await refused(name, args), { code: -32602, data: code }, `${label}: -32602 ${code}`);
+
+  // What the caller sent is quoted back escaped: its control characters cannot rewrite what it reads.
+  const control = /[\u0000-\u001f]/;
+  const message = await search.call({ name: ADD, arguments: { names: ['a__echo\u0000\u001b[2J'] } }, async () => items, forward, session).catch((error: Error) => error.message);
+  t.match(message, /named "a__echo\\u0000\\u001b\[2J"/, 'an unknown name is quoted escaped');
+  t.notMatch(message, control, 'the refusal holds no control character');
+  const answer = await search.call({ name: SEARCH, arguments: { query: '\u0000\u001b[2J' } }, async () => items, forward, session);
+  const text = (answer.content as Array<{ text: string }>)[0]!.text;
+  t.match(text, /^No tool matches "\\u0000\\u001b\[2J"/, 'a query of control characters only finds nothing, and says so, quoted escaped');
+  t.notMatch(text, control, 'nor does the answer');
+});
