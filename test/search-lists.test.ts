@@ -9,7 +9,7 @@ import { McpError, ToolListChangedNotificationSchema } from '@modelcontextprotoc
 import { faultSwitch, stdioFixture } from './fixtures/fixture-servers.js';
 import { gatewayWith, startGateway, tempHome, type Gateway } from './helpers/gateway.js';
 import { modernClient } from './helpers/modern.js';
-import { waitFor } from './helpers/wait.js';
+import { sleep, waitFor } from './helpers/wait.js';
 import type { ListAnswer } from '../src/upstreams/upstream.js';
 import { heldLists } from './helpers/held-lists.js';
 import { SearchMode } from '../src/search/search-mode.js';
@@ -239,4 +239,20 @@ t.test("unit: a tools/list and coffer__add_tools read pins and added tools by th
   await unpinned.call({ name: 'coffer__add_tools', arguments: { names: ['x'] } }, async () => before, () => Promise.reject(new Error('not used')), session);
   t.same(shown(unpinned.list(null, await later, session)), [], "u2's x, now named x, was never added");
   t.same(shown(unpinned.list(null, before, session)), ["x: u1's x"], "u1's x was");
+});
+
+t.test("a toolset's tools/list gathered while its pins changed answers with the pins of the view it was narrowed with, not those of the view when it came", async (t) => {
+  // h's list hangs: a list waits for it up to its deadline, the window in which the set's pins change.
+  const hung = faultSwitch(tempHome('coffer-hung-'));
+  const gateway = await gatewayWith(t, [stdioFixture('a'), stdioFixture('h', hung.args, { list_deadline_ms: 3_000 })], { tuning: { cacheTtlMs: 300 } });
+  t.equal((await gateway.api('POST', '/toolsets', { name: 'across', mode: 'search', servers: [{ server: 'a' }, { server: 'h' }], pinned: ['a/tool:echo'] })).status, 201, 'the set is made');
+  const client = await gateway.client('across', {}, undefined, '/mcp/across');
+  await hung.set({ fault: 'hang' });
+  // Once h's list copy has expired, a list asks h again.
+  await sleep(600);
+
+  const listing = names(client);
+  await sleep(500);
+  t.equal((await gateway.api('PATCH', '/toolsets/across', { pinned: ['a/tool:getenv'] })).status, 200, 'its pins change while the list waits for h');
+  t.same(await listing, [...SESSION_META, 'a__getenv'].sort(), 'the pins of the set its list was narrowed by');
 });

@@ -164,13 +164,16 @@ export class Dispatcher {
     if (request.method === 'initialize') return this.initialize(session, params);
     if (request.method === 'ping') return {};
     const list = KIND_BY_LIST_METHOD.get(request.method);
-    const view = this.views.viewOf(session.toolset);
-    const searching = this.search.modeOf(view) === 'search';
     const searcher = { key: session, listChanged: () => this.toolsChanged(session, request) };
-    if (list === 'tools' && searching) return listPage(list, this.search.list(view, await this.views.list(list, session), searcher), params, this.options.pageSize);
-    if (list) return this.firstPages.page(list, await this.views.list(list, session), params);
+    if (list) {
+      const items = await this.views.list(list, session);
+      // Its mode and pins are those of the view it was narrowed with: the set may have changed while it was gathered.
+      const view = this.views.viewOfList(items);
+      if (list === 'tools' && this.search.modeOf(view) === 'search') return listPage(list, this.search.list(view, items, searcher), params, this.options.pageSize);
+      return this.firstPages.page(list, items, params);
+    }
     const call = KIND_BY_CALL_METHOD.get(request.method);
-    if (call === 'tools' && searching && this.search.isMetaTool(params.name, true)) {
+    if (call === 'tools' && this.search.modeOf(this.views.viewOf(session.toolset)) === 'search' && this.search.isMetaTool(params.name, true)) {
       return this.withContext(session, request, params, trace, (ctx) =>
         // What the caller may find, not a list it is given: what it last listed stays what list_changed is measured from.
         this.search.call(params, () => this.views.listFor('tools', session.toolset), (forwarded) => this.calls.forward('tools', request.method, forwarded, ctx), searcher),

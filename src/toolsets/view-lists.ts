@@ -28,6 +28,8 @@ const shapeOf = (kind: ListKind, view: ToolsetView): string => (kind === 'tools'
 export class ViewLists {
   /** Per merged list (replaced by the router on every re-merge) and view (replaced on every toolset change): computed once. */
   private narrowed = new WeakMap<readonly Item[], Map<ToolsetView, Narrowed>>();
+  /** Per list narrowed to a view, that view: what else of a view goes with a list (search mode's pins) is read from the one it was narrowed with. */
+  private narrowedBy = new WeakMap<readonly Item[], ToolsetView>();
   /** Toolset sessions that listed, with the fingerprint of what they got per kind. */
   private listed = new Map<ViewSession, Map<ListKind, string>>();
   /** Sessions and listens that ended: a list of theirs still being gathered then must not bring them back into `listed` for good. */
@@ -45,6 +47,11 @@ export class ViewLists {
   /** The toolset a session sees; null: the whole surface. */
   viewOf(toolset: string | null): ToolsetView | null {
     return this.views(toolset);
+  }
+
+  /** The view a list this gave out was narrowed with; null: the whole list. A toolset changed while the list was gathered has its new view here. */
+  viewOfList(items: readonly Item[]): ToolsetView | null {
+    return this.narrowedBy.get(items) ?? null;
   }
 
   /** The merged list as `toolset` sees it, recorded for no one: a caller with no session to notify later (the 2026-07-28 era), or what a search looks through. */
@@ -107,6 +114,7 @@ export class ViewLists {
       const kept = view.narrow(kind, items, this.router.routesOf(items));
       // Whoever is given the narrowed list (search mode's pins) reads it by the routes it was narrowed with.
       this.router.partOf(items, kept);
+      this.narrowedBy.set(kept, view);
       narrowed = { items: kept, fingerprint: createHash('sha256').update(shapeOf(kind, view)).update(JSON.stringify(kept)).digest('base64url') };
       byView.set(view, narrowed);
     }

@@ -46,7 +46,7 @@ export interface ModernParts {
   calls: Calls;
   features: SessionFeatures;
   /** The toolset views: a caller of /mcp/<toolset>, or bound to one, sees only its set, as in 2025. */
-  views: Pick<ViewLists, 'listFor' | 'viewOf'>;
+  views: Pick<ViewLists, 'listFor' | 'viewOf' | 'viewOfList'>;
   /** Search mode: the meta-tools instead of every tool, when the caller's toolset (or the gateway) asks for it. */
   search: SearchMode;
   version: string;
@@ -81,8 +81,9 @@ export class ModernMethods {
     if (method === 'server/discover') return this.stamp(this.discover(toolset));
     const list = KIND_BY_LIST_METHOD.get(method);
     if (!list) throw new RpcError(JSONRPC.METHOD_NOT_FOUND, `method not found: ${method}`);
-    const view = this.parts.views.viewOf(toolset);
     const items = await this.parts.views.listFor(list, toolset);
+    // Its mode and pins are those of the view it was narrowed with: the set may have changed while it was gathered.
+    const view = this.parts.views.viewOfList(items);
     // A page reads only the cursor of the params: no copy of them without the envelope.
     if (list === 'tools' && this.parts.search.modeOf(view) === 'search') return this.stamp(withCacheHints(listPage(list, this.parts.search.list(view, items), params, this.parts.pageSize)));
     return this.firstPages.page(list, items, params);
