@@ -549,3 +549,31 @@ t.test("an answer's media type is read whatever its case and parameters, and onl
   }
   await t.rejects(transport.send({ jsonrpc: '2.0', id: ++id, method: 'tools/call', params: { name: 'text/plain; note=application/json', arguments: {} } }), /Unexpected content type/, 'a type that only mentions application/json is no JSON answer');
 });
+
+t.test('a session id that could not be sent back unchanged (not ASCII) fails the request that brought it, and is never sent', async (t) => {
+  const received: Array<string | undefined> = [];
+  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    let body = '';
+    req.on('data', (chunk) => (body += chunk));
+    req.on('end', () => {
+      received.push(req.headers['mcp-session-id'] as string | undefined);
+      const message = JSON.parse(body) as { id: number };
+      // node:http writes a header as Latin-1: the byte 0xE9.
+      res.writeHead(200, { 'content-type': 'application/json', 'mcp-session-id': 'séance-1' }).end(JSON.stringify({ jsonrpc: '2.0', id: message.id, result: {} }));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => new Promise<void>((resolve) => (server.closeAllConnections(), server.close(() => resolve()))));
+  const transport = await createStreamableHttp(`http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`, {});
+  t.teardown(() => transport.close());
+  const reports: string[] = [];
+  transport.onerror = (error) => reports.push(error.message);
+  for (const id of [1, 2]) {
+    const answer = new Promise<JsonRpcMessage>((resolve) => (transport.onmessage = resolve));
+    await transport.send({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'x', arguments: {} } });
+    t.match(await answer, { id, error: { code: -32011, message: /Mcp-Session-Id holds characters other than ASCII.*ask its operator/, data: { code: 'UPSTREAM_RESPONSE_INVALID' } } }, `request ${id} fails naming the session id`);
+  }
+  t.same(received, [undefined, undefined], 'no session id was sent back, mangled or not');
+  await transport.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+  await waitFor('the notification answer reported', () => reports.some((report) => /Mcp-Session-Id/.test(report)));
+});
