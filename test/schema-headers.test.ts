@@ -10,6 +10,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import t from 'tap';
+import { ModernMethods, type ModernParts } from '../src/mcp/modern/methods.js';
 import { checkParamHeaders, declaredHeaders } from '../src/mcp/modern/param-headers.js';
 import { CONFORMANCE_FIXTURE, stdioFixture } from './fixtures/fixture-servers.js';
 import { SCHEMA_2020_12 } from './fixtures/schema-2020-12.js';
@@ -55,6 +56,20 @@ t.test('unit: the declared Mcp-Param-* headers of a call are checked against its
   t.equal(flag({ dry: true }, { 'mcp-param-dry': 'true' }), 'ok');
   t.equal(flag({ dry: true }, { 'mcp-param-dry': 'TRUE' }), 'param-header-mismatch', 'a boolean is written as JSON writes it');
   t.match(checkParamHeaders(declared, { region: 'eu' }, {}), { status: 400, code: -32020, data: { code: 'HEADER_MISMATCH', mismatch: { header: 'Mcp-Param-Region' } } });
+});
+
+t.test("unit: a toolset caller's Mcp-Param-* headers are checked by the routes of the list whose declarations are read, though another merge came since", async (t) => {
+  const tool = { name: 'a__x', inputSchema: { type: 'object', properties: { region: { type: 'string', 'x-mcp-header': 'Region' } } } };
+  const gathered = [tool];
+  // The list being gathered routes a__x to server a (in the set); a merge that came meanwhile routes it to b (outside it).
+  const routesOf = new Map([[gathered, new Map([['a__x', { server: 'a', original: 'x' }]])]]);
+  const latest = new Map([['a__x', { server: 'b', original: 'x' }]]);
+  const router = { lastList: async () => gathered, routesOf: (items: unknown) => routesOf.get(items as typeof gathered), routes: () => latest };
+  const calls = { admits: (_kind: string, server: string) => server === 'a' };
+  const views = { viewOf: () => null, listFor: async () => [], viewOfList: () => null };
+  const methods = new ModernMethods({ router, calls, views, features: {}, search: {}, version: '0' } as unknown as ModernParts);
+  const rejection = await methods.checkParamHeaders({ name: 'a__x', arguments: { region: 'eu' } }, { 'mcp-param-region': 'us' }, 'set');
+  t.match(rejection, { status: 400, code: -32020, data: { code: 'HEADER_MISMATCH' } }, "a tool of the set whose header contradicts its argument is refused (judged by the list's routes, not the latest merge's)");
 });
 
 t.test('unit: a name the merged list does not hold is not remembered with the declarations: callers choose names, the list bounds what is kept', async (t) => {

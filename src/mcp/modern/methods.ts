@@ -13,6 +13,7 @@ import { extended } from '../../protocol/extended.js';
 import type { Calls, ForwardContext } from '../../router/calls.js';
 import type { SearchMode } from '../../search/search-mode.js';
 import type { ViewLists } from '../../toolsets/view-lists.js';
+import type { Item } from '../../router/merge.js';
 import type { Router } from '../../router/router.js';
 import type { SessionFeatures } from '../../router/session-features.js';
 import type { EraRejection } from '../era.js';
@@ -123,14 +124,15 @@ export class ModernMethods {
   checkParamHeaders(params: Record<string, unknown>, headers: Readonly<Record<string, string | undefined>>, toolset: string | null): EraRejection | undefined | Promise<EraRejection | undefined> {
     const name = params.name;
     if (typeof name !== 'string') return undefined;
-    const check = (tools: readonly unknown[]) => (toolset !== null && !this.inToolset(name, toolset) ? undefined : checkParamHeaders(declaredHeaders(tools, name), params.arguments, headers));
+    const check = (tools: readonly Item[]) => (toolset !== null && !this.inToolset(name, toolset, tools) ? undefined : checkParamHeaders(declaredHeaders(tools, name), params.arguments, headers));
     const tools = this.parts.router.lastList('tools');
     return Array.isArray(tools) ? check(tools) : tools.then(check);
   }
 
-  /** Whether the exposed tool `name` is one the caller of `toolset` may call (its switch and its set). */
-  private inToolset(name: string, toolset: string): boolean {
-    const route = this.parts.router.routes('tools')?.get(name);
+  /** Whether the exposed tool `name` of the merged list `tools` is one the caller of `toolset` may call (its switch and its set). */
+  private inToolset(name: string, toolset: string, tools: readonly Item[]): boolean {
+    // The routes of the list whose declarations are checked: another merge may have come since it was gathered.
+    const route = this.parts.router.routesOf(tools)?.get(name);
     return route !== undefined && this.parts.calls.admits('tools', route.server, route.original, this.parts.views.viewOf(toolset));
   }
 
