@@ -296,10 +296,10 @@ t.test('unit: every refusal of a meta-tool, however malformed or hostile its arg
   // What the caller sent is quoted back escaped: its control characters cannot rewrite what it reads.
   const control = /[\u0000-\u001f]/;
   const message = await search.call({ name: ADD, arguments: { names: ['a__echo\u0000\u001b[2J'] } }, async () => items, forward, session).catch((error: Error) => error.message);
-  t.match(message, /named "a__echo\\u0000\\u001b\[2J"/, 'an unknown name is quoted escaped');
+  t.match(message, /named "a__echo\\x00\\x1b\[2J"/, 'an unknown name is quoted escaped');
   t.notMatch(message, control, 'the refusal holds no control character');
   const answer = await search.call({ name: SEARCH, arguments: { query: '\u0000\u001b[2J' } }, async () => items, forward, session);
   const text = (answer.content as Array<{ text: string }>)[0]!.text;
-  t.match(text, /^No tool matches "\\u0000\\u001b\[2J"/, 'a query of control characters only finds nothing, and says so, quoted escaped');
+  t.match(text, /^No tool matches "\\x00\\x1b\[2J"/, 'a query of control characters only finds nothing, and says so, quoted escaped');
   t.notMatch(text, control, 'nor does the answer');
 });

@@ -20,8 +20,9 @@ export class RpcError extends Error {
     return new RpcError(rpcCode, message, { code, ...extra });
   }
 
+  /** Invalid params, with the stable code every refusal of coffer's carries. */
   static invalidParams(message: string): RpcError {
-    return new RpcError(JSONRPC.INVALID_PARAMS, message);
+    return RpcError.coffer(JSONRPC.INVALID_PARAMS, 'BAD_REQUEST', message);
   }
 
   toBody(): JsonRpcErrorBody {

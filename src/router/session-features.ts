@@ -32,7 +32,7 @@ export class SessionFeatures implements SessionInterest {
     assertNotCancelled('resources/subscribe', ctx.signal);
     this.calls.assertEnabled('resources', upstream.name, target.original, ctx.toolset);
     if (this.subscriptions.full(target, ctx.sessionId)) {
-      throw RpcError.coffer(JSONRPC.INVALID_PARAMS, 'BAD_REQUEST', `this session is subscribed to ${MAX_SESSION_SUBSCRIPTIONS} resources, as many as coffer keeps for one session: unsubscribe from one first`);
+      throw RpcError.invalidParams(`this session is subscribed to ${MAX_SESSION_SUBSCRIPTIONS} resources, as many as coffer keeps for one session: unsubscribe from one first`);
     }
     this.subscriptions.add(target, { session: ctx.sessionId, uri: params.uri as string, toolset: ctx.toolset?.name ?? null });
     const subscribe = () => this.calls.send(upstream, 'resources/subscribe', { ...params, uri: target.original }, ctx);

@@ -14,8 +14,7 @@ import type { Namespaced } from '../router/namespace.js';
 import type { Router } from '../router/router.js';
 import { checkLength, MAX_NAME_CHARS } from '../mcp/param-limits.js';
 import { RpcError } from '../mcp/rpc-error.js';
-import { JSONRPC } from '../protocol/errors.js';
-import { clipText } from '../protocol/untrusted-text.js';
+import { clipText, escapeControls } from '../protocol/untrusted-text.js';
 import { ADD_TOOLS, CALL_TOOL, DEFAULT_SEARCH_LIMIT, MAX_ADD_TOOLS, MAX_ANSWER_TEXT_CHARS, MAX_QUERY_CHARS, MAX_SEARCH_LIMIT, MAX_SESSION_TOOLS, META_TOOLS, SEARCH_TOOL, SESSION_META_TOOLS } from './meta-tools.js';
 import { Pins } from './pins.js';
 import { Slices } from './slices.js';
@@ -36,11 +35,8 @@ export interface SearchSession {
 /** A tool as a session's additions hold it: its server and upstream name. */
 const routeKey = (route: Namespaced): string => `${route.server}\u0000${route.original}`;
 
-/** A meta-tool call refused for its arguments: invalid params, with the stable code every refusal of coffer's carries. */
-const refused = (message: string): RpcError => RpcError.coffer(JSONRPC.INVALID_PARAMS, 'BAD_REQUEST', message);
-
 /** A caller's text as an answer quotes it: control characters escaped, so what it sent cannot rewrite what it reads. */
-const quoted = (text: string): string => JSON.stringify(text);
+const quoted = (text: string): string => `"${escapeControls(text, { lines: true })}"`;
 
 /** An upstream's title or description as a search answer shows it: cut past its bound, saying how much went. */
 const clipped = (text: unknown): unknown => (typeof text === 'string' ? clipText(text, MAX_ANSWER_TEXT_CHARS) : text);
@@ -123,17 +119,17 @@ export class SearchMode {
     const args = (params.arguments ?? {}) as Record<string, unknown>;
     if (params.name === ADD_TOOLS && session) return this.add(args.names, await visible(), session);
     if (params.name === CALL_TOOL) {
-      if (typeof args.name !== 'string' || args.name === '') throw refused(`${CALL_TOOL} needs "name": a tool name as ${SEARCH_TOOL} returned it`);
+      if (typeof args.name !== 'string' || args.name === '') throw RpcError.invalidParams(`${CALL_TOOL} needs "name": a tool name as ${SEARCH_TOOL} returned it`);
       checkLength('params.arguments.name', args.name, MAX_NAME_CHARS);
-      if (this.isMetaTool(args.name, true)) throw refused(`${CALL_TOOL} calls the tools ${SEARCH_TOOL} finds, not coffer's own`);
+      if (this.isMetaTool(args.name, true)) throw RpcError.invalidParams(`${CALL_TOOL} calls the tools ${SEARCH_TOOL} finds, not coffer's own`);
       const inner = args.arguments ?? {};
-      if (typeof inner !== 'object' || inner === null || Array.isArray(inner)) throw refused(`${CALL_TOOL}: "arguments" must be an object`);
+      if (typeof inner !== 'object' || inner === null || Array.isArray(inner)) throw RpcError.invalidParams(`${CALL_TOOL}: "arguments" must be an object`);
       return forward({ ...params, name: args.name, arguments: inner });
     }
-    if (typeof args.query !== 'string' || args.query.trim() === '') throw refused(`${SEARCH_TOOL} needs "query": what you want to do, in words`);
+    if (typeof args.query !== 'string' || args.query.trim() === '') throw RpcError.invalidParams(`${SEARCH_TOOL} needs "query": what you want to do, in words`);
     checkLength('params.arguments.query', args.query, MAX_QUERY_CHARS);
     const limit = args.limit ?? DEFAULT_SEARCH_LIMIT;
-    if (typeof limit !== 'number' || !Number.isInteger(limit) || limit < 1 || limit > MAX_SEARCH_LIMIT) throw refused(`${SEARCH_TOOL}: "limit" must be an integer from 1 to ${MAX_SEARCH_LIMIT}`);
+    if (typeof limit !== 'number' || !Number.isInteger(limit) || limit < 1 || limit > MAX_SEARCH_LIMIT) throw RpcError.invalidParams(`${SEARCH_TOOL}: "limit" must be an integer from 1 to ${MAX_SEARCH_LIMIT}`);
     await this.refresh();
     const byName = new Map((await visible()).map((tool) => [tool.name as string, tool]));
     const query = args.query;
@@ -150,12 +146,12 @@ export class SearchMode {
   /** Adds tools the caller sees to this session's list; list_changed follows when that list grew. */
   private add(names: unknown, visible: readonly Item[], session: SearchSession): Record<string, unknown> {
     if (!Array.isArray(names) || names.length === 0 || names.length > MAX_ADD_TOOLS || !names.every((name) => typeof name === 'string')) {
-      throw refused(`${ADD_TOOLS} needs "names": 1 to ${MAX_ADD_TOOLS} tool names as ${SEARCH_TOOL} returned them`);
+      throw RpcError.invalidParams(`${ADD_TOOLS} needs "names": 1 to ${MAX_ADD_TOOLS} tool names as ${SEARCH_TOOL} returned them`);
     }
     names.forEach((name, at) => checkLength(`params.arguments.names[${at}]`, name, MAX_NAME_CHARS));
     const seen = new Set(visible.map((tool) => tool.name as string));
     const unknown = names.filter((name) => !seen.has(name));
-    if (unknown.length > 0) throw refused(`${ADD_TOOLS}: no tool you can use is named ${unknown.map(quoted).join(', ')}; find names with ${SEARCH_TOOL}`);
+    if (unknown.length > 0) throw RpcError.invalidParams(`${ADD_TOOLS}: no tool you can use is named ${unknown.map(quoted).join(', ')}; find names with ${SEARCH_TOOL}`);
     const routes = this.router.routesOf(visible);
     const added = this.added.get(session.key) ?? new Set<string>();
     // By routeKey, the name of each tool this call adds: all of them, or none when they would pass the cap.
@@ -165,7 +161,7 @@ export class SearchMode {
       if (route !== undefined && !added.has(routeKey(route))) fresh.set(routeKey(route), name);
     }
     if (added.size + fresh.size > MAX_SESSION_TOOLS) {
-      throw refused(
+      throw RpcError.invalidParams(
         `${ADD_TOOLS}: this session has ${added.size} tools added and these names would add ${fresh.size} more; a session adds at most ${MAX_SESSION_TOOLS}. Call a found tool with ${CALL_TOOL} without adding it`,
       );
     }

@@ -139,7 +139,7 @@ export class ModernMethods {
   /** resources/read; an unknown resource is -32602 with data.uri (the 2026 shape; -32002 is gone). */
   private async read(method: string, params: Record<string, unknown>, ctx: ForwardContext): Promise<Record<string, unknown>> {
     // Refused here: the router's refusal of it would read as an unknown resource below, with what was sent echoed in data.uri.
-    if (typeof params.uri !== 'string') throw RpcError.coffer(JSONRPC.INVALID_PARAMS, 'BAD_REQUEST', 'resources/read needs params.uri, a string: a URI as resources/list names it');
+    if (typeof params.uri !== 'string') throw RpcError.invalidParams('resources/read needs params.uri, a string: a URI as resources/list names it');
     try {
       return await this.parts.calls.forward('resources', method, params, ctx);
     } catch (error) {

@@ -59,7 +59,7 @@ export class TaskRoutes {
         requiredCapabilities: { extensions: { [TASKS_EXTENSION]: {} } },
       });
     }
-    if (typeof params.taskId !== 'string') throw RpcError.coffer(JSONRPC.INVALID_PARAMS, 'BAD_REQUEST', `${method} needs params.taskId, a string: a taskId as coffer returned it`);
+    if (typeof params.taskId !== 'string') throw RpcError.invalidParams(`${method} needs params.taskId, a string: a taskId as coffer returned it`);
     const handle = this.open(params.taskId, ctx.caller ?? '');
     const result = await this.calls.forwardTask(handle.server, handle.tool, method, { ...params, taskId: handle.task }, ctx);
     return 'taskId' in result ? { ...result, taskId: params.taskId } : result;
