@@ -44,8 +44,13 @@ const HOLD_BYTES = 64 * 1024;
 export type Http1Headers = Record<string, string | number | undefined>;
 
 
-/** A request's bytes, to `host`; throws on a header node:http would refuse. */
-export function requestMessage(method: string, url: URL, host: string, headers: Http1Headers, body?: string): string {
+/**
+ * A request's bytes, to `host`; throws on a header node:http would refuse. The
+ * head is Latin-1, as node:http writes it and as the parser reads an answer's
+ * headers: a value taken from an answer (a session id) goes back byte for byte.
+ * The body is UTF-8.
+ */
+export function requestMessage(method: string, url: URL, host: string, headers: Http1Headers, body?: string): Buffer {
   let head = `${method} ${url.pathname}${url.search} HTTP/1.1\r\nhost: ${host}\r\nconnection: keep-alive\r\n`;
   for (const name in headers) {
     const value = headers[name];
@@ -53,7 +58,13 @@ export function requestMessage(method: string, url: URL, host: string, headers: 
     if (!HEADER_NAME.test(name) || HEADER_VALUE_FORBIDDEN.test(String(value))) throw new TypeError(`invalid HTTP header ${JSON.stringify(name)}`);
     head += `${name}: ${value}\r\n`;
   }
-  return body === undefined ? `${head}\r\n` : `${head}content-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
+  if (body === undefined) return Buffer.from(`${head}\r\n`, 'latin1');
+  const bodyBytes = Buffer.byteLength(body);
+  head += `content-length: ${bodyBytes}\r\n\r\n`;
+  const message = Buffer.allocUnsafe(head.length + bodyBytes);
+  message.write(head, 0, 'latin1');
+  message.write(body, head.length, 'utf8');
+  return message;
 }
 
 function hangUp(message: string): Error {
@@ -177,14 +188,14 @@ export class Http1Request extends EventEmitter {
    * come: never for a POST, which the server may have read before the socket
    * closed (a tools/call must not run twice).
    */
-  message: string | undefined;
+  message: Buffer | undefined;
   res: Http1Response | undefined;
   connection: Connection | undefined;
   private settle!: { resolve: (res: Http1Response) => void; reject: (error: Error) => void };
   private done = false;
 
   constructor(
-    message: string,
+    message: Buffer,
     /** GET and DELETE may be sent again (RFC 9110's idempotent methods); a POST never. */
     readonly idempotent: boolean,
     /** Acknowledged at once by the upstream (Http1Pool's brief requests). */

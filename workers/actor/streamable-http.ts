@@ -13,8 +13,6 @@ import { resumePoint } from './last-event-id.js';
 import type { EventId } from '../../src/protocol/sse-parser.js';
 
 const RECONNECT_INITIAL_MS = 1_000;
-/** A session id coffer can send back as it came (a header's parser has already refused control characters). */
-const SESSION_ID_SENDABLE = /^[\t\x20-\x7e]*$/;
 const RECONNECT_MAX_MS = 30_000;
 const RECONNECT_GROWTH = 1.5;
 const RECONNECT_MAX_RETRIES = 2;
@@ -82,14 +80,6 @@ export class StreamableHttpTransport extends HttpTransportBase {
       throw failure;
     }
     const session = res.headers['mcp-session-id'];
-    if (typeof session === 'string' && !SESSION_ID_SENDABLE.test(session)) {
-      // Read byte for byte as Latin-1 but written back as UTF-8, it would never be recognised: every request after would be refused as of no session.
-      res.resume();
-      const refusal = "the upstream's Mcp-Session-Id holds characters other than ASCII, which MCP does not allow in a session id and coffer cannot send back unchanged: ask its operator to fix the server";
-      if (id !== undefined) return this.deliver({ jsonrpc: '2.0', id, error: invalidResponse(refusal) });
-      this.report(new Error(refusal));
-      return;
-    }
     if (typeof session === 'string') this.sessionId = session;
     const status = res.statusCode;
     if (status < 200 || status >= 300) {
