@@ -43,61 +43,48 @@ interface Question extends InputRequest {
 
 const KEY_PREFIX: Readonly<Record<string, string>> = { 'sampling/createMessage': 'sampling', 'elicitation/create': 'elicitation', 'roots/list': 'roots' };
 
-export class Park {
-  /** The round the next requestState names; a retry must name the current one. */
-  round = 0;
-  private readonly questions = new Map<string, Question>();
+/** What a call that never asked has refused: nothing (one shared object). */
+const NONE_REFUSED: Readonly<Record<string, Record<string, never>>> = Object.freeze({});
+
+/** The questions of one call: made at its upstream's first question, as most calls never ask one. */
+class Questions {
+  readonly open = new Map<string, Question>();
   /** Every key given in this call, open or answered: an answer is only ever taken for the question it was given to. */
   private readonly used = new Set<string>();
   /** Capabilities the upstream needed and the client had not declared (for -32021 if the call then fails). */
   readonly refused: Record<string, Record<string, never>> = {};
-  private ended: Extract<ParkStep, { kind: 'ended' }> | null = null;
-  private lastQuestionAt = 0;
+  lastAskedAt = 0;
   private nextKey = 0;
-  private wake: (() => void) | null = null;
   /** What the request now driving the call declared. */
   private capabilities: Record<string, unknown> = {};
   /** Its answers to questions not asked yet: each is let go once its question takes it (an answer may be megabytes). */
   private readonly early = new Map<string, Record<string, unknown>>();
 
-  constructor(
-    first: ParkRequest,
-    private readonly gatherMs: number,
-  ) {
-    this.drive(first);
+  constructor(current: ParkRequest) {
+    this.drive(current);
   }
 
-  /** The request now driving the call (its first, or a retry): its answers go to their questions, and are not kept. */
+  /** The request now driving the call: its answers go to their questions, and are not kept. */
   drive(request: ParkRequest): void {
     this.capabilities = request.capabilities;
     this.early.clear();
     for (const [key, response] of Object.entries(request.responses)) {
-      const question = this.questions.get(key);
+      const question = this.open.get(key);
       if (question) question.answer({ ok: true, result: response });
       // A key given already can take no answer any more.
       else if (!this.used.has(key)) this.early.set(key, response);
     }
   }
 
-  /** The call's outcome, once. */
-  end(outcome: Extract<ParkStep, { kind: 'ended' }>['outcome']): void {
-    this.ended = { kind: 'ended', outcome };
-    this.wake?.();
-  }
-
-  get isEnded(): boolean {
-    return this.ended !== null;
-  }
-
-  /** The upstream asks the client something during the call: answered now, refused, or held until a retry answers it. */
-  ask(method: string, params: Record<string, unknown>, signal: CancelSignal): Promise<ForwardOutcome> {
+  /** `held`: the question waits for the caller now. */
+  ask(method: string, params: Record<string, unknown>, signal: CancelSignal, held: () => void): Promise<ForwardOutcome> {
     const capability = requiredCapability(method);
     if (capability !== undefined && this.capabilities[capability] === undefined) {
       this.refused[capability] = {};
       return Promise.resolve({ ok: false, error: { code: JSONRPC.METHOD_NOT_FOUND, message: `Method not found: the client did not declare the ${capability} capability` } });
     }
     // Before a key is taken: a refused question leaves nothing behind.
-    if (this.questions.size >= MAX_OPEN_QUESTIONS) {
+    if (this.open.size >= MAX_OPEN_QUESTIONS) {
       return Promise.resolve({ ok: false, error: { code: JSONRPC.INTERNAL_ERROR, message: `coffer holds at most ${MAX_OPEN_QUESTIONS} questions of one call for its client at once: ask again once these are answered` } });
     }
     const { key, rest } = this.keyOf(method, params);
@@ -108,56 +95,27 @@ export class Park {
     }
     return new Promise<ForwardOutcome>((resolve) => {
       const settle = (outcome: ForwardOutcome): void => {
-        if (!this.questions.delete(key)) return;
+        if (!this.open.delete(key)) return;
         signal.removeEventListener('abort', onAbort);
         resolve(outcome);
       };
       const onAbort = (): void => settle({ ok: false, error: { code: JSONRPC.INTERNAL_ERROR, message: String(signal.reason ?? 'cancelled by the server') } });
-      this.questions.set(key, { method, params: rest, answer: settle });
+      this.open.set(key, { method, params: rest, answer: settle });
       signal.addEventListener('abort', onAbort, { once: true });
-      this.lastQuestionAt = Date.now();
-      this.wake?.();
+      this.lastAskedAt = Date.now();
+      held();
     });
   }
 
-  /**
-   * Waits for what the caller must hear next: the call's end, or its open
-   * questions once the gather window passed; null once `request` is aborted
-   * (whoever aborts it calls poke()). A flag and a wake-up, not an
-   * AbortSignal: most calls end without a question, and this wait is on
-   * every modern call's path.
-   */
-  async next(request: { readonly aborted: boolean }): Promise<ParkStep | null> {
-    for (;;) {
-      if (this.ended) return this.ended;
-      if (request.aborted) return null;
-      const quietIn = this.questions.size === 0 ? undefined : this.lastQuestionAt + this.gatherMs - Date.now();
-      if (quietIn !== undefined && quietIn <= 0) return { kind: 'input', requests: this.open() };
-      await new Promise<void>((resolve) => {
-        const timer = quietIn === undefined ? undefined : setTimeout(resolve, quietIn);
-        this.wake = () => {
-          clearTimeout(timer);
-          resolve();
-        };
-      });
-      this.wake = null;
-    }
-  }
-
-  /** Makes the waiting next() look again (its request was aborted). */
-  poke(): void {
-    this.wake?.();
-  }
-
-  /** Refuses every open question (the call is over, or being given up). */
+  /** Refuses every open question. */
   abandon(reason: string): void {
-    // Every modern call's end comes here, nearly always with nothing open: no copy of the questions then.
-    if (this.questions.size === 0) return;
-    for (const question of [...this.questions.values()]) question.answer({ ok: false, error: { code: JSONRPC.INTERNAL_ERROR, message: reason } });
+    if (this.open.size === 0) return;
+    for (const question of [...this.open.values()]) question.answer({ ok: false, error: { code: JSONRPC.INTERNAL_ERROR, message: reason } });
   }
 
-  private open(): Record<string, InputRequest> {
-    return Object.fromEntries([...this.questions].map(([key, { method, params }]) => [key, { method, params }]));
+  /** The open questions, as an input_required result lists them. */
+  requests(): Record<string, InputRequest> {
+    return Object.fromEntries([...this.open].map(([key, { method, params }]) => [key, { method, params }]));
   }
 
   /** The upstream's own key when it named one not used in this call, else coffer's; the hint is not passed on. */
@@ -177,14 +135,100 @@ export class Park {
   }
 }
 
+export class Park {
+  /** The round the next requestState names; a retry must name the current one. */
+  round = 0;
+  /** Made at the first question: every modern call has a park, few ever ask. */
+  private questions: Questions | null = null;
+  /** The request now driving the call, until the first question hands it to the questions (which let its answers go once taken). */
+  private current: ParkRequest | null;
+  private ended: Extract<ParkStep, { kind: 'ended' }> | null = null;
+  private wake: (() => void) | null = null;
+
+  constructor(
+    first: ParkRequest,
+    private readonly gatherMs: number,
+  ) {
+    this.current = first;
+  }
+
+  /** The request now driving the call (its first, or a retry): its answers go to their questions, and are not kept. */
+  drive(request: ParkRequest): void {
+    if (this.questions) this.questions.drive(request);
+    else this.current = request;
+  }
+
+  /** Capabilities the upstream needed and the client had not declared (for -32021 if the call then fails). */
+  get refused(): Readonly<Record<string, Record<string, never>>> {
+    return this.questions?.refused ?? NONE_REFUSED;
+  }
+
+  /** The call's outcome, once. */
+  end(outcome: Extract<ParkStep, { kind: 'ended' }>['outcome']): void {
+    this.ended = { kind: 'ended', outcome };
+    this.wake?.();
+  }
+
+  get isEnded(): boolean {
+    return this.ended !== null;
+  }
+
+  /** The upstream asks the client something during the call: answered now, refused, or held until a retry answers it. */
+  ask(method: string, params: Record<string, unknown>, signal: CancelSignal): Promise<ForwardOutcome> {
+    if (!this.questions) {
+      this.questions = new Questions(this.current!);
+      this.current = null;
+    }
+    return this.questions.ask(method, params, signal, () => this.wake?.());
+  }
+
+  /**
+   * Waits for what the caller must hear next: the call's end, or its open
+   * questions once the gather window passed; null once `request` is aborted
+   * (whoever aborts it calls poke()). A flag and a wake-up, not an
+   * AbortSignal: most calls end without a question, and this wait is on
+   * every modern call's path.
+   */
+  async next(request: { readonly aborted: boolean }): Promise<ParkStep | null> {
+    for (;;) {
+      if (this.ended) return this.ended;
+      if (request.aborted) return null;
+      const questions = this.questions;
+      const quietIn = questions === null || questions.open.size === 0 ? undefined : questions.lastAskedAt + this.gatherMs - Date.now();
+      if (quietIn !== undefined && quietIn <= 0) return { kind: 'input', requests: questions!.requests() };
+      await new Promise<void>((resolve) => {
+        const timer = quietIn === undefined ? undefined : setTimeout(resolve, quietIn);
+        this.wake = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+      this.wake = null;
+    }
+  }
+
+  /** Makes the waiting next() look again (its request was aborted). */
+  poke(): void {
+    this.wake?.();
+  }
+
+  /** Refuses every open question (the call is over, or being given up). */
+  abandon(reason: string): void {
+    this.questions?.abandon(reason);
+  }
+}
+
 function withoutMeta(params: Record<string, unknown>): Record<string, unknown> {
   const { _meta: _dropped, ...rest } = params;
   return rest;
 }
 
 /** inputResponses as a request carries them: absent, or an object of objects; anything else is a protocol error (null included). */
+/** What a request without inputResponses answers (nearly every request): one shared object, never changed. */
+export const NO_RESPONSES = Object.freeze({}) as Record<string, Record<string, unknown>>;
+
 export function parseInputResponses(value: unknown, present: boolean): Record<string, Record<string, unknown>> | string {
-  if (!present) return {};
+  if (!present) return NO_RESPONSES;
   if (!isPlainObject(value)) return 'inputResponses must be an object keyed by the inputRequests keys';
   for (const [key, response] of Object.entries(value)) {
     if (!isPlainObject(response)) return `inputResponses.${key.slice(0, 64)} must be an object (the client's result for that request)`;
