@@ -257,6 +257,21 @@ t.test('an upstream that floods pings and never acknowledges the replies gets a 
   t.same(await session.request('tools/call', { name: 'echo', arguments: {} }), { content: [] }, 'once the replies are let go, calls are sent again');
 });
 
+t.test('legacy SSE: a huge invalid endpoint event fails the connection with a short quote of it, not the whole event', async (t) => {
+  const huge = `http://[${'x'.repeat(4 << 20)}`;
+  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    if (req.method === 'GET') return void res.writeHead(200, { 'content-type': 'text/event-stream' }).write(`event: endpoint\ndata: ${huge}\n\n`);
+    res.writeHead(202).end();
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => new Promise<void>((resolve) => (server.closeAllConnections(), server.close(() => resolve()))));
+  const transport = await createLegacySse(`http://127.0.0.1:${(server.address() as AddressInfo).port}/sse`, {});
+  t.teardown(() => transport.close());
+  const error = await transport.start().then(() => null, (reason: unknown) => reason as Error);
+  t.match(error?.message, /^SSE error: invalid endpoint "http:\/\/\[x+… \[\d+ more chars\]"$/, 'it names the endpoint by its start, and says how much was cut');
+  t.ok((error?.message.length ?? Infinity) < 400, `the message is short (${error?.message.length} characters for a ${huge.length}-character event)`);
+});
+
 t.test('legacy SSE: an endpoint event without a URL fails the connection naming it; nothing is POSTed to the stream itself', async (t) => {
   let posts = 0;
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {

@@ -6,6 +6,10 @@ import { addTraceHeaders } from './trace-headers.js';
 import type { HttpAuth } from './http-auth.js';
 import { asError, errorText, readSse } from './http-bodies.js';
 import { HttpTransportBase, parts } from './http-base.js';
+import { clipText } from '../../src/protocol/untrusted-text.js';
+
+/** How much of an invalid endpoint event its error quotes. */
+const MAX_ENDPOINT_QUOTE_CHARS = 256;
 
 export class LegacySseTransport extends HttpTransportBase {
   private endpoint: URL | undefined;
@@ -42,7 +46,8 @@ export class LegacySseTransport extends HttpTransportBase {
                 if (event.data.trim() === '') throw new Error('empty');
                 endpoint = new URL(event.data, this.url);
               } catch {
-                fail(new Error(`SSE error: invalid endpoint ${JSON.stringify(event.data)}`));
+                // Quoted from a cut: the event may be as large as any message, and only its start says what it was.
+                fail(new Error(`SSE error: invalid endpoint ${JSON.stringify(clipText(event.data, MAX_ENDPOINT_QUOTE_CHARS))}`));
                 return;
               }
               if (endpoint.origin !== this.url.origin) {
