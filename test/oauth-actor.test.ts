@@ -287,6 +287,26 @@ t.test('an answer of the wrong shape fails naming the URL that gave it and what 
   }
 });
 
+t.test('a refusal whose body is not an OAuth error names the URL, its status and the start of the body, at a sign-in and at a refresh; no secret it echoes is shown', async (t) => {
+  const { as1, auth, log, challenge } = await setup(t, {});
+  const page = `<html><body>Internal error${' '.repeat(400)}trace</body></html>`;
+  as1.token = () => ({ status: 500, text: page });
+  const first = await begin(t, auth);
+  const failed = await complete(auth, first.state, 'code-1');
+  t.match(failed, { ok: false, error: { code: 'UPSTREAM_AUTH_REQUIRED', message: /^sign-in to remote failed: http:\/\/127\.0\.0\.1:\d+\/token answered HTTP 500 "<html><body>Internal error +… \[\d+ more chars\]", which is not an OAuth error answer$/ } });
+  t.notMatch(failed.ok ? '' : failed.error.message, 'trace', 'the body is quoted from a cut, not whole');
+
+  as1.token = undefined;
+  const again = await begin(t, auth);
+  t.same(await complete(auth, again.state, 'code-2'), { ok: true, authorized: true });
+  // The server echoes the refresh token it was sent in its error page.
+  as1.token = (body) => ({ status: 502, text: `bad gateway for ${body.get('refresh_token')}` });
+  t.match(await auth.refused(401, challenge, 'Bearer as1-at-1', false), { signIn: /needs a sign-in/ }, 'the refresh fails: a person signs in');
+  const notes = log.notes.join('\n');
+  t.match(notes, /token refresh failed: http:\/\/127\.0\.0\.1:\d+\/token answered HTTP 502 "bad gateway for \[redacted\]"/, 'the log says what the token endpoint answered');
+  t.notMatch(notes, 'as1-rt-', 'not the refresh token it echoed');
+});
+
 t.test('two requests refused at once refresh once; a resource that refuses every token gets one refresh per request, then a sign-in is asked', async (t) => {
   const { as1, auth, challenge } = await setup(t, {});
   const first = await begin(t, auth);

@@ -8,6 +8,7 @@
 // or too deep to read back. An answer the SDK then finds malformed is named by
 // the URL that gave it.
 import { textDepth } from '../../../src/protocol/nesting.js';
+import { clipText } from '../../../src/protocol/untrusted-text.js';
 
 export interface AuthFetchLimits {
   /** For the whole run: discovery, registration and the token request together. */
@@ -50,17 +51,34 @@ async function boundedText(response: Response, name: string): Promise<string> {
   return text;
 }
 
-/** A bounded fetch, which knows the URL it asked last: the SDK parses that one's answer next. */
-export type BoundedFetch = typeof fetch & { lastUrl?: string };
+/** How much of a refused answer's body its description quotes. */
+const MAX_REFUSAL_QUOTE_CHARS = 200;
+
+/** A refused answer (HTTP 4xx or 5xx) as one line: who refused, the status, and the start of what it said. */
+function refusal(url: string, status: number, body: string | null): string {
+  const said = body?.trim() ?? '';
+  return `${url} answered HTTP ${status}${said === '' ? '' : ` ${JSON.stringify(clipText(said, MAX_REFUSAL_QUOTE_CHARS))}`}`;
+}
+
+/**
+ * A bounded fetch, which knows the URL it asked last (the SDK parses that
+ * one's answer next) and, when that answer was a refusal, what it said: the
+ * SDK keeps that to itself when a refresh fails, and quotes a body that is not
+ * an OAuth error whole and without the URL.
+ */
+export type BoundedFetch = typeof fetch & { lastUrl?: string; lastRefusal?: string };
 
 /** A fetch whose requests, answers read whole, all end by one deadline from now. */
 export function boundedFetch(limits: AuthFetchLimits): BoundedFetch {
   const signal = AbortSignal.timeout(limits.deadlineMs);
   const bounded: BoundedFetch = async (input, init) => {
-    bounded.lastUrl = named(input);
+    const url = named(input);
+    bounded.lastUrl = url;
+    bounded.lastRefusal = undefined;
     try {
       const response = await fetch(input, { ...init, signal });
-      const body = NULL_BODY.has(response.status) ? null : await boundedText(response, bounded.lastUrl);
+      const body = NULL_BODY.has(response.status) ? null : await boundedText(response, url);
+      if (response.status >= 400) bounded.lastRefusal = refusal(url, response.status, body);
       const read = new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers });
       // The SDK names a redirect it did not follow relative to the answer's URL.
       return Object.defineProperty(read, 'url', { value: response.url });
@@ -75,11 +93,19 @@ export function boundedFetch(limits: AuthFetchLimits): BoundedFetch {
 /** The most of a schema's complaints one message lists. */
 const MAX_ISSUES = 3;
 
+/** How the SDK begins its message for a refusal whose body is not an OAuth error (it then quotes the body whole). */
+const NOT_AN_OAUTH_ERROR = /^HTTP \d{3}: Invalid OAuth error response: /;
+
 /**
  * The SDK's schema failure on an answer (a zod error: a multi-line dump naming no server) as one
- * line naming the URL that gave the answer; any other error as it is.
+ * line naming the URL that gave the answer; a refusal whose body is not an OAuth error as the
+ * fetch saw it (the URL, the status, the start of the body); any other error as it is.
  */
-export function answerError(error: unknown, url: string | undefined): unknown {
+export function answerError(error: unknown, fetched: Pick<BoundedFetch, 'lastUrl' | 'lastRefusal'>): unknown {
+  if (error instanceof Error && fetched.lastRefusal !== undefined && NOT_AN_OAUTH_ERROR.test(error.message)) {
+    return new Error(`${fetched.lastRefusal}, which is not an OAuth error answer`);
+  }
+  const url = fetched.lastUrl;
   const issues = (error as { issues?: unknown }).issues;
   if (!(error instanceof Error) || error.name !== 'ZodError' || !Array.isArray(issues) || url === undefined) return error;
   const said = (issues as Array<{ path: PropertyKey[]; message: string }>)

@@ -242,13 +242,12 @@ export class UpstreamAuth implements HttpAuth {
   }
 
   /** One run of the SDK's auth() for this upstream (with the code a person brought back, if any), bounded by the limits. */
-  private async runAuth(authorizationCode?: string): Promise<'AUTHORIZED' | 'REDIRECT'> {
+  private async runAuth(authorizationCode?: string, fetchFn = boundedFetch(this.limits)): Promise<'AUTHORIZED' | 'REDIRECT'> {
     const { auth } = await authSdk(this.log);
-    const fetchFn = boundedFetch(this.limits);
     try {
       return await auth(this.provider, { serverUrl: this.url, authorizationCode, scope: this.scope, resourceMetadataUrl: this.resourceMetadataUrl, fetchFn });
     } catch (error) {
-      throw answerError(error, fetchFn.lastUrl);
+      throw answerError(error, fetchFn);
     }
   }
 
@@ -324,12 +323,13 @@ export class UpstreamAuth implements HttpAuth {
     const registered = this.provider.record.client?.redirect_uris;
     this.provider.redirect ??= Array.isArray(registered) && typeof registered[0] === 'string' ? registered[0] : 'http://127.0.0.1/oauth/callback';
     let failure: string | null = null;
+    const fetchFn = boundedFetch(this.limits);
     try {
-      const result = await this.runAuth();
+      const result = await this.runAuth(undefined, fetchFn);
       const renewed = result === 'AUTHORIZED' && this.provider.record.tokens?.access_token !== undefined && this.provider.record.tokens.access_token !== before;
       if (renewed) this.log.note('access token refreshed');
-      // The SDK keeps to itself why (a server error, an answer it could not use) and would begin a sign-in.
-      else failure = 'the authorization server did not renew it';
+      // The SDK keeps to itself why (a server error, an answer it could not use) and would begin a sign-in: the refusal it got says.
+      else failure = fetchFn.lastRefusal === undefined ? 'the authorization server did not renew it' : this.described(fetchFn.lastRefusal);
       return renewed;
     } catch (error) {
       failure = this.described(error);
