@@ -135,6 +135,14 @@ class Questions {
   }
 }
 
+/** A request waiting on its call's park. */
+interface Waiter {
+  request: { readonly aborted: boolean };
+  resolve(step: ParkStep | null): void;
+  /** The end of the gather window, while questions are open. */
+  timer: NodeJS.Timeout | undefined;
+}
+
 export class Park {
   /** The round the next requestState names; a retry must name the current one. */
   round = 0;
@@ -143,7 +151,8 @@ export class Park {
   /** The request now driving the call, until the first question hands it to the questions (which let its answers go once taken). */
   private current: ParkRequest | null;
   private ended: Extract<ParkStep, { kind: 'ended' }> | null = null;
-  private wake: (() => void) | null = null;
+  /** The request waiting on the park now, if any. */
+  private waiter: Waiter | null = null;
 
   constructor(
     first: ParkRequest,
@@ -166,7 +175,7 @@ export class Park {
   /** The call's outcome, once. */
   end(outcome: Extract<ParkStep, { kind: 'ended' }>['outcome']): void {
     this.ended = { kind: 'ended', outcome };
-    this.wake?.();
+    this.look();
   }
 
   get isEnded(): boolean {
@@ -179,37 +188,56 @@ export class Park {
       this.questions = new Questions(this.current!);
       this.current = null;
     }
-    return this.questions.ask(method, params, signal, () => this.wake?.());
+    return this.questions.ask(method, params, signal, () => this.look());
   }
 
   /**
    * Waits for what the caller must hear next: the call's end, or its open
    * questions once the gather window passed; null once `request` is aborted
-   * (whoever aborts it calls poke()). A flag and a wake-up, not an
-   * AbortSignal: most calls end without a question, and this wait is on
-   * every modern call's path.
+   * (whoever aborts it calls poke()). A flag and one promise per wait, not an
+   * AbortSignal or an async loop: this wait is on every modern call's path,
+   * and most calls end without a question.
    */
-  async next(request: { readonly aborted: boolean }): Promise<ParkStep | null> {
-    for (;;) {
-      if (this.ended) return this.ended;
-      if (request.aborted) return null;
-      const questions = this.questions;
-      const quietIn = questions === null || questions.open.size === 0 ? undefined : questions.lastAskedAt + this.gatherMs - Date.now();
-      if (quietIn !== undefined && quietIn <= 0) return { kind: 'input', requests: questions!.requests() };
-      await new Promise<void>((resolve) => {
-        const timer = quietIn === undefined ? undefined : setTimeout(resolve, quietIn);
-        this.wake = () => {
-          clearTimeout(timer);
-          resolve();
-        };
-      });
-      this.wake = null;
-    }
+  next(request: { readonly aborted: boolean }): Promise<ParkStep | null> {
+    const step = this.stepFor(request);
+    if (step !== undefined) return Promise.resolve(step);
+    return new Promise((resolve) => {
+      const waiter: Waiter = { request, resolve, timer: undefined };
+      this.waiter = waiter;
+      this.gatherUntil(waiter);
+    });
   }
 
   /** Makes the waiting next() look again (its request was aborted). */
   poke(): void {
-    this.wake?.();
+    this.look();
+  }
+
+  /** What `request` hears now; undefined while it must wait. */
+  private stepFor(request: { readonly aborted: boolean }): ParkStep | null | undefined {
+    if (this.ended) return this.ended;
+    if (request.aborted) return null;
+    const questions = this.questions;
+    if (questions === null || questions.open.size === 0 || questions.lastAskedAt + this.gatherMs > Date.now()) return undefined;
+    return { kind: 'input', requests: questions.requests() };
+  }
+
+  /** Something changed: the waiting request hears what it has to hear now, or waits on. */
+  private look(): void {
+    const waiter = this.waiter;
+    if (waiter === null) return;
+    clearTimeout(waiter.timer);
+    const step = this.stepFor(waiter.request);
+    if (step === undefined) return this.gatherUntil(waiter);
+    this.waiter = null;
+    waiter.resolve(step);
+  }
+
+  /** With questions open, the waiting request looks again when the gather window ends. */
+  private gatherUntil(waiter: Waiter): void {
+    const questions = this.questions;
+    if (questions === null || questions.open.size === 0) return;
+    waiter.timer = setTimeout(() => this.look(), Math.max(0, questions.lastAskedAt + this.gatherMs - Date.now()));
   }
 
   /** Refuses every open question (the call is over, or being given up). */
