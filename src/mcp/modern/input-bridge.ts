@@ -18,7 +18,7 @@ import type { ForwardContext } from '../../router/calls.js';
 import { inputRequestsOf } from '../../router/input-driver.js';
 import type { LogLevel } from '../../router/log-levels.js';
 import { RpcError } from '../rpc-error.js';
-import { NO_RESPONSES, Park, parseInputResponses, type ParkRequest, type ParkStep } from './park.js';
+import { Park, parseInputResponses, type ParkRequest, type ParkStep } from './park.js';
 import { RequestStateSeal, type StateBinding, type StateHandle } from './request-state.js';
 import { Cancel } from '../../protocol/cancel.js';
 
@@ -129,7 +129,7 @@ export class InputBridge {
     const handle = params.requestState === undefined ? null : this.seal.open(params.requestState, binding);
     // A modern upstream's own round: a new call to it, with the answers and its state.
     // A first request's own inputResponses answer a 2025 upstream's questions (the park) or go to a modern upstream as they came.
-    const unasked = responses !== NO_RESPONSES && Object.keys(responses).length > 0 ? { inputResponses: responses, requestState: null } : undefined;
+    const unasked = Object.keys(responses).length > 0 ? { inputResponses: responses, requestState: null } : undefined;
     const entry =
       handle === null
         ? this.start(request, parkRequest, binding, unasked)

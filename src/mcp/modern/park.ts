@@ -251,10 +251,10 @@ function withoutMeta(params: Record<string, unknown>): Record<string, unknown> {
   return rest;
 }
 
-/** inputResponses as a request carries them: absent, or an object of objects; anything else is a protocol error (null included). */
 /** What a request without inputResponses answers (nearly every request): one shared object, never changed. */
-export const NO_RESPONSES = Object.freeze({}) as Record<string, Record<string, unknown>>;
+const NO_RESPONSES = Object.freeze({}) as Record<string, Record<string, unknown>>;
 
+/** inputResponses as a request carries them: absent, or an object of objects; anything else is a protocol error (null included). */
 export function parseInputResponses(value: unknown, present: boolean): Record<string, Record<string, unknown>> | string {
   if (!present) return NO_RESPONSES;
   if (!isPlainObject(value)) return 'inputResponses must be an object keyed by the inputRequests keys';
