@@ -3,7 +3,7 @@
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
-import { clipText, escapeControls, MAX_ERROR_TEXT_CHARS, sanitiseText } from '../src/protocol/untrusted-text.js';
+import { clipText, escapeControls, MAX_ERROR_TEXT_CHARS, quotedText, sanitiseText } from '../src/protocol/untrusted-text.js';
 import { appendRotating, DEFAULT_ROTATION, RotatingFile, rotateFiles, rotationFromEnv } from '../src/rotating-file.js';
 import { tempDir } from './helpers/cli.js';
 
@@ -83,4 +83,11 @@ t.test('appendRotating rotates a file several processes append to by name', asyn
   t.ok(statSync(path).size <= 1000);
   t.ok(statSync(`${path}.1`).size <= 1000);
   t.notOk(existsSync(`${path}.2`));
+});
+
+t.test("quotedText: a sender's text inside a message is clipped, on one line, its controls escaped, between quotes", async (t) => {
+  t.equal(quotedText('plain'), '"plain"');
+  t.equal(quotedText('a\nb\u001b[2J\u202e'), '"a\\x0ab\\x1b[2J\\u202e"', 'line feed, escape and bidi mark made visible');
+  t.match(quotedText('x'.repeat(300), 10), /^"x{10}… \[290 more chars\]"$/, 'cut at its bound, saying how much went');
+  t.equal(quotedText('y'.repeat(MAX_ERROR_TEXT_CHARS + 1)).length, MAX_ERROR_TEXT_CHARS + '"… [1 more chars]"'.length, 'bounded by default like any error text');
 });

@@ -42,3 +42,8 @@ export function clipText(text: string, max = MAX_ERROR_TEXT_CHARS): string {
 export function sanitiseText(text: string, max = MAX_ERROR_TEXT_CHARS): string {
   return escapeControls(clipText(text, max), { lines: true });
 }
+
+/** Quoted inside a message: clipped to `max`, one line, its controls escaped (what a sender wrote cannot rewrite what the message says). */
+export function quotedText(text: string, max = MAX_ERROR_TEXT_CHARS): string {
+  return `"${sanitiseText(text, max)}"`;
+}

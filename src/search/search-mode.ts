@@ -14,7 +14,7 @@ import type { Namespaced } from '../router/namespace.js';
 import type { Router } from '../router/router.js';
 import { checkLength, MAX_NAME_CHARS } from '../mcp/param-limits.js';
 import { RpcError } from '../mcp/rpc-error.js';
-import { clipText, escapeControls } from '../protocol/untrusted-text.js';
+import { clipText, quotedText } from '../protocol/untrusted-text.js';
 import { ADD_TOOLS, CALL_TOOL, DEFAULT_SEARCH_LIMIT, MAX_ADD_TOOLS, MAX_ANSWER_TEXT_CHARS, MAX_QUERY_CHARS, MAX_SEARCH_LIMIT, MAX_SESSION_TOOLS, META_TOOLS, SEARCH_TOOL, SESSION_META_TOOLS } from './meta-tools.js';
 import { Pins } from './pins.js';
 import { Slices } from './slices.js';
@@ -34,9 +34,6 @@ export interface SearchSession {
 
 /** A tool as a session's additions hold it: its server and upstream name. */
 const routeKey = (route: Namespaced): string => `${route.server}\u0000${route.original}`;
-
-/** A caller's text as an answer quotes it: control characters escaped, so what it sent cannot rewrite what it reads. */
-const quoted = (text: string): string => `"${escapeControls(text, { lines: true })}"`;
 
 /** An upstream's title or description as a search answer shows it: cut past its bound, saying how much went. */
 const clipped = (text: unknown): unknown => (typeof text === 'string' ? clipText(text, MAX_ANSWER_TEXT_CHARS) : text);
@@ -139,7 +136,7 @@ export class SearchMode {
       const { name, title, description, inputSchema } = byName.get(hit.name)!;
       return { name, ...(title === undefined ? {} : { title: clipped(title) }), ...(description === undefined ? {} : { description: clipped(description) }), inputSchema };
     });
-    const text = found.length === 0 ? `No tool matches ${quoted(args.query)}. Try other words for the task.` : JSON.stringify({ tools: found });
+    const text = found.length === 0 ? `No tool matches ${quotedText(args.query)}. Try other words for the task.` : JSON.stringify({ tools: found });
     return { content: [{ type: 'text', text }] };
   }
 
@@ -151,7 +148,7 @@ export class SearchMode {
     names.forEach((name, at) => checkLength(`params.arguments.names[${at}]`, name, MAX_NAME_CHARS));
     const seen = new Set(visible.map((tool) => tool.name as string));
     const unknown = names.filter((name) => !seen.has(name));
-    if (unknown.length > 0) throw RpcError.invalidParams(`${ADD_TOOLS}: no tool you can use is named ${unknown.map(quoted).join(', ')}; find names with ${SEARCH_TOOL}`);
+    if (unknown.length > 0) throw RpcError.invalidParams(`${ADD_TOOLS}: no tool you can use is named ${unknown.map((name) => quotedText(name)).join(', ')}; find names with ${SEARCH_TOOL}`);
     const routes = this.router.routesOf(visible);
     const added = this.added.get(session.key) ?? new Set<string>();
     // By routeKey, the name of each tool this call adds: all of them, or none when they would pass the cap.

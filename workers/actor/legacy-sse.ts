@@ -6,7 +6,7 @@ import { addTraceHeaders } from './trace-headers.js';
 import type { HttpAuth } from './http-auth.js';
 import { asError, errorText, readSse } from './http-bodies.js';
 import { HttpTransportBase, parts } from './http-base.js';
-import { clipText } from '../../src/protocol/untrusted-text.js';
+import { quotedText } from '../../src/protocol/untrusted-text.js';
 
 /** How much of an invalid endpoint event its error quotes. */
 const MAX_ENDPOINT_QUOTE_CHARS = 256;
@@ -47,7 +47,7 @@ export class LegacySseTransport extends HttpTransportBase {
                 endpoint = new URL(event.data, this.url);
               } catch {
                 // Quoted from a cut: the event may be as large as any message, and only its start says what it was.
-                fail(new Error(`SSE error: invalid endpoint ${JSON.stringify(clipText(event.data, MAX_ENDPOINT_QUOTE_CHARS))}`));
+                fail(new Error(`SSE error: invalid endpoint ${quotedText(event.data, MAX_ENDPOINT_QUOTE_CHARS)}`));
                 return;
               }
               if (endpoint.origin !== this.url.origin) {

@@ -8,7 +8,7 @@
 // or too deep to read back. An answer the SDK then finds malformed is named by
 // the URL that gave it.
 import { textDepth } from '../../../src/protocol/nesting.js';
-import { clipText } from '../../../src/protocol/untrusted-text.js';
+import { quotedText } from '../../../src/protocol/untrusted-text.js';
 
 export interface AuthFetchLimits {
   /** For the whole run: discovery, registration and the token request together. */
@@ -57,7 +57,7 @@ const MAX_REFUSAL_QUOTE_CHARS = 200;
 /** A refused answer (HTTP 4xx or 5xx) as one line: who refused, the status, and the start of what it said. */
 function refusal(url: string, status: number, body: string | null): string {
   const said = body?.trim() ?? '';
-  return `${url} answered HTTP ${status}${said === '' ? '' : ` ${JSON.stringify(clipText(said, MAX_REFUSAL_QUOTE_CHARS))}`}`;
+  return `${url} answered HTTP ${status}${said === '' ? '' : ` ${quotedText(said, MAX_REFUSAL_QUOTE_CHARS)}`}`;
 }
 
 /**
