@@ -90,13 +90,17 @@ export class ModernMethods {
     return this.firstPages.page(list, items, params);
   }
 
-  /** Answers one request; an RpcError becomes an in-band error. */
-  async handle(method: string, params: Record<string, unknown>, caller: ForwardContext, toolset: string | null): Promise<Record<string, unknown>> {
+  /**
+   * Answers one request; an RpcError becomes an in-band error. `ctx` is made
+   * for this request alone: the caller's view (and the tasks hook) are set on
+   * it, not on a copy of it made for every call.
+   */
+  async handle(method: string, params: Record<string, unknown>, ctx: ForwardContext, toolset: string | null): Promise<Record<string, unknown>> {
     checkParamLengths(method, params);
     const view = this.parts.views.viewOf(toolset);
+    ctx.toolset = view;
     // A caller of the tasks extension gets its upstreams' tasks under coffer's ids (tasks.ts).
-    const tasks = caller.caller !== undefined && TaskRoutes.declared(caller.capabilities) ? { onTask: this.tasks.hook(caller.caller) } : {};
-    const ctx: ForwardContext = extended(caller, { toolset: view, ...tasks });
+    if (ctx.caller !== undefined && TaskRoutes.declared(ctx.capabilities)) ctx.onTask = this.tasks.hook(ctx.caller);
     const searching = this.parts.search.modeOf(view) === 'search';
     // tasks/update's inputResponses are the task's answers, not a retry: they go to the upstream.
     const forwarded = forwardable(params, !TASK_METHODS.has(method));
