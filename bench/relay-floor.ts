@@ -7,7 +7,10 @@
 // No session, gate, log, deadline or check: what a call through one more
 // process and one thread hop costs here at all. Serves initialize and
 // tools/call `u<K>__<tool>` for upstreams given as base URLs (usage: --help);
-// prints {"port","pid"} once listening.
+// prints {"port","pid"} once listening. It speaks the 2026-07-28 era too, with
+// only what that era asks of every intermediary: server/discover, the
+// standard headers checked against the body, and towards the upstream its own
+// envelope and the standard headers (the answer goes back as it came).
 import { Worker } from 'node:worker_threads';
 import { ACTOR_RESOURCE_LIMITS } from '../src/upstreams/actor.js';
 import { uws } from '../src/http/uws.js';
@@ -23,7 +26,7 @@ const WORKER = `
 const { parentPort, workerData } = require('node:worker_threads');
 const net = require('node:net');
 const { host, port, path } = workerData;
-const head = 'POST ' + path + ' HTTP/1.1\\r\\nHost: ' + host + ':' + port + '\\r\\nContent-Type: application/json\\r\\nAccept: application/json, text/event-stream\\r\\nContent-Length: ';
+const head = 'POST ' + path + ' HTTP/1.1\\r\\nHost: ' + host + ':' + port + '\\r\\nContent-Type: application/json\\r\\nAccept: application/json, text/event-stream\\r\\n';
 const idle = [];
 function open() {
   const socket = net.connect(port, host);
@@ -45,11 +48,11 @@ function open() {
     idle.push(connection);
     finish(body);
   });
-  const connection = { send(body, answer) { done = answer; socket.write(head + Buffer.byteLength(body) + '\\r\\n\\r\\n' + body); } };
+  const connection = { send(body, headers, answer) { done = answer; socket.write(head + headers + 'Content-Length: ' + Buffer.byteLength(body) + '\\r\\n\\r\\n' + body); } };
   return connection;
 }
-parentPort.on('message', ({ id, body }) => {
-  (idle.pop() ?? open()).send(body, (answer) => parentPort.postMessage({ id, body: answer }));
+parentPort.on('message', ({ id, body, headers }) => {
+  (idle.pop() ?? open()).send(body, headers, (answer) => parentPort.postMessage({ id, body: answer }));
 });`;
 
 const workers = urls.map((url) => new Worker(WORKER, { eval: true, resourceLimits: ACTOR_RESOURCE_LIMITS, workerData: { host: url.hostname, port: Number(url.port), path: url.pathname } }));
@@ -69,33 +72,65 @@ for (const worker of workers) {
 }
 
 const NAME = /^u(\d+)__(.+)$/;
+const MODERN = '2026-07-28';
+const LEGACY = new Set(['2025-11-25', '2025-06-18', '2025-03-26']);
+const VERSION_META = 'io.modelcontextprotocol/protocolVersion';
+/** The floor's envelope towards its upstreams in the modern era: a gateway is its upstream's client. */
+const ENVELOPE = { [VERSION_META]: MODERN, 'io.modelcontextprotocol/clientCapabilities': {}, 'io.modelcontextprotocol/clientInfo': { name: 'relay-floor', version: '0' } };
+const SERVER_INFO = { 'io.modelcontextprotocol/serverInfo': { name: 'relay-floor', version: '0' } };
+
+/** The headers each era has the server check against the body ('' when absent). */
+interface Standard {
+  version: string;
+  method: string;
+  name: string;
+}
 
 type Reply = (status: string, body: string, headers?: Record<string, string>) => void;
 
-function handle(body: string, reply: Reply): void {
+const failure = (id: unknown, code: number, message: string) => JSON.stringify({ jsonrpc: '2.0', id, error: { code, message } });
+
+/** A modern request's standard headers agree with its body; a legacy one's protocol version header, when sent, is one the floor speaks. */
+function agrees(message: { method?: string; params?: Record<string, unknown> }, meta: Record<string, unknown> | undefined, standard: Standard): boolean {
+  if (meta?.[VERSION_META] === undefined) return standard.version === '' || LEGACY.has(standard.version) || message.method === 'initialize';
+  return standard.version === meta[VERSION_META] && standard.method === message.method && (message.method !== 'tools/call' || standard.name === message.params?.name);
+}
+
+function handle(body: string, standard: Standard, reply: Reply): void {
   const message = JSON.parse(body) as { id?: unknown; method?: string; params?: Record<string, unknown> };
   if (message.id === undefined) return reply('202 Accepted', '');
+  const meta = message.params?._meta as Record<string, unknown> | undefined;
+  if (!agrees(message, meta, standard)) return reply('400 Bad Request', failure(message.id, -32020, 'the standard headers do not agree with the body'));
+  const modern = meta?.[VERSION_META] !== undefined;
   if (message.method === 'initialize') {
     const result = { protocolVersion: message.params?.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: 'relay-floor', version: '0' } };
     return reply('200 OK', JSON.stringify({ jsonrpc: '2.0', id: message.id, result }), { 'mcp-session-id': 'floor' });
   }
+  if (message.method === 'server/discover' && modern) {
+    const result = { resultType: 'complete', _meta: SERVER_INFO, supportedVersions: [MODERN], capabilities: { tools: {} } };
+    return reply('200 OK', JSON.stringify({ jsonrpc: '2.0', id: message.id, result }));
+  }
   const match = message.method === 'tools/call' ? NAME.exec(String(message.params?.name)) : null;
   const worker = match ? workers[Number(match[1])] : undefined;
-  if (!worker) return reply('200 OK', JSON.stringify({ jsonrpc: '2.0', id: message.id, error: { code: -32601, message: 'the floor serves tools/call only' } }));
+  if (!worker) return reply('200 OK', failure(message.id, -32601, 'the floor serves tools/call only'));
   const id = nextId++;
   waiting.set(id, (answer) => reply('200 OK', answer));
-  worker.postMessage({ id, body: JSON.stringify({ ...message, params: { ...message.params, name: match![2] } }) });
+  const params: Record<string, unknown> = { ...message.params, name: match![2] };
+  if (!modern) return worker.postMessage({ id, body: JSON.stringify({ ...message, params }), headers: '' });
+  params._meta = ENVELOPE;
+  worker.postMessage({ id, body: JSON.stringify({ ...message, params }), headers: `MCP-Protocol-Version: ${MODERN}\r\nMcp-Method: tools/call\r\nMcp-Name: ${match![2]}\r\n` });
 }
 
 const app = uws.App();
-app.post('/mcp', (res) => {
+app.post('/mcp', (res, req) => {
   let aborted = false;
   res.onAborted(() => (aborted = true));
+  const standard: Standard = { version: req.getHeader('mcp-protocol-version'), method: req.getHeader('mcp-method'), name: req.getHeader('mcp-name') };
   const chunks: Buffer[] = [];
   res.onData((chunk, last) => {
     chunks.push(Buffer.from(chunk.slice(0)));
     if (!last) return;
-    handle(Buffer.concat(chunks).toString('utf8'), (status, body, headers = {}) => {
+    handle(Buffer.concat(chunks).toString('utf8'), standard, (status, body, headers = {}) => {
       if (aborted) return;
       res.cork(() => {
         res.writeStatus(status);

@@ -2,7 +2,8 @@
 // upstream of the synthetic host speaking both eras (the scenario refuses to
 // measure unless each daemon speaks its own era to it), the SDK v1 and v2
 // clients. The rows must exist, each with what coffer adds over its own era's
-// direct path, and the modern rows judged against the legacy ones.
+// direct path, and the modern rows judged against the legacy ones; the call
+// rows also carry what the bare relay adds in each era.
 import t from 'tap';
 import { modernScenario } from '../bench/scenarios/modern.js';
 import { table } from '../bench/report.js';
@@ -45,6 +46,14 @@ t.test('modern rows: tools/call and warm tools/list, legacy and modern paths, co
     t.match(modern.scenario, /modern era \(SDK v2 client pinned to 2026-07-28/);
     t.match(modern.headline, /\(legacy adds /);
   }
+  // The call loop times the bare relay in each era too (it serves calls only): what the era's own work costs any gateway.
+  for (const row of [callLegacy, callModern]) {
+    const floor = row.extra!.floorAddedMedianMs as number;
+    t.ok(Number.isFinite(floor), `${row.id}: the bare relay adds ${floor} ms`);
+    t.match(row.headline, /; the bare relay adds -?\d+\.\d{3} ms median/);
+  }
+  t.match(callModern.headline, /\(legacy -?\d+\.\d{3}: the era's own work costs any gateway -?\d+\.\d{3} ms\)/);
+  for (const row of [listLegacy, listModern]) t.notOk('floorAddedMedianMs' in row.extra!, `${row.id}: no bare relay on lists`);
   t.match(listModern.scenario, new RegExp(`warm tools/list \\(${TOOLS} tools\\)`));
   t.match(table(rows), /\| tools\/call echo through coffer vs direct, modern era/);
 });

@@ -12,15 +12,19 @@
 // daemons' main-thread CPU per request is read beside the latency: it is
 // where the modern envelope, validation and parking would cost, and load
 // disturbs it far less than latency; so is the CPU of all its threads (the
-// actor's share is most of the rest).
+// actor's share is most of the rest). The call loop also times the bare relay
+// (bench/relay-floor.ts) in each era: what the era's own work (the envelope
+// and the standard headers, each way) costs a gateway that does nothing else.
 import type { Client as ModernClient } from '@modelcontextprotocol/client';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { LATEST_PROTOCOL_VERSION } from '../../src/protocol/mcp-versions.js';
 import { closeAll, connect, connectModern, echo, listAll, modernEcho, modernListAll } from '../clients.js';
 import { interleave, type Interleaved, type LoopOptions, type Path } from '../measure.js';
-import { daemonCpuNs, threadsCpuSince } from '../proc.js';
+import { join } from 'node:path';
+import { daemonCpuNs, startChild, threadsCpuSince, type Child } from '../proc.js';
 import { fig, type Row } from '../report.js';
 import { Coffer } from '../targets/coffer.js';
+import { BENCH_DIST } from '../targets/paths.js';
 import type { Context } from './context.js';
 
 /** The host index of the two-era upstream, apart from the other scenarios' upstreams. */
@@ -31,8 +35,8 @@ type Era = (typeof ERAS)[number];
 
 interface EraPaths {
   coffer: Coffer;
-  /** Through coffer and direct to the upstream, for a call and for a list. */
-  call: { coffer: () => Promise<unknown>; direct: () => Promise<unknown> };
+  /** Through coffer and direct to the upstream, for a call (and through the bare relay) and for a list. */
+  call: { coffer: () => Promise<unknown>; direct: () => Promise<unknown>; floor: () => Promise<unknown> };
   list: { coffer: () => Promise<unknown>; direct: () => Promise<unknown> };
 }
 
@@ -48,9 +52,10 @@ interface Cpu {
   all: number;
 }
 
-/** The four paths of `op`, named `<era>-<coffer|direct>`, warmed up, then counted with the daemons' CPU read around the count. */
+/** The paths of `op`, named `<era>-<coffer|direct|floor>` (the bare relay serves calls only), warmed up, then counted with the daemons' CPU read around the count. */
 async function measure(paths: Record<Era, EraPaths>, op: 'call' | 'list', options: LoopOptions): Promise<Measured> {
-  const steps: Path[] = ERAS.flatMap((era) => (['coffer', 'direct'] as const).map((via) => ({ name: `${era}-${via}`, step: paths[era][op][via] })));
+  const vias = op === 'call' ? (['coffer', 'direct', 'floor'] as const) : (['coffer', 'direct'] as const);
+  const steps: Path[] = ERAS.flatMap((era) => vias.map((via) => ({ name: `${era}-${via}`, step: (paths[era][op] as Record<string, () => Promise<unknown>>)[via]! })));
   const warm = await interleave(steps, { ...options, rounds: 0 });
   const before = cpuNow(paths);
   const loop = await interleave(steps, { ...options, warmup: 0, warmupMs: 0 });
@@ -63,9 +68,9 @@ async function measure(paths: Record<Era, EraPaths>, op: 'call' | 'list', option
 const cpuNow = (paths: Record<Era, EraPaths>): Record<Era, ReturnType<typeof daemonCpuNs>> =>
   Object.fromEntries(ERAS.map((era) => [era, daemonCpuNs(paths[era].coffer.pid)])) as Record<Era, ReturnType<typeof daemonCpuNs>>;
 
-/** What coffer adds on one era's path: its median and p99 minus the direct path's. */
-const added = (loop: Interleaved, era: Era) => {
-  const via = loop.summaries[`${era}-coffer`]!;
+/** What coffer (or the bare relay) adds on one era's path: its median and p99 minus the direct path's. */
+const added = (loop: Interleaved, era: Era, through: 'coffer' | 'floor' = 'coffer') => {
+  const via = loop.summaries[`${era}-${through}`]!;
   const direct = loop.summaries[`${era}-direct`]!;
   return { median: via.median - direct.median, p99: via.p99 - direct.p99 };
 };
@@ -75,6 +80,8 @@ function eraRows(id: string, what: string, measured: Measured): Row[] {
   const { loop, warmupRounds, cpuUs } = measured;
   const legacy = added(loop, 'legacy');
   const modern = added(loop, 'modern');
+  const floored = 'legacy-floor' in loop.summaries;
+  const floor = floored ? { legacy: added(loop, 'legacy', 'floor'), modern: added(loop, 'modern', 'floor') } : null;
   const client = { legacy: 'SDK v1 client, upstream spoken to in 2025-11-25', modern: 'SDK v2 client pinned to 2026-07-28, upstream spoken to in 2026-07-28' };
   return ERAS.map((era) => {
     const own = era === 'legacy' ? legacy : modern;
@@ -87,10 +94,20 @@ function eraRows(id: string, what: string, measured: Measured): Row[] {
       peer: null,
       headline:
         `added ${own.median.toFixed(2)} ms median, ${own.p99.toFixed(2)} ms p99; CPU per request ${cpuUs[era].main.toFixed(0)} µs main thread, ${cpuUs[era].all.toFixed(0)} µs all threads` +
-        (era === 'modern' ? ` (legacy adds ${legacy.median.toFixed(2)} / ${legacy.p99.toFixed(2)} ms, ${cpuUs.legacy.main.toFixed(0)} / ${cpuUs.legacy.all.toFixed(0)} µs)` : ''),
+        (era === 'modern' ? ` (legacy adds ${legacy.median.toFixed(2)} / ${legacy.p99.toFixed(2)} ms, ${cpuUs.legacy.main.toFixed(0)} / ${cpuUs.legacy.all.toFixed(0)} µs)` : '') +
+        (floor ? `; the bare relay adds ${floor[era].median.toFixed(3)} ms median` + (era === 'modern' ? ` (legacy ${floor.legacy.median.toFixed(3)}: the era's own work costs any gateway ${(floor.modern.median - floor.legacy.median).toFixed(3)} ms)` : '') : ''),
       target: era === 'modern' ? 'adds no more than the legacy path (median)' : 'reference for the modern row',
       met: era === 'modern' ? modern.median <= legacy.median : null,
-      extra: { addedMedianMs: own.median, addedP99Ms: own.p99, mainThreadUsPerRequest: cpuUs[era].main, allThreadsUsPerRequest: cpuUs[era].all, warmupRounds, rounds: loop.rounds, cutShort: loop.cutShort },
+      extra: {
+        addedMedianMs: own.median,
+        addedP99Ms: own.p99,
+        ...(floor ? { floorAddedMedianMs: floor[era].median } : {}),
+        mainThreadUsPerRequest: cpuUs[era].main,
+        allThreadsUsPerRequest: cpuUs[era].all,
+        warmupRounds,
+        rounds: loop.rounds,
+        cutShort: loop.cutShort,
+      },
     };
   });
 }
@@ -99,6 +116,7 @@ export async function modernScenario(ctx: Context): Promise<Row[]> {
   const { settings, host } = ctx;
   const clients: Array<Client | ModernClient> = [];
   const daemons: Coffer[] = [];
+  let floor: Child | undefined;
   try {
     ctx.log('modern: an upstream of both eras and one coffer per era');
     await host.configure({ servers: { [ERAS_INDEX]: { tools: settings.toolsPerUpstream, modern: true } } });
@@ -118,16 +136,20 @@ export async function modernScenario(ctx: Context): Promise<Row[]> {
     const legacyDirect = await connect(url);
     const modernVia = await connectModern(modernCoffer!.mcp);
     const modernDirect = await connectModern(url);
-    clients.push(legacyVia, legacyDirect, modernVia, modernDirect);
+    floor = await startChild(process.execPath, [join(BENCH_DIST, 'relay-floor.js'), '--upstreams', url]);
+    const floorUrl = `http://127.0.0.1:${String(floor.hello.port)}/mcp`;
+    const legacyFloor = await connect(floorUrl);
+    const modernFloor = await connectModern(floorUrl);
+    clients.push(legacyVia, legacyDirect, modernVia, modernDirect, legacyFloor, modernFloor);
     const paths: Record<Era, EraPaths> = {
       legacy: {
         coffer: legacyCoffer!,
-        call: { coffer: () => echo(legacyVia, 'l__echo'), direct: () => echo(legacyDirect, 'echo') },
+        call: { coffer: () => echo(legacyVia, 'l__echo'), direct: () => echo(legacyDirect, 'echo'), floor: () => echo(legacyFloor, 'u0__echo') },
         list: { coffer: () => listAll(legacyVia), direct: () => listAll(legacyDirect) },
       },
       modern: {
         coffer: modernCoffer!,
-        call: { coffer: () => modernEcho(modernVia, 'm__echo'), direct: () => modernEcho(modernDirect, 'echo') },
+        call: { coffer: () => modernEcho(modernVia, 'm__echo'), direct: () => modernEcho(modernDirect, 'echo'), floor: () => modernEcho(modernFloor, 'u0__echo') },
         list: { coffer: () => modernListAll(modernVia), direct: () => modernListAll(modernDirect) },
       },
     };
@@ -147,5 +169,6 @@ export async function modernScenario(ctx: Context): Promise<Row[]> {
   } finally {
     await closeAll(clients);
     await Promise.all(daemons.map((coffer) => coffer.stop()));
+    await floor?.stop();
   }
 }
