@@ -7,7 +7,7 @@
 // and once one goes through, the loss is said first (`lossNote`). A write the
 // file takes only in part is carried on with the rest; refused midway, the part
 // is cut off again, so no half line is left.
-import { appendFileSync, closeSync, fstatSync, ftruncateSync, mkdirSync, openSync, renameSync, rmSync, statSync, write } from 'node:fs';
+import { closeSync, fstatSync, ftruncateSync, mkdirSync, openSync, renameSync, rmSync, statSync, write, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { Writable } from 'node:stream';
 
@@ -216,6 +216,9 @@ export class RotatingFile extends Writable {
  * One synchronous append for a log several processes write by name (each shim
  * a client starts): rotated first if this line would take it past maxBytes.
  * Two writers rotating at once lose at most a generation, never the live file.
+ * A line the file takes only in part is cut off again while it is still the
+ * file's end (no other writer appended since), so the next line does not run
+ * on from half of it; then the write's error is thrown.
  */
 export function appendRotating(path: string, text: string, policy: RotationPolicy = rotationFromEnv()): void {
   let size = 0;
@@ -224,6 +227,23 @@ export function appendRotating(path: string, text: string, policy: RotationPolic
   } catch {
     // not there yet
   }
-  if (size > 0 && size + Buffer.byteLength(text) > policy.maxBytes) rotateFiles(path, policy.keep);
-  appendFileSync(path, text, { mode: 0o600 });
+  const data = Buffer.from(text);
+  if (size > 0 && size + data.length > policy.maxBytes) rotateFiles(path, policy.keep);
+  const fd = openSync(path, 'a', 0o600);
+  try {
+    const before = fstatSync(fd).size;
+    let done = 0;
+    try {
+      while (done < data.length) {
+        const written = writeSync(fd, data, done);
+        if (written === 0) throw Object.assign(new Error('the file took nothing'), { code: 'EIO' });
+        done += written;
+      }
+    } catch (error) {
+      if (done > 0 && fstatSync(fd).size === before + done) ftruncateSync(fd, before);
+      throw error;
+    }
+  } finally {
+    closeSync(fd);
+  }
 }

@@ -4,7 +4,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, symlinkSync, unlinkSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { Logger } from '../src/log.js';
 import { formatRecord } from '../src/log-record.js';
 import { MAX_ERROR_TEXT_CHARS } from '../src/protocol/untrusted-text.js';
@@ -18,6 +18,28 @@ const records = (path: string): Record<string, unknown>[] =>
     .split('\n')
     .filter((line) => line !== '')
     .map((line) => JSON.parse(line) as Record<string, unknown>);
+
+/**
+ * Runs `script` as a process whose files may not grow past 4 KiB
+ * (RLIMIT_FSIZE: the kernel takes the part of a write below the limit, then
+ * refuses the rest with EFBIG), and answers the records of the log at `path`;
+ * fails the test on a line that is not a whole record.
+ */
+function writtenUnderSizeLimit(t: Test, script: string, path: string): Array<Record<string, unknown>> {
+  // Without the test runner's preload (spawn puts it back in NODE_OPTIONS): its exit hook turns SIGXFSZ, which node ignores, into death.
+  const child = spawnSync('bash', ['-c', 'ulimit -f 4 && exec env -u NODE_OPTIONS "$0" --input-type=module -e "$1"', process.execPath, script], { encoding: 'utf8' });
+  t.equal(child.status, 0, `the writer ran to its end ${child.signal ?? ''}${child.stderr}`);
+  const lines = readFileSync(path, 'utf8').split('\n').filter((line) => line !== '');
+  const parses = (line: string): boolean => {
+    try {
+      return typeof JSON.parse(line) === 'object';
+    } catch {
+      return false;
+    }
+  };
+  t.same(lines.filter((line) => !parses(line)).map((line) => `${line.slice(0, 40)}… (${line.length} chars)`), [], 'no half line');
+  return lines.filter(parses).map((line) => JSON.parse(line) as Record<string, unknown>);
+}
 
 t.test('a record: the frame first, fields after and never in its place, text clipped and inert', async (t) => {
   const line = formatRecord(
@@ -79,19 +101,7 @@ t.test('a line the file takes only in part (its size limit reached): no half lin
     await settled();
     log.info('third');
     await log.close();`;
-  // Without the test runner's preload (spawn puts it back in NODE_OPTIONS): its exit hook turns SIGXFSZ, which node ignores, into death.
-  const child = spawnSync('bash', ['-c', 'ulimit -f 4 && exec env -u NODE_OPTIONS "$0" --input-type=module -e "$1"', process.execPath, script], { encoding: 'utf8' });
-  t.equal(child.status, 0, `the writer ran to its end ${child.signal ?? ''}${child.stderr}`);
-  const lines = readFileSync(path, 'utf8').split('\n').filter((line) => line !== '');
-  const parses = (line: string): boolean => {
-    try {
-      return typeof JSON.parse(line) === 'object';
-    } catch {
-      return false;
-    }
-  };
-  t.same(lines.filter((line) => !parses(line)).map((line) => `${line.slice(0, 40)}… (${line.length} chars)`), [], 'no half line');
-  t.match(lines.filter(parses).map((line) => JSON.parse(line)), [{ msg: 'first' }, { level: 'warn', msg: 'log lines lost: the file could not be written', lost: 1, error: 'EFBIG' }, { msg: 'third' }], 'the line cut short is counted as lost, before the next');
+  t.match(writtenUnderSizeLimit(t, script, path), [{ msg: 'first' }, { level: 'warn', msg: 'log lines lost: the file could not be written', lost: 1, error: 'EFBIG' }, { msg: 'third' }], 'the line cut short is counted as lost, before the next');
 });
 
 t.test("the shim's log: lines the disk refuses are counted, and said lost by the first it takes again", async (t) => {
@@ -106,6 +116,23 @@ t.test("the shim's log: lines the disk refuses are counted, and said lost by the
   unlinkSync(path);
   log('third');
   t.match(records(path), [{ level: 'warn', component: 'shim', msg: 'log lines lost: the file could not be written', lost: 2, error: 'ENOSPC' }, { component: 'shim', msg: 'third' }]);
+});
+
+t.test("the shim's log: a line the file takes only in part is cut off again, so the next line does not run on from it", async (t) => {
+  const home = tempDir('coffer-shim-log-');
+  mkdirSync(join(home, 'logs'));
+  const shim = pathToFileURL(join(dirname(fileURLToPath(import.meta.url)), '..', 'src', 'shim', 'shim.js')).href;
+  // Each long line is over 2 KiB: the second crosses the 4 KiB limit, the third fits below it again.
+  const script = `
+    const { shimLogger } = await import(${JSON.stringify(shim)});
+    const log = shimLogger(${JSON.stringify(home)});
+    const long = 'x'.repeat(2_000);
+    log('first ' + long);
+    log('second ' + long);
+    log('third');`;
+  const records = writtenUnderSizeLimit(t, script, join(home, 'logs', 'shim.log'));
+  t.match(records, [{ component: 'shim', msg: /^first x/ }, { level: 'warn', component: 'shim', msg: 'log lines lost: the file could not be written', lost: 1, error: 'EFBIG' }, { component: 'shim', msg: 'third' }]);
+  t.equal(records.length, 3, 'nothing of the second line is left');
 });
 
 t.test("an actor: its notes and each child's stderr lines are records of its upstream", async (t) => {
