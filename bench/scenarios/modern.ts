@@ -15,12 +15,12 @@
 // actor's share is most of the rest). The call loop also times the bare relay
 // (bench/relay-floor.ts) in each era: what the era's own work (the envelope
 // and the standard headers, each way) costs a gateway that does nothing else.
+import { join } from 'node:path';
 import type { Client as ModernClient } from '@modelcontextprotocol/client';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { LATEST_PROTOCOL_VERSION } from '../../src/protocol/mcp-versions.js';
 import { closeAll, connect, connectModern, echo, listAll, modernEcho, modernListAll } from '../clients.js';
 import { interleave, type Interleaved, type LoopOptions, type Path } from '../measure.js';
-import { join } from 'node:path';
 import { daemonCpuNs, startChild, threadsCpuSince, type Child } from '../proc.js';
 import { fig, type Row } from '../report.js';
 import { Coffer } from '../targets/coffer.js';
@@ -33,11 +33,13 @@ const ERAS_INDEX = 9000;
 const ERAS = ['legacy', 'modern'] as const;
 type Era = (typeof ERAS)[number];
 
+type Step = () => Promise<unknown>;
+
 interface EraPaths {
   coffer: Coffer;
-  /** Through coffer and direct to the upstream, for a call (and through the bare relay) and for a list. */
-  call: { coffer: () => Promise<unknown>; direct: () => Promise<unknown>; floor: () => Promise<unknown> };
-  list: { coffer: () => Promise<unknown>; direct: () => Promise<unknown> };
+  /** Through coffer and direct to the upstream, for a call (and through the bare relay, which serves calls only) and for a list. */
+  call: { coffer: Step; direct: Step; floor: Step };
+  list: { coffer: Step; direct: Step };
 }
 
 interface Measured {
@@ -54,8 +56,7 @@ interface Cpu {
 
 /** The paths of `op`, named `<era>-<coffer|direct|floor>` (the bare relay serves calls only), warmed up, then counted with the daemons' CPU read around the count. */
 async function measure(paths: Record<Era, EraPaths>, op: 'call' | 'list', options: LoopOptions): Promise<Measured> {
-  const vias = op === 'call' ? (['coffer', 'direct', 'floor'] as const) : (['coffer', 'direct'] as const);
-  const steps: Path[] = ERAS.flatMap((era) => vias.map((via) => ({ name: `${era}-${via}`, step: (paths[era][op] as Record<string, () => Promise<unknown>>)[via]! })));
+  const steps: Path[] = ERAS.flatMap((era) => Object.entries<Step>(paths[era][op]).map(([via, step]) => ({ name: `${era}-${via}`, step })));
   const warm = await interleave(steps, { ...options, rounds: 0 });
   const before = cpuNow(paths);
   const loop = await interleave(steps, { ...options, warmup: 0, warmupMs: 0 });
@@ -80,8 +81,7 @@ function eraRows(id: string, what: string, measured: Measured): Row[] {
   const { loop, warmupRounds, cpuUs } = measured;
   const legacy = added(loop, 'legacy');
   const modern = added(loop, 'modern');
-  const floored = 'legacy-floor' in loop.summaries;
-  const floor = floored ? { legacy: added(loop, 'legacy', 'floor'), modern: added(loop, 'modern', 'floor') } : null;
+  const floor = 'legacy-floor' in loop.summaries ? { legacy: added(loop, 'legacy', 'floor'), modern: added(loop, 'modern', 'floor') } : null;
   const client = { legacy: 'SDK v1 client, upstream spoken to in 2025-11-25', modern: 'SDK v2 client pinned to 2026-07-28, upstream spoken to in 2026-07-28' };
   return ERAS.map((era) => {
     const own = era === 'legacy' ? legacy : modern;
