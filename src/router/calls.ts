@@ -292,7 +292,6 @@ function declaredFor(ctx: ForwardContext): Record<string, unknown> {
   return omit(ctx.capabilities, 'extensions');
 }
 
-/** The actor asks the upstream for progress with its own token; the client's stays with the router. */
 /**
  * What the actor is sent for one call. Built field by field: a spread of a
  * conditional literal costs a temporary object and a slower literal, on every call.
@@ -310,6 +309,7 @@ function forwardRequest(upstream: Upstream, id: string, method: string, params: 
   return request;
 }
 
+/** The actor asks the upstream for progress with its own token; the client's stays with the router. */
 function stripProgressToken(params: Record<string, unknown>): Record<string, unknown> {
   const meta = params._meta as Record<string, unknown> | undefined;
   if (!meta || !('progressToken' in meta)) return params;
