@@ -7,7 +7,7 @@
 // and once one goes through, the loss is said first (`lossNote`). A write the
 // file takes only in part is carried on with the rest; refused midway, the part
 // is cut off again, so no half line is left.
-import { closeSync, fstatSync, ftruncateSync, mkdirSync, openSync, renameSync, rmSync, statSync, write, writeSync } from 'node:fs';
+import { closeSync, fstatSync, ftruncateSync, mkdirSync, openSync, renameSync, rmSync, write, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { Writable } from 'node:stream';
 
@@ -81,6 +81,11 @@ export class LossTally {
     this.lost += lines;
     this.because = (error as NodeJS.ErrnoException).code ?? (error instanceof Error ? error.message : String(error));
   }
+}
+
+/** A write that took no byte and gave no error: it would be retried for ever. */
+function tookNothing(): NodeJS.ErrnoException {
+  return Object.assign(new Error('the file took nothing'), { code: 'EIO' });
 }
 
 export class RotatingFile extends Writable {
@@ -164,7 +169,7 @@ export class RotatingFile extends Writable {
         if (done === payload.length) return resolve({ written: done });
         write(this.fd, payload, done, payload.length - done, null, (error, written) => {
           if (error) resolve({ written: done, error });
-          else if (written === 0) resolve({ written: done, error: Object.assign(new Error('the file took nothing'), { code: 'EIO' }) });
+          else if (written === 0) resolve({ written: done, error: tookNothing() });
           else from(done + written);
         });
       };
@@ -221,22 +226,23 @@ export class RotatingFile extends Writable {
  * on from half of it; then the write's error is thrown.
  */
 export function appendRotating(path: string, text: string, policy: RotationPolicy = rotationFromEnv()): void {
-  let size = 0;
-  try {
-    size = statSync(path).size;
-  } catch {
-    // not there yet
-  }
   const data = Buffer.from(text);
-  if (size > 0 && size + data.length > policy.maxBytes) rotateFiles(path, policy.keep);
-  const fd = openSync(path, 'a', 0o600);
+  let fd = openSync(path, 'a', 0o600);
   try {
-    const before = fstatSync(fd).size;
+    // One stat: the size decides the rotation, and is where a line cut short is cut back to.
+    let before = fstatSync(fd).size;
+    if (before > 0 && before + data.length > policy.maxBytes) {
+      closeSync(fd);
+      fd = -1;
+      rotateFiles(path, policy.keep);
+      fd = openSync(path, 'a', 0o600);
+      before = fstatSync(fd).size;
+    }
     let done = 0;
     try {
       while (done < data.length) {
         const written = writeSync(fd, data, done);
-        if (written === 0) throw Object.assign(new Error('the file took nothing'), { code: 'EIO' });
+        if (written === 0) throw tookNothing();
         done += written;
       }
     } catch (error) {
@@ -244,6 +250,6 @@ export function appendRotating(path: string, text: string, policy: RotationPolic
       throw error;
     }
   } finally {
-    closeSync(fd);
+    if (fd >= 0) closeSync(fd);
   }
 }
