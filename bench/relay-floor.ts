@@ -14,6 +14,9 @@
 import { Worker } from 'node:worker_threads';
 import { ACTOR_RESOURCE_LIMITS } from '../src/upstreams/actor.js';
 import { uws } from '../src/http/uws.js';
+import { SERVER_INFO_META_KEY } from '../src/mcp/modern/wire.js';
+import { MODERN_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS } from '../src/protocol/mcp-versions.js';
+import { META } from '../src/protocol/modern-envelope.js';
 import { parseOrExit } from './cli-args.js';
 
 const USAGE = 'usage: node dist/bench/relay-floor.js --upstreams URL[,URL...]   (upstream K is the K-th URL, its tools u<K>__<tool>)';
@@ -72,12 +75,13 @@ for (const worker of workers) {
 }
 
 const NAME = /^u(\d+)__(.+)$/;
-const MODERN = '2026-07-28';
-const LEGACY = new Set(['2025-11-25', '2025-06-18', '2025-03-26']);
-const VERSION_META = 'io.modelcontextprotocol/protocolVersion';
+const MODERN = MODERN_PROTOCOL_VERSION;
+const LEGACY = new Set(SUPPORTED_PROTOCOL_VERSIONS);
+const VERSION_META = META.protocolVersion;
+const FLOOR_INFO = { name: 'relay-floor', version: '0' };
 /** The floor's envelope towards its upstreams in the modern era: a gateway is its upstream's client. */
-const ENVELOPE = { [VERSION_META]: MODERN, 'io.modelcontextprotocol/clientCapabilities': {}, 'io.modelcontextprotocol/clientInfo': { name: 'relay-floor', version: '0' } };
-const SERVER_INFO = { 'io.modelcontextprotocol/serverInfo': { name: 'relay-floor', version: '0' } };
+const ENVELOPE = { [VERSION_META]: MODERN, [META.clientCapabilities]: {}, [META.clientInfo]: FLOOR_INFO };
+const SERVER_INFO = { [SERVER_INFO_META_KEY]: FLOOR_INFO };
 
 /** The headers each era has the server check against the body ('' when absent). */
 interface Standard {
@@ -103,7 +107,7 @@ function handle(body: string, standard: Standard, reply: Reply): void {
   if (!agrees(message, meta, standard)) return reply('400 Bad Request', failure(message.id, -32020, 'the standard headers do not agree with the body'));
   const modern = meta?.[VERSION_META] !== undefined;
   if (message.method === 'initialize') {
-    const result = { protocolVersion: message.params?.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: 'relay-floor', version: '0' } };
+    const result = { protocolVersion: message.params?.protocolVersion, capabilities: { tools: {} }, serverInfo: FLOOR_INFO };
     return reply('200 OK', JSON.stringify({ jsonrpc: '2.0', id: message.id, result }), { 'mcp-session-id': 'floor' });
   }
   if (message.method === 'server/discover' && modern) {
