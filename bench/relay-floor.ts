@@ -120,9 +120,9 @@ function handle(body: string, standard: Standard, reply: Reply): void {
   const id = nextId++;
   waiting.set(id, (answer) => reply('200 OK', answer));
   const params: Record<string, unknown> = { ...message.params, name: match![2] };
-  if (!modern) return worker.postMessage({ id, body: JSON.stringify({ ...message, params }), headers: '' });
-  params._meta = ENVELOPE;
-  worker.postMessage({ id, body: JSON.stringify({ ...message, params }), headers: `MCP-Protocol-Version: ${MODERN}\r\nMcp-Method: tools/call\r\nMcp-Name: ${match![2]}\r\n` });
+  if (modern) params._meta = ENVELOPE;
+  const headers = modern ? `MCP-Protocol-Version: ${MODERN}\r\nMcp-Method: tools/call\r\nMcp-Name: ${match![2]}\r\n` : '';
+  worker.postMessage({ id, body: JSON.stringify({ ...message, params }), headers });
 }
 
 const app = uws.App();
